@@ -1,0 +1,120 @@
+package dev.crucible.sandbox;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+
+/**
+ * cgroup v2: one group per run under {@code <own group>/crucible}. Because v2 forbids processes in a group whose
+ * controllers are delegated to children, this process first moves itself into a {@code <own>/server} leaf, then
+ * enables memory, pids and cpu for the subtree. Needs a delegated subtree (root, or systemd {@code Delegate=yes}).
+ */
+record CgroupV2(Path parent) implements Cgroups {
+    private static final String CONTROLLERS = "+memory +pids +cpu";
+
+    static CgroupV2 create(String ownPath, List<String> mountinfo) throws IOException {
+        Path own = Cgroups.groupDirectory(mountinfo, "cgroup2", null, ownPath);
+        if (own == null) {
+            throw new IOException("cgroup2 is not mounted");
+        }
+        String available = Files.readString(own.resolve("cgroup.controllers"));
+        for (String c : List.of("memory", "pids", "cpu")) {
+            if (!List.of(available.trim().split("\\s+")).contains(c)) {
+                throw new IOException("controller " + c + " is not available in " + own + " (bound to v1?)");
+            }
+        }
+        return prepare(own);
+    }
+
+    /** Makes {@code own} a delegating group: this process in a leaf, controllers on for the subtree. */
+    static CgroupV2 prepare(Path own) throws IOException {
+        Path parent = own.resolve("crucible");
+        if (!Files.exists(parent)) {
+            List<Long> members = Cgroups.readPids(own.resolve("cgroup.procs"));
+            if (!members.isEmpty()) {
+                Path leaf = own.resolve("server");
+                Files.createDirectories(leaf);
+                for (long pid : members) {
+                    Cgroups.write(leaf.resolve("cgroup.procs"), Long.toString(pid));
+                }
+            }
+            Cgroups.write(own.resolve("cgroup.subtree_control"), CONTROLLERS);
+            Files.createDirectories(parent);
+        }
+        Cgroups.write(parent.resolve("cgroup.subtree_control"), CONTROLLERS);
+        return new CgroupV2(parent);
+    }
+
+    @Override
+    public RunGroup create(String name, Limits limits) throws IOException {
+        Path dir = parent.resolve(name);
+        Files.createDirectory(dir);
+        Run run = new Run(dir);
+        try {
+            Cgroups.write(dir.resolve("memory.max"), Long.toString(limits.memoryMb() * 1024L * 1024L));
+            Path swap = dir.resolve("memory.swap.max");
+            if (Files.exists(swap)) {
+                Cgroups.write(swap, "0");
+            }
+            Cgroups.write(dir.resolve("pids.max"), Integer.toString(limits.pids()));
+            Cgroups.write(dir.resolve("cpu.max"), "100000 100000"); // one CPU
+            return run;
+        } catch (IOException e) {
+            run.destroy();
+            throw e;
+        }
+    }
+
+    @Override
+    public String describe() {
+        return "cgroup v2 (" + parent + ")";
+    }
+
+    record Run(Path dir) implements RunGroup {
+        @Override
+        public List<Path> procsFiles() {
+            return List.of(dir.resolve("cgroup.procs"));
+        }
+
+        @Override
+        public long cpuNanos() {
+            long usec = Cgroups.readKey(dir.resolve("cpu.stat"), "usage_usec");
+            return usec < 0 ? -1 : usec * 1000;
+        }
+
+        @Override
+        public long memoryPeakBytes() {
+            return Cgroups.readLong(dir.resolve("memory.peak"));
+        }
+
+        @Override
+        public long oomKills() {
+            return Math.max(0, Cgroups.readKey(dir.resolve("memory.events"), "oom_kill"));
+        }
+
+        @Override
+        public List<Long> pids() {
+            return Cgroups.readPids(dir.resolve("cgroup.procs"));
+        }
+
+        @Override
+        public void killAll() {
+            Path kill = dir.resolve("cgroup.kill");
+            try {
+                Cgroups.write(kill, "1");
+            } catch (IOException e) {
+                Cgroups.killPids(pids()); // kernels before 5.14 have no cgroup.kill
+            }
+        }
+
+        @Override
+        public void destroy() {
+            try {
+                Files.deleteIfExists(dir);
+            } catch (IOException e) {
+                // still busy; see CgroupV1
+            }
+        }
+    }
+}

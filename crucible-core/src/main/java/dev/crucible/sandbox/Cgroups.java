@@ -1,0 +1,178 @@
+package dev.crucible.sandbox;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * Per-run control groups: memory (with the OOM-kill counter), pids, CPU quota and CPU accounting. One interface for
+ * cgroup v1 (separate hierarchies per controller) and v2 (one unified tree); {@link #detect} picks what the host
+ * offers, or {@link None} with the reason when no group can be written.
+ */
+sealed interface Cgroups permits CgroupV1, CgroupV2, Cgroups.None {
+
+    /** Creates the groups of one run with the limits written; the run joins them through {@link RunGroup#procsFiles}. */
+    RunGroup create(String name, Limits limits) throws IOException;
+
+    /** One line for logs and {@code crucible doctor}: which cgroup version and where. */
+    String describe();
+
+    /** The groups of one run. Methods never throw for a group that has gone already. */
+    interface RunGroup {
+        /** The {@code cgroup.procs} files the launcher writes its pid into before exec. */
+        List<Path> procsFiles();
+
+        /** CPU time of the whole run so far, in nanoseconds. */
+        long cpuNanos();
+
+        /** Peak memory of the run, in bytes. */
+        long memoryPeakBytes();
+
+        /** How many processes of the run the memory cgroup's OOM killer killed. */
+        long oomKills();
+
+        /** The pids still in the group. */
+        List<Long> pids();
+
+        /** SIGKILLs every process in the group. */
+        void killAll();
+
+        /** Removes the groups; the group must be empty. */
+        void destroy();
+    }
+
+    /** No writable cgroup: limits fall back to rlimits. */
+    record None(String reason) implements Cgroups {
+        @Override
+        public RunGroup create(String name, Limits limits) {
+            throw new UnsupportedOperationException("no cgroups: " + reason);
+        }
+
+        @Override
+        public String describe() {
+            return "none (" + reason + ")";
+        }
+    }
+
+    /**
+     * Detects the cgroup version this process lives in and prepares a {@code crucible} parent group under its own
+     * group. Never throws: a host where nothing can be written yields {@link None}.
+     */
+    static Cgroups detect() {
+        try {
+            Map<String, String> own = ownGroups(Files.readAllLines(Path.of("/proc/self/cgroup")));
+            List<String> mountinfo = Files.readAllLines(Path.of("/proc/self/mountinfo"));
+            String reasonV1 = null;
+            if (own.containsKey("memory") && own.containsKey("pids")) {
+                try {
+                    return CgroupV1.create(own, mountinfo);
+                } catch (IOException | RuntimeException e) {
+                    reasonV1 = "cgroup v1: " + e.getMessage();
+                }
+            }
+            if (own.containsKey("")) {
+                try {
+                    return CgroupV2.create(own.get(""), mountinfo);
+                } catch (IOException | RuntimeException e) {
+                    return new None((reasonV1 == null ? "" : reasonV1 + "; ") + "cgroup v2: " + e.getMessage());
+                }
+            }
+            return new None(reasonV1 == null ? "no cgroup hierarchy found" : reasonV1);
+        } catch (IOException e) {
+            return new None("cannot read /proc/self/cgroup: " + e.getMessage());
+        }
+    }
+
+    /** Maps each controller (and "" for the v2 tree) to this process's group path, from /proc/self/cgroup. */
+    static Map<String, String> ownGroups(List<String> procSelfCgroup) {
+        Map<String, String> groups = new LinkedHashMap<>();
+        for (String line : procSelfCgroup) {
+            String[] parts = line.split(":", 3);
+            if (parts.length < 3) {
+                continue;
+            }
+            for (String controller : parts[1].split(",")) {
+                groups.put(controller, parts[2]);
+            }
+        }
+        return groups;
+    }
+
+    /**
+     * Finds the mount point of a cgroup hierarchy in /proc/self/mountinfo.
+     *
+     * @param fsType {@code cgroup} or {@code cgroup2}
+     * @param controller the v1 controller that must be among the super options, or null for v2
+     * @param groupPath the group path from /proc/self/cgroup, resolved against the mount's root
+     * @return the directory of that group, or null when not mounted
+     */
+    static Path groupDirectory(List<String> mountinfo, String fsType, String controller, String groupPath) {
+        for (String line : mountinfo) {
+            String[] halves = line.split(" - ", 2);
+            if (halves.length < 2) {
+                continue;
+            }
+            String[] left = halves[0].split(" ");
+            String[] right = halves[1].split(" ");
+            if (left.length < 5 || right.length < 3 || !right[0].equals(fsType)) {
+                continue;
+            }
+            if (controller != null && !List.of(right[2].split(",")).contains(controller)) {
+                continue;
+            }
+            String root = left[3];
+            String mountPoint = left[4];
+            String relative = groupPath;
+            if (!root.equals("/") && relative.startsWith(root)) {
+                relative = relative.substring(root.length());
+            }
+            return Path.of(mountPoint, relative.isEmpty() ? "/" : relative).normalize();
+        }
+        return null;
+    }
+
+    static void write(Path file, String value) throws IOException {
+        Files.writeString(file, value);
+    }
+
+    static long readLong(Path file) {
+        try {
+            String text = Files.readString(file).trim();
+            return text.isEmpty() || text.equals("max") ? -1 : Long.parseLong(text.split("\\s+")[0]);
+        } catch (IOException | NumberFormatException e) {
+            return -1;
+        }
+    }
+
+    /** Reads {@code key value} lines (memory.events, cpu.stat, memory.oom_control) and returns the value of key. */
+    static long readKey(Path file, String key) {
+        try {
+            for (String line : Files.readAllLines(file)) {
+                String[] kv = line.trim().split("\\s+");
+                if (kv.length == 2 && kv[0].equals(key)) {
+                    return Long.parseLong(kv[1]);
+                }
+            }
+        } catch (IOException | NumberFormatException e) {
+            // a group that has gone reads as nothing
+        }
+        return -1;
+    }
+
+    static List<Long> readPids(Path procs) {
+        try {
+            return Files.readAllLines(procs).stream().filter(s -> !s.isBlank()).map(s -> Long.parseLong(s.trim())).toList();
+        } catch (IOException | NumberFormatException e) {
+            return List.of();
+        }
+    }
+
+    static void killPids(List<Long> pids) {
+        for (long pid : pids) {
+            ProcessHandle.of(pid).ifPresent(ProcessHandle::destroyForcibly);
+        }
+    }
+}

@@ -1,0 +1,45 @@
+package dev.crucible.sandbox;
+
+import java.io.IOException;
+import java.util.List;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+
+/**
+ * Starts every sandbox from one long-lived platform thread. bubblewrap's {@code --die-with-parent} is
+ * PR_SET_PDEATHSIG, which fires when the spawning <em>thread</em> exits (finding 5): a sandbox started from a
+ * short-lived or virtual carrier thread could be killed mid-run. The child gets an empty environment, and the JDK
+ * closes every descriptor but 0, 1 and 2 in it (finding 3).
+ */
+final class ProcessSpawner implements AutoCloseable {
+    private final ExecutorService thread = Executors.newSingleThreadExecutor(r -> {
+        Thread t = new Thread(r, "crucible-launcher");
+        t.setDaemon(true);
+        return t;
+    });
+
+    Process start(List<String> argv) throws IOException, InterruptedException {
+        ProcessBuilder builder = new ProcessBuilder(argv);
+        builder.environment().clear();
+        builder.directory(new java.io.File("/"));
+        Future<Process> started = thread.submit(builder::start);
+        try {
+            return started.get();
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof IOException io) {
+                throw io;
+            }
+            throw new IOException("cannot start the sandbox: " + e.getCause(), e.getCause());
+        }
+    }
+
+    /** Stops accepting launches. Sandboxes already running keep their parent thread until the JVM exits. */
+    @Override
+    public void close() {
+        // the thread must outlive every sandbox it started, so it is never interrupted; being a daemon it ends
+        // with the JVM, and bwrap's --die-with-parent then takes every sandbox down with it
+        thread.shutdown();
+    }
+}

@@ -1,0 +1,57 @@
+package dev.crucible.sandbox;
+
+import java.util.List;
+
+/**
+ * Runs programs in ephemeral bubblewrap sandboxes: all namespaces, no network, read-only system, fresh tmpfs
+ * {@code /tmp} and {@code /workspace}, a seccomp filter, per-run cgroups and rlimits, never as host root.
+ *
+ * <p>Thread-safe: {@link #run} may be called from many threads (virtual threads welcome); at most
+ * {@link SandboxConfig#slots()} runs proceed at once, the others wait for a slot.
+ *
+ * <pre>{@code
+ * try (Sandbox sandbox = Sandbox.create(SandboxConfig.defaults())) {
+ *     SandboxResult r = sandbox.run(SandboxSpec.of(List.of("/usr/bin/python3", "-c", "print(1)"), Limits.DEFAULT));
+ * }
+ * }</pre>
+ */
+public interface Sandbox extends AutoCloseable {
+
+    /**
+     * Creates a sandbox launcher after checking the host: bubblewrap, libseccomp, setpriv when root.
+     *
+     * @throws SandboxUnavailableException with one line saying what is missing and how to install it
+     */
+    static Sandbox create(SandboxConfig config) {
+        return BwrapSandbox.start(config);
+    }
+
+    /**
+     * Runs one program to its end, its time limit or its first broken limit. Leaves no process, cgroup or file
+     * behind. Never throws for anything the program does; a failure of the sandbox itself is a result whose
+     * {@link SandboxResult#sandboxError()} is set.
+     *
+     * @throws InterruptedException when the caller is interrupted while waiting; the run is killed first
+     */
+    SandboxResult run(SandboxSpec spec) throws InterruptedException;
+
+    /**
+     * Waits until no run is in progress and every finished run's processes and cgroups are gone.
+     *
+     * @return false when the timeout passed first
+     */
+    boolean awaitIdle(java.time.Duration timeout) throws InterruptedException;
+
+    /** Human-readable facts about the isolation in force: privilege model, cgroups, seccomp size. */
+    List<String> describe();
+
+    /** Warnings about what is weaker than the full recipe on this host (not root, no cgroups); empty when none. */
+    List<String> warnings();
+
+    /** Host uid of the server when the sandboxes run as it (not root), else -1. */
+    int sharedUid();
+
+    /** Waits up to 10 s for runs to finish (kills nothing), then removes the work root. */
+    @Override
+    void close();
+}

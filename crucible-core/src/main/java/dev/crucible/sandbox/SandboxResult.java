@@ -1,0 +1,52 @@
+package dev.crucible.sandbox;
+
+/**
+ * What one sandboxed run did. Immutable.
+ *
+ * @param exitCode the program's exit code, or 128 + signal when a signal ended it
+ * @param signal the signal that ended the program, or null
+ * @param stdout kept standard output (see {@link #stdoutTruncated})
+ * @param stderr kept standard error
+ * @param stdoutTruncated whether stdout passed the cap; the head and the last 4 KiB are kept
+ * @param stderrTruncated whether stderr passed the cap
+ * @param wallMs wall-clock milliseconds from start to exit
+ * @param cpuMs CPU milliseconds of every process of the run, or -1 when not measurable (no cgroup)
+ * @param memoryBytes peak memory of the run, or -1 when not measurable
+ * @param timedOut killed at the wall-clock limit
+ * @param cpuExceeded killed at the CPU-time limit
+ * @param oomKilled the memory cgroup killed a process of the run
+ * @param sandboxError why the sandbox itself failed (never the program's fault), or null
+ */
+public record SandboxResult(
+        int exitCode,
+        Integer signal,
+        byte[] stdout,
+        byte[] stderr,
+        boolean stdoutTruncated,
+        boolean stderrTruncated,
+        long wallMs,
+        long cpuMs,
+        long memoryBytes,
+        boolean timedOut,
+        boolean cpuExceeded,
+        boolean oomKilled,
+        String sandboxError) {
+
+    /** The verdict, by the precedence of design.md: our fault, then time, output, memory, the program's exit. */
+    public Verdict verdict() {
+        if (sandboxError != null) {
+            return Verdict.SANDBOX_ERROR;
+        }
+        if (timedOut || cpuExceeded) {
+            return Verdict.TIMEOUT;
+        }
+        if (stdoutTruncated || stderrTruncated) {
+            return Verdict.OUTPUT_LIMIT;
+        }
+        boolean failed = exitCode != 0 || signal != null;
+        if (oomKilled && failed) {
+            return Verdict.MEMORY_LIMIT;
+        }
+        return failed ? Verdict.RUNTIME_ERROR : Verdict.OK;
+    }
+}

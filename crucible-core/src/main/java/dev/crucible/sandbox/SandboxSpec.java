@@ -1,0 +1,54 @@
+package dev.crucible.sandbox;
+
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+
+/**
+ * What to run in one sandbox. Immutable.
+ *
+ * @param command argv inside the sandbox; the first element is an absolute path visible inside
+ * @param env variables set inside the sandbox on top of PATH, HOME, LANG, USER (nothing of the host is passed)
+ * @param files host files bound read-only into the sandbox at the given absolute sandbox paths
+ * @param buildDir host directory bound at {@code /build}, or null for none
+ * @param buildWritable whether {@code /build} is writable (a compile step) or read-only (a run step)
+ * @param readOnlyBindsIfPresent host paths bound read-only at the same place when they exist (e.g. a JDK's /etc)
+ * @param rootfs a directory whose {@code usr} replaces the host's {@code /usr}, or null for the host's
+ * @param stdin bytes written to the program's standard input, then closed
+ * @param limits resource limits
+ */
+public record SandboxSpec(
+        List<String> command,
+        Map<String, String> env,
+        Map<String, Path> files,
+        Path buildDir,
+        boolean buildWritable,
+        List<String> readOnlyBindsIfPresent,
+        Path rootfs,
+        byte[] stdin,
+        Limits limits) {
+
+    public SandboxSpec {
+        command = List.copyOf(command);
+        if (command.isEmpty()) {
+            throw new IllegalArgumentException("empty command");
+        }
+        env = Map.copyOf(env);
+        files = Map.copyOf(files);
+        readOnlyBindsIfPresent = List.copyOf(readOnlyBindsIfPresent);
+        stdin = stdin == null ? new byte[0] : stdin;
+        Objects.requireNonNull(limits, "limits");
+    }
+
+    /** A spec that runs {@code command} with the given limits and nothing else. */
+    public static SandboxSpec of(List<String> command, Limits limits) {
+        return new SandboxSpec(command, Map.of(), Map.of(), null, false, List.of(), null, null, limits);
+    }
+
+    /** This spec with {@code stdin} as standard input. */
+    public SandboxSpec withStdin(byte[] input) {
+        return new SandboxSpec(command, env, files, buildDir, buildWritable, readOnlyBindsIfPresent, rootfs, input,
+                limits);
+    }
+}

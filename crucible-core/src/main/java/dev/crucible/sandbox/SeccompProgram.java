@@ -1,0 +1,191 @@
+package dev.crucible.sandbox;
+
+import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.SymbolLookup;
+import java.lang.foreign.ValueLayout;
+import java.lang.invoke.MethodHandle;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+
+/**
+ * Builds the sandbox's seccomp program with libseccomp, called through the FFM API, and exports it as the raw
+ * {@code struct sock_filter[]} that {@code bwrap --seccomp FD} loads.
+ *
+ * <p>The rules are those of {@code sandbox-security.md} A4: a deny-list (EPERM) of cross-process, mount/namespace,
+ * admin and kernel-attack-surface calls (io_uring, bpf, userfaultfd, keyctl, perf), sockets of any family but
+ * AF_UNIX (which stops AF_VSOCK, finding 4), {@code clone} with namespace flags, {@code clone3} forced to ENOSYS so
+ * glibc falls back to the inspectable {@code clone}, and TIOCSTI/TIOCLINUX. libseccomp checks the architecture in
+ * the program: a call through another ABI (i386 {@code int 0x80}, x32) kills the process (finding 7).
+ */
+final class SeccompProgram {
+    private static final int SCMP_ACT_ALLOW = 0x7fff0000;
+    private static final int SCMP_ACT_KILL_PROCESS = 0x80000000;
+    private static final int SCMP_FLTATR_ACT_BADARCH = 2;
+    private static final int SCMP_CMP_NE = 1;
+    private static final int SCMP_CMP_EQ = 4;
+    private static final int SCMP_CMP_MASKED_EQ = 7;
+    private static final int EPERM = 1;
+    private static final int ENOSYS = 38;
+    private static final int EAFNOSUPPORT = 97;
+    private static final int AF_UNIX = 1;
+
+    static final List<String> DENIED = List.of(
+            // cross-process
+            "ptrace", "process_vm_readv", "process_vm_writev", "kcmp", "pidfd_getfd",
+            // file systems and namespaces
+            "mount", "umount2", "pivot_root", "chroot", "move_mount", "open_tree", "fsopen", "fsconfig",
+            "fsmount", "fspick", "mount_setattr", "unshare", "setns", "name_to_handle_at", "open_by_handle_at",
+            // administration
+            "kexec_load", "kexec_file_load", "init_module", "finit_module", "delete_module", "reboot",
+            "swapon", "swapoff", "syslog", "acct", "quotactl", "quotactl_fd", "lookup_dcookie", "vhangup",
+            "settimeofday", "clock_settime", "clock_adjtime", "adjtimex", "sethostname", "setdomainname",
+            "iopl", "ioperm", "nfsservctl", "uselib", "ustat", "sysfs", "_sysctl",
+            // kernel attack surface; io_uring can create sockets of any family
+            "bpf", "perf_event_open", "userfaultfd", "keyctl", "add_key", "request_key",
+            "io_uring_setup", "io_uring_enter", "io_uring_register", "fanotify_init",
+            "mbind", "set_mempolicy", "migrate_pages", "move_pages", "get_mempolicy");
+
+    /** CLONE_NEWNS, CLONE_NEWCGROUP, CLONE_NEWUTS, CLONE_NEWIPC, CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET, CLONE_NEWTIME. */
+    private static final long[] CLONE_NAMESPACE_FLAGS = {
+        0x00020000L, 0x02000000L, 0x04000000L, 0x08000000L, 0x10000000L, 0x20000000L, 0x40000000L, 0x00000080L};
+
+    private static final long TIOCSTI = 0x5412L;
+    private static final long TIOCLINUX = 0x541CL;
+
+    private SeccompProgram() {}
+
+    /**
+     * Produces the BPF program.
+     *
+     * @return the exported program, a multiple of 8 bytes
+     * @throws IllegalStateException when libseccomp cannot be loaded or refuses a rule
+     */
+    static byte[] build() {
+        Linker linker = Linker.nativeLinker();
+        try (Arena arena = Arena.ofConfined()) {
+            SymbolLookup seccomp = SymbolLookup.libraryLookup(libseccompPath(), arena);
+            SymbolLookup libc = linker.defaultLookup();
+            var lib = new Lib(linker, seccomp, libc);
+            MemorySegment ctx = (MemorySegment) lib.init.invokeExact(SCMP_ACT_ALLOW);
+            if (ctx.equals(MemorySegment.NULL)) {
+                throw new IllegalStateException("seccomp_init failed");
+            }
+            try {
+                check("seccomp_attr_set", (int) lib.attrSet.invokeExact(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS));
+                for (String name : DENIED) {
+                    lib.rule(arena, ctx, errno(EPERM), name);
+                }
+                lib.rule(arena, ctx, errno(EAFNOSUPPORT), "socket", cmp(0, SCMP_CMP_NE, AF_UNIX, 0));
+                lib.rule(arena, ctx, errno(EAFNOSUPPORT), "socketpair", cmp(0, SCMP_CMP_NE, AF_UNIX, 0));
+                for (long flag : CLONE_NAMESPACE_FLAGS) {
+                    lib.rule(arena, ctx, errno(EPERM), "clone", cmp(0, SCMP_CMP_MASKED_EQ, flag, flag));
+                }
+                lib.rule(arena, ctx, errno(ENOSYS), "clone3");
+                lib.rule(arena, ctx, errno(EPERM), "ioctl", cmp(1, SCMP_CMP_MASKED_EQ, 0xFFFFFFFFL, TIOCSTI));
+                lib.rule(arena, ctx, errno(EPERM), "ioctl", cmp(1, SCMP_CMP_MASKED_EQ, 0xFFFFFFFFL, TIOCLINUX));
+                return lib.export(arena, ctx);
+            } finally {
+                lib.release.invokeExact(ctx);
+            }
+        } catch (IllegalStateException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new IllegalStateException("cannot build the seccomp program with libseccomp: " + t.getMessage(), t);
+        }
+    }
+
+    /** Where libseccomp is, or the bare soname for the dynamic loader to find. */
+    static String libseccompPath() {
+        for (String dir : List.of("/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib64", "/usr/lib", "/lib")) {
+            Path p = Path.of(dir, "libseccomp.so.2");
+            if (Files.exists(p)) {
+                return p.toString();
+            }
+        }
+        return "libseccomp.so.2";
+    }
+
+    private static int errno(int code) {
+        return 0x00050000 | (code & 0xffff);
+    }
+
+    private static long[] cmp(int arg, int op, long a, long b) {
+        return new long[] {arg, op, a, b};
+    }
+
+    private static void check(String what, int rc) {
+        if (rc < 0) {
+            throw new IllegalStateException(what + " failed: " + rc);
+        }
+    }
+
+    /** The handful of libseccomp and libc functions used. */
+    private static final class Lib {
+        final MethodHandle init;
+        final MethodHandle attrSet;
+        final MethodHandle resolve;
+        final MethodHandle ruleAddArray;
+        final MethodHandle exportBpf;
+        final MethodHandle release;
+        final MethodHandle memfdCreate;
+        final MethodHandle close;
+
+        Lib(Linker linker, SymbolLookup seccomp, SymbolLookup libc) {
+            var ptr = ValueLayout.ADDRESS;
+            var i32 = ValueLayout.JAVA_INT;
+            init = linker.downcallHandle(find(seccomp, "seccomp_init"), FunctionDescriptor.of(ptr, i32));
+            attrSet = linker.downcallHandle(find(seccomp, "seccomp_attr_set"), FunctionDescriptor.of(i32, ptr, i32, i32));
+            resolve = linker.downcallHandle(find(seccomp, "seccomp_syscall_resolve_name"), FunctionDescriptor.of(i32, ptr));
+            ruleAddArray = linker.downcallHandle(
+                    find(seccomp, "seccomp_rule_add_array"), FunctionDescriptor.of(i32, ptr, i32, i32, i32, ptr));
+            exportBpf = linker.downcallHandle(find(seccomp, "seccomp_export_bpf"), FunctionDescriptor.of(i32, ptr, i32));
+            release = linker.downcallHandle(find(seccomp, "seccomp_release"), FunctionDescriptor.ofVoid(ptr));
+            memfdCreate = linker.downcallHandle(find(libc, "memfd_create"), FunctionDescriptor.of(i32, ptr, i32));
+            close = linker.downcallHandle(find(libc, "close"), FunctionDescriptor.of(i32, i32));
+        }
+
+        private static MemorySegment find(SymbolLookup lookup, String name) {
+            return lookup.find(name).orElseThrow(() -> new IllegalStateException("symbol not found: " + name));
+        }
+
+        void rule(Arena arena, MemorySegment ctx, int action, String syscall, long[]... comparisons) throws Throwable {
+            int nr = (int) resolve.invokeExact(arena.allocateFrom(syscall));
+            if (nr == -1) {
+                return; // not a syscall on this architecture (e.g. _sysctl on newer kernels' tables)
+            }
+            // struct scmp_arg_cmp { unsigned int arg; enum scmp_compare op; uint64 datum_a; uint64 datum_b; } = 24 bytes
+            MemorySegment array = arena.allocate(24L * Math.max(1, comparisons.length), 8);
+            for (int i = 0; i < comparisons.length; i++) {
+                long[] c = comparisons[i];
+                long base = 24L * i;
+                array.set(ValueLayout.JAVA_INT, base, (int) c[0]);
+                array.set(ValueLayout.JAVA_INT, base + 4, (int) c[1]);
+                array.set(ValueLayout.JAVA_LONG, base + 8, c[2]);
+                array.set(ValueLayout.JAVA_LONG, base + 16, c[3]);
+            }
+            int rc = (int) ruleAddArray.invokeExact(ctx, action, nr, comparisons.length, array);
+            check("seccomp_rule_add(" + syscall + ")", rc);
+        }
+
+        byte[] export(Arena arena, MemorySegment ctx) throws Throwable {
+            int fd = (int) memfdCreate.invokeExact(arena.allocateFrom("crucible-seccomp"), 0);
+            if (fd < 0) {
+                throw new IllegalStateException("memfd_create failed");
+            }
+            try {
+                check("seccomp_export_bpf", (int) exportBpf.invokeExact(ctx, fd));
+                // re-opening the memfd through /proc starts at offset 0
+                return Files.readAllBytes(Path.of("/proc/self/fd/" + fd));
+            } catch (IOException e) {
+                throw new IllegalStateException("cannot read the exported seccomp program", e);
+            } finally {
+                int ignored = (int) close.invokeExact(fd);
+            }
+        }
+    }
+}
