@@ -323,6 +323,11 @@ final class BwrapSandbox implements Sandbox {
     }
 
     @Override
+    public Path workRoot() {
+        return workRoot;
+    }
+
+    @Override
     public int sharedUid() {
         return root ? -1 : ownUid;
     }

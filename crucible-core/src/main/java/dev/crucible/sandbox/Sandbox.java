@@ -48,6 +48,9 @@ public interface Sandbox extends AutoCloseable {
     /** Warnings about what is weaker than the full recipe on this host (not root, no cgroups); empty when none. */
     List<String> warnings();
 
+    /** The private work directory of this launcher (removed on close). */
+    java.nio.file.Path workRoot();
+
     /** Host uid of the server when the sandboxes run as it (not root), else -1. */
     int sharedUid();
 

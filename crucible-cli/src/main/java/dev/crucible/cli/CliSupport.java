@@ -1,0 +1,51 @@
+package dev.crucible.cli;
+
+import dev.crucible.Crucible;
+import dev.crucible.exec.InvalidRequestException;
+import dev.crucible.sandbox.SandboxConfig;
+import dev.crucible.sandbox.SandboxUnavailableException;
+import java.io.PrintWriter;
+import java.nio.file.Path;
+import tools.jackson.databind.SerializationFeature;
+import tools.jackson.databind.json.JsonMapper;
+
+/** What the subcommands share: starting the engine with one-line errors, the JSON mapper, error codes. */
+final class CliSupport {
+    static final JsonMapper JSON = JsonMapper.builder().disable(SerializationFeature.FAIL_ON_EMPTY_BEANS).build();
+
+    private CliSupport() {}
+
+    /** Thrown to end a command with a message and an exit code. */
+    static final class Failure extends RuntimeException {
+        final int exitCode;
+
+        Failure(int exitCode, String message) {
+            super(message);
+            this.exitCode = exitCode;
+        }
+    }
+
+    static Crucible start(Path runtimesFile) {
+        try {
+            return Crucible.start(SandboxConfig.defaults(), runtimesFile);
+        } catch (SandboxUnavailableException e) {
+            throw new Failure(ExitCodes.SANDBOX_UNAVAILABLE, e.getMessage());
+        } catch (IllegalArgumentException e) {
+            throw new Failure(ExitCodes.NO_INPUT, e.getMessage());
+        }
+    }
+
+    static int exitCodeOf(InvalidRequestException e) {
+        return switch (e.code()) {
+            case "unknown_language" -> ExitCodes.UNKNOWN_LANGUAGE;
+            case "runtime_unavailable" -> ExitCodes.RUNTIME_UNAVAILABLE;
+            default -> ExitCodes.INVALID_REQUEST;
+        };
+    }
+
+    static int fail(PrintWriter err, Failure f) {
+        err.println("crucible: " + f.getMessage());
+        err.flush();
+        return f.exitCode;
+    }
+}

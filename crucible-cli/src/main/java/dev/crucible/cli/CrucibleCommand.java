@@ -1,0 +1,48 @@
+package dev.crucible.cli;
+
+import picocli.CommandLine;
+import picocli.CommandLine.Command;
+
+/** The {@code crucible} command: one subcommand per task; {@code crucible --help} lists them. */
+@Command(
+        name = "crucible",
+        mixinStandardHelpOptions = true,
+        versionProvider = CrucibleCommand.Version.class,
+        description = "Sandboxed code execution for AI agents and LLM evaluation.",
+        subcommands = {RunCommand.class, RuntimesCommand.class, BenchCommand.class})
+public final class CrucibleCommand implements Runnable {
+    @CommandLine.Spec
+    CommandLine.Model.CommandSpec spec;
+
+    public static void main(String[] args) {
+        System.exit(execute(args));
+    }
+
+    /** Runs the command line and returns the exit code (for tests and {@link #main}). */
+    public static int execute(String... args) {
+        CommandLine cli = new CommandLine(new CrucibleCommand());
+        cli.setParameterExceptionHandler((ex, a) -> {
+            // one line, no usage dump: the user asked for something we do not take
+            ex.getCommandLine().getErr().println("crucible: " + ex.getMessage() + " (see --help)");
+            return ExitCodes.USAGE;
+        });
+        cli.setExecutionExceptionHandler((ex, commandLine, parseResult) -> {
+            commandLine.getErr().println("crucible: " + ex.getMessage());
+            return ExitCodes.SANDBOX_UNAVAILABLE;
+        });
+        return cli.execute(args);
+    }
+
+    @Override
+    public void run() {
+        spec.commandLine().usage(spec.commandLine().getOut());
+    }
+
+    static final class Version implements CommandLine.IVersionProvider {
+        @Override
+        public String[] getVersion() {
+            String v = CrucibleCommand.class.getPackage().getImplementationVersion();
+            return new String[] {"crucible " + (v == null ? "dev" : v)};
+        }
+    }
+}

@@ -1,0 +1,39 @@
+package dev.crucible.cli;
+
+import dev.crucible.Crucible;
+import dev.crucible.runtime.LanguageRuntime;
+import java.nio.file.Path;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+import picocli.CommandLine.Model.CommandSpec;
+
+/** {@code crucible runtimes}: the runtimes, whether each can run here, and the sandbox's isolation facts. */
+@Command(name = "runtimes", mixinStandardHelpOptions = true,
+        description = "List the runtimes and how the sandbox isolates them on this host.")
+final class RuntimesCommand implements Callable<Integer> {
+    @Spec
+    CommandSpec spec;
+
+    @Option(names = "--runtimes", paramLabel = "FILE", description = "A runtimes TOML file adding or replacing runtimes.")
+    Path runtimesFile;
+
+    @Override
+    public Integer call() {
+        var out = spec.commandLine().getOut();
+        try (Crucible crucible = CliSupport.start(runtimesFile)) {
+            for (LanguageRuntime r : crucible.runtimes().list()) {
+                out.printf("%-12s %-10s %s%n", r.language(), r.version().isEmpty() ? "-" : r.version(),
+                        r.available() ? "available" : "unavailable: " + r.unavailableReason());
+            }
+            out.println();
+            crucible.sandbox().describe().forEach(out::println);
+            crucible.sandbox().warnings().forEach(w -> out.println("warning: " + w));
+            out.flush();
+            return 0;
+        } catch (CliSupport.Failure f) {
+            return CliSupport.fail(spec.commandLine().getErr(), f);
+        }
+    }
+}

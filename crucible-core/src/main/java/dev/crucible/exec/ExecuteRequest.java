@@ -1,0 +1,39 @@
+package dev.crucible.exec;
+
+import com.fasterxml.jackson.annotation.JsonProperty;
+import dev.crucible.runtime.LimitsSpec;
+import java.util.List;
+
+/**
+ * The body of {@code POST /v1/execute} and the input of {@code crucible run}. Null fields are absent.
+ *
+ * @param language a runtime's language or alias
+ * @param code the program's source
+ * @param stdin standard input, or null for none
+ * @param args arguments after the run command, or null
+ * @param files extra workspace files, or null
+ * @param limits limit overrides, or null for the runtime's defaults
+ */
+public record ExecuteRequest(
+        @JsonProperty("language") String language,
+        @JsonProperty("code") String code,
+        @JsonProperty("stdin") String stdin,
+        @JsonProperty("args") List<String> args,
+        @JsonProperty("files") List<FileInput> files,
+        @JsonProperty("limits") LimitsSpec limits) {
+
+    /** A request for {@code code} in {@code language} with nothing else. */
+    public static ExecuteRequest of(String language, String code) {
+        return new ExecuteRequest(language, code, null, null, null, null);
+    }
+
+    /** This request with {@code input} as stdin. */
+    public ExecuteRequest withStdin(String input) {
+        return new ExecuteRequest(language, code, input, args, files, limits);
+    }
+
+    /** This request with limit overrides. */
+    public ExecuteRequest withLimits(LimitsSpec overrides) {
+        return new ExecuteRequest(language, code, stdin, args, files, overrides);
+    }
+}

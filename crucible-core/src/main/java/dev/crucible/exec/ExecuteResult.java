@@ -1,0 +1,54 @@
+package dev.crucible.exec;
+
+import com.fasterxml.jackson.annotation.JsonInclude;
+import com.fasterxml.jackson.annotation.JsonProperty;
+import dev.crucible.sandbox.SandboxResult;
+import dev.crucible.sandbox.Verdict;
+import java.nio.charset.StandardCharsets;
+
+/**
+ * The answer of {@code POST /v1/execute} and of {@code crucible run --json}. Output is decoded as UTF-8 with
+ * invalid bytes replaced by U+FFFD; {@code cpu_ms} and {@code memory_bytes} are -1 where the host has no cgroup.
+ *
+ * @param status the verdict: ok, runtime_error, timeout, memory_limit, output_limit, compile_error, sandbox_error
+ * @param exitCode the program's exit code (128 + signal when a signal ended it), null when it never ran
+ * @param signal the signal that ended the program, or null
+ * @param compile the compile step's result for compiled languages, or null
+ * @param message why the sandbox failed, for {@code sandbox_error} only
+ */
+@JsonInclude(JsonInclude.Include.NON_NULL)
+public record ExecuteResult(
+        @JsonProperty("status") String status,
+        @JsonProperty("exit_code") Integer exitCode,
+        @JsonProperty("signal") Integer signal,
+        @JsonProperty("stdout") String stdout,
+        @JsonProperty("stderr") String stderr,
+        @JsonProperty("stdout_truncated") boolean stdoutTruncated,
+        @JsonProperty("stderr_truncated") boolean stderrTruncated,
+        @JsonProperty("wall_ms") long wallMs,
+        @JsonProperty("cpu_ms") long cpuMs,
+        @JsonProperty("memory_bytes") long memoryBytes,
+        @JsonProperty("compile") ExecuteResult compile,
+        @JsonProperty("message") String message) {
+
+    /** The wire form of one sandboxed step. */
+    static ExecuteResult of(SandboxResult r, ExecuteResult compile) {
+        Verdict v = r.verdict();
+        return new ExecuteResult(v.wireName(), r.sandboxError() == null ? r.exitCode() : null, r.signal(),
+                new String(r.stdout(), StandardCharsets.UTF_8), new String(r.stderr(), StandardCharsets.UTF_8),
+                r.stdoutTruncated(), r.stderrTruncated(), r.wallMs(), r.cpuMs(), r.memoryBytes(), compile,
+                r.sandboxError());
+    }
+
+    /** The answer when compiling failed: the program never ran. */
+    static ExecuteResult compileFailed(ExecuteResult compile) {
+        String status = compile.status().equals(Verdict.SANDBOX_ERROR.wireName()) ? compile.status()
+                : Verdict.COMPILE_ERROR.wireName();
+        return new ExecuteResult(status, null, null, "", "", false, false, 0, 0, 0, compile, compile.message());
+    }
+
+    /** Whether the verdict is {@code ok}. */
+    public boolean ok() {
+        return status.equals(Verdict.OK.wireName());
+    }
+}

@@ -1,0 +1,192 @@
+package dev.crucible.exec;
+
+import dev.crucible.runtime.LanguageRuntime;
+import dev.crucible.runtime.RuntimeRegistry;
+import dev.crucible.sandbox.Limits;
+import dev.crucible.sandbox.Sandbox;
+import java.io.IOException;
+import java.io.UncheckedIOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.Base64;
+import java.util.HexFormat;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ThreadLocalRandom;
+
+/**
+ * Stateless execution: validates a request, writes the program's files, compiles once when the language needs it,
+ * runs it in a sandbox and removes every file afterwards. Thread-safe.
+ */
+public final class Executor {
+    /** Most files a request may carry besides the program. */
+    public static final int MAX_FILES = 64;
+    /** Most bytes of code plus files. */
+    public static final int MAX_TOTAL_BYTES = 16 * 1024 * 1024;
+
+    private final Sandbox sandbox;
+    private final RuntimeRegistry runtimes;
+    private final Path programsRoot;
+
+    /**
+     * @param programsRoot a private directory (mode 0711 is set) that holds the programs' files while they exist
+     */
+    public Executor(Sandbox sandbox, RuntimeRegistry runtimes, Path programsRoot) {
+        this.sandbox = sandbox;
+        this.runtimes = runtimes;
+        this.programsRoot = programsRoot;
+        try {
+            Files.createDirectories(programsRoot);
+            Files.setPosixFilePermissions(programsRoot, PosixFilePermissions.fromString("rwx--x--x"));
+        } catch (IOException e) {
+            throw new UncheckedIOException("cannot create " + programsRoot, e);
+        }
+    }
+
+    public RuntimeRegistry runtimes() {
+        return runtimes;
+    }
+
+    /**
+     * Runs one request to its verdict.
+     *
+     * @throws InvalidRequestException before any sandbox starts, for anything wrong with the request
+     */
+    public ExecuteResult execute(ExecuteRequest request) throws InterruptedException {
+        LanguageRuntime runtime = runtimeFor(request.language());
+        Limits limits = limitsFor(runtime, request);
+        try (Program program = prepare(runtime, request.code(), request.files())) {
+            return program.run(request.stdin(), request.args() == null ? List.of() : request.args(), limits);
+        }
+    }
+
+    /**
+     * The runtime for a language name or alias.
+     *
+     * @throws InvalidRequestException {@code unknown_language} or {@code runtime_unavailable}
+     */
+    public LanguageRuntime runtimeFor(String language) {
+        if (language == null || language.isBlank()) {
+            throw new InvalidRequestException("invalid_request", "language is required");
+        }
+        LanguageRuntime runtime = runtimes.find(language).orElseThrow(() -> new InvalidRequestException(
+                "unknown_language", "unknown language '" + language.strip() + "'; known: "
+                        + String.join(", ", runtimes.list().stream().map(LanguageRuntime::language).toList())));
+        if (!runtime.available()) {
+            throw new InvalidRequestException("runtime_unavailable",
+                    "runtime " + runtime.language() + " is not available: " + runtime.unavailableReason());
+        }
+        return runtime;
+    }
+
+    /**
+     * The request's limits over the runtime's defaults.
+     *
+     * @throws InvalidRequestException {@code invalid_limits} naming the value out of range
+     */
+    public static Limits limitsFor(LanguageRuntime runtime, ExecuteRequest request) {
+        try {
+            return request.limits() == null ? runtime.limits() : request.limits().applyTo(runtime.limits());
+        } catch (IllegalArgumentException e) {
+            throw new InvalidRequestException("invalid_limits", e.getMessage());
+        }
+    }
+
+    /**
+     * Writes the program and its files and compiles it when the language needs it. The caller closes it.
+     *
+     * @throws InvalidRequestException for missing code, bad file paths or too much data
+     */
+    public Program prepare(LanguageRuntime runtime, String code, List<FileInput> extraFiles)
+            throws InterruptedException {
+        if (code == null) {
+            throw new InvalidRequestException("invalid_request", "code is required");
+        }
+        Map<String, byte[]> contents = contents(runtime, code, extraFiles);
+        Path dir = programsRoot.resolve(HexFormat.of().formatHex(randomId()));
+        Map<String, Path> binds = new LinkedHashMap<>();
+        try {
+            Files.createDirectory(dir);
+            Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwxr-xr-x"));
+            Path src = Files.createDirectory(dir.resolve("src"));
+            for (Map.Entry<String, byte[]> e : contents.entrySet()) {
+                Path file = src.resolve(e.getKey());
+                Files.createDirectories(file.getParent());
+                Files.write(file, e.getValue());
+                Files.setPosixFilePermissions(file, PosixFilePermissions.fromString("rw-r--r--"));
+                binds.put("/workspace/" + e.getKey(), file);
+            }
+            try (var walk = Files.walk(src)) {
+                for (Path p : walk.filter(Files::isDirectory).toList()) {
+                    Files.setPosixFilePermissions(p, PosixFilePermissions.fromString("rwxr-xr-x"));
+                }
+            }
+            if (runtime.compiled()) {
+                Path build = Files.createDirectory(dir.resolve("build"));
+                Files.setPosixFilePermissions(build, PosixFilePermissions.fromString("rwxr-xr-x"));
+            }
+        } catch (IOException e) {
+            new Program(sandbox, runtime, dir, binds, null).close();
+            throw new UncheckedIOException("cannot write the program's files", e);
+        }
+        ExecuteResult compile = runtime.compiled() ? Program.compile(sandbox, runtime, dir, binds) : null;
+        return new Program(sandbox, runtime, dir, binds, compile);
+    }
+
+    private static Map<String, byte[]> contents(LanguageRuntime runtime, String code, List<FileInput> extraFiles) {
+        Map<String, byte[]> contents = new LinkedHashMap<>();
+        byte[] source = code.getBytes(StandardCharsets.UTF_8);
+        long total = source.length;
+        contents.put(runtime.fileName(), source);
+        if (extraFiles != null) {
+            if (extraFiles.size() > MAX_FILES) {
+                throw new InvalidRequestException("invalid_request", "at most " + MAX_FILES + " files, got "
+                        + extraFiles.size());
+            }
+            for (FileInput f : extraFiles) {
+                if (f == null) {
+                    throw new InvalidRequestException("invalid_file", "a file entry is null");
+                }
+                String path = WorkspacePaths.validate(f.path());
+                if (contents.containsKey(path) || contents.keySet().stream().anyMatch(
+                        k -> k.startsWith(path + "/") || path.startsWith(k + "/"))) {
+                    throw new InvalidRequestException("invalid_file", "file path '" + path
+                            + "' is given twice or collides with the program file");
+                }
+                byte[] bytes = decode(f);
+                total += bytes.length;
+                contents.put(path, bytes);
+            }
+        }
+        if (total > MAX_TOTAL_BYTES) {
+            throw new InvalidRequestException("invalid_request", "code and files exceed " + MAX_TOTAL_BYTES + " bytes");
+        }
+        return contents;
+    }
+
+    private static byte[] decode(FileInput f) {
+        String content = f.content() == null ? "" : f.content();
+        String encoding = f.encoding() == null ? "utf8" : f.encoding().toLowerCase(java.util.Locale.ROOT);
+        return switch (encoding) {
+            case "utf8", "utf-8" -> content.getBytes(StandardCharsets.UTF_8);
+            case "base64" -> {
+                try {
+                    yield Base64.getMimeDecoder().decode(content);
+                } catch (IllegalArgumentException e) {
+                    throw new InvalidRequestException("invalid_file", "file '" + f.path() + "' is not valid base64");
+                }
+            }
+            default -> throw new InvalidRequestException("invalid_file", "file '" + f.path()
+                    + "' has unknown encoding '" + f.encoding() + "' (utf8 or base64)");
+        };
+    }
+
+    private static byte[] randomId() {
+        byte[] id = new byte[12];
+        ThreadLocalRandom.current().nextBytes(id);
+        return id;
+    }
+}

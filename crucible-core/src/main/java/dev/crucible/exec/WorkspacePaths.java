@@ -1,0 +1,50 @@
+package dev.crucible.exec;
+
+import java.nio.charset.StandardCharsets;
+
+/** Validates workspace-relative file names before anything touches the file system (hostile cases files-upload-*). */
+final class WorkspacePaths {
+    static final int MAX_PATH_BYTES = 1024;
+    static final int MAX_COMPONENT_BYTES = 255;
+
+    private WorkspacePaths() {}
+
+    /**
+     * Returns {@code path} when it is a safe relative path, else throws.
+     *
+     * @throws InvalidRequestException ({@code invalid_file}) for absolute paths, {@code .}/{@code ..}/empty
+     *     components, NUL, backslashes, control or bidi characters, or names that are too long
+     */
+    static String validate(String path) {
+        if (path == null || path.isEmpty()) {
+            throw invalid(path, "is empty");
+        }
+        if (path.getBytes(StandardCharsets.UTF_8).length > MAX_PATH_BYTES) {
+            throw invalid(path, "is longer than " + MAX_PATH_BYTES + " bytes");
+        }
+        if (path.startsWith("/")) {
+            throw invalid(path, "is absolute; give a path relative to the workspace");
+        }
+        for (int i = 0; i < path.length(); i++) {
+            char c = path.charAt(i);
+            if (c < 0x20 || c == 0x7f || c == '\\' || (c >= 0x202a && c <= 0x202e) || (c >= 0x2066 && c <= 0x2069)
+                    || c == 0x200e || c == 0x200f) {
+                throw invalid(path, "contains a control, bidi or backslash character");
+            }
+        }
+        for (String component : path.split("/", -1)) {
+            if (component.isEmpty() || component.equals(".") || component.equals("..")) {
+                throw invalid(path, "has an empty, '.' or '..' component");
+            }
+            if (component.getBytes(StandardCharsets.UTF_8).length > MAX_COMPONENT_BYTES) {
+                throw invalid(path, "has a component longer than " + MAX_COMPONENT_BYTES + " bytes");
+            }
+        }
+        return path;
+    }
+
+    private static InvalidRequestException invalid(String path, String why) {
+        String shown = path == null ? "null" : path.replaceAll("\\p{Cntrl}", "?");
+        return new InvalidRequestException("invalid_file", "file path '" + shown + "' " + why);
+    }
+}

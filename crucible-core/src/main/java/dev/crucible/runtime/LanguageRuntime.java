@@ -1,0 +1,77 @@
+package dev.crucible.runtime;
+
+import dev.crucible.sandbox.Limits;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+/**
+ * A language as Crucible runs it: where the program goes, how it is compiled and run, with which limits.
+ * Immutable. Commands hold absolute executable paths (resolved once on the host) and {@code {file}},
+ * {@code {heap_mb}}, {@code {memory_mb}} placeholders.
+ *
+ * @param language the canonical name, e.g. {@code python}
+ * @param aliases other names accepted for it
+ * @param extensions file extensions (without dot) that select it
+ * @param version the interpreter or compiler version, or "" when unknown
+ * @param fileName the program's file name in {@code /workspace}
+ * @param compileCommand the compile step, or an empty list for interpreted languages
+ * @param runCommand the run step
+ * @param env variables set in the sandbox
+ * @param limits default limits of a run
+ * @param compileLimits limits of the compile step
+ * @param rootfs a directory whose {@code usr} replaces the host's, or null
+ * @param binds host paths bound read-only when present
+ * @param unavailableReason why it cannot run here, or null when it can
+ */
+public record LanguageRuntime(
+        String language,
+        List<String> aliases,
+        List<String> extensions,
+        String version,
+        String fileName,
+        List<String> compileCommand,
+        List<String> runCommand,
+        Map<String, String> env,
+        Limits limits,
+        Limits compileLimits,
+        Path rootfs,
+        List<String> binds,
+        String unavailableReason) {
+
+    public LanguageRuntime {
+        aliases = List.copyOf(aliases);
+        extensions = List.copyOf(extensions);
+        compileCommand = List.copyOf(compileCommand);
+        runCommand = List.copyOf(runCommand);
+        env = Map.copyOf(env);
+        binds = List.copyOf(binds);
+    }
+
+    public boolean available() {
+        return unavailableReason == null;
+    }
+
+    public boolean compiled() {
+        return !compileCommand.isEmpty();
+    }
+
+    /** The compile command with placeholders filled for {@code limits}. */
+    public List<String> compileArgv(Limits limits) {
+        return fill(compileCommand, limits);
+    }
+
+    /** The run command with placeholders filled for {@code limits}, then {@code args}. */
+    public List<String> runArgv(Limits limits, List<String> args) {
+        List<String> argv = new ArrayList<>(fill(runCommand, limits));
+        argv.addAll(args);
+        return argv;
+    }
+
+    private List<String> fill(List<String> command, Limits limits) {
+        String heap = Integer.toString(Math.max(16, limits.memoryMb() / 2));
+        return command.stream().map(s -> s.replace("{file}", fileName).replace("{heap_mb}", heap)
+                .replace("{memory_mb}", Integer.toString(limits.memoryMb()))).toList();
+    }
+}
