@@ -323,6 +323,11 @@ final class BwrapSandbox implements Sandbox {
     }
 
     @Override
+    public int liveRunGroups() {
+        return cgroups.liveGroups();
+    }
+
+    @Override
     public Path workRoot() {
         return workRoot;
     }

@@ -54,6 +54,11 @@ record CgroupV1(Path memory, Path pids, Path cpu, Path cpuacct) implements Cgrou
     }
 
     @Override
+    public int liveGroups() {
+        return List.of(memory, pids, cpu, cpuacct).stream().mapToInt(Cgroups::countRunGroups).max().orElse(0);
+    }
+
+    @Override
     public String describe() {
         return "cgroup v1 (memory " + memory + ", pids " + pids + ", cpu " + cpu + ", cpuacct " + cpuacct + ")";
     }

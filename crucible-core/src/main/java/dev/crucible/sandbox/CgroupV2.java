@@ -67,6 +67,11 @@ record CgroupV2(Path parent) implements Cgroups {
     }
 
     @Override
+    public int liveGroups() {
+        return Cgroups.countRunGroups(parent);
+    }
+
+    @Override
     public String describe() {
         return "cgroup v2 (" + parent + ")";
     }

@@ -17,6 +17,9 @@ sealed interface Cgroups permits CgroupV1, CgroupV2, Cgroups.None {
     /** Creates the groups of one run with the limits written; the run joins them through {@link RunGroup#procsFiles}. */
     RunGroup create(String name, Limits limits) throws IOException;
 
+    /** How many run groups exist under the parent now, the largest count over the hierarchies. */
+    int liveGroups();
+
     /** One line for logs and {@code crucible doctor}: which cgroup version and where. */
     String describe();
 
@@ -49,6 +52,11 @@ sealed interface Cgroups permits CgroupV1, CgroupV2, Cgroups.None {
         @Override
         public RunGroup create(String name, Limits limits) {
             throw new UnsupportedOperationException("no cgroups: " + reason);
+        }
+
+        @Override
+        public int liveGroups() {
+            return 0;
         }
 
         @Override
@@ -167,6 +175,14 @@ sealed interface Cgroups permits CgroupV1, CgroupV2, Cgroups.None {
             return Files.readAllLines(procs).stream().filter(s -> !s.isBlank()).map(s -> Long.parseLong(s.trim())).toList();
         } catch (IOException | NumberFormatException e) {
             return List.of();
+        }
+    }
+
+    static int countRunGroups(Path parent) {
+        try (var children = Files.list(parent)) {
+            return (int) children.filter(p -> p.getFileName().toString().startsWith("run-")).count();
+        } catch (IOException e) {
+            return 0;
         }
     }
 

@@ -48,6 +48,9 @@ public interface Sandbox extends AutoCloseable {
     /** Warnings about what is weaker than the full recipe on this host (not root, no cgroups); empty when none. */
     List<String> warnings();
 
+    /** How many per-run cgroups exist right now (0 when idle; a leftover otherwise). */
+    int liveRunGroups();
+
     /** The private work directory of this launcher (removed on close). */
     java.nio.file.Path workRoot();
 

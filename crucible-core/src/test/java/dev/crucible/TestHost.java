@@ -1,0 +1,73 @@
+package dev.crucible;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.crucible.sandbox.SandboxConfig;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.stream.Stream;
+
+/** One real Crucible engine shared by the tests of a JVM, and the checks that nothing of a run is left behind. */
+public final class TestHost {
+    private static Crucible crucible;
+
+    private TestHost() {}
+
+    /** The shared engine (started on first use, closed when the JVM exits). */
+    public static synchronized Crucible crucible() {
+        if (crucible == null) {
+            crucible = Crucible.start(SandboxConfig.defaults().withSlots(4), null);
+            Runtime.getRuntime().addShutdownHook(new Thread(crucible::close));
+        }
+        return crucible;
+    }
+
+    /**
+     * Asserts that every run has been torn down: no run cgroup, no process of a slot uid or below this JVM, no
+     * program directory.
+     */
+    public static void assertNothingLeft() throws Exception {
+        Crucible c = crucible();
+        assertThat(c.sandbox().awaitIdle(Duration.ofSeconds(15))).as("sandbox idle").isTrue();
+        assertThat(c.sandbox().liveRunGroups()).as("run cgroups left").isZero();
+        assertThat(ProcessHandle.current().descendants().filter(ProcessHandle::isAlive).count())
+                .as("child processes left").isZero();
+        if (c.sandbox().sharedUid() < 0) {
+            assertThat(processesOfUids(61000, 61000 + 4)).as("processes of slot uids").isZero();
+        }
+        Path programs = c.sandbox().workRoot().resolve("programs");
+        try (Stream<Path> left = Files.list(programs)) {
+            assertThat(left.count()).as("program directories left").isZero();
+        }
+    }
+
+    static long processesOfUids(int from, int to) throws IOException {
+        long count = 0;
+        try (Stream<Path> procs = Files.list(Path.of("/proc"))) {
+            for (Path p : procs.filter(p -> p.getFileName().toString().matches("\\d+")).toList()) {
+                try {
+                    List<String> status = Files.readAllLines(p.resolve("status"));
+                    if (status.stream().anyMatch(l -> l.startsWith("State:") && l.contains("Z"))) {
+                        // a bwrap reaper that has died and waits for the host's init to reap it; it holds no
+                        // resource but a pid (this VM's init reaps every ~2 s, systemd at once)
+                        continue;
+                    }
+                    for (String line : status) {
+                        if (line.startsWith("Uid:")) {
+                            int uid = Integer.parseInt(line.substring(4).trim().split("\\s+")[0]);
+                            if (uid >= from && uid < to) {
+                                count++;
+                            }
+                        }
+                    }
+                } catch (IOException | RuntimeException e) {
+                    // the process ended while we looked
+                }
+            }
+        }
+        return count;
+    }
+}

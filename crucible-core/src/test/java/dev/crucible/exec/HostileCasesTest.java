@@ -1,0 +1,252 @@
+package dev.crucible.exec;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.crucible.TestHost;
+import dev.crucible.runtime.LimitsSpec;
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.InetAddress;
+import java.net.ServerSocket;
+import java.net.SocketTimeoutException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.List;
+import java.util.TreeSet;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+
+/**
+ * Every executable case of the hostile catalogue, run through the real executor and sandbox, with the outcome its
+ * {@code expect} asks for (encoded in {@code hostile/expectations.json}), no leak of the canary variable, no
+ * connection to the host's listeners, nothing left behind, and the next request served.
+ */
+class HostileCasesTest {
+    static final JsonMapper JSON = JsonMapper.builder().build();
+    static final String CANARY = System.getenv("SERVER_API_TOKEN");
+
+    static JsonNode resource(String name) throws IOException {
+        try (InputStream in = HostileCasesTest.class.getResourceAsStream("/hostile/" + name)) {
+            return JSON.readTree(in);
+        }
+    }
+
+    static Stream<Arguments> cases() throws IOException {
+        JsonNode expectations = resource("expectations.json");
+        List<Arguments> out = new ArrayList<>();
+        for (JsonNode c : resource("hostile-cases.json")) {
+            if (!c.get("language").asString().equals("api")) {
+                out.add(Arguments.of(c.get("id").asString(), c, expectations.get(c.get("id").asString())));
+            }
+        }
+        return out.stream();
+    }
+
+    @Test
+    void everyExecutableCaseHasAnExpectation() throws IOException {
+        JsonNode expectations = resource("expectations.json");
+        List<String> missing = new ArrayList<>();
+        for (JsonNode c : resource("hostile-cases.json")) {
+            if (!c.get("language").asString().equals("api") && !expectations.has(c.get("id").asString())) {
+                missing.add(c.get("id").asString());
+            }
+        }
+        assertThat(missing).isEmpty();
+        assertThat(cases().count()).isEqualTo(76);
+    }
+
+    @Test
+    void theCopyMatchesTheSharedCatalogueWhenPresent() throws IOException {
+        Path shared = Path.of("../../shared/hostile/hostile-cases.json");
+        if (!Files.exists(shared)) {
+            System.out.println("shared catalogue not beside this clone; comparing with it skipped: " + shared);
+            return;
+        }
+        TreeSet<String> sharedIds = new TreeSet<>();
+        JSON.readTree(shared.toFile()).forEach(c -> sharedIds.add(c.get("id").asString()));
+        TreeSet<String> ours = new TreeSet<>();
+        resource("hostile-cases.json").forEach(c -> ours.add(c.get("id").asString()));
+        assertThat(ours).isEqualTo(sharedIds);
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("cases")
+    void hostileCaseGetsItsExpectedOutcome(String id, JsonNode c, JsonNode expect) throws Exception {
+        assertThat(CANARY).as("the test JVM must carry the canary (surefire environmentVariables)").isNotBlank();
+        Executor executor = TestHost.crucible().executor();
+        try (Listener listener = Listener.open(expect.path("listener").asString(""))) {
+            String code = c.get("code").asString().replace("{HOST_PORT}", Integer.toString(listener.port()));
+            LimitsSpec limits = expect.has("limits") ? JSON.treeToValue(expect.get("limits"), LimitsSpec.class) : null;
+            ExecuteRequest request = new ExecuteRequest(c.get("language").asString(), code, null, null, null, limits);
+            ExecuteResult result = executor.execute(request);
+            if (expect.path("run_twice").asBoolean(false)) {
+                assertThat(result.status()).isEqualTo("ok");
+                result = executor.execute(request);
+            }
+            String describe = id + " -> " + result.status() + " exit=" + result.exitCode() + " signal=" + result.signal()
+                    + "\nstdout: " + abbreviate(result.stdout()) + "\nstderr: " + abbreviate(result.stderr());
+            check(expect, result, describe);
+            assertThat(listener.connections()).as("connections to the host listener\n" + describe).isZero();
+        }
+        TestHost.assertNothingLeft();
+        ExecuteResult next = executor.execute(ExecuteRequest.of("python", "print('alive')"));
+        assertThat(next.stdout()).as("the next request is served").isEqualTo("alive\n");
+    }
+
+    static void check(JsonNode expect, ExecuteResult r, String describe) {
+        List<String> statuses = new ArrayList<>();
+        expect.get("status").forEach(s -> statuses.add(s.asString()));
+        assertThat(r.status()).as(describe).isIn(statuses);
+        String output = r.stdout() + r.stderr();
+        assertThat(output).as("canary\n" + describe).doesNotContain(CANARY);
+        forEach(expect, "stdout_contains", s -> assertThat(r.stdout()).as(describe).contains(s));
+        forEach(expect, "stderr_contains", s -> assertThat(r.stderr()).as(describe).contains(s));
+        forEach(expect, "output_contains", s -> assertThat(output).as(describe).contains(s));
+        forEach(expect, "output_excludes", s -> assertThat(output).as(describe).doesNotContain(s));
+        forEach(expect, "stdout_excludes", s -> assertThat(r.stdout()).as(describe).doesNotContain(s));
+        if (expect.has("output_matches")) {
+            assertThat(Pattern.compile(expect.get("output_matches").asString()).matcher(output).find())
+                    .as("output matches " + expect.get("output_matches") + "\n" + describe).isTrue();
+        }
+        if (expect.has("stdout_matches")) {
+            assertThat(Pattern.compile(expect.get("stdout_matches").asString()).matcher(r.stdout()).find())
+                    .as("stdout matches " + expect.get("stdout_matches") + "\n" + describe).isTrue();
+        }
+        if (expect.has("stdout_not_matches")) {
+            assertThat(Pattern.compile(expect.get("stdout_not_matches").asString()).matcher(r.stdout()).find())
+                    .as("stdout does not match " + expect.get("stdout_not_matches") + "\n" + describe).isFalse();
+        }
+        if (expect.has("signal")) {
+            assertThat(r.signal()).as(describe).isEqualTo(expect.get("signal").asInt());
+        }
+        if (expect.has("stdout_truncated")) {
+            assertThat(r.stdoutTruncated()).as(describe).isEqualTo(expect.get("stdout_truncated").asBoolean());
+        }
+        if (expect.has("stderr_truncated")) {
+            assertThat(r.stderrTruncated()).as(describe).isEqualTo(expect.get("stderr_truncated").asBoolean());
+        }
+        if (expect.has("stdout_max_bytes")) {
+            assertThat(r.stdout().getBytes(StandardCharsets.UTF_8).length).as(describe)
+                    .isLessThanOrEqualTo(expect.get("stdout_max_bytes").asInt());
+        }
+        if (expect.has("env_keys")) {
+            List<String> keys = r.stdout().lines().map(l -> l.substring(0, l.indexOf('='))).toList();
+            List<String> allowed = new ArrayList<>();
+            expect.get("env_keys").forEach(k -> allowed.add(k.asString()));
+            assertThat(keys).as(describe).containsExactlyElementsOf(allowed);
+        }
+    }
+
+    private static void forEach(JsonNode expect, String field, java.util.function.Consumer<String> check) {
+        if (expect.has(field)) {
+            for (Iterator<JsonNode> it = expect.get(field).iterator(); it.hasNext(); ) {
+                check.accept(it.next().asString());
+            }
+        }
+    }
+
+    static String abbreviate(String s) {
+        return s.length() > 600 ? s.substring(0, 600) + "…(" + s.length() + " chars)" : s;
+    }
+
+    /** A real listener on the host that must see no connection: TCP on loopback, or an abstract unix socket. */
+    interface Listener extends AutoCloseable {
+        int port();
+
+        int connections() throws Exception;
+
+        @Override
+        void close() throws Exception;
+
+        static Listener open(String kind) throws IOException {
+            return switch (kind) {
+                case "tcp" -> new Tcp(new ServerSocket(0, 50, InetAddress.getLoopbackAddress()));
+                case "abstract" -> Abstract.start();
+                default -> new Tcp(null);
+            };
+        }
+    }
+
+    record Tcp(ServerSocket socket) implements Listener {
+        @Override
+        public int port() {
+            return socket == null ? 9 : socket.getLocalPort();
+        }
+
+        @Override
+        public int connections() throws IOException {
+            if (socket == null) {
+                return 0;
+            }
+            socket.setSoTimeout(50);
+            int n = 0;
+            try {
+                while (true) {
+                    socket.accept().close();
+                    n++;
+                }
+            } catch (SocketTimeoutException e) {
+                return n;
+            }
+        }
+
+        @Override
+        public void close() throws IOException {
+            if (socket != null) {
+                socket.close();
+            }
+        }
+    }
+
+    /** Java has no abstract unix sockets, so the host's Python holds one and counts what it can accept. */
+    record Abstract(Process python) implements Listener {
+        static final String SCRIPT = String.join("\n",
+                "import socket, sys",
+                "s = socket.socket(socket.AF_UNIX); s.bind('\\0sbx-abstract-test'); s.listen(16)",
+                "print('ready', flush=True); sys.stdin.read(); s.setblocking(False); n = 0",
+                "while True:",
+                "    try: s.accept(); n += 1",
+                "    except BlockingIOError: break",
+                "print(n, flush=True)");
+
+        static Abstract start() throws IOException {
+            Process p = new ProcessBuilder("/usr/bin/python3", "-c", SCRIPT).redirectErrorStream(true).start();
+            String ready = new String(p.getInputStream().readNBytes(6), StandardCharsets.UTF_8);
+            assertThat(ready).isEqualTo("ready\n");
+            return new Abstract(p);
+        }
+
+        @Override
+        public int port() {
+            return 9;
+        }
+
+        @Override
+        public int connections() throws Exception {
+            python.getOutputStream().close();
+            String n = new String(python.getInputStream().readAllBytes(), StandardCharsets.UTF_8).strip();
+            python.waitFor();
+            return Integer.parseInt(n);
+        }
+
+        @Override
+        public void close() {
+            python.destroyForcibly();
+            try {
+                python.waitFor();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+    }
+
+}
