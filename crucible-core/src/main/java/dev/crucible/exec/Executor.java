@@ -174,7 +174,7 @@ public final class Executor {
             case "utf8", "utf-8" -> content.getBytes(StandardCharsets.UTF_8);
             case "base64" -> {
                 try {
-                    yield Base64.getMimeDecoder().decode(content);
+                    yield Base64.getDecoder().decode(content.replaceAll("\\s", ""));
                 } catch (IllegalArgumentException e) {
                     throw new InvalidRequestException("invalid_file", "file '" + f.path() + "' is not valid base64");
                 }

@@ -32,6 +32,7 @@ final class BwrapSandbox implements Sandbox {
     private final ProcessSpawner spawner;
     private final BlockingQueue<Integer> freeSlots;
     private final int seccompInstructions;
+    private final String tuning;
     private final List<String> warnings = new ArrayList<>();
 
     private BwrapSandbox(SandboxConfig config, HostTools tools, byte[] program) throws IOException {
@@ -49,6 +50,8 @@ final class BwrapSandbox implements Sandbox {
         Files.setPosixFilePermissions(seccomp, PosixFilePermissions.fromString("rw-------"));
         writeEtc(workRoot.resolve("etc"));
         this.cgroups = Cgroups.detect();
+        this.tuning = cgroups instanceof Cgroups.None ? "favordynmods: not needed (no cgroups)"
+                : CgroupTuning.favorDynamicModifications(root);
         this.spawner = new ProcessSpawner();
         this.freeSlots = new ArrayBlockingQueue<>(config.slots());
         for (int i = 0; i < config.slots(); i++) {
@@ -312,7 +315,7 @@ final class BwrapSandbox implements Sandbox {
         return List.of(
                 "launcher: " + bwrap + (root ? " via " + setpriv + ", slot uids " + config.slotUidBase() + ".."
                         + (config.slotUidBase() + config.slots() - 1) : " as uid " + ownUid),
-                "cgroups: " + cgroups.describe(),
+                "cgroups: " + cgroups.describe() + "; " + tuning,
                 "seccomp: " + seccompInstructions + " BPF instructions (libseccomp), AF_UNIX only, architecture checked",
                 "slots: " + config.slots());
     }

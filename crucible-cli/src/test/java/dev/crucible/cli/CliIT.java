@@ -1,0 +1,157 @@
+package dev.crucible.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+
+/** {@code crucible} as a user runs it: the shaded JAR in its own JVM, real files, real sandbox. */
+class CliIT {
+    static final Path JAR = Path.of("target/crucible.jar");
+
+    record Outcome(int exit, String stdout, String stderr) {}
+
+    static Outcome crucible(Path dir, byte[] stdin, String... args) throws IOException, InterruptedException {
+        List<String> argv = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "--enable-native-access=ALL-UNNAMED", "-jar", JAR.toAbsolutePath().toString()));
+        argv.addAll(List.of(args));
+        Process p = new ProcessBuilder(argv).directory(dir.toFile()).start();
+        Thread feeder = Thread.ofVirtual().start(() -> {
+            try (var in = p.getOutputStream()) {
+                in.write(stdin);
+            } catch (IOException e) {
+                // the command did not read its stdin
+            }
+        });
+        byte[] out = p.getInputStream().readAllBytes();
+        byte[] errBytes = p.getErrorStream().readAllBytes();
+        assertThat(p.waitFor(120, TimeUnit.SECONDS)).isTrue();
+        feeder.join();
+        return new Outcome(p.exitValue(), new String(out, StandardCharsets.UTF_8), new String(errBytes, StandardCharsets.UTF_8));
+    }
+
+    static Outcome crucible(Path dir, String... args) throws IOException, InterruptedException {
+        return crucible(dir, new byte[0], args);
+    }
+
+    static void assertOneLineError(Outcome o, String contains) {
+        assertThat(o.stdout()).isEmpty();
+        assertThat(o.stderr()).contains(contains).doesNotContain("Exception").doesNotContain("\tat ");
+        assertThat(o.stderr().strip().lines().count()).as(o.stderr()).isEqualTo(1);
+    }
+
+    @Test
+    void runPrintsTheProgramsOutputAndExitsWithItsCode(@TempDir Path dir) throws Exception {
+        Files.writeString(dir.resolve("hello.py"), "import sys\nprint('hello', sys.argv[1:], input())\n"
+                + "print('to stderr', file=sys.stderr)\nsys.exit(7)\n");
+        Files.writeString(dir.resolve("in.txt"), "from a file\n");
+        Outcome o = crucible(dir, "run", "--stdin", "in.txt", "hello.py", "x", "y");
+        assertThat(o.stdout()).isEqualTo("hello ['x', 'y'] from a file\n");
+        assertThat(o.stderr()).isEqualTo("to stderr\n");
+        assertThat(o.exit()).isEqualTo(7);
+    }
+
+    @Test
+    void runJsonPrintsTheExecuteResult(@TempDir Path dir) throws Exception {
+        Files.writeString(dir.resolve("main.c"), "#include <stdio.h>\nint main(void){puts(\"c works\");return 0;}\n");
+        Outcome o = crucible(dir, "run", "--json", "main.c");
+        assertThat(o.exit()).isZero();
+        JsonNode json = JsonMapper.builder().build().readTree(o.stdout());
+        assertThat(json.get("status").asString()).isEqualTo("ok");
+        assertThat(json.get("stdout").asString()).isEqualTo("c works\n");
+        assertThat(json.get("exit_code").asInt()).isZero();
+        assertThat(json.get("compile").get("status").asString()).isEqualTo("ok");
+        for (String field : List.of("stderr", "stdout_truncated", "stderr_truncated", "wall_ms", "cpu_ms", "memory_bytes")) {
+            assertThat(json.has(field)).as(field).isTrue();
+        }
+    }
+
+    @Test
+    void runReadsTheProgramFromStdinWithALanguage(@TempDir Path dir) throws Exception {
+        Outcome o = crucible(dir, "echo from-stdin-program".getBytes(StandardCharsets.UTF_8), "run", "-l", "bash", "-");
+        assertThat(o.stdout()).isEqualTo("from-stdin-program\n");
+        assertThat(o.exit()).isZero();
+    }
+
+    @Test
+    void timeoutAndMemoryLimitHaveTheirOwnExitCodes(@TempDir Path dir) throws Exception {
+        Files.writeString(dir.resolve("spin.js"), "for (;;) {}");
+        Outcome timeout = crucible(dir, "run", "--timeout-ms", "1000", "spin.js");
+        assertThat(timeout.exit()).isEqualTo(ExitCodes.TIMEOUT);
+        assertThat(timeout.stderr()).contains("crucible: timeout");
+        Files.writeString(dir.resolve("hog.py"), "x = b'x' * (300 << 20)");
+        Outcome memory = crucible(dir, "run", "--memory-mb", "64", "hog.py");
+        assertThat(memory.exit()).isEqualTo(ExitCodes.MEMORY_LIMIT);
+        assertThat(memory.stderr()).contains("crucible: memory_limit");
+    }
+
+    @Test
+    void badInputGetsOneLineAndADistinctExitCode(@TempDir Path dir) throws Exception {
+        Files.writeString(dir.resolve("ok.py"), "print(1)");
+        Files.writeString(dir.resolve("notes.txt"), "hello");
+        Files.writeString(dir.resolve("runtimes.toml"), """
+                [[runtime]]
+                language = "ruby"
+                extensions = ["rb"]
+                file_name = "main.rb"
+                run_command = ["ruby-that-is-not-installed", "{file}"]
+                """);
+        Files.writeString(dir.resolve("broken.toml"), "[[runtime]\nlanguage = ");
+        Files.writeString(dir.resolve("x.rb"), "puts 1");
+
+        Outcome missing = crucible(dir, "run", "nope.py");
+        assertOneLineError(missing, "no such file: nope.py");
+        assertThat(missing.exit()).isEqualTo(ExitCodes.NO_INPUT);
+
+        Outcome unknownExt = crucible(dir, "run", "notes.txt");
+        assertOneLineError(unknownExt, "cannot tell the language of notes.txt");
+        assertThat(unknownExt.exit()).isEqualTo(ExitCodes.UNKNOWN_LANGUAGE);
+
+        Outcome unknownLang = crucible(dir, "run", "-l", "cobol", "ok.py");
+        assertOneLineError(unknownLang, "unknown language 'cobol'");
+        assertThat(unknownLang.exit()).isEqualTo(ExitCodes.UNKNOWN_LANGUAGE);
+
+        Outcome unavailable = crucible(dir, "run", "--runtimes", "runtimes.toml", "x.rb");
+        assertOneLineError(unavailable, "runtime ruby is not available: ruby-that-is-not-installed is not installed");
+        assertThat(unavailable.exit()).isEqualTo(ExitCodes.RUNTIME_UNAVAILABLE);
+
+        Outcome badToml = crucible(dir, "run", "--runtimes", "broken.toml", "ok.py");
+        assertOneLineError(badToml, "invalid runtimes file broken.toml");
+        assertThat(badToml.exit()).isEqualTo(ExitCodes.NO_INPUT);
+
+        Outcome badLimit = crucible(dir, "run", "--memory-mb", "999999", "ok.py");
+        assertOneLineError(badLimit, "memory_mb must be between");
+        assertThat(badLimit.exit()).isEqualTo(ExitCodes.INVALID_REQUEST);
+
+        Outcome notANumber = crucible(dir, "run", "--timeout-ms", "soon", "ok.py");
+        assertOneLineError(notANumber, "--timeout-ms");
+        assertThat(notANumber.exit()).isEqualTo(ExitCodes.USAGE);
+    }
+
+    @Test
+    void userRuntimeFileAddsALanguageWithItsOwnCommandAndEnv(@TempDir Path dir) throws Exception {
+        Files.writeString(dir.resolve("runtimes.toml"), """
+                [[runtime]]
+                language = "python-unbuffered"
+                aliases = ["pyu"]
+                file_name = "prog.py"
+                run_command = ["python3", "-u", "{file}"]
+                env = { GREETING = "from the runtime file" }
+                limits = { timeout_ms = 3000 }
+                """);
+        Files.writeString(dir.resolve("p.py"), "import os, sys\nprint(os.environ['GREETING'], sys.argv[0])");
+        Outcome o = crucible(dir, "run", "--runtimes", "runtimes.toml", "-l", "pyu", "p.py");
+        assertThat(o.stdout()).isEqualTo("from the runtime file prog.py\n");
+        Outcome list = crucible(dir, "runtimes", "--runtimes", "runtimes.toml");
+        assertThat(list.stdout()).contains("python-unbuffered").contains("seccomp:").contains("cgroups:");
+    }
+}

@@ -1,0 +1,102 @@
+package dev.crucible.sandbox;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import java.io.ByteArrayInputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** The launcher's parts that can be checked without starting a sandbox. */
+class SandboxPartsTest {
+
+    @Test
+    void outputKeepsHeadAndTailAndSignalsOverflowOnce() {
+        AtomicInteger overflows = new AtomicInteger();
+        Output out = new Output(10, overflows::incrementAndGet);
+        byte[] data = ("0123456789" + "x".repeat(10_000) + "THE-END").getBytes(StandardCharsets.UTF_8);
+        out.drain(new ByteArrayInputStream(data));
+        assertThat(overflows).hasValue(1);
+        assertThat(out.truncated()).isTrue();
+        String kept = new String(out.bytes(), StandardCharsets.UTF_8);
+        assertThat(kept).startsWith("0123456789\n[crucible: output cap of 10 bytes reached; ").endsWith("xxTHE-END");
+        assertThat(kept).contains((data.length - 10 - Output.TAIL_BYTES) + " bytes omitted");
+    }
+
+    @Test
+    void outputUnderTheCapIsKeptWhole() {
+        Output out = new Output(100, () -> { throw new AssertionError("no overflow"); });
+        out.drain(new ByteArrayInputStream("hello".getBytes(StandardCharsets.UTF_8)));
+        assertThat(out.truncated()).isFalse();
+        assertThat(new String(out.bytes(), StandardCharsets.UTF_8)).isEqualTo("hello");
+    }
+
+    @Test
+    void limitsRefuseValuesOutOfRangeByName() {
+        assertThat(Limits.DEFAULT.with(2000L, null, 64, null, null))
+                .isEqualTo(new Limits(2000, 2000, 64, Limits.DEFAULT.outputBytes(), Limits.DEFAULT.pids()));
+        assertThatThrownBy(() -> Limits.DEFAULT.with(0L, null, null, null, null)).hasMessageContaining("timeout_ms");
+        assertThatThrownBy(() -> Limits.DEFAULT.with(null, null, null, null, 1_000_000)).hasMessageContaining("pids");
+        assertThatThrownBy(() -> Limits.DEFAULT.with(null, null, 8, null, null)).hasMessageContaining("memory_mb");
+    }
+
+    @Test
+    void seccompProgramIsBuiltByLibseccompAndChecksTheArchitecture() {
+        byte[] program = SeccompProgram.build();
+        assertThat(program.length % 8).isZero();
+        assertThat(program.length / 8).isGreaterThan(50);
+        // first instruction: load seccomp_data.arch (offset 4); then compare with AUDIT_ARCH_X86_64 / AARCH64
+        assertThat(program[0]).isEqualTo((byte) 0x20);
+        assertThat(program[4]).isEqualTo((byte) 4);
+    }
+
+    @Test
+    void procSelfCgroupAndMountinfoAreParsedForBothVersions() {
+        var own = Cgroups.ownGroups(List.of("4:memory:/a/b", "2:cpu,cpuacct:/", "0::/user.slice/x"));
+        assertThat(own).containsEntry("memory", "/a/b").containsEntry("cpuacct", "/").containsEntry("", "/user.slice/x");
+        List<String> mountinfo = List.of(
+                "30 25 0:26 / /sys/fs/cgroup/memory rw,relatime shared:9 - cgroup cgroup rw,memory",
+                "31 25 0:27 / /sys/fs/cgroup/cpu,cpuacct rw - cgroup cgroup rw,cpu,cpuacct",
+                "32 25 0:28 / /sys/fs/cgroup rw - cgroup2 cgroup2 rw,nsdelegate");
+        assertThat(Cgroups.groupDirectory(mountinfo, "cgroup", "memory", "/a/b")).isEqualTo(Path.of("/sys/fs/cgroup/memory/a/b"));
+        assertThat(Cgroups.groupDirectory(mountinfo, "cgroup", "cpuacct", "/")).isEqualTo(Path.of("/sys/fs/cgroup/cpu,cpuacct"));
+        assertThat(Cgroups.groupDirectory(mountinfo, "cgroup2", null, "/user.slice/x"))
+                .isEqualTo(Path.of("/sys/fs/cgroup/user.slice/x"));
+        assertThat(Cgroups.groupDirectory(mountinfo, "cgroup", "pids", "/")).isNull();
+    }
+
+    /**
+     * cgroup v2 cannot be mounted usefully on this cgroup-v1 machine, so its driver is checked against a directory
+     * laid out like a delegated v2 group: the files it writes and the counters it reads.
+     */
+    @Test
+    void cgroupV2WritesLimitsAndReadsCountersInTheV2Formats(@TempDir Path own) throws Exception {
+        Files.writeString(own.resolve("cgroup.procs"), "");
+        Files.writeString(own.resolve("cgroup.subtree_control"), "");
+        CgroupV2 v2 = CgroupV2.prepare(own);
+        assertThat(Files.readString(own.resolve("cgroup.subtree_control"))).isEqualTo("+memory +pids +cpu");
+        assertThat(Files.readString(own.resolve("crucible/cgroup.subtree_control"))).isEqualTo("+memory +pids +cpu");
+
+        Cgroups.RunGroup run = v2.create("run-1", new Limits(1000, 1000, 128, 1024, 32));
+        Path dir = own.resolve("crucible/run-1");
+        assertThat(Files.readString(dir.resolve("memory.max"))).isEqualTo(Long.toString(128L << 20));
+        assertThat(Files.readString(dir.resolve("pids.max"))).isEqualTo("32");
+        assertThat(Files.readString(dir.resolve("cpu.max"))).isEqualTo("100000 100000");
+        assertThat(run.procsFiles()).containsExactly(dir.resolve("cgroup.procs"));
+
+        Files.writeString(dir.resolve("memory.events"), "low 0\nhigh 0\nmax 12\noom 2\noom_kill 1\n");
+        Files.writeString(dir.resolve("cpu.stat"), "usage_usec 1234567\nuser_usec 1000000\nsystem_usec 234567\n");
+        Files.writeString(dir.resolve("memory.peak"), "8675309\n");
+        Files.writeString(dir.resolve("cgroup.procs"), "42\n43\n");
+        assertThat(run.oomKills()).isEqualTo(1);
+        assertThat(run.cpuNanos()).isEqualTo(1_234_567_000L);
+        assertThat(run.memoryPeakBytes()).isEqualTo(8_675_309L);
+        assertThat(run.pids()).containsExactly(42L, 43L);
+        assertThat(v2.liveGroups()).isEqualTo(1);
+    }
+}

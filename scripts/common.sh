@@ -1,0 +1,35 @@
+# Shared by ./crucible and ./run-tests: find a JDK 25 and make sure the sandbox prerequisites are installed.
+# Sourced, not run. Prints one line and exits non-zero when something is missing that it cannot install.
+
+crucible_die() { echo "crucible: $*" >&2; exit "${CRUCIBLE_EXIT:-3}"; }
+
+# JAVA_HOME if it is a JDK 25 or newer, else the first JDK 25+ under /usr/lib/jvm.
+crucible_find_jdk() {
+  local candidate version
+  for candidate in "${JAVA_HOME:-}" /usr/lib/jvm/*; do
+    [ -n "$candidate" ] && [ -x "$candidate/bin/java" ] && [ -x "$candidate/bin/javac" ] || continue
+    version=$(sed -n 's/^JAVA_VERSION="\([0-9]*\).*/\1/p' "$candidate/release" 2>/dev/null)
+    if [ -n "$version" ] && [ "$version" -ge 25 ]; then
+      export JAVA_HOME="$candidate"
+      return 0
+    fi
+  done
+  CRUCIBLE_EXIT=3 crucible_die "no JDK 25 found (JAVA_HOME or /usr/lib/jvm); install one, e.g. apt-get install openjdk-25-jdk-headless or Temurin 25"
+}
+
+# bubblewrap, libseccomp and (as root) setpriv: installed with apt-get when root, else the exact command is printed.
+crucible_ensure_sandbox_tools() {
+  local missing=()
+  command -v bwrap >/dev/null 2>&1 || [ -x /usr/bin/bwrap ] || missing+=(bubblewrap)
+  ldconfig -p 2>/dev/null | grep -q 'libseccomp\.so\.2' || ls /usr/lib/*/libseccomp.so.2 >/dev/null 2>&1 \
+    || missing+=(libseccomp2)
+  [ "$(id -u)" -ne 0 ] || [ -x /usr/bin/setpriv ] || missing+=(util-linux)
+  [ ${#missing[@]} -eq 0 ] && return 0
+  if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "crucible: installing ${missing[*]} (sandbox prerequisites)" >&2
+    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}"; } >&2 \
+      || CRUCIBLE_EXIT=4 crucible_die "could not install ${missing[*]}; run: apt-get install ${missing[*]}"
+    return 0
+  fi
+  CRUCIBLE_EXIT=4 crucible_die "missing sandbox prerequisites; run: sudo apt-get install ${missing[*]}"
+}
