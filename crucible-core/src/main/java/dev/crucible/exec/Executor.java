@@ -109,24 +109,19 @@ public final class Executor {
         Path dir = programsRoot.resolve(HexFormat.of().formatHex(randomId()));
         Map<String, Path> binds = new LinkedHashMap<>();
         try {
-            Files.createDirectory(dir);
-            Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwxr-xr-x"));
-            Path src = Files.createDirectory(dir.resolve("src"));
+            mkdir(dir);
+            Path src = mkdir(dir.resolve("src"));
             for (Map.Entry<String, byte[]> e : contents.entrySet()) {
                 Path file = src.resolve(e.getKey());
-                Files.createDirectories(file.getParent());
+                if (!file.getParent().equals(src)) {
+                    createParents(src, file.getParent());
+                }
                 Files.write(file, e.getValue());
                 Files.setPosixFilePermissions(file, PosixFilePermissions.fromString("rw-r--r--"));
                 binds.put("/workspace/" + e.getKey(), file);
             }
-            try (var walk = Files.walk(src)) {
-                for (Path p : walk.filter(Files::isDirectory).toList()) {
-                    Files.setPosixFilePermissions(p, PosixFilePermissions.fromString("rwxr-xr-x"));
-                }
-            }
             if (runtime.compiled()) {
-                Path build = Files.createDirectory(dir.resolve("build"));
-                Files.setPosixFilePermissions(build, PosixFilePermissions.fromString("rwxr-xr-x"));
+                mkdir(dir.resolve("build"));
             }
         } catch (IOException e) {
             new Program(sandbox, runtime, dir, binds, null).close();
@@ -134,6 +129,20 @@ public final class Executor {
         }
         ExecuteResult compile = runtime.compiled() ? Program.compile(sandbox, runtime, dir, binds) : null;
         return new Program(sandbox, runtime, dir, binds, compile);
+    }
+
+    /** Creates a directory with mode rwxr-xr-x whatever the umask: the slot uids read the program's files. */
+    private static Path mkdir(Path dir) throws IOException {
+        Files.createDirectory(dir);
+        Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwxr-xr-x"));
+        return dir;
+    }
+
+    private static void createParents(Path src, Path dir) throws IOException {
+        if (!Files.isDirectory(dir)) {
+            createParents(src, dir.getParent());
+            mkdir(dir);
+        }
     }
 
     private static Map<String, byte[]> contents(LanguageRuntime runtime, String code, List<FileInput> extraFiles) {

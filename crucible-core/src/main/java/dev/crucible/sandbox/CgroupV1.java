@@ -29,7 +29,7 @@ record CgroupV1(Path memory, Path pids, Path cpu, Path cpuacct) implements Cgrou
     }
 
     @Override
-    public RunGroup create(String name, Limits limits) throws IOException {
+    public RunGroup prepare(String name) throws IOException {
         List<Path> dirs = new ArrayList<>();
         try {
             for (Path parent : List.of(memory, pids, cpu, cpuacct)) {
@@ -37,13 +37,6 @@ record CgroupV1(Path memory, Path pids, Path cpu, Path cpuacct) implements Cgrou
                 Files.createDirectory(dir);
                 dirs.add(dir);
             }
-            long bytes = limits.memoryMb() * 1024L * 1024L;
-            Cgroups.write(dirs.get(0).resolve("memory.limit_in_bytes"), Long.toString(bytes));
-            Path memsw = dirs.get(0).resolve("memory.memsw.limit_in_bytes");
-            if (Files.exists(memsw)) {
-                Cgroups.write(memsw, Long.toString(bytes)); // no swap beyond the limit
-            }
-            Cgroups.write(dirs.get(1).resolve("pids.max"), Integer.toString(limits.pids()));
             Cgroups.write(dirs.get(2).resolve("cpu.cfs_period_us"), "100000");
             Cgroups.write(dirs.get(2).resolve("cpu.cfs_quota_us"), "100000"); // one CPU
             return new Run(dirs);
@@ -64,6 +57,18 @@ record CgroupV1(Path memory, Path pids, Path cpu, Path cpuacct) implements Cgrou
     }
 
     private record Run(List<Path> dirs) implements RunGroup {
+        @Override
+        public void limit(Limits limits) throws IOException {
+            long bytes = limits.memoryMb() * 1024L * 1024L;
+            Path memsw = dirs.get(0).resolve("memory.memsw.limit_in_bytes");
+            // a fresh group's memsw limit is unlimited, so the memory limit goes first (memsw >= memory)
+            Cgroups.write(dirs.get(0).resolve("memory.limit_in_bytes"), Long.toString(bytes));
+            if (Files.exists(memsw)) {
+                Cgroups.write(memsw, Long.toString(bytes)); // no swap beyond the limit
+            }
+            Cgroups.write(dirs.get(1).resolve("pids.max"), Integer.toString(limits.pids()));
+        }
+
         @Override
         public List<Path> procsFiles() {
             return dirs.stream().map(d -> d.resolve("cgroup.procs")).toList();

@@ -47,17 +47,11 @@ record CgroupV2(Path parent) implements Cgroups {
     }
 
     @Override
-    public RunGroup create(String name, Limits limits) throws IOException {
+    public RunGroup prepare(String name) throws IOException {
         Path dir = parent.resolve(name);
         Files.createDirectory(dir);
         Run run = new Run(dir);
         try {
-            Cgroups.write(dir.resolve("memory.max"), Long.toString(limits.memoryMb() * 1024L * 1024L));
-            Path swap = dir.resolve("memory.swap.max");
-            if (Files.exists(swap)) {
-                Cgroups.write(swap, "0");
-            }
-            Cgroups.write(dir.resolve("pids.max"), Integer.toString(limits.pids()));
             Cgroups.write(dir.resolve("cpu.max"), "100000 100000"); // one CPU
             return run;
         } catch (IOException e) {
@@ -77,6 +71,16 @@ record CgroupV2(Path parent) implements Cgroups {
     }
 
     record Run(Path dir) implements RunGroup {
+        @Override
+        public void limit(Limits limits) throws IOException {
+            Cgroups.write(dir.resolve("memory.max"), Long.toString(limits.memoryMb() * 1024L * 1024L));
+            Path swap = dir.resolve("memory.swap.max");
+            if (Files.exists(swap)) {
+                Cgroups.write(swap, "0");
+            }
+            Cgroups.write(dir.resolve("pids.max"), Integer.toString(limits.pids()));
+        }
+
         @Override
         public List<Path> procsFiles() {
             return List.of(dir.resolve("cgroup.procs"));

@@ -14,8 +14,23 @@ import java.util.Map;
  */
 sealed interface Cgroups permits CgroupV1, CgroupV2, Cgroups.None {
 
+    /**
+     * Creates the (empty) groups of one future run, with the one-CPU quota set; {@link RunGroup#limit} sets the rest
+     * when the run starts. Creating ahead of time keeps the mkdirs off the run's path.
+     */
+    RunGroup prepare(String name) throws IOException;
+
     /** Creates the groups of one run with the limits written; the run joins them through {@link RunGroup#procsFiles}. */
-    RunGroup create(String name, Limits limits) throws IOException;
+    default RunGroup create(String name, Limits limits) throws IOException {
+        RunGroup group = prepare(name);
+        try {
+            group.limit(limits);
+            return group;
+        } catch (IOException e) {
+            group.destroy();
+            throw e;
+        }
+    }
 
     /** How many run groups exist under the parent now, the largest count over the hierarchies. */
     int liveGroups();
@@ -25,6 +40,9 @@ sealed interface Cgroups permits CgroupV1, CgroupV2, Cgroups.None {
 
     /** The groups of one run. Methods never throw for a group that has gone already. */
     interface RunGroup {
+        /** Writes the memory and pids limits of the run. */
+        void limit(Limits limits) throws IOException;
+
         /** The {@code cgroup.procs} files the launcher writes its pid into before exec. */
         List<Path> procsFiles();
 
@@ -50,7 +68,7 @@ sealed interface Cgroups permits CgroupV1, CgroupV2, Cgroups.None {
     /** No writable cgroup: limits fall back to rlimits. */
     record None(String reason) implements Cgroups {
         @Override
-        public RunGroup create(String name, Limits limits) {
+        public RunGroup prepare(String name) {
             throw new UnsupportedOperationException("no cgroups: " + reason);
         }
 

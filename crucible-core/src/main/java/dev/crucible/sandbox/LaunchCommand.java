@@ -13,17 +13,58 @@ import java.util.Map;
  * {@code bwrap} builds the sandbox and execs the program.
  */
 final class LaunchCommand {
-    /** Exit code of the wrapper when it cannot join a cgroup; {@link BwrapSandbox} maps it to a sandbox error. */
+    /**
+     * Exit code of the launcher when a privileged step fails; with a {@code crucible-launch: } line on stderr,
+     * {@link BwrapSandbox} reports a sandbox error.
+     */
     static final int JOIN_FAILED = 125;
 
     private LaunchCommand() {}
 
     /**
+     * The argv through {@code crucible-launch} (one static exec that does what sh and setpriv do below).
+     *
+     * @param helper the extracted crucible-launch binary
+     */
+    static List<String> viaHelper(
+            SandboxConfig config, Path workRoot, Path helper, Path seccomp, Path bwrap, int uid, List<Path> procsFiles,
+            boolean fallbackMemory, SandboxSpec spec) {
+        List<String> argv = new ArrayList<>(List.of(helper.toString()));
+        for (Path procs : procsFiles) {
+            argv.addAll(List.of("--cgroup", procs.toString()));
+        }
+        Limits limits = spec.limits();
+        argv.addAll(List.of("--rlimit", "core=0", "--rlimit", "nofile=" + config.openFiles(),
+                "--rlimit", "fsize=" + config.fileSizeBytes(), "--rlimit", "cpu=" + cpuSeconds(limits)));
+        if (uid >= 0) {
+            argv.addAll(List.of("--rlimit", "nproc=" + (limits.pids() + 32)));
+        }
+        if (fallbackMemory) {
+            argv.addAll(List.of("--rlimit", "as=" + (limits.memoryMb() + 64L) * 1024 * 1024));
+        }
+        argv.addAll(List.of("--seccomp", seccomp.toString()));
+        if (uid >= 0) {
+            argv.addAll(List.of("--uid", Integer.toString(uid)));
+        }
+        argv.add("--");
+        argv.addAll(bwrapArguments(config, workRoot, bwrap, spec));
+        argv.add("--");
+        argv.addAll(spec.command());
+        return argv;
+    }
+
+    private static long cpuSeconds(Limits limits) {
+        return Math.max(1, (limits.cpuMs() + 999) / 1000) + 1;
+    }
+
+    /**
+     * The portable argv: {@code sh} and {@code setpriv}, for hosts where crucible-launch could not be built.
+     *
      * @param uid the slot uid to become, or -1 to stay the server's uid
      * @param procsFiles the cgroup.procs files to join (empty without cgroups)
      * @param fallbackMemory whether to bound memory by RLIMIT_AS because no memory cgroup exists
      */
-    static List<String> build(
+    static List<String> viaShell(
             SandboxConfig config, Path workRoot, Path seccomp, Path bwrap, Path setpriv, int uid,
             List<Path> procsFiles, boolean fallbackMemory, SandboxSpec spec) {
         List<String> argv = new ArrayList<>(List.of("/bin/sh", "-c", wrapperScript(config, seccomp, uid, fallbackMemory,
@@ -44,13 +85,12 @@ final class LaunchCommand {
 
     private static String wrapperScript(SandboxConfig config, Path seccomp, int uid, boolean fallbackMemory,
             Limits limits) {
-        long cpuSeconds = Math.max(1, (limits.cpuMs() + 999) / 1000) + 1;
         StringBuilder s = new StringBuilder();
-        s.append("for g; do [ \"$g\" = -- ] && break; echo $$ > \"$g\" || exit ").append(JOIN_FAILED).append("; done\n");
+        s.append("for g; do [ \"$g\" = -- ] && break; echo $$ > \"$g\" || { echo \"crucible-launch: cannot join $g\" >&2; exit ").append(JOIN_FAILED).append("; }").append("; done\n");
         s.append("while [ \"$1\" != -- ]; do shift; done; shift\n");
         s.append("ulimit -c 0; ulimit -n ").append(config.openFiles());
         s.append("; ulimit -f ").append(config.fileSizeBytes() / 512);
-        s.append("; ulimit -t ").append(cpuSeconds);
+        s.append("; ulimit -t ").append(cpuSeconds(limits));
         if (uid >= 0) {
             // per host uid, so only meaningful with a uid of our own; the pids cgroup is the real bound
             s.append("; ulimit -p ").append(limits.pids() + 32);
@@ -77,17 +117,21 @@ final class LaunchCommand {
         if (Files.isDirectory(usr.resolve("lib64"))) {
             a.addAll(List.of("--symlink", "usr/lib64", "/lib64"));
         }
-        a.addAll(List.of(
-                "--ro-bind-try", etcRoot.resolve("alternatives").toString(), "/etc/alternatives",
-                "--ro-bind-try", etcRoot.resolve("ld.so.cache").toString(), "/etc/ld.so.cache",
-                "--ro-bind", workRoot.resolve("etc/passwd").toString(), "/etc/passwd",
-                "--ro-bind", workRoot.resolve("etc/group").toString(), "/etc/group",
-                "--ro-bind", workRoot.resolve("etc/hosts").toString(), "/etc/hosts"));
+        if (spec.rootfs() == null) {
+            a.addAll(List.of("--ro-bind", workRoot.resolve("etc").toString(), "/etc"));
+        } else {
+            a.addAll(List.of(
+                    "--ro-bind-try", etcRoot.resolve("alternatives").toString(), "/etc/alternatives",
+                    "--ro-bind-try", etcRoot.resolve("ld.so.cache").toString(), "/etc/ld.so.cache",
+                    "--ro-bind", workRoot.resolve("etc/passwd").toString(), "/etc/passwd",
+                    "--ro-bind", workRoot.resolve("etc/group").toString(), "/etc/group",
+                    "--ro-bind", workRoot.resolve("etc/hosts").toString(), "/etc/hosts"));
+        }
         for (String path : spec.readOnlyBindsIfPresent()) {
             a.addAll(List.of("--ro-bind-try", path, path));
         }
+        // /dev/shm lives in the fresh tmpfs that --dev mounts: private, memory-charged, RLIMIT_FSIZE per file
         a.addAll(List.of("--proc", "/proc", "--dev", "/dev",
-                "--size", Long.toString(tmpfs), "--tmpfs", "/dev/shm",
                 "--size", Long.toString(tmpfs), "--tmpfs", "/tmp",
                 "--size", Long.toString(tmpfs), "--tmpfs", "/workspace"));
         for (Map.Entry<String, Path> file : spec.files().entrySet()) {

@@ -1,0 +1,126 @@
+/*
+ * crucible-launch: the privileged steps of one sandbox launch in a single exec
+ * (sandbox-security.md 3.2, step 3), replacing the portable `sh` + `setpriv` chain:
+ *
+ *   1. join the run's cgroups, before anything else can fork (the pid goes into each cgroup.procs);
+ *   2. set the rlimits (second guards: fsize, nofile, core, cpu, nproc, as);
+ *   3. open the seccomp program as fd 3, the only descriptor besides 0, 1, 2 that reaches bwrap;
+ *   4. when root: drop every capability from the bounding set, leave all groups, become the slot's
+ *      unprivileged uid and gid, set no_new_privs (never launch bwrap as real root: finding 1);
+ *   5. exec bwrap with an EMPTY environment (finding 2).
+ *
+ * usage: crucible-launch [--cgroup FILE]... [--rlimit RES=VALUE]... --seccomp FILE [--uid N] -- BWRAP ARGS...
+ * RES is one of fsize, nofile, core, cpu, nproc, as. Exit code 125 means a step failed (message on stderr,
+ * prefixed "crucible-launch: "); it never runs the program then.
+ *
+ * Built static by the Maven build (scripts/build-launch.sh); Crucible falls back to sh + setpriv without it.
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+#include <linux/capability.h>
+
+#define FAIL 125
+
+static void die(const char *what, const char *arg) {
+    dprintf(2, "crucible-launch: %s%s%s: %s\n", what, arg ? " " : "", arg ? arg : "", strerror(errno));
+    _exit(FAIL);
+}
+
+static long number(const char *s) {
+    char *end;
+    errno = 0;
+    long v = strtol(s, &end, 10);
+    if (errno || *end || v < 0) {
+        errno = EINVAL;
+        die("bad number", s);
+    }
+    return v;
+}
+
+static void join_cgroup(const char *procs) {
+    int fd = open(procs, O_WRONLY | O_CLOEXEC);
+    if (fd < 0) die("cannot open", procs);
+    char pid[32];
+    int n = snprintf(pid, sizeof pid, "%d\n", (int) getpid());
+    if (write(fd, pid, (size_t) n) != n) die("cannot join", procs);
+    close(fd);
+}
+
+static void set_rlimit(const char *spec) {
+    static const struct { const char *name; int resource; } names[] = {
+        {"fsize", RLIMIT_FSIZE}, {"nofile", RLIMIT_NOFILE}, {"core", RLIMIT_CORE},
+        {"cpu", RLIMIT_CPU}, {"nproc", RLIMIT_NPROC}, {"as", RLIMIT_AS},
+    };
+    const char *eq = strchr(spec, '=');
+    if (!eq) { errno = EINVAL; die("bad rlimit", spec); }
+    for (size_t i = 0; i < sizeof names / sizeof names[0]; i++) {
+        if (strlen(names[i].name) == (size_t) (eq - spec) && strncmp(names[i].name, spec, (size_t) (eq - spec)) == 0) {
+            struct rlimit r = {(rlim_t) number(eq + 1), (rlim_t) number(eq + 1)};
+            if (setrlimit(names[i].resource, &r) != 0) die("cannot set rlimit", spec);
+            return;
+        }
+    }
+    errno = EINVAL;
+    die("unknown rlimit", spec);
+}
+
+static void become(uid_t uid) {
+    /* the bounding set can only shrink while we still hold CAP_SETPCAP, i.e. before the uid changes */
+    for (int cap = 0; cap <= 63; cap++) {
+        if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 && errno != EINVAL) die("cannot drop capability", NULL);
+    }
+    if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0 && errno != EINVAL) die("cannot clear ambient", NULL);
+    if (setgroups(0, NULL) != 0) die("cannot clear groups", NULL);
+    if (setresgid(uid, uid, uid) != 0) die("cannot set gid", NULL);
+    if (setresuid(uid, uid, uid) != 0) die("cannot set uid", NULL);
+    /* leaving uid 0 cleared the permitted and effective sets; clear the inheritable set too */
+    struct __user_cap_header_struct header = {_LINUX_CAPABILITY_VERSION_3, 0};
+    struct __user_cap_data_struct data[2];
+    memset(data, 0, sizeof data);
+    if (syscall(SYS_capset, &header, data) != 0) die("cannot clear capabilities", NULL);
+    uid_t r, e, s;
+    if (getresuid(&r, &e, &s) != 0 || r != uid || e != uid || s != uid || setuid(0) == 0) {
+        errno = EPERM;
+        die("uid switch did not hold", NULL);
+    }
+}
+
+int main(int argc, char **argv) {
+    const char *seccomp = NULL;
+    long uid = -1;
+    int i = 1;
+    for (; i < argc && strcmp(argv[i], "--") != 0; i++) {
+        if (i + 1 >= argc) { errno = EINVAL; die("missing value for", argv[i]); }
+        if (strcmp(argv[i], "--cgroup") == 0) join_cgroup(argv[++i]);
+        else if (strcmp(argv[i], "--rlimit") == 0) set_rlimit(argv[++i]);
+        else if (strcmp(argv[i], "--seccomp") == 0) seccomp = argv[++i];
+        else if (strcmp(argv[i], "--uid") == 0) uid = number(argv[++i]);
+        else { errno = EINVAL; die("unknown option", argv[i]); }
+    }
+    if (i + 1 >= argc || seccomp == NULL) { errno = EINVAL; die("usage: [options] --seccomp FILE -- BWRAP ARGS", NULL); }
+    int fd = open(seccomp, O_RDONLY);
+    if (fd < 0) die("cannot open", seccomp);
+    if (fd != 3) {
+        if (dup2(fd, 3) != 3) die("cannot dup the seccomp fd", NULL);
+        close(fd);
+    }
+    /* nothing but 0, 1, 2 and the seccomp program may reach the sandbox (finding 3) */
+    if (syscall(SYS_close_range, 4, ~0U, 0) != 0) {
+        for (int f = 4; f < 1024; f++) close(f);
+    }
+    if (uid >= 0) become((uid_t) uid);
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) die("cannot set no_new_privs", NULL);
+    char *empty[] = {NULL};
+    execve(argv[i + 1], argv + i + 1, empty);
+    die("cannot exec", argv[i + 1]);
+    return FAIL;
+}
