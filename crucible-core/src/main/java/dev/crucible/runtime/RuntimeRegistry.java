@@ -112,6 +112,12 @@ public final class RuntimeRegistry {
                 throw new IllegalArgumentException("runtimes file " + source + ": runtime " + d.language()
                         + " needs a plain file_name");
             }
+            try {
+                limitsOf(d);
+            } catch (IllegalArgumentException e) {
+                throw new IllegalArgumentException("runtimes file " + source + ": runtime " + d.language() + ": "
+                        + e.getMessage());
+            }
         }
         return file.runtime();
     }
@@ -122,17 +128,10 @@ public final class RuntimeRegistry {
         if (rootfs != null && !Files.isDirectory(rootfs.resolve("usr"))) {
             problems.add("rootfs " + rootfs + " has no usr directory");
         }
-        List<String> compile = d.compileCommand() == null ? List.of() : resolveCommand(d.compileCommand(), rootfs, problems);
+        List<String> compile = d.compileCommand() == null || d.compileCommand().isEmpty() ? List.of()
+                : resolveCommand(d.compileCommand(), rootfs, problems);
         List<String> run = resolveCommand(d.runCommand(), rootfs, problems);
-        Limits limits;
-        Limits compileLimits;
-        try {
-            limits = d.limits() == null ? Limits.DEFAULT : d.limits().applyTo(Limits.DEFAULT);
-            Limits compileBase = new Limits(30_000, 30_000, 512, 1024 * 1024, 64);
-            compileLimits = d.compileLimits() == null ? compileBase : d.compileLimits().applyTo(compileBase);
-        } catch (IllegalArgumentException e) {
-            throw new IllegalArgumentException("runtime " + d.language() + ": " + e.getMessage());
-        }
+        Limits[] limits = limitsOf(d); // validated by parse()
         String version = d.version() != null ? d.version()
                 : problems.isEmpty() && rootfs == null && d.versionCommand() != null
                         ? probeVersion(resolveCommand(d.versionCommand(), null, new ArrayList<>())) : "";
@@ -145,11 +144,19 @@ public final class RuntimeRegistry {
                 compile,
                 run,
                 d.env() == null ? Map.of() : d.env(),
-                limits,
-                compileLimits,
+                limits[0],
+                limits[1],
                 rootfs,
                 d.binds() == null ? List.of() : d.binds(),
                 problems.isEmpty() ? null : String.join("; ", problems));
+    }
+
+    /** The run and compile limits of a definition: its overrides over the defaults. */
+    private static Limits[] limitsOf(RuntimeDefinition d) {
+        Limits compileBase = new Limits(30_000, 30_000, 512, 1024 * 1024, 64);
+        return new Limits[] {
+            d.limits() == null ? Limits.DEFAULT : d.limits().applyTo(Limits.DEFAULT),
+            d.compileLimits() == null ? compileBase : d.compileLimits().applyTo(compileBase)};
     }
 
     private static List<String> lower(List<String> names) {

@@ -1,0 +1,66 @@
+package dev.crucible.exec;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.crucible.Crucible;
+import dev.crucible.runtime.LimitsSpec;
+import dev.crucible.sandbox.SandboxConfig;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+import tools.jackson.databind.JsonNode;
+
+/**
+ * The portable launch chain ({@code sh} + {@code setpriv}, used when the JAR was built without a C compiler) holds
+ * the same line: the hostile cases about identity, environment, descriptors, syscalls and resources.
+ */
+class FallbackLauncherTest {
+    static final Set<String> IDS = Set.of("priv-identity-and-caps", "info-env-vars", "info-proc1-environ",
+            "priv-leaked-fds", "priv-i386-abi-bypass", "net-vsock", "net-io-uring-socket-bypass",
+            "res-fork-bomb-c", "res-memory-bomb-python", "res-cpu-spin-python", "out-stdout-flood-1GiB",
+            "res-fd-exhaustion", "res-disk-fill-work", "proc-ptrace-attach");
+    static Crucible crucible;
+
+    @BeforeAll
+    static void start() {
+        crucible = Crucible.start(SandboxConfig.defaults().withSlots(2).withLaunchHelper(false), null);
+        assertThat(crucible.sandbox().describe().getFirst()).contains("via sh + setpriv");
+    }
+
+    @AfterAll
+    static void stop() {
+        crucible.close();
+    }
+
+    static Stream<Arguments> cases() throws Exception {
+        JsonNode expectations = HostileCasesTest.resource("expectations.json");
+        List<Arguments> out = new ArrayList<>();
+        for (JsonNode c : HostileCasesTest.resource("hostile-cases.json")) {
+            String id = c.get("id").asString();
+            if (IDS.contains(id)) {
+                out.add(Arguments.of(id, c, expectations.get(id)));
+            }
+        }
+        assertThat(out).hasSize(IDS.size());
+        return out.stream();
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("cases")
+    void hostileCaseHoldsThroughShAndSetpriv(String id, JsonNode c, JsonNode expect) throws Exception {
+        LimitsSpec limits = expect.has("limits")
+                ? HostileCasesTest.JSON.treeToValue(expect.get("limits"), LimitsSpec.class) : null;
+        ExecuteResult r = crucible.executor().execute(
+                new ExecuteRequest(c.get("language").asString(), c.get("code").asString(), null, null, null, limits));
+        HostileCasesTest.check(expect, r, id + " -> " + r.status() + "\n" + r.stdout() + r.stderr());
+        assertThat(crucible.sandbox().awaitIdle(Duration.ofSeconds(15))).isTrue();
+        assertThat(crucible.sandbox().liveRunGroups()).isZero();
+    }
+}
