@@ -36,6 +36,9 @@ final class BwrapSandbox implements Sandbox {
     private final Path helper;
     private final java.util.Map<Integer, Cgroups.RunGroup> prepared = new java.util.concurrent.ConcurrentHashMap<>();
     private volatile boolean closing;
+    /** Names of this instance's run groups start with it: {@code run-<pid>-<instance tag>}. */
+    private final String groupPrefix = "run-" + ProcessHandle.current().pid() + "-" + Integer.toHexString(
+            java.util.concurrent.ThreadLocalRandom.current().nextInt(0x1000, 0x10000));
     private final List<String> warnings = new ArrayList<>();
 
     private BwrapSandbox(SandboxConfig config, HostTools tools, byte[] program) throws IOException {
@@ -53,6 +56,7 @@ final class BwrapSandbox implements Sandbox {
         writeEtc(workRoot.resolve("etc"));
         this.helper = config.launchHelper() ? extractHelper(workRoot) : null;
         this.cgroups = Cgroups.detect();
+        cgroups.removeStale();
         this.tuning = cgroups instanceof Cgroups.None ? "favordynmods: not needed (no cgroups)"
                 : CgroupTuning.favorDynamicModifications(root);
         this.spawner = new ProcessSpawner();
@@ -133,7 +137,7 @@ final class BwrapSandbox implements Sandbox {
     @Override
     public SandboxResult run(SandboxSpec spec) throws InterruptedException {
         int slot = freeSlots.take();
-        String name = "run-" + HexFormat.of().formatHex(randomBytes());
+        String name = groupPrefix + HexFormat.of().formatHex(randomBytes());
         int uid = root ? config.slotUidBase() + slot : -1;
         Cgroups.RunGroup group = null;
         boolean chowned = false;
@@ -172,7 +176,7 @@ final class BwrapSandbox implements Sandbox {
             }
             if (!(cgroups instanceof Cgroups.None) && !closing) {
                 try {
-                    prepared.put(slot, cgroups.prepare("run-" + HexFormat.of().formatHex(randomBytes())));
+                    prepared.put(slot, cgroups.prepare(groupPrefix + HexFormat.of().formatHex(randomBytes())));
                 } catch (IOException e) {
                     LOG.log(System.Logger.Level.DEBUG, "cannot prepare the next run's cgroups", e);
                 }
@@ -402,7 +406,7 @@ final class BwrapSandbox implements Sandbox {
 
     @Override
     public int liveRunGroups() {
-        return cgroups.liveGroups() - prepared.size();
+        return cgroups.liveGroups(groupPrefix) - prepared.size();
     }
 
     @Override

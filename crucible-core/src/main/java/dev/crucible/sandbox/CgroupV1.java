@@ -47,8 +47,14 @@ record CgroupV1(Path memory, Path pids, Path cpu, Path cpuacct) implements Cgrou
     }
 
     @Override
-    public int liveGroups() {
-        return List.of(memory, pids, cpu, cpuacct).stream().mapToInt(Cgroups::countRunGroups).max().orElse(0);
+    public int liveGroups(String prefix) {
+        return List.of(memory, pids, cpu, cpuacct).stream().mapToInt(p -> Cgroups.countRunGroups(p, prefix))
+                .max().orElse(0);
+    }
+
+    @Override
+    public void removeStale() {
+        List.of(memory, pids, cpu, cpuacct).forEach(Cgroups::removeStaleGroups);
     }
 
     @Override

@@ -61,8 +61,13 @@ record CgroupV2(Path parent) implements Cgroups {
     }
 
     @Override
-    public int liveGroups() {
-        return Cgroups.countRunGroups(parent);
+    public int liveGroups(String prefix) {
+        return Cgroups.countRunGroups(parent, prefix);
+    }
+
+    @Override
+    public void removeStale() {
+        Cgroups.removeStaleGroups(parent);
     }
 
     @Override

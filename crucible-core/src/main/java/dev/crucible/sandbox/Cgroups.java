@@ -32,8 +32,11 @@ sealed interface Cgroups permits CgroupV1, CgroupV2, Cgroups.None {
         }
     }
 
-    /** How many run groups exist under the parent now, the largest count over the hierarchies. */
-    int liveGroups();
+    /** How many groups named {@code prefix…} exist under the parent now, the largest count over the hierarchies. */
+    int liveGroups(String prefix);
+
+    /** Removes the empty run groups left by Crucible processes that no longer exist (after a kill -9). */
+    void removeStale();
 
     /** One line for logs and {@code crucible doctor}: which cgroup version and where. */
     String describe();
@@ -73,8 +76,13 @@ sealed interface Cgroups permits CgroupV1, CgroupV2, Cgroups.None {
         }
 
         @Override
-        public int liveGroups() {
+        public int liveGroups(String prefix) {
             return 0;
+        }
+
+        @Override
+        public void removeStale() {
+            // nothing to remove
         }
 
         @Override
@@ -196,11 +204,27 @@ sealed interface Cgroups permits CgroupV1, CgroupV2, Cgroups.None {
         }
     }
 
-    static int countRunGroups(Path parent) {
+    static int countRunGroups(Path parent, String prefix) {
         try (var children = Files.list(parent)) {
-            return (int) children.filter(p -> p.getFileName().toString().startsWith("run-")).count();
+            return (int) children.filter(p -> p.getFileName().toString().startsWith(prefix)).count();
         } catch (IOException e) {
             return 0;
+        }
+    }
+
+    /** Group names are {@code run-<pid of the Crucible process>-<random>}; see {@link #removeStale()}. */
+    static void removeStaleGroups(Path parent) {
+        try (var children = Files.list(parent)) {
+            for (Path group : children.toList()) {
+                String[] parts = group.getFileName().toString().split("-");
+                if (parts.length == 3 && parts[0].equals("run") && parts[1].matches("\\d{1,10}")
+                        && ProcessHandle.of(Long.parseLong(parts[1])).isEmpty()
+                        && readPids(group.resolve("cgroup.procs")).isEmpty()) {
+                    Files.deleteIfExists(group);
+                }
+            }
+        } catch (IOException e) {
+            // best effort: a group still in use stays
         }
     }
 

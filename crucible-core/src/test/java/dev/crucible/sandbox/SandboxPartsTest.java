@@ -97,6 +97,6 @@ class SandboxPartsTest {
         assertThat(run.cpuNanos()).isEqualTo(1_234_567_000L);
         assertThat(run.memoryPeakBytes()).isEqualTo(8_675_309L);
         assertThat(run.pids()).containsExactly(42L, 43L);
-        assertThat(v2.liveGroups()).isEqualTo(1);
+        assertThat(v2.liveGroups("run-")).isEqualTo(1);
     }
 }
