@@ -1,10 +1,14 @@
 package dev.crucible;
 
 import dev.crucible.exec.Executor;
+import dev.crucible.pool.WarmPool;
+import dev.crucible.runtime.LanguageRuntime;
 import dev.crucible.runtime.RuntimeRegistry;
 import dev.crucible.sandbox.Sandbox;
 import dev.crucible.sandbox.SandboxConfig;
 import java.nio.file.Path;
+import java.util.LinkedHashMap;
+import java.util.Map;
 
 /**
  * The composition root: wires the sandbox launcher, the runtime registry and the executor by hand.
@@ -19,6 +23,7 @@ public final class Crucible implements AutoCloseable {
     private final Sandbox sandbox;
     private final RuntimeRegistry runtimes;
     private final Executor executor;
+    private WarmPool pool;
 
     private Crucible(Sandbox sandbox, RuntimeRegistry runtimes) {
         this.sandbox = sandbox;
@@ -38,6 +43,24 @@ public final class Crucible implements AutoCloseable {
         return new Crucible(Sandbox.create(config), runtimes);
     }
 
+    /**
+     * Starts a warm pool: for each language named, that many sandboxes kept ready (unknown or not poolable
+     * languages are ignored). Replaces any pool started before.
+     *
+     * @return the pool, also used by {@link #executor()} from now on
+     */
+    public synchronized WarmPool startPool(Map<String, Integer> sizes) {
+        Map<LanguageRuntime, Integer> byRuntime = new LinkedHashMap<>();
+        sizes.forEach((language, size) -> runtimes.find(language).ifPresent(r -> byRuntime.put(r, size)));
+        WarmPool old = pool;
+        pool = new WarmPool(sandbox, byRuntime);
+        executor.usePool(pool);
+        if (old != null) {
+            old.close();
+        }
+        return pool;
+    }
+
     public Sandbox sandbox() {
         return sandbox;
     }
@@ -51,7 +74,11 @@ public final class Crucible implements AutoCloseable {
     }
 
     @Override
-    public void close() {
+    public synchronized void close() {
+        if (pool != null) {
+            executor.usePool(null);
+            pool.close();
+        }
         sandbox.close();
     }
 }

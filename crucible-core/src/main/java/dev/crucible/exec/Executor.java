@@ -1,8 +1,10 @@
 package dev.crucible.exec;
 
+import dev.crucible.pool.WarmPool;
 import dev.crucible.runtime.LanguageRuntime;
 import dev.crucible.runtime.RuntimeRegistry;
 import dev.crucible.sandbox.Limits;
+import dev.crucible.sandbox.OutputListener;
 import dev.crucible.sandbox.Sandbox;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -30,6 +32,7 @@ public final class Executor {
     private final Sandbox sandbox;
     private final RuntimeRegistry runtimes;
     private final Path programsRoot;
+    private volatile WarmPool pool;
 
     /**
      * @param programsRoot a private directory (mode 0711 is set) that holds the programs' files while they exist
@@ -50,16 +53,49 @@ public final class Executor {
         return runtimes;
     }
 
+    /** Serves eligible requests from {@code warmPool} from now on (null: always cold). */
+    public void usePool(WarmPool warmPool) {
+        this.pool = warmPool;
+    }
+
+    /** The warm pool in use, or null. */
+    public WarmPool pool() {
+        return pool;
+    }
+
     /**
      * Runs one request to its verdict.
      *
      * @throws InvalidRequestException before any sandbox starts, for anything wrong with the request
      */
     public ExecuteResult execute(ExecuteRequest request) throws InterruptedException {
+        return execute(request, OutputListener.NONE);
+    }
+
+    /**
+     * Runs one request to its verdict, passing its output to {@code listener} as it is produced. A request the
+     * warm pool serves (no files, the runtime's memory limit) takes a ready sandbox; the rest start cold.
+     *
+     * @throws InvalidRequestException before any sandbox starts, for anything wrong with the request
+     */
+    public ExecuteResult execute(ExecuteRequest request, OutputListener listener) throws InterruptedException {
         LanguageRuntime runtime = runtimeFor(request.language());
         Limits limits = limitsFor(runtime, request);
+        List<String> args = request.args() == null ? List.of() : request.args();
+        WarmPool warm = pool;
+        if (warm != null && (request.files() == null || request.files().isEmpty()) && warm.serves(runtime, limits)) {
+            if (request.code() == null) {
+                throw new InvalidRequestException("invalid_request", "code is required");
+            }
+            contents(runtime, request.code(), null); // the same size checks as a cold run
+            var ready = warm.take(runtime);
+            if (ready.isPresent()) {
+                return ExecuteResult.of(ready.get().complete(WarmPool.payload(request.code(), args, request.stdin()),
+                        limits, listener), null);
+            }
+        }
         try (Program program = prepare(runtime, request.code(), request.files())) {
-            return program.run(request.stdin(), request.args() == null ? List.of() : request.args(), limits);
+            return program.run(request.stdin(), args, limits, listener);
         }
     }
 

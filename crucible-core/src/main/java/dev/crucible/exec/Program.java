@@ -54,13 +54,19 @@ public final class Program implements AutoCloseable {
      * @return the result, with the compile step attached; {@code compile_error} without running when it failed
      */
     public ExecuteResult run(String stdin, List<String> args, Limits limits) throws InterruptedException {
+        return run(stdin, args, limits, dev.crucible.sandbox.OutputListener.NONE);
+    }
+
+    /** As {@link #run(String, List, Limits)}, passing the output to {@code listener} as it is produced. */
+    public ExecuteResult run(String stdin, List<String> args, Limits limits, dev.crucible.sandbox.OutputListener listener)
+            throws InterruptedException {
         if (!runnable()) {
             return ExecuteResult.compileFailed(compile);
         }
         SandboxSpec spec = new SandboxSpec(runtime.runArgv(limits, args), runtime.env(), files,
                 runtime.compiled() ? dir.resolve("build") : null, false, runtime.binds(), runtime.rootfs(),
                 stdin == null ? null : stdin.getBytes(StandardCharsets.UTF_8), limits);
-        return ExecuteResult.of(sandbox.run(spec), compile);
+        return ExecuteResult.of(sandbox.run(spec, listener), compile);
     }
 
     static ExecuteResult compile(Sandbox sandbox, LanguageRuntime runtime, Path dir, Map<String, Path> files)

@@ -24,6 +24,7 @@ import java.util.Map;
  * @param rootfs a directory whose {@code usr} replaces the host's, or null
  * @param binds host paths bound read-only when present
  * @param unavailableReason why it cannot run here, or null when it can
+ * @param poolCommand the warm-pool agent's command (runs one program from stdin), or empty when not poolable
  */
 public record LanguageRuntime(
         String language,
@@ -38,7 +39,8 @@ public record LanguageRuntime(
         Limits compileLimits,
         Path rootfs,
         List<String> binds,
-        String unavailableReason) {
+        String unavailableReason,
+        List<String> poolCommand) {
 
     public LanguageRuntime {
         aliases = List.copyOf(aliases);
@@ -47,6 +49,17 @@ public record LanguageRuntime(
         runCommand = List.copyOf(runCommand);
         env = Map.copyOf(env);
         binds = List.copyOf(binds);
+        poolCommand = List.copyOf(poolCommand);
+    }
+
+    /** Whether a warm pool can serve this runtime. */
+    public boolean poolable() {
+        return !poolCommand.isEmpty() && available();
+    }
+
+    /** The warm-pool agent's command with placeholders filled for {@code limits}. */
+    public List<String> poolArgv(Limits limits) {
+        return fill(poolCommand, limits);
     }
 
     public boolean available() {

@@ -18,7 +18,8 @@ record RuntimeDefinition(
         @JsonProperty("limits") LimitsSpec limits,
         @JsonProperty("compile_limits") LimitsSpec compileLimits,
         @JsonProperty("rootfs") String rootfs,
-        @JsonProperty("binds") List<String> binds) {
+        @JsonProperty("binds") List<String> binds,
+        @JsonProperty("pool_command") List<String> poolCommand) {
 
     record File(@JsonProperty("runtime") List<RuntimeDefinition> runtime) {}
 }

@@ -131,6 +131,8 @@ public final class RuntimeRegistry {
         List<String> compile = d.compileCommand() == null || d.compileCommand().isEmpty() ? List.of()
                 : resolveCommand(d.compileCommand(), rootfs, problems);
         List<String> run = resolveCommand(d.runCommand(), rootfs, problems);
+        List<String> pool = d.poolCommand() == null || d.poolCommand().isEmpty() ? List.of()
+                : withAgent(resolveCommand(d.poolCommand(), rootfs, problems), d.language());
         Limits[] limits = limitsOf(d); // validated by parse()
         String version = d.version() != null ? d.version()
                 : problems.isEmpty() && rootfs == null && d.versionCommand() != null
@@ -148,7 +150,8 @@ public final class RuntimeRegistry {
                 limits[1],
                 rootfs,
                 d.binds() == null ? List.of() : d.binds(),
-                problems.isEmpty() ? null : String.join("; ", problems));
+                problems.isEmpty() ? null : String.join("; ", problems),
+                pool);
     }
 
     /** The run and compile limits of a definition: its overrides over the defaults. */
@@ -161,6 +164,19 @@ public final class RuntimeRegistry {
 
     private static List<String> lower(List<String> names) {
         return names == null ? List.of() : names.stream().map(s -> s.toLowerCase(Locale.ROOT)).toList();
+    }
+
+    /** Replaces {@code {agent}} by the built-in agent of the language; a language without one is not poolable. */
+    private static List<String> withAgent(List<String> command, String language) {
+        try (InputStream in = RuntimeRegistry.class.getResourceAsStream("agents/" + language)) {
+            if (in == null) {
+                return command.contains("{agent}") ? List.of() : command;
+            }
+            String agent = new String(in.readAllBytes(), StandardCharsets.UTF_8);
+            return command.stream().map(s -> s.equals("{agent}") ? agent : s).toList();
+        } catch (IOException e) {
+            return List.of();
+        }
     }
 
     /** Replaces the executable of {@code command} by its absolute path, or records why it cannot. */

@@ -2,7 +2,6 @@ package dev.crucible.sandbox;
 
 import java.io.IOException;
 import java.io.InputStream;
-import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -18,7 +17,6 @@ import java.util.concurrent.atomic.AtomicBoolean;
 /** The bubblewrap launcher: the per-run sequence of {@code sandbox-security.md} 3.2, one step per method. */
 final class BwrapSandbox implements Sandbox {
     private static final System.Logger LOG = System.getLogger("crucible.sandbox");
-    private static final long POLL_MS = 10;
     private static final long TEARDOWN_MS = 3_000;
 
     private final SandboxConfig config;
@@ -135,12 +133,13 @@ final class BwrapSandbox implements Sandbox {
     }
 
     @Override
-    public SandboxResult run(SandboxSpec spec) throws InterruptedException {
+    public Launch launch(SandboxSpec spec) throws InterruptedException {
         int slot = freeSlots.take();
         String name = groupPrefix + HexFormat.of().formatHex(randomBytes());
         int uid = root ? config.slotUidBase() + slot : -1;
         Cgroups.RunGroup group = null;
         boolean chowned = false;
+        boolean started = false;
         try {
             if (!(cgroups instanceof Cgroups.None)) {
                 group = prepared.remove(slot);
@@ -158,14 +157,43 @@ final class BwrapSandbox implements Sandbox {
             List<String> argv = helper != null
                     ? LaunchCommand.viaHelper(config, workRoot, helper, seccomp, bwrap, uid, procs, group == null, spec)
                     : LaunchCommand.viaShell(config, workRoot, seccomp, bwrap, setpriv, uid, procs, group == null, spec);
-            return supervise(spec, argv, group);
+            Process process = spawner.start(argv);
+            started = true;
+            return new Launched(process, group, spec.limits().outputBytes(), releaser(slot, group, chowned ? spec.buildDir() : null));
         } catch (IOException e) {
-            return failure("cannot start the sandbox: " + e.getMessage());
+            return new Failed("cannot start the sandbox: " + e.getMessage());
         } finally {
-            // the answer does not wait for the cgroup to empty and go; the slot does
-            Cgroups.RunGroup finished = group;
-            Path giveBack = chowned ? spec.buildDir() : null;
-            Thread.ofVirtual().start(() -> release(slot, finished, giveBack));
+            if (!started) {
+                releaser(slot, group, chowned ? spec.buildDir() : null).run();
+            }
+        }
+    }
+
+    /** The answer does not wait for the cgroup to empty and go; the slot does. */
+    private Runnable releaser(int slot, Cgroups.RunGroup group, Path buildDir) {
+        AtomicBoolean once = new AtomicBoolean();
+        return () -> {
+            if (once.compareAndSet(false, true)) {
+                Thread.ofVirtual().start(() -> release(slot, group, buildDir));
+            }
+        };
+    }
+
+    /** A launch that failed before a process existed. */
+    private record Failed(String why) implements Launch {
+        @Override
+        public SandboxResult complete(byte[] stdin, Limits limits, OutputListener listener) {
+            return failure(why);
+        }
+
+        @Override
+        public boolean alive() {
+            return false;
+        }
+
+        @Override
+        public void abandon() {
+            // nothing was started
         }
     }
 
@@ -212,102 +240,6 @@ final class BwrapSandbox implements Sandbox {
         return b;
     }
 
-    /** Spawns the command, feeds stdin, reads both streams, enforces the wall and CPU limits. */
-    private SandboxResult supervise(SandboxSpec spec, List<String> argv, Cgroups.RunGroup group)
-            throws IOException, InterruptedException {
-        Limits limits = spec.limits();
-        long start = System.nanoTime();
-        Process process = spawner.start(argv);
-        AtomicBoolean outputExceeded = new AtomicBoolean();
-        Runnable kill = () -> {
-            outputExceeded.set(true);
-            process.destroyForcibly();
-        };
-        Output stdout = new Output(limits.outputBytes(), kill);
-        Output stderr = new Output(limits.outputBytes(), kill);
-        Thread in = Thread.ofVirtual().start(() -> feed(process.getOutputStream(), spec.stdin()));
-        Thread out = Thread.ofVirtual().start(() -> stdout.drain(process.getInputStream()));
-        Thread err = Thread.ofVirtual().start(() -> stderr.drain(process.getErrorStream()));
-
-        boolean timedOut = false;
-        boolean cpuExceeded = false;
-        long deadline = start + TimeUnit.MILLISECONDS.toNanos(limits.timeoutMs());
-        long cpuBudget = TimeUnit.MILLISECONDS.toNanos(limits.cpuMs());
-        try {
-            while (!process.waitFor(Math.min(POLL_MS, Math.max(1, (deadline - System.nanoTime()) / 1_000_000)),
-                    TimeUnit.MILLISECONDS)) {
-                if (System.nanoTime() >= deadline) {
-                    timedOut = true;
-                    process.destroyForcibly();
-                } else if (group != null && group.cpuNanos() > cpuBudget) {
-                    cpuExceeded = true;
-                    process.destroyForcibly();
-                }
-            }
-        } catch (InterruptedException e) {
-            process.destroyForcibly();
-            throw e;
-        }
-        long wallMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
-        joinOrClose(process, in, out, err);
-        int exit = process.exitValue();
-        long cpuNanos = group == null ? -1 : group.cpuNanos();
-        if (!cpuExceeded && group != null && cpuNanos > cpuBudget && exit != 0) {
-            cpuExceeded = true; // killed by RLIMIT_CPU or ran past the budget between two polls
-        }
-        String sandboxError = setupError(exit, stderr);
-        Integer signal = exit > 128 && exit < 128 + 65 ? exit - 128 : null;
-        return new SandboxResult(exit, signal, stdout.bytes(), stderr.bytes(), stdout.truncated(), stderr.truncated(),
-                wallMs, cpuNanos < 0 ? -1 : cpuNanos / 1_000_000, group == null ? -1 : group.memoryPeakBytes(),
-                timedOut, cpuExceeded && !timedOut, group != null && group.oomKills() > 0, sandboxError);
-    }
-
-    /**
-     * crucible-launch (exit 125), bwrap and setpriv (exit 1) say what went wrong on stderr before the program starts.
-     * A program could print the same words; it then only misleads itself.
-     */
-    private static String setupError(int exit, Output stderr) {
-        if (exit != 1 && exit != 127 && exit != LaunchCommand.JOIN_FAILED) {
-            return null;
-        }
-        String text = new String(stderr.bytes(), StandardCharsets.UTF_8);
-        for (String tool : List.of("bwrap: ", "setpriv: ", "crucible-launch: ")) {
-            if (text.startsWith(tool)) {
-                return text.lines().findFirst().orElse(text).strip();
-            }
-        }
-        return null;
-    }
-
-    private static void feed(OutputStream stdin, byte[] input) {
-        try (stdin) {
-            stdin.write(input);
-        } catch (IOException e) {
-            // the program exited or closed its stdin; what it did not read is dropped
-        }
-    }
-
-    /** Waits for the readers; if something still holds a pipe past the deadline, closes our ends. */
-    private static void joinOrClose(Process process, Thread... threads) throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(TEARDOWN_MS);
-        for (Thread t : threads) {
-            long left = deadline - System.nanoTime();
-            if (left <= 0 || !t.join(java.time.Duration.ofNanos(Math.max(1, left)))) {
-                closeQuietly(process.getInputStream());
-                closeQuietly(process.getErrorStream());
-                t.join(java.time.Duration.ofMillis(TEARDOWN_MS));
-            }
-        }
-    }
-
-    private static void closeQuietly(InputStream in) {
-        try {
-            in.close();
-        } catch (IOException e) {
-            // nothing to do
-        }
-    }
-
     /** The pid namespace dies with the outer bwrap; the cgroup sweep is the second net (A7). */
     private static void awaitEmpty(Cgroups.RunGroup group) throws InterruptedException {
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(TEARDOWN_MS);
@@ -336,7 +268,7 @@ final class BwrapSandbox implements Sandbox {
         group.destroy();
     }
 
-    private static SandboxResult failure(String why) {
+    static SandboxResult failure(String why) {
         return new SandboxResult(-1, null, new byte[0], new byte[0], false, false, 0, -1, -1, false, false, false, why);
     }
 
@@ -402,6 +334,11 @@ final class BwrapSandbox implements Sandbox {
     @Override
     public List<String> warnings() {
         return List.copyOf(warnings);
+    }
+
+    @Override
+    public boolean limitsAdjustable() {
+        return !(cgroups instanceof Cgroups.None);
     }
 
     @Override

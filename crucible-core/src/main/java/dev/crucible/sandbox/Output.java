@@ -13,7 +13,9 @@ import java.nio.charset.StandardCharsets;
 final class Output {
     static final int TAIL_BYTES = 4096;
 
-    private final int cap;
+    private volatile int cap;
+    private volatile OutputListener listener = OutputListener.NONE;
+    private final boolean isStderr;
     private final Runnable onOverflow;
     private final ByteArrayOutputStream head = new ByteArrayOutputStream();
     private final byte[] tail = new byte[TAIL_BYTES];
@@ -21,9 +23,16 @@ final class Output {
     private long total;
     private boolean overflowed;
 
-    Output(int cap, Runnable onOverflow) {
+    Output(int cap, boolean isStderr, Runnable onOverflow) {
         this.cap = cap;
+        this.isStderr = isStderr;
         this.onOverflow = onOverflow;
+    }
+
+    /** Sets the cap and the listener for what comes next (a pooled sandbox gets them when it is claimed). */
+    void configure(int newCap, OutputListener newListener) {
+        this.cap = newCap;
+        this.listener = newListener == null ? OutputListener.NONE : newListener;
     }
 
     /** Reads {@code in} to its end. Returns quietly when the stream breaks (the run was killed). */
@@ -42,6 +51,9 @@ final class Output {
     private void accept(byte[] buf, int n) {
         int keep = (int) Math.max(0, Math.min(n, cap - total));
         head.write(buf, 0, keep);
+        if (keep > 0) {
+            listener.chunk(isStderr, buf, keep);
+        }
         for (int i = keep; i < n; i++) {
             tail[(int) (tailWritten++ % TAIL_BYTES)] = buf[i];
         }

@@ -33,7 +33,38 @@ public interface Sandbox extends AutoCloseable {
      *
      * @throws InterruptedException when the caller is interrupted while waiting; the run is killed first
      */
-    SandboxResult run(SandboxSpec spec) throws InterruptedException;
+    default SandboxResult run(SandboxSpec spec) throws InterruptedException {
+        return run(spec, OutputListener.NONE);
+    }
+
+    /** As {@link #run(SandboxSpec)}, passing the output to {@code listener} as it is produced. */
+    default SandboxResult run(SandboxSpec spec, OutputListener listener) throws InterruptedException {
+        return launch(spec).complete(spec.stdin(), spec.limits(), listener);
+    }
+
+    /**
+     * Starts a sandbox now and lets it wait for its input: a warm pool launches ahead of demand and completes on a
+     * request. {@code spec}'s stdin is ignored; its limits apply until {@link Launch#complete} sets the run's own.
+     * Holds a slot until completed or abandoned.
+     */
+    Launch launch(SandboxSpec spec) throws InterruptedException;
+
+    /** A started sandbox waiting for its input. Used once: complete it or abandon it. */
+    interface Launch {
+        /**
+         * Writes {@code stdin} and closes it, then supervises the program to its end under {@code limits}, timed from
+         * this call. Never throws for anything the program does.
+         *
+         * @throws IllegalStateException when called twice
+         */
+        SandboxResult complete(byte[] stdin, Limits limits, OutputListener listener) throws InterruptedException;
+
+        /** Whether the process still runs and has not been used. */
+        boolean alive();
+
+        /** Kills the sandbox and releases its slot. */
+        void abandon();
+    }
 
     /**
      * Waits until no run is in progress and every finished run's processes and cgroups are gone.
@@ -47,6 +78,9 @@ public interface Sandbox extends AutoCloseable {
 
     /** Warnings about what is weaker than the full recipe on this host (not root, no cgroups); empty when none. */
     List<String> warnings();
+
+    /** Whether memory and pids limits can be changed after launch (cgroups present), as a warm pool needs. */
+    boolean limitsAdjustable();
 
     /** How many per-run cgroups exist right now (0 when idle; a leftover otherwise). */
     int liveRunGroups();

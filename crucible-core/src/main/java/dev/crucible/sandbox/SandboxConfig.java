@@ -32,7 +32,7 @@ public record SandboxConfig(
 
     /**
      * Defaults: the work directory under {@code /dev/shm} (a tmpfs) when writable, else {@code java.io.tmpdir},
-     * {@code max(4, 2 × cores)} slots,
+     * {@code max(16, 4 × cores)} slots (running and warm-pool sandboxes both hold one),
      * uids from 61000 (below systemd's dynamic range 61184-65519 for up to 184 slots, overridable with
      * {@code CRUCIBLE_SLOT_UID_BASE}), 64 MiB files, 256 open files, 64 MiB tmpfs, the launch helper unless
      * {@code CRUCIBLE_LAUNCHER=sh}.
@@ -42,7 +42,7 @@ public record SandboxConfig(
         return new SandboxConfig(
                 java.nio.file.Files.isDirectory(Path.of("/dev/shm")) && java.nio.file.Files.isWritable(Path.of("/dev/shm"))
                         ? Path.of("/dev/shm") : Path.of(System.getProperty("java.io.tmpdir")),
-                Math.max(4, 2 * Runtime.getRuntime().availableProcessors()),
+                Math.max(16, 4 * Runtime.getRuntime().availableProcessors()),
                 base == null ? 61000 : Integer.parseInt(base.trim()),
                 64L * 1024 * 1024,
                 256,

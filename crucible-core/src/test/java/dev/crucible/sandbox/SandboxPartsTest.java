@@ -18,7 +18,7 @@ class SandboxPartsTest {
     @Test
     void outputKeepsHeadAndTailAndSignalsOverflowOnce() {
         AtomicInteger overflows = new AtomicInteger();
-        Output out = new Output(10, overflows::incrementAndGet);
+        Output out = new Output(10, false, overflows::incrementAndGet);
         byte[] data = ("0123456789" + "x".repeat(10_000) + "THE-END").getBytes(StandardCharsets.UTF_8);
         out.drain(new ByteArrayInputStream(data));
         assertThat(overflows).hasValue(1);
@@ -30,7 +30,7 @@ class SandboxPartsTest {
 
     @Test
     void outputUnderTheCapIsKeptWhole() {
-        Output out = new Output(100, () -> { throw new AssertionError("no overflow"); });
+        Output out = new Output(100, false, () -> { throw new AssertionError("no overflow"); });
         out.drain(new ByteArrayInputStream("hello".getBytes(StandardCharsets.UTF_8)));
         assertThat(out.truncated()).isFalse();
         assertThat(new String(out.bytes(), StandardCharsets.UTF_8)).isEqualTo("hello");

@@ -1,0 +1,170 @@
+package dev.crucible.pool;
+
+import dev.crucible.runtime.LanguageRuntime;
+import dev.crucible.sandbox.Limits;
+import dev.crucible.sandbox.Sandbox;
+import dev.crucible.sandbox.SandboxSpec;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedDeque;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
+
+/**
+ * Sandboxes started ahead of demand, each running its language's agent and waiting for one program on stdin.
+ * A request takes a ready one ({@link #take}), the pool refills in the background, and each sandbox serves exactly
+ * one request and is then destroyed: nothing can pass from one request to the next. Thread-safe.
+ *
+ * <p>A pooled sandbox is started with the runtime's default limits; a request whose memory limit differs (its
+ * heap flags and tmpfs sizes were fixed at start) or that carries files runs cold instead.
+ */
+public final class WarmPool implements AutoCloseable {
+    private static final System.Logger LOG = System.getLogger("crucible.pool");
+
+    private final Sandbox sandbox;
+    private final Map<String, Pool> pools = new ConcurrentHashMap<>();
+    private final AtomicLong hits = new AtomicLong();
+    private final AtomicLong misses = new AtomicLong();
+    private final AtomicLong launches = new AtomicLong();
+    private volatile boolean closed;
+
+    /**
+     * @param sizes how many ready sandboxes to keep per runtime; runtimes that are not poolable are ignored
+     */
+    public WarmPool(Sandbox sandbox, Map<LanguageRuntime, Integer> sizes) {
+        this.sandbox = sandbox;
+        sizes.forEach((runtime, size) -> {
+            if (runtime.poolable() && size > 0 && sandbox.limitsAdjustable()) {
+                Pool pool = new Pool(runtime, size);
+                pools.put(runtime.language(), pool);
+                pool.refill();
+            }
+        });
+    }
+
+    /** The limits a pooled sandbox of {@code runtime} starts with; RLIMIT_CPU and pids get the maximum until claimed. */
+    static Limits launchLimits(LanguageRuntime runtime) {
+        Limits base = runtime.limits();
+        return new Limits(Limits.MAXIMUM.timeoutMs(), Limits.MAXIMUM.cpuMs(), base.memoryMb(), base.outputBytes(),
+                Limits.MAXIMUM.pids());
+    }
+
+    /**
+     * Whether a request with these limits and no files can be served from the pool of {@code runtime}.
+     */
+    public boolean serves(LanguageRuntime runtime, Limits limits) {
+        return pools.containsKey(runtime.language()) && limits.memoryMb() == runtime.limits().memoryMb();
+    }
+
+    /** A ready sandbox for {@code runtime}, or empty (a miss) when none is ready; starts a refill either way. */
+    public Optional<Sandbox.Launch> take(LanguageRuntime runtime) {
+        Pool pool = pools.get(runtime.language());
+        if (pool == null) {
+            return Optional.empty();
+        }
+        try {
+            Sandbox.Launch launch;
+            while ((launch = pool.ready.pollFirst()) != null) {
+                if (launch.alive()) {
+                    hits.incrementAndGet();
+                    return Optional.of(launch);
+                }
+                launch.abandon(); // died while waiting (killed from outside): never hand it out
+            }
+            misses.incrementAndGet();
+            return Optional.empty();
+        } finally {
+            pool.refill();
+        }
+    }
+
+    /** The agent's input: the program and its arguments, framed; the program's stdin follows. */
+    public static byte[] payload(String code, List<String> args, String stdin) {
+        byte[] source = code.getBytes(StandardCharsets.UTF_8);
+        byte[] argv = String.join("\0", args).getBytes(StandardCharsets.UTF_8);
+        byte[] input = stdin == null ? new byte[0] : stdin.getBytes(StandardCharsets.UTF_8);
+        byte[] header = String.format("%08x%08x", source.length, argv.length).getBytes(StandardCharsets.US_ASCII);
+        byte[] all = new byte[header.length + source.length + argv.length + input.length];
+        System.arraycopy(header, 0, all, 0, header.length);
+        System.arraycopy(source, 0, all, header.length, source.length);
+        System.arraycopy(argv, 0, all, header.length + source.length, argv.length);
+        System.arraycopy(input, 0, all, header.length + source.length + argv.length, input.length);
+        return all;
+    }
+
+    /** Ready sandboxes now, over all runtimes. */
+    public int size() {
+        return pools.values().stream().mapToInt(p -> p.ready.size()).sum();
+    }
+
+    public long hits() {
+        return hits.get();
+    }
+
+    public long misses() {
+        return misses.get();
+    }
+
+    /** Sandboxes the pool has started. */
+    public long launches() {
+        return launches.get();
+    }
+
+    /** Stops refilling and kills every waiting sandbox. */
+    @Override
+    public void close() {
+        closed = true;
+        for (Pool pool : pools.values()) {
+            Sandbox.Launch launch;
+            while ((launch = pool.ready.pollFirst()) != null) {
+                launch.abandon();
+            }
+        }
+    }
+
+    private final class Pool {
+        final LanguageRuntime runtime;
+        final int size;
+        final ConcurrentLinkedDeque<Sandbox.Launch> ready = new ConcurrentLinkedDeque<>();
+        final AtomicInteger starting = new AtomicInteger();
+
+        Pool(LanguageRuntime runtime, int size) {
+            this.runtime = runtime;
+            this.size = size;
+        }
+
+        void refill() {
+            while (!closed && ready.size() + starting.get() < size) {
+                starting.incrementAndGet();
+                Thread.ofVirtual().name("crucible-pool-" + runtime.language()).start(this::startOne);
+            }
+        }
+
+        private void startOne() {
+            try {
+                Limits limits = launchLimits(runtime);
+                SandboxSpec spec = new SandboxSpec(runtime.poolArgv(limits), runtime.env(), Map.of(), null, false,
+                        runtime.binds(), runtime.rootfs(), null, limits);
+                Sandbox.Launch launch = sandbox.launch(spec);
+                launches.incrementAndGet();
+                if (closed || !launch.alive()) {
+                    launch.abandon();
+                } else {
+                    ready.addLast(launch);
+                    if (closed) {
+                        close();
+                    }
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            } catch (RuntimeException e) {
+                LOG.log(System.Logger.Level.WARNING, "cannot start a pooled " + runtime.language() + " sandbox", e);
+            } finally {
+                starting.decrementAndGet();
+            }
+        }
+    }
+}

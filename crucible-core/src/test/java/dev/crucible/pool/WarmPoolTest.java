@@ -1,0 +1,164 @@
+package dev.crucible.pool;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.crucible.Crucible;
+import dev.crucible.exec.ExecuteRequest;
+import dev.crucible.exec.ExecuteResult;
+import dev.crucible.runtime.LimitsSpec;
+import dev.crucible.sandbox.SandboxConfig;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/** Requests served by pre-started sandboxes see the same world as cold runs, and nothing passes between them. */
+class WarmPoolTest {
+    static Crucible crucible;
+    static WarmPool pool;
+
+    @BeforeAll
+    static void start() {
+        crucible = Crucible.start(SandboxConfig.defaults().withSlots(8), null);
+        pool = crucible.startPool(Map.of("python", 2, "javascript", 1));
+    }
+
+    @AfterAll
+    static void stop() throws Exception {
+        crucible.close();
+    }
+
+    /** Waits (bounded) for the pool to be full again so that the next request is a hit. */
+    static void awaitReady(int size) throws InterruptedException {
+        for (int i = 0; i < 500 && pool.size() < size; i++) {
+            Thread.sleep(10);
+        }
+        assertThat(pool.size()).isEqualTo(size);
+    }
+
+    static ExecuteResult warm(String language, String code, String stdin, List<String> args) throws Exception {
+        awaitReady(3);
+        long hits = pool.hits();
+        ExecuteResult r = crucible.executor().execute(new ExecuteRequest(language, code, stdin, args, null, null));
+        assertThat(pool.hits()).as("served from the pool").isEqualTo(hits + 1);
+        return r;
+    }
+
+    static ExecuteResult cold(String language, String code, String stdin, List<String> args) throws Exception {
+        // another memory limit than the runtime's default never comes from the pool
+        long misses = pool.misses();
+        long hits = pool.hits();
+        ExecuteResult r = crucible.executor().execute(new ExecuteRequest(language, code, stdin, args, null,
+                new LimitsSpec(null, null, 200, null, null)));
+        assertThat(pool.hits()).isEqualTo(hits);
+        assertThat(pool.misses()).isEqualTo(misses);
+        return r;
+    }
+
+    @Test
+    void pythonProgramSeesTheSameWorldAsACold() throws Exception {
+        String code = """
+                import sys, os
+                print(__name__, __file__, sys.argv, repr(sys.stdin.read()), os.getcwd(), sys.path[0])
+                print(sorted(os.listdir('/tmp')), sorted(os.listdir('.')))
+                print('json' in sys.modules, '_crucible_agent' in dir(sys.modules['__main__']))
+                open('/tmp/marker', 'w').write('x')
+                """;
+        ExecuteResult w = warm("python", code, "the input\n", List.of("a", "b c"));
+        ExecuteResult c = cold("python", code, "the input\n", List.of("a", "b c"));
+        assertThat(w.status()).isEqualTo("ok");
+        assertThat(w.stdout()).startsWith("__main__ /workspace/main.py ['main.py', 'a', 'b c'] 'the input\\n' /workspace /workspace\n[] ['main.py']\n");
+        assertThat(w.stdout()).isEqualTo(c.stdout());
+        assertThat(w.stderr()).isEqualTo(c.stderr()).isEmpty();
+    }
+
+    @Test
+    void pythonErrorsLookTheSameAsCold() throws Exception {
+        for (String code : List.of("def f():\n    raise ValueError('boom')\nf()\n", "print('unclosed'\n",
+                "import sys\nsys.exit(3)\n", "import os\nos._exit(4)\n")) {
+            ExecuteResult w = warm("python", code, null, List.of());
+            ExecuteResult c = cold("python", code, null, List.of());
+            assertThat(w.status()).as(code).isEqualTo(c.status());
+            assertThat(w.exitCode()).as(code).isEqualTo(c.exitCode());
+            assertThat(w.stderr()).as(code).isEqualTo(c.stderr());
+        }
+    }
+
+    @Test
+    void nothingPassesFromOneRequestToTheNext() throws Exception {
+        String code = """
+                import os, sys, builtins
+                seen = [os.path.exists('/tmp/marker'), os.path.exists('left.txt'), hasattr(builtins, 'planted'),
+                        os.environ.get('PLANTED')]
+                open('/tmp/marker', 'w').write('x'); open('left.txt', 'w').write('x')
+                builtins.planted = 1; os.environ['PLANTED'] = '1'
+                print(seen, os.getpid())
+                """;
+        for (int i = 0; i < 4; i++) {
+            ExecuteResult r = warm("python", code, null, List.of());
+            assertThat(r.stdout()).startsWith("[False, False, False, None]");
+        }
+    }
+
+    @Test
+    void javascriptProgramIsTheMainModuleWithItsArgvAndStdin() throws Exception {
+        String code = """
+                const input = require('fs').readFileSync(0, 'utf8');
+                console.log(require.main === module, __filename, process.argv.slice(2), JSON.stringify(input),
+                  process.cwd(), typeof globalThis.planted);
+                globalThis.planted = 1;
+                """;
+        ExecuteResult w = warm("javascript", code, "in\n", List.of("x", "y"));
+        ExecuteResult c = cold("javascript", code, "in\n", List.of("x", "y"));
+        assertThat(w.stdout()).isEqualTo("true /workspace/main.js [ 'x', 'y' ] \"in\\n\" /workspace undefined\n");
+        assertThat(w.stdout()).isEqualTo(c.stdout());
+        ExecuteResult thrown = warm("javascript", "throw new Error('boom')", null, List.of());
+        assertThat(thrown.status()).isEqualTo("runtime_error");
+        assertThat(thrown.stderr()).contains("Error: boom").contains("/workspace/main.js:1");
+    }
+
+    @Test
+    void limitsApplyFromTheMomentARequestClaimsTheSandbox() throws Exception {
+        awaitReady(3);
+        Thread.sleep(300); // the pooled sandbox has been waiting; its clock starts at the claim
+        ExecuteResult r = crucible.executor().execute(ExecuteRequest.of("python", "import time\ntime.sleep(0.5)\nprint('done')")
+                .withLimits(new LimitsSpec(2000L, null, null, null, null)));
+        assertThat(r.status()).isEqualTo("ok");
+        assertThat(r.wallMs()).isLessThan(1500);
+        ExecuteResult spin = crucible.executor().execute(ExecuteRequest.of("python", "while True: pass")
+                .withLimits(new LimitsSpec(800L, null, null, null, null)));
+        assertThat(spin.status()).isEqualTo("timeout");
+        ExecuteResult forks = crucible.executor().execute(ExecuteRequest.of("python", """
+                import os, time
+                n = 0
+                try:
+                    while n < 100:
+                        if os.fork() == 0:
+                            time.sleep(3); os._exit(0)
+                        n += 1
+                except OSError:
+                    print('stopped at', n)
+                """).withLimits(new LimitsSpec(null, null, null, null, 12)));
+        assertThat(forks.stdout()).startsWith("stopped at");
+        ExecuteResult hog = crucible.executor().execute(ExecuteRequest.of("python", "x = b'x' * (400 << 20)"));
+        assertThat(hog.status()).isEqualTo("memory_limit");
+    }
+
+    @Test
+    void closedPoolLeavesNothingBehind() throws Exception {
+        try (Crucible other = Crucible.start(SandboxConfig.defaults().withSlots(4), null)) {
+            WarmPool p = other.startPool(Map.of("python", 2));
+            for (int i = 0; i < 500 && p.size() < 2; i++) {
+                Thread.sleep(10);
+            }
+            assertThat(p.size()).isEqualTo(2);
+            assertThat(other.executor().execute(ExecuteRequest.of("python", "print(7)")).stdout()).isEqualTo("7\n");
+            p.close();
+            assertThat(p.size()).isZero();
+            assertThat(other.sandbox().awaitIdle(Duration.ofSeconds(10))).isTrue();
+            assertThat(other.sandbox().liveRunGroups()).isZero();
+        }
+    }
+}

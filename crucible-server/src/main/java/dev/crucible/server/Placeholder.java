@@ -1,0 +1,1 @@
+package dev.crucible.server; final class Placeholder {}
