@@ -188,7 +188,7 @@ public final class Executor {
         contents.put(runtime.fileName(), source);
         if (extraFiles != null) {
             if (extraFiles.size() > MAX_FILES) {
-                throw new InvalidRequestException("invalid_request", "at most " + MAX_FILES + " files, got "
+                throw new InvalidRequestException("too_many_files", "at most " + MAX_FILES + " files, got "
                         + extraFiles.size());
             }
             for (FileInput f : extraFiles) {
@@ -207,7 +207,7 @@ public final class Executor {
             }
         }
         if (total > MAX_TOTAL_BYTES) {
-            throw new InvalidRequestException("invalid_request", "code and files exceed " + MAX_TOTAL_BYTES + " bytes");
+            throw new InvalidRequestException("payload_too_large", "code and files exceed " + MAX_TOTAL_BYTES + " bytes");
         }
         return contents;
     }

@@ -34,6 +34,7 @@ final class BwrapSandbox implements Sandbox {
     private final Path helper;
     private final java.util.Map<Integer, Cgroups.RunGroup> prepared = new java.util.concurrent.ConcurrentHashMap<>();
     private volatile boolean closing;
+    private final java.util.Set<Process> live = java.util.concurrent.ConcurrentHashMap.newKeySet();
     /** Names of this instance's run groups start with it: {@code run-<pid>-<instance tag>}. */
     private final String groupPrefix = "run-" + ProcessHandle.current().pid() + "-" + Integer.toHexString(
             java.util.concurrent.ThreadLocalRandom.current().nextInt(0x1000, 0x10000));
@@ -159,7 +160,12 @@ final class BwrapSandbox implements Sandbox {
                     : LaunchCommand.viaShell(config, workRoot, seccomp, bwrap, setpriv, uid, procs, group == null, spec);
             Process process = spawner.start(argv);
             started = true;
-            return new Launched(process, group, spec.limits().outputBytes(), releaser(slot, group, chowned ? spec.buildDir() : null));
+            live.add(process);
+            Runnable release = releaser(slot, group, chowned ? spec.buildDir() : null);
+            return new Launched(process, group, spec.limits().outputBytes(), () -> {
+                live.remove(process);
+                release.run();
+            });
         } catch (IOException e) {
             return new Failed("cannot start the sandbox: " + e.getMessage());
         } finally {
@@ -334,6 +340,11 @@ final class BwrapSandbox implements Sandbox {
     @Override
     public List<String> warnings() {
         return List.copyOf(warnings);
+    }
+
+    @Override
+    public void killRunning() {
+        live.forEach(Process::destroyForcibly);
     }
 
     @Override

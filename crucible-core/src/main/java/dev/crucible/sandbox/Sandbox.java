@@ -79,6 +79,9 @@ public interface Sandbox extends AutoCloseable {
     /** Warnings about what is weaker than the full recipe on this host (not root, no cgroups); empty when none. */
     List<String> warnings();
 
+    /** Kills every sandbox running or waiting now (shutdown after the grace period); their runs end as killed. */
+    void killRunning();
+
     /** Whether memory and pids limits can be changed after launch (cgroups present), as a warm pool needs. */
     boolean limitsAdjustable();
 

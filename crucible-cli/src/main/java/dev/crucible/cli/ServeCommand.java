@@ -1,0 +1,114 @@
+package dev.crucible.cli;
+
+import dev.crucible.Crucible;
+import dev.crucible.server.CrucibleServer;
+import dev.crucible.server.ServerConfig;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+import picocli.CommandLine.Model.CommandSpec;
+
+/** {@code crucible serve}: the HTTP service, until SIGTERM or Ctrl-C (then a graceful shutdown). */
+@Command(name = "serve", mixinStandardHelpOptions = true,
+        description = {"Serve the HTTP API (POST /v1/execute, GET /v1/runtimes, /healthz, /metrics, /openapi.json).",
+            "Tokens come from CRUCIBLE_TOKENS (comma-separated); without one only loopback is allowed."})
+final class ServeCommand implements Callable<Integer> {
+    @Spec
+    CommandSpec spec;
+
+    @Option(names = "--host", defaultValue = "127.0.0.1", description = "Address to bind (default 127.0.0.1).")
+    String host;
+
+    @Option(names = "--port", defaultValue = "8080", description = "Port (default 8080; 0 picks a free one).")
+    int port;
+
+    @Option(names = "--data-dir", paramLabel = "DIR",
+            description = "Where durable state lives (env CRUCIBLE_DATA_DIR; default ~/.local/share/crucible).")
+    Path dataDir;
+
+    @Option(names = "--pool", paramLabel = "LANG=N,...",
+            description = "Warm sandboxes kept ready per language (env CRUCIBLE_POOL; default python=2,javascript=1).")
+    String pool;
+
+    @Option(names = "--max-concurrent", paramLabel = "N", description = "Executions at once (default 2 x cores).")
+    Integer maxConcurrent;
+
+    @Option(names = "--max-queued", paramLabel = "N", description = "Requests that may wait; beyond, 429 (default 64).")
+    Integer maxQueued;
+
+    @Option(names = "--runtimes", paramLabel = "FILE", description = "A runtimes TOML file (env CRUCIBLE_RUNTIMES).")
+    Path runtimesFile;
+
+    @Override
+    public Integer call() throws Exception {
+        PrintWriter err = spec.commandLine().getErr();
+        ServerConfig config;
+        try {
+            ServerConfig base = ServerConfig.defaults().withHost(host).withPort(port);
+            if (pool != null) {
+                base = base.withPool(ServerConfig.poolFrom(pool, base.pool()));
+            }
+            if (maxConcurrent != null || maxQueued != null) {
+                base = base.withConcurrency(maxConcurrent == null ? base.maxConcurrent() : maxConcurrent,
+                        maxQueued == null ? base.maxQueued() : maxQueued);
+            }
+            config = base;
+            prepareDataDir();
+        } catch (IllegalArgumentException e) {
+            return CliSupport.fail(err, new CliSupport.Failure(ExitCodes.USAGE, e.getMessage()));
+        }
+        if (!config.loopback() && config.tokens().isEmpty()) {
+            return CliSupport.fail(err, new CliSupport.Failure(ExitCodes.USAGE, "refusing to listen on " + host
+                    + " without a token: set CRUCIBLE_TOKENS (comma-separated bearer tokens) or bind 127.0.0.1"));
+        }
+        Path runtimes = runtimesFile != null ? runtimesFile
+                : System.getenv("CRUCIBLE_RUNTIMES") == null ? null : Path.of(System.getenv("CRUCIBLE_RUNTIMES"));
+        long t0 = System.nanoTime();
+        Crucible engine;
+        try {
+            engine = CliSupport.start(runtimes);
+        } catch (CliSupport.Failure f) {
+            return CliSupport.fail(err, f);
+        }
+        CrucibleServer server;
+        try {
+            server = CrucibleServer.start(config, engine);
+        } catch (RuntimeException e) {
+            engine.close();
+            return CliSupport.fail(err, new CliSupport.Failure(ExitCodes.USAGE, "cannot serve on " + host + ":" + port
+                    + ": " + e.getMessage()));
+        }
+        CountDownLatch stopped = new CountDownLatch(1);
+        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
+            err.println("crucible: shutting down");
+            err.flush();
+            server.close();
+            engine.close();
+            stopped.countDown();
+        }, "crucible-shutdown"));
+        err.printf("crucible: serving on http://%s:%d (started in %d ms; %s)%n", host, server.port(),
+                (System.nanoTime() - t0) / 1_000_000, config.tokens().isEmpty()
+                        ? "no token: loopback only" : config.tokens().size() + " token(s)");
+        engine.sandbox().warnings().forEach(w -> err.println("crucible: warning: " + w));
+        err.flush();
+        stopped.await();
+        return 0;
+    }
+
+    private void prepareDataDir() {
+        Path dir = dataDir != null ? dataDir
+                : System.getenv("CRUCIBLE_DATA_DIR") != null ? Path.of(System.getenv("CRUCIBLE_DATA_DIR"))
+                : Path.of(System.getProperty("user.home"), ".local", "share", "crucible");
+        try {
+            Files.createDirectories(dir);
+        } catch (IOException e) {
+            throw new IllegalArgumentException("cannot create the data directory " + dir + ": " + e.getMessage());
+        }
+    }
+}

@@ -1,0 +1,40 @@
+package dev.crucible.server;
+
+import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
+import java.util.List;
+import java.util.Set;
+
+/** Bearer-token check, constant-time per token; no tokens configured means every request passes. */
+final class Auth {
+    private final List<byte[]> tokens;
+
+    Auth(Set<String> tokens) {
+        this.tokens = tokens.stream().map(t -> t.getBytes(StandardCharsets.UTF_8)).toList();
+    }
+
+    boolean enabled() {
+        return !tokens.isEmpty();
+    }
+
+    /**
+     * @param authorization the Authorization header, or null
+     * @throws ApiException 401 when tokens are configured and the header carries none of them
+     */
+    void check(String authorization) {
+        if (tokens.isEmpty()) {
+            return;
+        }
+        if (authorization == null || !authorization.regionMatches(true, 0, "Bearer ", 0, 7)) {
+            throw new ApiException(401, "unauthorized", "missing bearer token (Authorization: Bearer <token>)");
+        }
+        byte[] given = authorization.substring(7).strip().getBytes(StandardCharsets.UTF_8);
+        boolean match = false;
+        for (byte[] token : tokens) {
+            match |= MessageDigest.isEqual(token, given); // every token compared: no early exit to time
+        }
+        if (!match) {
+            throw new ApiException(401, "unauthorized", "invalid bearer token");
+        }
+    }
+}

@@ -1,0 +1,251 @@
+package dev.crucible.server;
+
+import dev.crucible.Crucible;
+import dev.crucible.exec.ExecuteRequest;
+import dev.crucible.exec.ExecuteResult;
+import dev.crucible.exec.Executor;
+import dev.crucible.exec.InvalidRequestException;
+import io.javalin.Javalin;
+import io.javalin.http.Context;
+import io.javalin.http.Handler;
+import io.javalin.json.JavalinJackson3;
+import java.io.IOException;
+import java.io.InputStream;
+import java.time.Duration;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import tools.jackson.core.JacksonException;
+import tools.jackson.databind.DeserializationFeature;
+import tools.jackson.databind.json.JsonMapper;
+
+/**
+ * The HTTP service: the stateless execute API, runtimes, health, metrics and the OpenAPI document, with bearer
+ * auth, request caps, back-pressure and graceful shutdown. Routes run on virtual threads.
+ *
+ * <pre>{@code
+ * try (Crucible engine = Crucible.start(SandboxConfig.defaults(), null);
+ *      CrucibleServer server = CrucibleServer.start(ServerConfig.defaults().withPort(0), engine)) {
+ *     System.out.println("listening on " + server.port());
+ * }
+ * }</pre>
+ */
+public final class CrucibleServer implements AutoCloseable {
+    private static final System.Logger LOG = System.getLogger("crucible.server");
+    static final String OPENAPI_RESOURCE = "openapi.json";
+
+    /** Every route served, as "METHOD path"; the OpenAPI document must list exactly these (a test checks). */
+    public static final List<String> ROUTES = List.of(
+            "POST /v1/execute", "GET /v1/runtimes", "GET /healthz", "GET /metrics", "GET /openapi.json");
+
+    private final ServerConfig config;
+    private final Crucible engine;
+    private final Executor executor;
+    private final Auth auth;
+    private final Admission admission;
+    private final Metrics metrics;
+    private final JsonMapper json;
+    private final byte[] openapi;
+    private final long startedNanos = System.nanoTime();
+    private Javalin app;
+
+    private CrucibleServer(ServerConfig config, Crucible engine) {
+        this.config = config;
+        this.engine = engine;
+        this.executor = engine.executor();
+        this.auth = new Auth(config.tokens());
+        this.admission = new Admission(config.maxConcurrent(), config.maxQueued());
+        this.metrics = new Metrics(admission, executor);
+        this.json = JsonMapper.builder().disable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES).build();
+        try (InputStream in = CrucibleServer.class.getResourceAsStream(OPENAPI_RESOURCE)) {
+            this.openapi = in.readAllBytes();
+        } catch (IOException e) {
+            throw new IllegalStateException("openapi.json is missing from the JAR", e);
+        }
+    }
+
+    /**
+     * Starts the warm pool (when the config asks for one) and serves.
+     *
+     * @throws IllegalArgumentException when asked to bind a non-loopback address without any token
+     */
+    public static CrucibleServer start(ServerConfig config, Crucible engine) {
+        if (!config.loopback() && config.tokens().isEmpty()) {
+            throw new IllegalArgumentException("refusing to listen on " + config.host()
+                    + " without a token: set CRUCIBLE_TOKENS (comma-separated bearer tokens) or bind 127.0.0.1");
+        }
+        CrucibleServer server = new CrucibleServer(config, engine);
+        if (!config.pool().isEmpty()) {
+            engine.startPool(config.pool());
+        }
+        server.app = Javalin.create(cfg -> {
+            cfg.concurrency.useVirtualThreads = true;
+            cfg.jsonMapper(new JavalinJackson3(server.json, true));
+            cfg.http.maxRequestSize = config.maxBodyBytes() + 1;
+            cfg.http.prefer405over404 = true;
+            cfg.startup.showJavalinBanner = false;
+            cfg.routes.post("/v1/execute", server.route("/v1/execute", true, server::execute));
+            cfg.routes.get("/v1/runtimes", server.route("/v1/runtimes", true, server::runtimes));
+            cfg.routes.get("/healthz", server.route("/healthz", false, server::health));
+            cfg.routes.get("/metrics", server.route("/metrics", true,
+                    ctx -> ctx.contentType("text/plain; version=0.0.4; charset=utf-8").result(server.metrics.scrape())));
+            cfg.routes.get("/openapi.json", server.route("/openapi.json", false,
+                    ctx -> ctx.contentType("application/json").result(server.openapi)));
+            cfg.routes.error(404, ctx -> server.fallback(ctx, 404, "not_found", "no such route: " + ctx.method()
+                    + " " + ctx.path()));
+            cfg.routes.error(405, ctx -> server.fallback(ctx, 405, "method_not_allowed", ctx.method()
+                    + " is not allowed on " + ctx.path()));
+        }).start(config.host(), config.port());
+        return server;
+    }
+
+    public int port() {
+        return app.port();
+    }
+
+    /** Milliseconds from construction to now; the CLI reports start-up time with it. */
+    public long uptimeMillis() {
+        return Duration.ofNanos(System.nanoTime() - startedNanos).toMillis();
+    }
+
+    /** Wraps a handler: auth, errors as JSON, metrics. No user input ever yields a 500. */
+    private Handler route(String name, boolean authenticated, Handler handler) {
+        return ctx -> {
+            long start = System.nanoTime();
+            try {
+                if (authenticated) {
+                    auth.check(ctx.header("Authorization"));
+                }
+                handler.handle(ctx);
+            } catch (ApiException e) {
+                error(ctx, e.status, e.code, e.getMessage(), e.retryAfter);
+            } catch (InvalidRequestException e) {
+                error(ctx, statusOf(e.code()), e.code(), e.getMessage(), null);
+            } catch (JacksonException e) {
+                error(ctx, 400, "invalid_json", "the body is not valid JSON for this route: "
+                        + oneLine(e.getOriginalMessage()), null);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                error(ctx, 503, "shutting_down", "the server is shutting down", null);
+            } catch (Exception e) {
+                LOG.log(System.Logger.Level.ERROR, "internal error on " + name, e);
+                error(ctx, 500, "internal", "internal error; see the server log", null);
+            } finally {
+                metrics.request(name, ctx.method().name(), ctx.statusCode(), System.nanoTime() - start);
+            }
+        };
+    }
+
+    static int statusOf(String code) {
+        return switch (code) {
+            case "payload_too_large" -> 413;
+            case "invalid_limits", "too_many_files", "runtime_unavailable" -> 422;
+            default -> 400;
+        };
+    }
+
+    private static String oneLine(String s) {
+        String line = s == null ? "" : s.lines().findFirst().orElse("");
+        return line.length() > 300 ? line.substring(0, 300) + "…" : line;
+    }
+
+    private void error(Context ctx, int status, String code, String message, String retryAfter) {
+        if (retryAfter != null) {
+            ctx.header("Retry-After", retryAfter);
+        }
+        ctx.status(status).json(ErrorBody.of(code, message));
+        ctx.attribute("crucible.error", Boolean.TRUE);
+    }
+
+    private void fallback(Context ctx, int status, String code, String message) {
+        if (ctx.attribute("crucible.error") == null) {
+            ctx.status(status).json(ErrorBody.of(code, message));
+            metrics.request("unmatched", ctx.method().name(), status, 0);
+        }
+    }
+
+    /** Reads a JSON body with the size cap and the content type checked; nothing of it reaches a sandbox yet. */
+    private <T> T body(Context ctx, Class<T> type) throws IOException {
+        String contentType = ctx.header("Content-Type");
+        if (contentType == null || !contentType.toLowerCase(Locale.ROOT).startsWith("application/json")) {
+            throw new ApiException(415, "unsupported_media_type", "send the body as JSON with Content-Type: application/json");
+        }
+        String length = ctx.header("Content-Length");
+        if (length != null && length.matches("\\d{1,18}") && Long.parseLong(length) > config.maxBodyBytes()) {
+            throw new ApiException(413, "payload_too_large", "the body is larger than " + config.maxBodyBytes() + " bytes");
+        }
+        byte[] bytes = ctx.req().getInputStream().readNBytes((int) Math.min(Integer.MAX_VALUE - 8, config.maxBodyBytes() + 1));
+        if (bytes.length > config.maxBodyBytes()) {
+            throw new ApiException(413, "payload_too_large", "the body is larger than " + config.maxBodyBytes() + " bytes");
+        }
+        if (bytes.length == 0) {
+            throw new ApiException(400, "invalid_json", "the body is empty; send a JSON object");
+        }
+        T value = json.readValue(bytes, type);
+        if (value == null) {
+            throw new ApiException(400, "invalid_json", "the body is JSON null; send a JSON object");
+        }
+        return value;
+    }
+
+    private void execute(Context ctx) throws Exception {
+        ExecuteRequest request = body(ctx, ExecuteRequest.class);
+        // refused before any sandbox or turn is taken
+        Executor.limitsFor(executor.runtimeFor(request.language()), request);
+        if (request.code() == null) {
+            throw new ApiException(400, "invalid_request", "code is required");
+        }
+        String accept = ctx.header("Accept") == null ? "" : ctx.header("Accept").toLowerCase(Locale.ROOT);
+        boolean sse = accept.contains("text/event-stream");
+        boolean ndjson = accept.contains("application/x-ndjson");
+        try (AutoCloseable turn = admission.enter()) {
+            if (sse || ndjson) {
+                ctx.status(200).contentType(sse ? "text/event-stream; charset=utf-8" : "application/x-ndjson; charset=utf-8");
+                ctx.header("Cache-Control", "no-cache");
+                StreamWriter writer = new StreamWriter(ctx.res().getOutputStream(), sse, json);
+                ExecuteResult result = executor.execute(request, writer);
+                writer.result(result);
+                metrics.verdict(result.status());
+            } else {
+                ExecuteResult result = executor.execute(request);
+                metrics.verdict(result.status());
+                ctx.json(result);
+            }
+        }
+    }
+
+    private void runtimes(Context ctx) {
+        ctx.json(executor.runtimes().list().stream().map(RuntimeInfo::of).toList());
+    }
+
+    private void health(Context ctx) {
+        ctx.json(Map.of("status", "ok", "running", admission.running(), "queued", admission.queued(),
+                "pool_ready", executor.pool() == null ? 0 : executor.pool().size()));
+    }
+
+    /**
+     * Graceful shutdown: new requests get 503, running executions get {@link ServerConfig#shutdownGrace()} to finish,
+     * the rest are killed (their callers get the killed result), then the server and the engine stop.
+     */
+    @Override
+    public void close() {
+        admission.close();
+        long deadline = System.nanoTime() + config.shutdownGrace().toNanos();
+        try {
+            while ((admission.running() > 0 || admission.queued() > 0) && System.nanoTime() < deadline) {
+                Thread.sleep(10);
+            }
+            if (admission.running() > 0) {
+                LOG.log(System.Logger.Level.WARNING, "killing " + admission.running() + " runs at shutdown");
+                engine.sandbox().killRunning();
+                long killDeadline = System.nanoTime() + Duration.ofSeconds(5).toNanos();
+                while (admission.running() > 0 && System.nanoTime() < killDeadline) {
+                    Thread.sleep(10);
+                }
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        app.stop();
+    }
+}

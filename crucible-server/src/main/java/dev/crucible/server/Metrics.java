@@ -1,0 +1,56 @@
+package dev.crucible.server;
+
+import dev.crucible.exec.Executor;
+import dev.crucible.pool.WarmPool;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.FunctionCounter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.Timer;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import java.time.Duration;
+
+/** The Prometheus metrics of {@code GET /metrics}: requests, latency, verdicts, pool, queue. Thread-safe. */
+final class Metrics {
+    final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+
+    Metrics(Admission admission, Executor executor) {
+        Gauge.builder("crucible_queue_depth", admission, Admission::queued)
+                .description("requests waiting for a turn").register(registry);
+        Gauge.builder("crucible_running", admission, Admission::running)
+                .description("executions running now").register(registry);
+        Gauge.builder("crucible_pool_ready", executor, e -> pool(e) == null ? 0 : pool(e).size())
+                .description("warm sandboxes ready").register(registry);
+        FunctionCounter.builder("crucible_pool_hits", executor, e -> pool(e) == null ? 0 : pool(e).hits())
+                .description("requests served by a warm sandbox").register(registry);
+        FunctionCounter.builder("crucible_pool_misses", executor, e -> pool(e) == null ? 0 : pool(e).misses())
+                .description("poolable requests that found no warm sandbox").register(registry);
+        FunctionCounter.builder("crucible_pool_launches", executor, e -> pool(e) == null ? 0 : pool(e).launches())
+                .description("warm sandboxes started").register(registry);
+    }
+
+    private static WarmPool pool(Executor executor) {
+        return executor.pool();
+    }
+
+    void request(String route, String method, int status, long nanos) {
+        Counter.builder("crucible_http_requests").tag("route", route).tag("method", method)
+                .tag("status", Integer.toString(status)).register(registry).increment();
+        Timer.builder("crucible_http_request_duration").tag("route", route).publishPercentileHistogram()
+                .minimumExpectedValue(Duration.ofMillis(1)).maximumExpectedValue(Duration.ofSeconds(120))
+                .register(registry).record(Duration.ofNanos(nanos));
+    }
+
+    void verdict(String status) {
+        Counter.builder("crucible_verdicts").tag("status", status).register(registry).increment();
+        if (status.equals("memory_limit")) {
+            Counter.builder("crucible_oom_kills").register(registry).increment();
+        } else if (status.equals("timeout")) {
+            Counter.builder("crucible_timeouts").register(registry).increment();
+        }
+    }
+
+    String scrape() {
+        return registry.scrape();
+    }
+}

@@ -1,1 +1,0 @@
-package dev.crucible.server; final class Placeholder {}

@@ -1,0 +1,106 @@
+package dev.crucible.server;
+
+import java.net.InetAddress;
+import java.net.UnknownHostException;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.Set;
+import java.util.stream.Collectors;
+
+/**
+ * Settings of the HTTP service. Immutable; {@link #defaults()} documents each default.
+ *
+ * @param host the address to bind; anything but loopback needs at least one token
+ * @param port the port; 0 picks a free one
+ * @param tokens accepted bearer tokens; empty means no authentication (loopback only)
+ * @param maxConcurrent how many executions run at once
+ * @param maxQueued how many more may wait for a turn; beyond that, 429
+ * @param maxBodyBytes the largest request body; beyond that, 413
+ * @param shutdownGrace how long running executions get to finish on shutdown before they are killed
+ * @param pool warm-pool sandboxes kept ready per language
+ */
+public record ServerConfig(
+        String host, int port, Set<String> tokens, int maxConcurrent, int maxQueued, long maxBodyBytes,
+        Duration shutdownGrace, Map<String, Integer> pool) {
+
+    public ServerConfig {
+        tokens = Set.copyOf(tokens);
+        pool = Map.copyOf(pool);
+        if (maxConcurrent < 1 || maxQueued < 0 || maxBodyBytes < 1024) {
+            throw new IllegalArgumentException("maxConcurrent >= 1, maxQueued >= 0 and maxBodyBytes >= 1024");
+        }
+    }
+
+    /**
+     * Defaults: 127.0.0.1:8080, tokens from {@code CRUCIBLE_TOKENS} (comma-separated), {@code 2 × cores}
+     * concurrent executions, 64 queued, 32 MiB bodies, 10 s shutdown grace, a warm pool of 2 Python and
+     * 1 JavaScript sandboxes ({@code CRUCIBLE_POOL}, e.g. {@code python=4,javascript=0}).
+     */
+    public static ServerConfig defaults() {
+        return new ServerConfig("127.0.0.1", 8080, tokensFrom(System.getenv("CRUCIBLE_TOKENS")),
+                2 * Runtime.getRuntime().availableProcessors(), 64, 32L * 1024 * 1024, Duration.ofSeconds(10),
+                poolFrom(System.getenv("CRUCIBLE_POOL"), Map.of("python", 2, "javascript", 1)));
+    }
+
+    public ServerConfig withHost(String value) {
+        return new ServerConfig(value, port, tokens, maxConcurrent, maxQueued, maxBodyBytes, shutdownGrace, pool);
+    }
+
+    public ServerConfig withPort(int value) {
+        return new ServerConfig(host, value, tokens, maxConcurrent, maxQueued, maxBodyBytes, shutdownGrace, pool);
+    }
+
+    public ServerConfig withTokens(Set<String> value) {
+        return new ServerConfig(host, port, value, maxConcurrent, maxQueued, maxBodyBytes, shutdownGrace, pool);
+    }
+
+    public ServerConfig withConcurrency(int running, int queued) {
+        return new ServerConfig(host, port, tokens, running, queued, maxBodyBytes, shutdownGrace, pool);
+    }
+
+    public ServerConfig withShutdownGrace(Duration value) {
+        return new ServerConfig(host, port, tokens, maxConcurrent, maxQueued, maxBodyBytes, value, pool);
+    }
+
+    public ServerConfig withPool(Map<String, Integer> value) {
+        return new ServerConfig(host, port, tokens, maxConcurrent, maxQueued, maxBodyBytes, shutdownGrace, value);
+    }
+
+    /** Comma-separated tokens; blanks dropped. */
+    public static Set<String> tokensFrom(String csv) {
+        return csv == null ? Set.of() : Arrays.stream(csv.split(",")).map(String::strip).filter(s -> !s.isEmpty())
+                .collect(Collectors.toUnmodifiableSet());
+    }
+
+    /**
+     * {@code language=size,...}, e.g. {@code python=2,javascript=1}.
+     *
+     * @throws IllegalArgumentException naming the malformed entry
+     */
+    public static Map<String, Integer> poolFrom(String spec, Map<String, Integer> fallback) {
+        if (spec == null || spec.isBlank()) {
+            return fallback;
+        }
+        Map<String, Integer> sizes = new LinkedHashMap<>();
+        for (String entry : spec.split(",")) {
+            String[] kv = entry.strip().split("=");
+            try {
+                sizes.put(kv[0].strip(), Integer.parseInt(kv[1].strip()));
+            } catch (RuntimeException e) {
+                throw new IllegalArgumentException("pool entry '" + entry.strip() + "' is not language=size");
+            }
+        }
+        return sizes;
+    }
+
+    /** Whether {@link #host()} is a loopback address. */
+    public boolean loopback() {
+        try {
+            return InetAddress.getByName(host).isLoopbackAddress();
+        } catch (UnknownHostException e) {
+            return false;
+        }
+    }
+}

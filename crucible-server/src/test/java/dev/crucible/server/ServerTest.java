@@ -1,0 +1,227 @@
+package dev.crucible.server;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.crucible.TestHost;
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.TreeSet;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+
+/** Every route against the real server on port 0 with the real sandbox behind it. */
+class ServerTest {
+    static final JsonMapper JSON = JsonMapper.builder().build();
+    static CrucibleServer server;
+    static Http http;
+
+    @BeforeAll
+    static void start() {
+        server = CrucibleServer.start(ServerConfig.defaults().withPort(0).withTokens(Set.of())
+                .withPool(Map.of("python", 1)), TestHost.crucible());
+        http = Http.to(server, null);
+    }
+
+    @AfterAll
+    static void stop() {
+        server.close();
+    }
+
+    static JsonNode json(HttpResponse<String> r) {
+        return JSON.readTree(r.body());
+    }
+
+    @Test
+    void executeRunsAProgramAndAnswersTheResult() throws Exception {
+        HttpResponse<String> r = http.postJson("/v1/execute", """
+                {"language": "python", "code": "import sys\\nprint(input().upper(), sys.argv[1:])", "stdin": "hi\\n",
+                 "args": ["x"], "limits": {"timeout_ms": 5000}, "unknown_field": "tolerated"}""");
+        assertThat(r.statusCode()).isEqualTo(200);
+        assertThat(r.headers().firstValue("Content-Type").orElse("")).startsWith("application/json");
+        JsonNode body = json(r);
+        assertThat(body.get("status").asString()).isEqualTo("ok");
+        assertThat(body.get("stdout").asString()).isEqualTo("HI ['x']\n");
+        assertThat(body.get("exit_code").asInt()).isZero();
+        for (String field : List.of("stderr", "stdout_truncated", "stderr_truncated", "wall_ms", "cpu_ms", "memory_bytes")) {
+            assertThat(body.has(field)).as(field).isTrue();
+        }
+        JsonNode c = json(http.postJson("/v1/execute", "{\"language\":\"c\",\"code\":\"int main(){return 2;}\"}"));
+        assertThat(c.get("status").asString()).isEqualTo("runtime_error");
+        assertThat(c.get("compile").get("status").asString()).isEqualTo("ok");
+    }
+
+    @Test
+    void runtimesHealthAndMetricsAnswer() throws Exception {
+        JsonNode runtimes = json(http.get("/v1/runtimes"));
+        assertThat(runtimes.size()).isEqualTo(6);
+        assertThat(runtimes.get(0).get("language").asString()).isEqualTo("python");
+        assertThat(runtimes.get(0).get("available").asBoolean()).isTrue();
+        assertThat(json(http.get("/healthz")).get("status").asString()).isEqualTo("ok");
+        http.postJson("/v1/execute", "{\"language\":\"python\",\"code\":\"print(1)\"}");
+        String metrics = http.get("/metrics").body();
+        assertThat(metrics).contains("crucible_http_requests_total{method=\"POST\",route=\"/v1/execute\",status=\"200\"}")
+                .contains("crucible_http_request_duration_seconds_bucket").contains("crucible_verdicts_total{status=\"ok\"}")
+                .contains("crucible_pool_ready").contains("crucible_pool_hits_total").contains("crucible_pool_misses_total")
+                .contains("crucible_pool_launches_total").contains("crucible_queue_depth").contains("crucible_running");
+    }
+
+    @Test
+    void openApiDocumentListsExactlyTheRoutesServed() throws Exception {
+        JsonNode doc = json(http.get("/openapi.json"));
+        assertThat(doc.get("openapi").asString()).startsWith("3.1");
+        Set<String> documented = new TreeSet<>();
+        doc.get("paths").properties().forEach(path -> path.getValue().properties()
+                .forEach(op -> documented.add(op.getKey().toUpperCase() + " " + path.getKey())));
+        assertThat(documented).isEqualTo(new TreeSet<>(CrucibleServer.ROUTES));
+        for (String route : CrucibleServer.ROUTES) {
+            String[] parts = route.split(" ");
+            HttpResponse<String> r = parts[0].equals("GET") ? http.get(parts[1]) : http.postJson(parts[1], "{}");
+            assertThat(r.statusCode()).as(route + " is served").isNotIn(404, 405);
+        }
+    }
+
+    @Test
+    void badRequestsGetJsonErrorsWithTheRightStatus() throws Exception {
+        record Case(int status, String code, HttpResponse<String> response) {}
+        List<Case> cases = new ArrayList<>();
+        cases.add(new Case(400, "invalid_json", http.postJson("/v1/execute", "{\"language\": \"python\", \"code\": ")));
+        cases.add(new Case(400, "invalid_json", http.postJson("/v1/execute", "")));
+        cases.add(new Case(400, "invalid_json", http.postJson("/v1/execute", "[1, 2]")));
+        cases.add(new Case(400, "invalid_json", http.postJson("/v1/execute", "{\"language\": 5, \"code\": {}}")));
+        cases.add(new Case(400, "invalid_request", http.postJson("/v1/execute", "{\"code\": \"print(1)\"}")));
+        cases.add(new Case(400, "invalid_request", http.postJson("/v1/execute", "{\"language\": \"python\"}")));
+        cases.add(new Case(400, "unknown_language", http.postJson("/v1/execute", "{\"language\":\"cobol\",\"code\":\"x\"}")));
+        cases.add(new Case(422, "invalid_limits", http.postJson("/v1/execute",
+                "{\"language\":\"python\",\"code\":\"1\",\"limits\":{\"memory_mb\":999999}}")));
+        cases.add(new Case(400, "invalid_file", http.postJson("/v1/execute",
+                "{\"language\":\"python\",\"code\":\"1\",\"files\":[{\"path\":\"../../etc/cron.d/evil\",\"content\":\"x\"}]}")));
+        cases.add(new Case(413, "payload_too_large", http.postJson("/v1/execute",
+                "{\"language\":\"python\",\"code\":\"" + "x".repeat(33 * 1024 * 1024) + "\"}")));
+        cases.add(new Case(415, "unsupported_media_type", http.send(HttpRequest.newBuilder(URI.create(http.base() + "/v1/execute"))
+                .header("Content-Type", "text/plain").POST(HttpRequest.BodyPublishers.ofString("{}")))));
+        cases.add(new Case(404, "not_found", http.get("/v2/nothing")));
+        cases.add(new Case(405, "method_not_allowed", http.send(HttpRequest.newBuilder(URI.create(http.base() + "/v1/runtimes"))
+                .DELETE())));
+        for (Case c : cases) {
+            assertThat(c.response().statusCode()).as(c.code() + ": " + c.response().body()).isEqualTo(c.status());
+            JsonNode error = json(c.response()).get("error");
+            assertThat(error.get("code").asString()).isEqualTo(c.code());
+            assertThat(error.get("message").asString()).isNotBlank().doesNotContain("Exception").doesNotContain("\tat ");
+        }
+    }
+
+    @Test
+    void streamingSendsOutputAsItIsProducedThenTheResult() throws Exception {
+        String body = "{\"language\":\"python\",\"code\":\"import sys, time\\nfor i in range(3):\\n    print(i, flush=True)\\n"
+                + "    time.sleep(0.3)\\nsys.stderr.write('\\u00e9' * 3)\"}";
+        HttpResponse<java.io.InputStream> r = http.client().send(HttpRequest.newBuilder(URI.create(http.base() + "/v1/execute"))
+                .header("Content-Type", "application/json").header("Accept", "application/x-ndjson")
+                .POST(HttpRequest.BodyPublishers.ofString(body)).build(), HttpResponse.BodyHandlers.ofInputStream());
+        assertThat(r.headers().firstValue("Content-Type").orElse("")).startsWith("application/x-ndjson");
+        List<JsonNode> events = new ArrayList<>();
+        List<Long> arrivals = new ArrayList<>();
+        try (BufferedReader lines = new BufferedReader(new InputStreamReader(r.body(), StandardCharsets.UTF_8))) {
+            String line;
+            while ((line = lines.readLine()) != null) {
+                events.add(JSON.readTree(line));
+                arrivals.add(System.nanoTime());
+            }
+        }
+        assertThat(events.stream().map(e -> e.get("type").asString()).toList())
+                .containsExactly("stdout", "stdout", "stdout", "stderr", "result");
+        assertThat(events.get(1).get("data").asString()).isEqualTo("1\n");
+        assertThat(events.get(3).get("data").asString()).isEqualTo("ééé");
+        assertThat(events.get(4).get("result").get("stdout").asString()).isEqualTo("0\n1\n2\n");
+        // the first line arrived well before the last: it was sent when printed, not at the end
+        assertThat(arrivals.get(3) - arrivals.get(0)).isGreaterThan(400_000_000L);
+
+        HttpResponse<String> sse = http.send(HttpRequest.newBuilder(URI.create(http.base() + "/v1/execute"))
+                .header("Content-Type", "application/json").header("Accept", "text/event-stream")
+                .POST(HttpRequest.BodyPublishers.ofString("{\"language\":\"bash\",\"code\":\"echo one\"}")));
+        assertThat(sse.headers().firstValue("Content-Type").orElse("")).startsWith("text/event-stream");
+        assertThat(sse.body()).startsWith("event: stdout\ndata: {\"type\":\"stdout\",\"data\":\"one\\n\"}\n\n")
+                .contains("event: result\ndata: {\"type\":\"result\",\"result\":{\"status\":\"ok\"");
+    }
+
+    @Test
+    void pooledRequestsShareNothing() throws Exception {
+        String code = "{\"language\":\"python\",\"code\":\"import os\\nprint(os.path.exists('/tmp/x'), os.path.exists('y'))\\n"
+                + "open('/tmp/x','w').write('1'); open('y','w').write('1')\"}";
+        for (int i = 0; i < 3; i++) {
+            assertThat(json(http.postJson("/v1/execute", code)).get("stdout").asString()).isEqualTo("False False\n");
+        }
+    }
+
+    @Test
+    void refusesToListenBeyondLoopbackWithoutAToken() {
+        assertThatThrownBy(() -> CrucibleServer.start(ServerConfig.defaults().withHost("0.0.0.0").withPort(0)
+                .withTokens(Set.of()), TestHost.crucible()))
+                .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("without a token");
+    }
+
+    @Test
+    void tokensAreRequiredWhenConfigured() throws Exception {
+        try (CrucibleServer secured = CrucibleServer.start(ServerConfig.defaults().withPort(0)
+                .withTokens(Set.of("s3cret-one", "s3cret-two")).withPool(Map.of()), TestHost.crucible())) {
+            Http none = Http.to(secured, null);
+            Http wrong = Http.to(secured, "s3cret-on");
+            Http right = Http.to(secured, "s3cret-two");
+            String body = "{\"language\":\"python\",\"code\":\"print(1)\"}";
+            assertThat(none.postJson("/v1/execute", body).statusCode()).isEqualTo(401);
+            assertThat(json(wrong.postJson("/v1/execute", body)).get("error").get("code").asString()).isEqualTo("unauthorized");
+            assertThat(none.get("/v1/runtimes").statusCode()).isEqualTo(401);
+            assertThat(none.get("/metrics").statusCode()).isEqualTo(401);
+            assertThat(none.get("/healthz").statusCode()).isEqualTo(200);
+            assertThat(none.get("/openapi.json").statusCode()).isEqualTo(200);
+            assertThat(right.postJson("/v1/execute", body).statusCode()).isEqualTo(200);
+            assertThat(right.get("/v1/runtimes").statusCode()).isEqualTo(200);
+        }
+    }
+
+    @Test
+    void beyondTheQueueIsA429WithRetryAfterAndShutdownIsGraceful() throws Exception {
+        CrucibleServer small = CrucibleServer.start(ServerConfig.defaults().withPort(0).withTokens(Set.of())
+                .withConcurrency(1, 0).withShutdownGrace(java.time.Duration.ofSeconds(1)).withPool(Map.of()),
+                TestHost.crucible());
+        Http client = Http.to(small, null);
+        List<HttpResponse<String>> slow = new ArrayList<>();
+        Thread holder = Thread.ofVirtual().start(() -> {
+            try {
+                slow.add(client.postJson("/v1/execute", "{\"language\":\"python\",\"code\":\"import time\\ntime.sleep(30)\","
+                        + "\"limits\":{\"timeout_ms\":60000}}"));
+            } catch (Exception e) {
+                throw new RuntimeException(e);
+            }
+        });
+        for (int i = 0; i < 500 && json(client.get("/healthz")).get("running").asInt() == 0; i++) {
+            Thread.sleep(10);
+        }
+        HttpResponse<String> refused = client.postJson("/v1/execute", "{\"language\":\"python\",\"code\":\"print(1)\"}");
+        assertThat(refused.statusCode()).isEqualTo(429);
+        assertThat(refused.headers().firstValue("Retry-After")).hasValue("1");
+        assertThat(json(refused).get("error").get("code").asString()).isEqualTo("too_many_requests");
+        // shutdown: new work is refused, the running one gets its grace (1 s here), then it is killed
+        long t0 = System.nanoTime();
+        Thread closer = Thread.ofVirtual().start(small::close);
+        holder.join();
+        closer.join();
+        assertThat(slow).hasSize(1);
+        assertThat(slow.getFirst().statusCode()).isEqualTo(200);
+        assertThat(json(slow.getFirst()).get("status").asString()).isEqualTo("runtime_error");
+        assertThat(json(slow.getFirst()).get("signal").asInt()).isEqualTo(9);
+        assertThat((System.nanoTime() - t0) / 1_000_000).isLessThan(25_000);
+    }
+}
