@@ -7,7 +7,8 @@
  *   3. open the seccomp program as fd 3, the only descriptor besides 0, 1, 2 that reaches bwrap;
  *   4. when root: drop every capability from the bounding set, leave all groups, become the slot's
  *      unprivileged uid and gid, set no_new_privs (never launch bwrap as real root: finding 1);
- *   5. exec bwrap with an EMPTY environment (finding 2).
+ *   5. ask for SIGKILL when the spawning thread dies (a crashed or kill -9'ed server takes its sandboxes with it:
+ *      bwrap's --die-with-parent then tears the namespace down), and exec bwrap with an EMPTY environment (finding 2).
  *
  * usage: crucible-launch [--cgroup FILE]... [--rlimit RES=VALUE]... --seccomp FILE [--uid N] -- BWRAP ARGS...
  * RES is one of fsize, nofile, core, cpu, nproc, as. Exit code 125 means a step failed (message on stderr,
@@ -19,6 +20,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -117,8 +119,12 @@ int main(int argc, char **argv) {
     if (syscall(SYS_close_range, 4, ~0U, 0) != 0) {
         for (int f = 4; f < 1024; f++) close(f);
     }
+    pid_t parent = getppid();
     if (uid >= 0) become((uid_t) uid);
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) die("cannot set no_new_privs", NULL);
+    /* after the uid change, which clears it; survives the exec of bwrap (not setuid) */
+    if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0) die("cannot set the parent-death signal", NULL);
+    if (getppid() != parent) _exit(FAIL); /* the server died while we started */
     char *empty[] = {NULL};
     execve(argv[i + 1], argv + i + 1, empty);
     die("cannot exec", argv[i + 1]);

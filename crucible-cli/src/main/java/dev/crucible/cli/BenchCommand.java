@@ -9,22 +9,45 @@ import java.io.PrintWriter;
 import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.Callable;
+import tools.jackson.databind.JsonNode;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
 import picocli.CommandLine.Model.CommandSpec;
 
 /**
- * {@code crucible bench}: Python {@code print(1)} in a cold sandbox against a bare {@code python3 -c} spawn from
- * the same JVM, interleaved in one run so that both see the same machine; prints percentiles and the ratio.
+ * {@code crucible bench}: Python {@code print(1)} through a running server over HTTP (default) or in a cold
+ * sandbox of this process ({@code --cold}), against bare {@code python3 -c} spawns from the same JVM in the same
+ * run; prints percentiles, throughput and the ratios.
  */
 @Command(name = "bench", mixinStandardHelpOptions = true,
-        description = "Benchmark a cold sandboxed run against a bare interpreter spawn (interleaved, same run).")
+        description = {"Benchmark against bare interpreter spawns in the same run.",
+            "Default: POST /v1/execute on a running server (--url) with --concurrency clients.",
+            "--cold: a cold sandbox in this process, sequential and interleaved."})
 final class BenchCommand implements Callable<Integer> {
+    @Option(names = "--url", defaultValue = "http://127.0.0.1:8080", description = "The server (default http://127.0.0.1:8080).")
+    String url;
+
+    @Option(names = {"-c", "--concurrency"}, defaultValue = "4", description = "Concurrent clients (default 4).")
+    int concurrency;
+
+    @Option(names = "--rounds", defaultValue = "5", description = "Alternating rounds of bare and server (default 5).")
+    int rounds;
+
+    @Option(names = "--cold", description = "Benchmark a cold sandbox in this process instead of a server.")
+    boolean cold;
+
+    @Option(names = "--hostile-every", paramLabel = "K", defaultValue = "0",
+            description = "Every K-th server request is hostile (timeout, fork/memory bomb, flood): a soak (default 0).")
+    int hostileEvery;
+
+    @Option(names = "--token", description = "Bearer token (default: the first of CRUCIBLE_TOKENS).")
+    String token;
+
     @Spec
     CommandSpec spec;
 
-    @Option(names = {"-n", "--iterations"}, defaultValue = "100", description = "Measured runs of each (default 100).")
+    @Option(names = {"-n", "--iterations"}, defaultValue = "200", description = "Measured runs of each (default 200).")
     int iterations;
 
     @Option(names = "--warmup", defaultValue = "10", description = "Unmeasured runs of each first (default 10).")
@@ -36,10 +59,65 @@ final class BenchCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         PrintWriter out = spec.commandLine().getOut();
-        if (iterations < 1 || warmup < 0) {
-            return CliSupport.fail(spec.commandLine().getErr(),
-                    new CliSupport.Failure(ExitCodes.USAGE, "--iterations must be >= 1 and --warmup >= 0"));
+        if (iterations < 1 || warmup < 0 || concurrency < 1 || rounds < 1 || hostileEvery < 0) {
+            return CliSupport.fail(spec.commandLine().getErr(), new CliSupport.Failure(ExitCodes.USAGE,
+                    "--iterations, --concurrency and --rounds must be >= 1; --warmup and --hostile-every >= 0"));
         }
+        return cold ? coldBench(out) : httpBench(out);
+    }
+
+    private int httpBench(PrintWriter out) throws Exception {
+        String bearer = token != null ? token
+                : dev.crucible.server.ServerConfig.tokensFrom(System.getenv("CRUCIBLE_TOKENS")).stream().findFirst().orElse(null);
+        HttpBench bench = new HttpBench(url, bearer);
+        JsonNode health;
+        try {
+            health = bench.health();
+        } catch (java.io.IOException e) {
+            return CliSupport.fail(spec.commandLine().getErr(), new CliSupport.Failure(ExitCodes.NO_INPUT,
+                    "no server at " + url + " (start one with ./crucible serve): " + e.getMessage()));
+        }
+        List<String> bare = List.of(dev.crucible.runtime.RuntimeRegistry.builtIn().find("python").orElseThrow()
+                .runCommand().getFirst(), "-c", code);
+        String body = CliSupport.JSON.writeValueAsString(java.util.Map.of("language", "python", "code", code));
+        HttpBench.Task server = i -> {
+            String request = hostileEvery > 0 && i % hostileEvery == 0
+                    ? HttpBench.HOSTILE.get((i / hostileEvery) % HttpBench.HOSTILE.size()) : body;
+            while (!bench.post(request)) {
+                Thread.sleep(50); // refused with 429: back off as Retry-After asks, then retry
+            }
+        };
+        HttpBench.measure(warmup, concurrency, server);
+        HttpBench.measure(warmup, concurrency, i -> spawnBare(bare));
+        bench.statuses.clear();
+        int perRound = Math.max(1, iterations / rounds);
+        List<HttpBench.Phase> bares = new java.util.ArrayList<>();
+        List<HttpBench.Phase> served = new java.util.ArrayList<>();
+        for (int r = 0; r < rounds; r++) {
+            bares.add(HttpBench.measure(perRound, concurrency, i -> spawnBare(bare)));
+            int offset = r * perRound;
+            served.add(HttpBench.measure(perRound, concurrency, i -> server.run(offset + i)));
+        }
+        HttpBench.Phase b = HttpBench.merge(bares);
+        HttpBench.Phase s = HttpBench.merge(served);
+        out.printf("crucible bench: python %s, %d requests each, concurrency %d, %d alternating rounds, server %s%n",
+                code, perRound * rounds, concurrency, rounds, url);
+        out.printf("%-24s %8s %8s %8s %10s%n", "", "p50 ms", "p90 ms", "p99 ms", "req/s");
+        HttpBench.report(out, "bare python3 -c", b);
+        HttpBench.report(out, "POST /v1/execute", s);
+        out.printf("latency ratio server/bare (p50): %.2f%n", pct(s.latencies(), 50) / pct(b.latencies(), 50));
+        out.printf("throughput ratio server/bare: %.2f%n", s.throughput() / b.throughput());
+        out.printf("verdicts: %s; 5xx: %d; refused (429/503, retried): %d%n", bench.statusCounts(),
+                bench.serverErrors.get(), bench.rejected.get());
+        JsonNode after = bench.health();
+        out.printf("server: rss %.1f MiB (before the run %.1f MiB), pool ready %d%n",
+                after.path("rss_bytes").asLong() / 1048576.0, health.path("rss_bytes").asLong() / 1048576.0,
+                after.path("pool_ready").asInt());
+        out.flush();
+        return bench.serverErrors.get() == 0 ? 0 : 1;
+    }
+
+    private int coldBench(PrintWriter out) throws Exception {
         try (Crucible crucible = CliSupport.start(null)) {
             LanguageRuntime python = crucible.executor().runtimeFor("python");
             List<String> bare = List.of(python.runCommand().getFirst(), "-c", code);

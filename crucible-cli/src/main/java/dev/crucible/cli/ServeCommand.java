@@ -84,20 +84,22 @@ final class ServeCommand implements Callable<Integer> {
             return CliSupport.fail(err, new CliSupport.Failure(ExitCodes.USAGE, "cannot serve on " + host + ":" + port
                     + ": " + e.getMessage()));
         }
-        CountDownLatch stopped = new CountDownLatch(1);
-        Runtime.getRuntime().addShutdownHook(new Thread(() -> {
-            err.println("crucible: shutting down");
-            err.flush();
-            server.close();
-            engine.close();
-            stopped.countDown();
-        }, "crucible-shutdown"));
+        // SIGTERM and Ctrl-C start a graceful shutdown on this thread (not in a JVM shutdown hook, where Jetty's
+        // own stop would race ours)
+        CountDownLatch stop = new CountDownLatch(1);
+        for (String signal : new String[] {"TERM", "INT"}) {
+            sun.misc.Signal.handle(new sun.misc.Signal(signal), s -> stop.countDown());
+        }
         err.printf("crucible: serving on http://%s:%d (started in %d ms; %s)%n", host, server.port(),
                 (System.nanoTime() - t0) / 1_000_000, config.tokens().isEmpty()
                         ? "no token: loopback only" : config.tokens().size() + " token(s)");
         engine.sandbox().warnings().forEach(w -> err.println("crucible: warning: " + w));
         err.flush();
-        stopped.await();
+        stop.await();
+        err.println("crucible: shutting down (running requests get " + config.shutdownGrace().toSeconds() + " s)");
+        err.flush();
+        server.close();
+        engine.close();
         return 0;
     }
 

@@ -75,7 +75,7 @@ final class LaunchCommand {
         argv.add("--");
         if (uid >= 0) {
             argv.addAll(List.of(setpriv.toString(), "--reuid=" + uid, "--regid=" + uid, "--clear-groups",
-                    "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs", "--"));
+                    "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs", "--pdeathsig=SIGKILL", "--"));
         }
         argv.addAll(bwrapArguments(config, workRoot, bwrap, spec));
         argv.add("--");

@@ -84,6 +84,7 @@ public final class CrucibleServer implements AutoCloseable {
             cfg.http.maxRequestSize = config.maxBodyBytes() + 1;
             cfg.http.prefer405over404 = true;
             cfg.startup.showJavalinBanner = false;
+            cfg.jetty.modifyServer(jetty -> jetty.setStopAtShutdown(false)); // close() stops it, once
             cfg.routes.post("/v1/execute", server.route("/v1/execute", true, server::execute));
             cfg.routes.get("/v1/runtimes", server.route("/v1/runtimes", true, server::runtimes));
             cfg.routes.get("/healthz", server.route("/healthz", false, server::health));
@@ -220,7 +221,22 @@ public final class CrucibleServer implements AutoCloseable {
 
     private void health(Context ctx) {
         ctx.json(Map.of("status", "ok", "running", admission.running(), "queued", admission.queued(),
-                "pool_ready", executor.pool() == null ? 0 : executor.pool().size()));
+                "pool_ready", executor.pool() == null ? 0 : executor.pool().size(), "rss_bytes", rssBytes(),
+                "uptime_ms", uptimeMillis()));
+    }
+
+    /** This process's resident memory, from /proc/self/status, or -1. */
+    static long rssBytes() {
+        try {
+            for (String line : java.nio.file.Files.readAllLines(java.nio.file.Path.of("/proc/self/status"))) {
+                if (line.startsWith("VmRSS:")) {
+                    return Long.parseLong(line.replaceAll("\\D", "")) * 1024;
+                }
+            }
+        } catch (IOException | NumberFormatException e) {
+            // not Linux
+        }
+        return -1;
     }
 
     /**

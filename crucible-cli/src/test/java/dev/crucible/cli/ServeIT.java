@@ -1,0 +1,128 @@
+package dev.crucible.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.BufferedReader;
+import java.io.InputStreamReader;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** {@code crucible serve} as a newcomer starts it: the JAR in its own JVM, answered over HTTP, stopped by signals. */
+class ServeIT {
+    static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+
+    record Served(Process process, int port, List<String> stderr) {}
+
+    static Served serve(Path dataDir, String... extra) throws Exception {
+        List<String> argv = new java.util.ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "--enable-native-access=ALL-UNNAMED", "-jar", CliIT.JAR.toAbsolutePath().toString(), "serve", "--port", "0",
+                "--data-dir", dataDir.toString()));
+        argv.addAll(List.of(extra));
+        Process p = new ProcessBuilder(argv).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+        BufferedReader err = new BufferedReader(new InputStreamReader(p.getErrorStream(), StandardCharsets.UTF_8));
+        Pattern serving = Pattern.compile("serving on http://127\\.0\\.0\\.1:(\\d+) \\(started in \\d+ ms");
+        String line;
+        while ((line = err.readLine()) != null) {
+            Matcher m = serving.matcher(line);
+            if (m.find()) {
+                List<String> rest = java.util.Collections.synchronizedList(new java.util.ArrayList<>());
+                Thread.ofVirtual().start(() -> err.lines().forEach(rest::add));
+                return new Served(p, Integer.parseInt(m.group(1)), rest);
+            }
+        }
+        throw new AssertionError("the server did not start; exit " + p.waitFor());
+    }
+
+    static HttpResponse<String> post(int port, String body) throws Exception {
+        return HTTP.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/v1/execute"))
+                .header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofString(body)).build(),
+                HttpResponse.BodyHandlers.ofString());
+    }
+
+    static HttpResponse<String> get(int port, String path) throws Exception {
+        return HTTP.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path)).build(),
+                HttpResponse.BodyHandlers.ofString());
+    }
+
+    @Test
+    void serveAnswersTheReadmesCurlAndStopsGracefullyOnSigterm(@TempDir Path data) throws Exception {
+        Served s = serve(data);
+        assertThat(get(s.port(), "/healthz").body()).contains("\"status\":\"ok\"");
+        HttpResponse<String> r = post(s.port(), "{\"language\": \"python\", \"code\": \"print(6 * 7)\"}");
+        assertThat(r.statusCode()).isEqualTo(200);
+        assertThat(r.body()).contains("\"status\":\"ok\"").contains("\"stdout\":\"42\\n\"");
+        s.process().destroy(); // SIGTERM
+        assertThat(s.process().waitFor(30, TimeUnit.SECONDS)).isTrue();
+        assertThat(s.process().exitValue()).isZero();
+        Thread.sleep(200);
+        assertThat(List.copyOf(s.stderr())).anyMatch(l -> l.contains("shutting down"));
+        assertThat(slotProcesses()).isZero();
+    }
+
+    @Test
+    void refusesToServeBeyondLoopbackWithoutAToken(@TempDir Path data) throws Exception {
+        CliIT.Outcome o = CliIT.crucible(data, "serve", "--host", "0.0.0.0", "--port", "0");
+        assertThat(o.exit()).isEqualTo(ExitCodes.USAGE);
+        assertThat(o.stderr()).contains("refusing to listen on 0.0.0.0 without a token");
+    }
+
+    /** A crashed server takes its sandboxes with it: the launcher asks for SIGKILL when the server dies. */
+    @Test
+    void killMinusNineOfTheServerLeavesNoSandboxBehind(@TempDir Path data) throws Exception {
+        Served s = serve(data, "--pool", "python=2");
+        Thread request = Thread.ofVirtual().start(() -> {
+            try {
+                post(s.port(), "{\"language\":\"python\",\"code\":\"import time\\ntime.sleep(60)\",\"limits\":{\"timeout_ms\":90000}}");
+            } catch (Exception e) {
+                // the server is killed under it
+            }
+        });
+        for (int i = 0; i < 500 && !get(s.port(), "/healthz").body().contains("\"running\":1"); i++) {
+            Thread.sleep(10);
+        }
+        assertThat(slotProcesses()).isPositive();
+        s.process().destroyForcibly(); // kill -9
+        s.process().waitFor();
+        long left = slotProcesses();
+        for (int i = 0; i < 100 && left > 0; i++) {
+            Thread.sleep(50);
+            left = slotProcesses();
+        }
+        assertThat(left).as("sandbox processes left after the server was killed").isZero();
+        request.join();
+    }
+
+    /** Live (not zombie) processes of the slot uids. */
+    static long slotProcesses() throws Exception {
+        long n = 0;
+        try (Stream<Path> procs = Files.list(Path.of("/proc"))) {
+            for (Path p : procs.filter(p -> p.getFileName().toString().matches("\\d+")).toList()) {
+                try {
+                    List<String> status = Files.readAllLines(p.resolve("status"));
+                    boolean zombie = status.stream().anyMatch(l -> l.startsWith("State:") && l.contains("Z"));
+                    int uid = status.stream().filter(l -> l.startsWith("Uid:")).map(l -> Integer.parseInt(l.split("\\s+")[1]))
+                            .findFirst().orElse(0);
+                    if (!zombie && uid >= 61000 && uid < 61100) {
+                        n++;
+                    }
+                } catch (Exception e) {
+                    // gone
+                }
+            }
+        }
+        return n;
+    }
+}
