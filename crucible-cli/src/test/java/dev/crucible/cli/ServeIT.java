@@ -64,7 +64,7 @@ class ServeIT {
         HttpResponse<String> r = post(s.port(), "{\"language\": \"python\", \"code\": \"print(6 * 7)\"}");
         assertThat(r.statusCode()).isEqualTo(200);
         assertThat(r.body()).contains("\"status\":\"ok\"").contains("\"stdout\":\"42\\n\"");
-        s.process().destroy(); // SIGTERM
+        s.process().toHandle().destroy(); // SIGTERM (Process.destroy() would also close our end of its stderr)
         assertThat(s.process().waitFor(30, TimeUnit.SECONDS)).isTrue();
         assertThat(s.process().exitValue()).isZero();
         Thread.sleep(200);
