@@ -77,12 +77,19 @@ class WarmPoolTest {
     @Test
     void pythonErrorsLookTheSameAsCold() throws Exception {
         for (String code : List.of("def f():\n    raise ValueError('boom')\nf()\n", "print('unclosed'\n",
-                "import sys\nsys.exit(3)\n", "import os\nos._exit(4)\n")) {
+                "import sys\nsys.exit(3)\n", "import os\nos._exit(4)\n", "import sys\nsys.exit('a message')\n",
+                "import sys\nprint('partial', end='')\nsys.exit(None)\n",
+                "import atexit\natexit.register(lambda: print('atexit ran'))\nprint('main')\n",
+                "import threading, time\nt = threading.Thread(target=lambda: (time.sleep(0.2), print('thread done')))\n"
+                        + "t.start()\nprint('main done')\n",
+                "raise KeyboardInterrupt\n", "import sys\nsys.stdout.write('x' * 100000)\n")) {
             ExecuteResult w = warm("python", code, null, List.of());
             ExecuteResult c = cold("python", code, null, List.of());
             assertThat(w.status()).as(code).isEqualTo(c.status());
             assertThat(w.exitCode()).as(code).isEqualTo(c.exitCode());
             assertThat(w.stderr()).as(code).isEqualTo(c.stderr());
+            assertThat(w.stdout()).as(code).isEqualTo(c.stdout());
+            assertThat(w.signal()).as(code).isEqualTo(c.signal());
         }
     }
 
