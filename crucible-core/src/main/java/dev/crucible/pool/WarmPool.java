@@ -148,7 +148,7 @@ public final class WarmPool implements AutoCloseable {
                 Limits limits = launchLimits(runtime);
                 SandboxSpec spec = new SandboxSpec(runtime.poolArgv(limits), runtime.env(), Map.of(), null, false,
                         runtime.binds(), runtime.rootfs(), null, limits);
-                Sandbox.Launch launch = sandbox.launch(spec);
+                Sandbox.Launch launch = sandbox.launch(spec, true);
                 launches.incrementAndGet();
                 if (closed || !launch.alive()) {
                     launch.abandon();

@@ -134,7 +134,7 @@ final class BwrapSandbox implements Sandbox {
     }
 
     @Override
-    public Launch launch(SandboxSpec spec) throws InterruptedException {
+    public Launch launch(SandboxSpec spec, boolean ahead) throws InterruptedException {
         int slot = freeSlots.take();
         String name = groupPrefix + HexFormat.of().formatHex(randomBytes());
         int uid = root ? config.slotUidBase() + slot : -1;
@@ -148,6 +148,9 @@ final class BwrapSandbox implements Sandbox {
                     group = cgroups.prepare(name);
                 }
                 group.limit(spec.limits());
+                if (ahead) {
+                    group.background(true);
+                }
             }
             if (spec.buildDir() != null && spec.buildWritable() && root) {
                 Files.setAttribute(spec.buildDir(), "unix:uid", uid);
@@ -162,7 +165,7 @@ final class BwrapSandbox implements Sandbox {
             started = true;
             live.add(process);
             Runnable release = releaser(slot, group, chowned ? spec.buildDir() : null);
-            return new Launched(process, group, spec.limits().outputBytes(), () -> {
+            return new Launched(process, group, ahead, spec.limits().outputBytes(), () -> {
                 live.remove(process);
                 release.run();
             });

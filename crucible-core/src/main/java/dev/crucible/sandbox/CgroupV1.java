@@ -76,6 +76,11 @@ record CgroupV1(Path memory, Path pids, Path cpu, Path cpuacct) implements Cgrou
         }
 
         @Override
+        public void background(boolean on) throws IOException {
+            Cgroups.write(dirs.get(2).resolve("cpu.shares"), on ? "2" : "1024");
+        }
+
+        @Override
         public List<Path> procsFiles() {
             return dirs.stream().map(d -> d.resolve("cgroup.procs")).toList();
         }

@@ -87,6 +87,11 @@ record CgroupV2(Path parent) implements Cgroups {
         }
 
         @Override
+        public void background(boolean on) throws IOException {
+            Cgroups.write(dir.resolve("cpu.weight"), on ? "1" : "100");
+        }
+
+        @Override
         public List<Path> procsFiles() {
             return List.of(dir.resolve("cgroup.procs"));
         }

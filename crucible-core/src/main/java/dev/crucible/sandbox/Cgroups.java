@@ -46,6 +46,12 @@ sealed interface Cgroups permits CgroupV1, CgroupV2, Cgroups.None {
         /** Writes the memory and pids limits of the run. */
         void limit(Limits limits) throws IOException;
 
+        /**
+         * Lowers (or restores) the group's CPU weight: a warm-pool sandbox starts in the background, yielding the CPU
+         * to running requests, and gets the normal weight when a request claims it.
+         */
+        void background(boolean on) throws IOException;
+
         /** The {@code cgroup.procs} files the launcher writes its pid into before exec. */
         List<Path> procsFiles();
 

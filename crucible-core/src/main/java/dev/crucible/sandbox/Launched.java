@@ -4,7 +4,6 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
-import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -23,19 +22,32 @@ final class Launched implements Sandbox.Launch {
     private final Runnable onDone;
     private final Output stdout;
     private final Output stderr;
-    private final Thread out;
-    private final Thread err;
+    private final java.util.concurrent.Future<?> out;
+    private final java.util.concurrent.Future<?> err;
     private final AtomicBoolean used = new AtomicBoolean();
 
-    Launched(Process process, Cgroups.RunGroup group, int outputCap, Runnable onDone) {
+    /**
+     * Pipe reads and writes block in native code, which pins a virtual thread's carrier; enough waiting sandboxes
+     * (a warm pool) would pin every carrier and stall the server. They run on reusable platform threads instead.
+     */
+    static final java.util.concurrent.ExecutorService PIPES = java.util.concurrent.Executors.newCachedThreadPool(r -> {
+        Thread t = new Thread(r, "crucible-pipe");
+        t.setDaemon(true);
+        return t;
+    });
+
+    private final boolean background;
+
+    Launched(Process process, Cgroups.RunGroup group, boolean background, int outputCap, Runnable onDone) {
         this.process = process;
         this.group = group;
+        this.background = background;
         this.onDone = onDone;
         Runnable kill = process::destroyForcibly;
         this.stdout = new Output(outputCap, false, kill);
         this.stderr = new Output(outputCap, true, kill);
-        this.out = Thread.ofVirtual().start(() -> stdout.drain(process.getInputStream()));
-        this.err = Thread.ofVirtual().start(() -> stderr.drain(process.getErrorStream()));
+        this.out = PIPES.submit(() -> stdout.drain(process.getInputStream()));
+        this.err = PIPES.submit(() -> stderr.drain(process.getErrorStream()));
     }
 
     @Override
@@ -74,6 +86,9 @@ final class Launched implements Sandbox.Launch {
         if (group != null) {
             try {
                 group.limit(limits);
+                if (background) {
+                    group.background(false);
+                }
             } catch (IOException e) {
                 process.destroyForcibly();
                 return BwrapSandbox.failure("cannot set the run's limits: " + e.getMessage());
@@ -83,7 +98,7 @@ final class Launched implements Sandbox.Launch {
         stderr.configure(limits.outputBytes(), listener);
         long start = System.nanoTime();
         long cpuStart = group == null ? 0 : Math.max(0, group.cpuNanos());
-        Thread in = Thread.ofVirtual().start(() -> feed(process.getOutputStream(), stdin));
+        var in = PIPES.submit(() -> feed(process.getOutputStream(), stdin));
         boolean timedOut = false;
         boolean cpuExceeded = false;
         long deadline = start + TimeUnit.MILLISECONDS.toNanos(limits.timeoutMs());
@@ -104,7 +119,7 @@ final class Launched implements Sandbox.Launch {
             throw e;
         }
         long wallMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
-        in.join(Duration.ofMillis(TEARDOWN_MS));
+        await(in, TEARDOWN_MS);
         joinOrClose();
         int exit = process.exitValue();
         long cpuNanos = group == null ? -1 : Math.max(0, group.cpuNanos() - cpuStart);
@@ -148,13 +163,25 @@ final class Launched implements Sandbox.Launch {
      */
     private void joinOrClose() throws InterruptedException {
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(TEARDOWN_MS);
-        for (Thread t : List.of(out, err)) {
-            long left = deadline - System.nanoTime();
-            if (left <= 0 || !t.join(Duration.ofNanos(Math.max(1, left)))) {
+        for (var reader : List.of(out, err)) {
+            long left = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
+            if (left <= 0 || !await(reader, left)) {
                 closeQuietly(process.getInputStream());
                 closeQuietly(process.getErrorStream());
-                t.join(Duration.ofMillis(TEARDOWN_MS));
+                await(reader, TEARDOWN_MS);
             }
+        }
+    }
+
+    /** Waits for a pipe task; true when it finished in time. */
+    private static boolean await(java.util.concurrent.Future<?> task, long millis) throws InterruptedException {
+        try {
+            task.get(Math.max(1, millis), TimeUnit.MILLISECONDS);
+            return true;
+        } catch (java.util.concurrent.ExecutionException e) {
+            return true; // the task ended (it catches its own I/O errors)
+        } catch (java.util.concurrent.TimeoutException e) {
+            return false;
         }
     }
 

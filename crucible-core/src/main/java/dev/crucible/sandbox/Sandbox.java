@@ -47,7 +47,15 @@ public interface Sandbox extends AutoCloseable {
      * request. {@code spec}'s stdin is ignored; its limits apply until {@link Launch#complete} sets the run's own.
      * Holds a slot until completed or abandoned.
      */
-    Launch launch(SandboxSpec spec) throws InterruptedException;
+    default Launch launch(SandboxSpec spec) throws InterruptedException {
+        return launch(spec, false);
+    }
+
+    /**
+     * As {@link #launch(SandboxSpec)}; {@code ahead} marks a launch ahead of demand (warm pool), which runs at a low
+     * CPU weight until {@link Launch#complete} so that it never slows the requests being served.
+     */
+    Launch launch(SandboxSpec spec, boolean ahead) throws InterruptedException;
 
     /** A started sandbox waiting for its input. Used once: complete it or abandon it. */
     interface Launch {
