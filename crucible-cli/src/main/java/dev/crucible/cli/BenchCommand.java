@@ -41,6 +41,10 @@ final class BenchCommand implements Callable<Integer> {
             description = "Every K-th server request is hostile (timeout, fork/memory bomb, flood): a soak (default 0).")
     int hostileEvery;
 
+    @Option(names = "--pause-ms", paramLabel = "MS", defaultValue = "0",
+            description = "Think time of each client between its requests, as an agent has (default 0: back to back).")
+    long pauseMs;
+
     @Option(names = "--token", description = "Bearer token (default: the first of CRUCIBLE_TOKENS).")
     String token;
 
@@ -80,7 +84,11 @@ final class BenchCommand implements Callable<Integer> {
         List<String> bare = List.of(dev.crucible.runtime.RuntimeRegistry.builtIn().find("python").orElseThrow()
                 .runCommand().getFirst(), "-c", code);
         String body = CliSupport.JSON.writeValueAsString(java.util.Map.of("language", "python", "code", code));
-        HttpBench.Task server = i -> {
+        HttpBench.Task server = (i, start) -> {
+            if (pauseMs > 0) {
+                Thread.sleep(pauseMs);
+            }
+            start.run();
             String request = hostileEvery > 0 && i % hostileEvery == 0
                     ? HttpBench.HOSTILE.get((i / hostileEvery) % HttpBench.HOSTILE.size()) : body;
             while (!bench.post(request)) {
@@ -88,20 +96,27 @@ final class BenchCommand implements Callable<Integer> {
             }
         };
         HttpBench.measure(warmup, concurrency, server);
-        HttpBench.measure(warmup, concurrency, i -> spawnBare(bare));
+        HttpBench.Task spawn = (i, start) -> {
+            if (pauseMs > 0) {
+                Thread.sleep(pauseMs);
+            }
+            start.run();
+            spawnBare(bare);
+        };
+        HttpBench.measure(warmup, concurrency, spawn);
         bench.statuses.clear();
         int perRound = Math.max(1, iterations / rounds);
         List<HttpBench.Phase> bares = new java.util.ArrayList<>();
         List<HttpBench.Phase> served = new java.util.ArrayList<>();
         for (int r = 0; r < rounds; r++) {
-            bares.add(HttpBench.measure(perRound, concurrency, i -> spawnBare(bare)));
+            bares.add(HttpBench.measure(perRound, concurrency, spawn));
             int offset = r * perRound;
-            served.add(HttpBench.measure(perRound, concurrency, i -> server.run(offset + i)));
+            served.add(HttpBench.measure(perRound, concurrency, (i, start) -> server.run(offset + i, start)));
         }
         HttpBench.Phase b = HttpBench.merge(bares);
         HttpBench.Phase s = HttpBench.merge(served);
-        out.printf("crucible bench: python %s, %d requests each, concurrency %d, %d alternating rounds, server %s%n",
-                code, perRound * rounds, concurrency, rounds, url);
+        out.printf("crucible bench: python %s, %d requests each, concurrency %d, think time %d ms, %d alternating rounds,"
+                + " server %s%n", code, perRound * rounds, concurrency, pauseMs, rounds, url);
         out.printf("%-24s %8s %8s %8s %10s%n", "", "p50 ms", "p90 ms", "p99 ms", "req/s");
         HttpBench.report(out, "bare python3 -c", b);
         HttpBench.report(out, "POST /v1/execute", s);

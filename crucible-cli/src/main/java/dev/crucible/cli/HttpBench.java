@@ -88,9 +88,9 @@ final class HttpBench {
                 workers.add(pool.submit(() -> {
                     int i;
                     while ((i = next.getAndIncrement()) < count) {
-                        long s = System.nanoTime();
-                        task.run(i);
-                        latencies[i] = System.nanoTime() - s;
+                        long[] began = new long[1];
+                        task.run(i, () -> began[0] = System.nanoTime());
+                        latencies[i] = System.nanoTime() - began[0];
                     }
                     return null;
                 }));
@@ -102,8 +102,9 @@ final class HttpBench {
         return new Phase(latencies, (System.nanoTime() - t0) / 1e9);
     }
 
+    /** One request; calls {@code start} when the timed part begins (after any think time). */
     interface Task {
-        void run(int i) throws Exception;
+        void run(int i, Runnable start) throws Exception;
     }
 
     static void report(PrintWriter out, String name, Phase p) {

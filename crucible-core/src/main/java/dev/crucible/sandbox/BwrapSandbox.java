@@ -183,7 +183,7 @@ final class BwrapSandbox implements Sandbox {
         AtomicBoolean once = new AtomicBoolean();
         return () -> {
             if (once.compareAndSet(false, true)) {
-                Thread.ofVirtual().start(() -> release(slot, group, buildDir));
+                Launched.PIPES.execute(() -> release(slot, group, buildDir)); // cgroup file I/O: a platform thread
             }
         };
     }

@@ -75,8 +75,20 @@ final class Launched implements Sandbox.Launch {
         if (!used.compareAndSet(false, true)) {
             throw new IllegalStateException("a sandbox serves exactly one run");
         }
+        // on a platform thread: the cgroup files and pipes are blocking I/O, which on a virtual thread costs a
+        // compensating carrier per call
+        var task = PIPES.submit(() -> supervise(stdin, limits, listener));
         try {
-            return supervise(stdin, limits, listener);
+            return task.get();
+        } catch (InterruptedException e) {
+            process.destroyForcibly();
+            task.cancel(true);
+            throw e;
+        } catch (java.util.concurrent.ExecutionException e) {
+            if (e.getCause() instanceof InterruptedException ie) {
+                throw ie;
+            }
+            throw new IllegalStateException("supervising a sandbox failed", e.getCause());
         } finally {
             onDone.run();
         }
@@ -98,7 +110,9 @@ final class Launched implements Sandbox.Launch {
         stderr.configure(limits.outputBytes(), listener);
         long start = System.nanoTime();
         long cpuStart = group == null ? 0 : Math.max(0, group.cpuNanos());
-        var in = PIPES.submit(() -> feed(process.getOutputStream(), stdin));
+        // a small input fits the pipe's buffer: written here, with no hand-off; a large one gets its own thread
+        var in = stdin.length <= 16 * 1024 ? feedNow(process.getOutputStream(), stdin)
+                : PIPES.submit(() -> feed(process.getOutputStream(), stdin));
         boolean timedOut = false;
         boolean cpuExceeded = false;
         long deadline = start + TimeUnit.MILLISECONDS.toNanos(limits.timeoutMs());
@@ -147,6 +161,11 @@ final class Launched implements Sandbox.Launch {
             }
         }
         return null;
+    }
+
+    private static java.util.concurrent.Future<?> feedNow(OutputStream stdin, byte[] input) {
+        feed(stdin, input);
+        return java.util.concurrent.CompletableFuture.completedFuture(null);
     }
 
     private static void feed(OutputStream stdin, byte[] input) {
