@@ -30,6 +30,12 @@ public final class WarmPool implements AutoCloseable {
     private final AtomicLong misses = new AtomicLong();
     private final AtomicLong launches = new AtomicLong();
     private volatile boolean closed;
+    /** Launching is cgroup and process work (blocking system calls): platform threads, not virtual ones. */
+    private final java.util.concurrent.ExecutorService starters = java.util.concurrent.Executors.newCachedThreadPool(r -> {
+        Thread t = new Thread(r, "crucible-pool");
+        t.setDaemon(true);
+        return t;
+    });
 
     /**
      * @param sizes how many ready sandboxes to keep per runtime; runtimes that are not poolable are ignored
@@ -117,6 +123,7 @@ public final class WarmPool implements AutoCloseable {
     @Override
     public void close() {
         closed = true;
+        starters.shutdown();
         for (Pool pool : pools.values()) {
             Sandbox.Launch launch;
             while ((launch = pool.ready.pollFirst()) != null) {
@@ -139,7 +146,7 @@ public final class WarmPool implements AutoCloseable {
         void refill() {
             while (!closed && ready.size() + starting.get() < size) {
                 starting.incrementAndGet();
-                Thread.ofVirtual().name("crucible-pool-" + runtime.language()).start(this::startOne);
+                starters.execute(this::startOne);
             }
         }
 
