@@ -36,7 +36,14 @@ public final class TestHost {
         assertThat(ProcessHandle.current().descendants().filter(ProcessHandle::isAlive).count())
                 .as("child processes left").isZero();
         if (c.sandbox().sharedUid() < 0) {
-            assertThat(processesOfUids(61000, 61000 + 4)).as("processes of slot uids").isZero();
+            // a namespace's init leaves its cgroup before it has reaped the last of its children (a fork bomb's):
+            // it may outlive the cgroup by a moment, never more
+            long left = processesOfUids(61000, 61000 + 4);
+            for (int i = 0; i < 100 && left > 0; i++) {
+                Thread.sleep(50);
+                left = processesOfUids(61000, 61000 + 4);
+            }
+            assertThat(left).as("processes of slot uids").isZero();
         }
         Path programs = c.sandbox().workRoot().resolve("programs");
         try (Stream<Path> left = Files.list(programs)) {
