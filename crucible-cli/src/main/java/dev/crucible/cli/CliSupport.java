@@ -35,6 +35,12 @@ final class CliSupport {
         }
     }
 
+    /** The runtimes file given on the command line, else {@code CRUCIBLE_RUNTIMES}, else null (built-ins only). */
+    static Path runtimesFile(Path option) {
+        String env = System.getenv("CRUCIBLE_RUNTIMES");
+        return option != null ? option : env == null || env.isBlank() ? null : Path.of(env);
+    }
+
     static int exitCodeOf(InvalidRequestException e) {
         return switch (e.code()) {
             case "unknown_language" -> ExitCodes.UNKNOWN_LANGUAGE;

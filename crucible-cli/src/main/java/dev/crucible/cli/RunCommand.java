@@ -60,8 +60,7 @@ final class RunCommand implements Callable<Integer> {
         try {
             String code = readProgram();
             String input = stdin == null ? null : readText(stdin, "stdin file");
-            Path runtimes = runtimesFile != null ? runtimesFile
-                    : System.getenv("CRUCIBLE_RUNTIMES") == null ? null : Path.of(System.getenv("CRUCIBLE_RUNTIMES"));
+            Path runtimes = CliSupport.runtimesFile(runtimesFile);
             try (Crucible crucible = CliSupport.start(runtimes)) {
                 String lang = language != null ? language : languageFromFile(crucible);
                 ExecuteRequest request = new ExecuteRequest(lang, code, input, args, null,

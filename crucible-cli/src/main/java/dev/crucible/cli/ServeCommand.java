@@ -67,8 +67,7 @@ final class ServeCommand implements Callable<Integer> {
             return CliSupport.fail(err, new CliSupport.Failure(ExitCodes.USAGE, "refusing to listen on " + host
                     + " without a token: set CRUCIBLE_TOKENS (comma-separated bearer tokens) or bind 127.0.0.1"));
         }
-        Path runtimes = runtimesFile != null ? runtimesFile
-                : System.getenv("CRUCIBLE_RUNTIMES") == null ? null : Path.of(System.getenv("CRUCIBLE_RUNTIMES"));
+        Path runtimes = CliSupport.runtimesFile(runtimesFile);
         long t0 = System.nanoTime();
         Crucible engine;
         try {
