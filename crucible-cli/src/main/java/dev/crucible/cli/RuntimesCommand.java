@@ -22,7 +22,7 @@ final class RuntimesCommand implements Callable<Integer> {
     @Override
     public Integer call() {
         var out = spec.commandLine().getOut();
-        try (Crucible crucible = CliSupport.start(runtimesFile)) {
+        try (Crucible crucible = CliSupport.start(CliSupport.runtimesFile(runtimesFile))) {
             for (LanguageRuntime r : crucible.runtimes().list()) {
                 out.printf("%-12s %-10s %s%n", r.language(), r.version().isEmpty() ? "-" : r.version(),
                         r.available() ? "available" : "unavailable: " + r.unavailableReason());
