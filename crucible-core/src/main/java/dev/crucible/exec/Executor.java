@@ -81,7 +81,7 @@ public final class Executor {
     public ExecuteResult execute(ExecuteRequest request, OutputListener listener) throws InterruptedException {
         LanguageRuntime runtime = runtimeFor(request.language());
         Limits limits = limitsFor(runtime, request);
-        List<String> args = request.args() == null ? List.of() : request.args();
+        List<String> args = validArgs(request.args());
         WarmPool warm = pool;
         if (warm != null && (request.files() == null || request.files().isEmpty()) && warm.serves(runtime, limits)) {
             if (request.code() == null) {
@@ -165,6 +165,26 @@ public final class Executor {
         }
         ExecuteResult compile = runtime.compiled() ? Program.compile(sandbox, runtime, dir, binds) : null;
         return new Program(sandbox, runtime, dir, binds, compile);
+    }
+
+    /** Most arguments a request may pass, and the longest one. */
+    public static final int MAX_ARGS = 256;
+    public static final int MAX_ARG_CHARS = 4096;
+
+    private static List<String> validArgs(List<String> args) {
+        if (args == null) {
+            return List.of();
+        }
+        if (args.size() > MAX_ARGS) {
+            throw new InvalidRequestException("invalid_request", "at most " + MAX_ARGS + " args, got " + args.size());
+        }
+        for (String arg : args) {
+            if (arg == null || arg.indexOf('\0') >= 0 || arg.length() > MAX_ARG_CHARS) {
+                throw new InvalidRequestException("invalid_request",
+                        "each arg must be a string without NUL of at most " + MAX_ARG_CHARS + " characters");
+            }
+        }
+        return args;
     }
 
     /** Creates a directory with mode rwxr-xr-x whatever the umask: the slot uids read the program's files. */

@@ -200,5 +200,7 @@ class ExecutorTest {
         }
         assertThatThrownBy(() -> executor.execute(new ExecuteRequest("python", "1", null, null,
                 List.of(new FileInput("a.bin", "!!!", "base64")), null))).hasMessageContaining("not valid base64");
+        assertThatThrownBy(() -> executor.execute(new ExecuteRequest("python", "1", null, List.of("a\u0000b"), null, null)))
+                .extracting(e -> ((InvalidRequestException) e).code()).isEqualTo("invalid_request");
     }
 }
