@@ -60,8 +60,4 @@ public record SandboxConfig(
         return new SandboxConfig(workParent, slots, slotUidBase, fileSizeBytes, openFiles, tmpfsBytes, on);
     }
 
-    /** These settings with another parent for the work directory. */
-    public SandboxConfig withWorkParent(Path dir) {
-        return new SandboxConfig(dir, slots, slotUidBase, fileSizeBytes, openFiles, tmpfsBytes, launchHelper);
-    }
 }

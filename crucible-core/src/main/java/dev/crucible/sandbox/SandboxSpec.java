@@ -46,9 +46,4 @@ public record SandboxSpec(
         return new SandboxSpec(command, Map.of(), Map.of(), null, false, List.of(), null, null, limits);
     }
 
-    /** This spec with {@code stdin} as standard input. */
-    public SandboxSpec withStdin(byte[] input) {
-        return new SandboxSpec(command, env, files, buildDir, buildWritable, readOnlyBindsIfPresent, rootfs, input,
-                limits);
-    }
 }
