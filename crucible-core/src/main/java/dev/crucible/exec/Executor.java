@@ -87,7 +87,10 @@ public final class Executor {
             if (request.code() == null) {
                 throw new InvalidRequestException("invalid_request", "code is required");
             }
-            contents(runtime, request.code(), null); // the same size checks as a cold run
+            // the cold path's size cap, without encoding the code twice on this hot path (UTF-8 is <= 3 bytes a char)
+            if (request.code().length() * 3L > MAX_TOTAL_BYTES) {
+                requireWithinCap(request.code().getBytes(StandardCharsets.UTF_8).length);
+            }
             var ready = warm.take(runtime);
             if (ready.isPresent()) {
                 return ExecuteResult.of(ready.get().complete(WarmPool.payload(request.code(), args, request.stdin()),
@@ -226,10 +229,14 @@ public final class Executor {
                 contents.put(path, bytes);
             }
         }
-        if (total > MAX_TOTAL_BYTES) {
+        requireWithinCap(total);
+        return contents;
+    }
+
+    private static void requireWithinCap(long totalBytes) {
+        if (totalBytes > MAX_TOTAL_BYTES) {
             throw new InvalidRequestException("payload_too_large", "code and files exceed " + MAX_TOTAL_BYTES + " bytes");
         }
-        return contents;
     }
 
     private static byte[] decode(FileInput f) {

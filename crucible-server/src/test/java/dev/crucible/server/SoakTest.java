@@ -43,7 +43,7 @@ class SoakTest {
             Http http = Http.to(server, null);
             // warm up, then count what exists with the pool full
             http.postJson("/v1/execute", "{\"language\":\"python\",\"code\":\"print(0)\"}");
-            Counts before = Counts.settled(engine, server);
+            Counts before = Counts.settled(engine);
 
             JsonMapper json = JsonMapper.builder().build();
             AtomicInteger fiveHundreds = new AtomicInteger();
@@ -81,14 +81,14 @@ class SoakTest {
             System.out.printf("soak: %d requests in %.1f s (%.0f/s), verdicts %s%n", REQUESTS, seconds, REQUESTS / seconds,
                     verdicts);
             assertThat(fiveHundreds).hasValue(0);
-            Counts after = Counts.settled(engine, server);
+            Counts after = Counts.settled(engine);
             assertThat(after).isEqualTo(before);
         }
     }
 
     /** What a leak would grow: processes below this JVM, run cgroups, this JVM's pipes, program dirs. */
     record Counts(long processes, int cgroups, long pipes, long programDirs) {
-        static Counts settled(dev.crucible.Crucible engine, CrucibleServer server) throws Exception {
+        static Counts settled(dev.crucible.Crucible engine) throws Exception {
             Counts last = null;
             for (int i = 0; i < 100; i++) {
                 Thread.sleep(100);
