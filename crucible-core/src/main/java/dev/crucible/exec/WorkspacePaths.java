@@ -3,7 +3,7 @@ package dev.crucible.exec;
 import java.nio.charset.StandardCharsets;
 
 /** Validates workspace-relative file names before anything touches the file system (hostile cases files-upload-*). */
-final class WorkspacePaths {
+public final class WorkspacePaths {
     static final int MAX_PATH_BYTES = 1024;
     static final int MAX_COMPONENT_BYTES = 255;
 
@@ -15,7 +15,7 @@ final class WorkspacePaths {
      * @throws InvalidRequestException ({@code invalid_file}) for absolute paths, {@code .}/{@code ..}/empty
      *     components, NUL, backslashes, control or bidi characters, or names that are too long
      */
-    static String validate(String path) {
+    public static String validate(String path) {
         if (path == null || path.isEmpty()) {
             throw invalid(path, "is empty");
         }

@@ -25,6 +25,8 @@ import java.util.Map;
  * @param binds host paths bound read-only when present
  * @param unavailableReason why it cannot run here, or null when it can
  * @param poolCommand the warm-pool agent's command (runs one program from stdin), or empty when not poolable
+ * @param sessionCommand the session agent's command (a persistent interpreter speaking the framed protocol), or
+ *     empty when the language has no sessions
  */
 public record LanguageRuntime(
         String language,
@@ -40,7 +42,8 @@ public record LanguageRuntime(
         Path rootfs,
         List<String> binds,
         String unavailableReason,
-        List<String> poolCommand) {
+        List<String> poolCommand,
+        List<String> sessionCommand) {
 
     public LanguageRuntime {
         aliases = List.copyOf(aliases);
@@ -50,6 +53,17 @@ public record LanguageRuntime(
         env = Map.copyOf(env);
         binds = List.copyOf(binds);
         poolCommand = List.copyOf(poolCommand);
+        sessionCommand = List.copyOf(sessionCommand);
+    }
+
+    /** Whether sessions (a persistent interpreter) can run this language. */
+    public boolean interactive() {
+        return !sessionCommand.isEmpty() && available();
+    }
+
+    /** The session agent's command with placeholders filled for {@code limits}. */
+    public List<String> sessionArgv(Limits limits) {
+        return fill(sessionCommand, limits);
     }
 
     /** Whether a warm pool can serve this runtime. */

@@ -19,7 +19,8 @@ record RuntimeDefinition(
         @JsonProperty("compile_limits") LimitsSpec compileLimits,
         @JsonProperty("rootfs") String rootfs,
         @JsonProperty("binds") List<String> binds,
-        @JsonProperty("pool_command") List<String> poolCommand) {
+        @JsonProperty("pool_command") List<String> poolCommand,
+        @JsonProperty("session_command") List<String> sessionCommand) {
 
     record File(@JsonProperty("runtime") List<RuntimeDefinition> runtime) {}
 }

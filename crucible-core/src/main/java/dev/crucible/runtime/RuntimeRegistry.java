@@ -132,7 +132,9 @@ public final class RuntimeRegistry {
                 : resolveCommand(d.compileCommand(), rootfs, problems);
         List<String> run = resolveCommand(d.runCommand(), rootfs, problems);
         List<String> pool = d.poolCommand() == null || d.poolCommand().isEmpty() ? List.of()
-                : withAgent(resolveCommand(d.poolCommand(), rootfs, problems), d.language());
+                : withAgent(resolveCommand(d.poolCommand(), rootfs, problems), "{agent}", d.language());
+        List<String> session = d.sessionCommand() == null || d.sessionCommand().isEmpty() ? List.of()
+                : withAgent(resolveCommand(d.sessionCommand(), rootfs, problems), "{repl}", d.language() + "-repl");
         Limits[] limits = limitsOf(d); // validated by parse()
         String version = d.version() != null ? d.version()
                 : problems.isEmpty() && rootfs == null && d.versionCommand() != null
@@ -151,7 +153,8 @@ public final class RuntimeRegistry {
                 rootfs,
                 d.binds() == null ? List.of() : d.binds(),
                 problems.isEmpty() ? null : String.join("; ", problems),
-                pool);
+                pool,
+                session);
     }
 
     /** The run and compile limits of a definition: its overrides over the defaults. */
@@ -166,14 +169,17 @@ public final class RuntimeRegistry {
         return names == null ? List.of() : names.stream().map(s -> s.toLowerCase(Locale.ROOT)).toList();
     }
 
-    /** Replaces {@code {agent}} by the built-in agent of the language; a language without one is not poolable. */
-    private static List<String> withAgent(List<String> command, String language) {
-        try (InputStream in = RuntimeRegistry.class.getResourceAsStream("agents/" + language)) {
+    /**
+     * Replaces {@code placeholder} by the built-in agent {@code agents/<name>}; a command that needs an agent the
+     * build does not have yields an empty command (not poolable, or no sessions).
+     */
+    private static List<String> withAgent(List<String> command, String placeholder, String name) {
+        try (InputStream in = RuntimeRegistry.class.getResourceAsStream("agents/" + name)) {
             if (in == null) {
-                return command.contains("{agent}") ? List.of() : command;
+                return command.contains(placeholder) ? List.of() : command;
             }
             String agent = new String(in.readAllBytes(), StandardCharsets.UTF_8);
-            return command.stream().map(s -> s.equals("{agent}") ? agent : s).toList();
+            return command.stream().map(s -> s.equals(placeholder) ? agent : s).toList();
         } catch (IOException e) {
             return List.of();
         }

@@ -178,6 +178,54 @@ final class BwrapSandbox implements Sandbox {
         }
     }
 
+    /** Session uids start this far above the slot uids. */
+    static final int SESSION_UID_OFFSET = 1000;
+
+    @Override
+    public int sessionUid(int number) {
+        return root ? config.slotUidBase() + SESSION_UID_OFFSET + number : -1;
+    }
+
+    @Override
+    public Interactive open(SandboxSpec spec, int number, double cpus, Path log) throws IOException, InterruptedException {
+        if (spec.workspace() == null) {
+            throw new IllegalArgumentException("a long-lived sandbox needs a workspace directory");
+        }
+        int uid = sessionUid(number);
+        if (uid >= 0) {
+            Files.setAttribute(spec.workspace(), "unix:uid", uid, java.nio.file.LinkOption.NOFOLLOW_LINKS);
+            Files.setAttribute(spec.workspace(), "unix:gid", uid, java.nio.file.LinkOption.NOFOLLOW_LINKS);
+        }
+        Files.setPosixFilePermissions(spec.workspace(), PosixFilePermissions.fromString("rwx------"));
+        Cgroups.RunGroup group = null;
+        boolean started = false;
+        try {
+            if (!(cgroups instanceof Cgroups.None)) {
+                group = cgroups.create(groupPrefix + "s" + HexFormat.of().formatHex(randomBytes()), spec.limits());
+                group.cpuQuota(cpus);
+            }
+            ensureEtcMountPoints(spec);
+            List<Path> procs = group == null ? List.of() : group.procsFiles();
+            List<String> argv = helper != null
+                    ? LaunchCommand.viaHelper(config, workRoot, helper, seccomp, bwrap, uid, procs, group == null, spec)
+                    : LaunchCommand.viaShell(config, workRoot, seccomp, bwrap, setpriv, uid, procs, group == null, spec);
+            Process process = spawner.start(argv, log);
+            started = true;
+            live.add(process);
+            Cgroups.RunGroup own = group;
+            return new Resident(process, group, () -> {
+                live.remove(process);
+                if (own != null) {
+                    Launched.PIPES.execute(() -> teardown(own));
+                }
+            });
+        } finally {
+            if (!started && group != null) {
+                group.destroy();
+            }
+        }
+    }
+
     /** The answer does not wait for the cgroup to empty and go; the slot does. */
     private Runnable releaser(int slot, Cgroups.RunGroup group, Path buildDir) {
         AtomicBoolean once = new AtomicBoolean();

@@ -81,6 +81,11 @@ record CgroupV1(Path memory, Path pids, Path cpu, Path cpuacct) implements Cgrou
         }
 
         @Override
+        public void cpuQuota(double cores) throws IOException {
+            Cgroups.write(dirs.get(2).resolve("cpu.cfs_quota_us"), Long.toString(Math.max(1000, (long) (cores * 100_000))));
+        }
+
+        @Override
         public List<Path> procsFiles() {
             return dirs.stream().map(d -> d.resolve("cgroup.procs")).toList();
         }

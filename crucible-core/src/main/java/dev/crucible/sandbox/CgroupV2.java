@@ -92,6 +92,11 @@ record CgroupV2(Path parent) implements Cgroups {
         }
 
         @Override
+        public void cpuQuota(double cores) throws IOException {
+            Cgroups.write(dir.resolve("cpu.max"), Math.max(1000, (long) (cores * 100_000)) + " 100000");
+        }
+
+        @Override
         public List<Path> procsFiles() {
             return List.of(dir.resolve("cgroup.procs"));
         }

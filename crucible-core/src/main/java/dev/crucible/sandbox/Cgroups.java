@@ -52,6 +52,9 @@ sealed interface Cgroups permits CgroupV1, CgroupV2, Cgroups.None {
          */
         void background(boolean on) throws IOException;
 
+        /** Sets the CPU quota in cores (1.0 = one CPU's time per period); a run starts with one. */
+        void cpuQuota(double cores) throws IOException;
+
         /** The {@code cgroup.procs} files the launcher writes its pid into before exec. */
         List<Path> procsFiles();
 

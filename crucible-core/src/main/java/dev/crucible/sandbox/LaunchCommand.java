@@ -35,7 +35,10 @@ final class LaunchCommand {
         }
         Limits limits = spec.limits();
         argv.addAll(List.of("--rlimit", "core=0", "--rlimit", "nofile=" + config.openFiles(),
-                "--rlimit", "fsize=" + config.fileSizeBytes(), "--rlimit", "cpu=" + cpuSeconds(limits)));
+                "--rlimit", "fsize=" + config.fileSizeBytes()));
+        if (spec.workspace() == null) { // a session lives on: its CPU is bounded by the cgroup's quota instead
+            argv.addAll(List.of("--rlimit", "cpu=" + cpuSeconds(limits)));
+        }
         if (uid >= 0) {
             argv.addAll(List.of("--rlimit", "nproc=" + (limits.pids() + 32)));
         }
@@ -68,7 +71,7 @@ final class LaunchCommand {
             SandboxConfig config, Path workRoot, Path seccomp, Path bwrap, Path setpriv, int uid,
             List<Path> procsFiles, boolean fallbackMemory, SandboxSpec spec) {
         List<String> argv = new ArrayList<>(List.of("/bin/sh", "-c", wrapperScript(config, seccomp, uid, fallbackMemory,
-                spec.limits()), "crucible-launch"));
+                spec), "crucible-launch"));
         for (Path procs : procsFiles) {
             argv.add(procs.toString());
         }
@@ -84,13 +87,16 @@ final class LaunchCommand {
     }
 
     private static String wrapperScript(SandboxConfig config, Path seccomp, int uid, boolean fallbackMemory,
-            Limits limits) {
+            SandboxSpec spec) {
+        Limits limits = spec.limits();
         StringBuilder s = new StringBuilder();
         s.append("for g; do [ \"$g\" = -- ] && break; echo $$ > \"$g\" || { echo \"crucible-launch: cannot join $g\" >&2; exit ").append(JOIN_FAILED).append("; }").append("; done\n");
         s.append("while [ \"$1\" != -- ]; do shift; done; shift\n");
         s.append("ulimit -c 0; ulimit -n ").append(config.openFiles());
         s.append("; ulimit -f ").append(config.fileSizeBytes() / 512);
-        s.append("; ulimit -t ").append(cpuSeconds(limits));
+        if (spec.workspace() == null) {
+            s.append("; ulimit -t ").append(cpuSeconds(limits));
+        }
         if (uid >= 0) {
             // per host uid, so only meaningful with a uid of our own; the pids cgroup is the real bound
             s.append("; ulimit -p ").append(limits.pids() + 32);
@@ -132,8 +138,12 @@ final class LaunchCommand {
         }
         // /dev/shm lives in the fresh tmpfs that --dev mounts: private, memory-charged, RLIMIT_FSIZE per file
         a.addAll(List.of("--proc", "/proc", "--dev", "/dev",
-                "--size", Long.toString(tmpfs), "--tmpfs", "/tmp",
-                "--size", Long.toString(tmpfs), "--tmpfs", "/workspace"));
+                "--size", Long.toString(tmpfs), "--tmpfs", "/tmp"));
+        if (spec.workspace() != null) {
+            a.addAll(List.of("--bind", spec.workspace().toString(), "/workspace"));
+        } else {
+            a.addAll(List.of("--size", Long.toString(tmpfs), "--tmpfs", "/workspace"));
+        }
         for (Map.Entry<String, Path> file : spec.files().entrySet()) {
             a.addAll(List.of("--ro-bind", file.getValue().toString(), file.getKey()));
         }

@@ -21,7 +21,15 @@ final class ProcessSpawner implements AutoCloseable {
     });
 
     Process start(List<String> argv) throws IOException, InterruptedException {
+        return start(argv, null);
+    }
+
+    /** As {@link #start(List)}, with stderr appended to {@code errorLog} when it is not null. */
+    Process start(List<String> argv, java.nio.file.Path errorLog) throws IOException, InterruptedException {
         ProcessBuilder builder = new ProcessBuilder(argv);
+        if (errorLog != null) {
+            builder.redirectError(ProcessBuilder.Redirect.appendTo(errorLog.toFile()));
+        }
         builder.environment().clear();
         builder.directory(new java.io.File("/"));
         Future<Process> started = thread.submit(builder::start);

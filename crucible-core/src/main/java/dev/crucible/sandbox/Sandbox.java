@@ -75,6 +75,48 @@ public interface Sandbox extends AutoCloseable {
     }
 
     /**
+     * Starts a long-lived sandbox to talk to over its stdin and stdout: a session's interpreter. It holds no slot; it
+     * runs as the session's own uid ({@link #sessionUid}) with {@code spec.workspace()} bound read-write at
+     * {@code /workspace}, under cgroups of its own with the memory and pids limits of {@code spec} and a quota of
+     * {@code cpus} cores; no CPU-time rlimit. Its stderr (the interpreter's own complaints) goes to {@code log}.
+     *
+     * @param number the session's number, which picks its uid
+     * @throws IOException when the sandbox cannot be started
+     */
+    Interactive open(SandboxSpec spec, int number, double cpus, java.nio.file.Path log)
+            throws java.io.IOException, InterruptedException;
+
+    /** The host uid of session {@code number}'s sandbox, or -1 when sandboxes run as the server's own uid. */
+    int sessionUid(int number);
+
+    /** A running long-lived sandbox. Thread-safe. */
+    interface Interactive {
+        /** The program's standard input. */
+        java.io.OutputStream stdin();
+
+        /** The program's standard output. */
+        java.io.InputStream stdout();
+
+        boolean alive();
+
+        /**
+         * Sends {@code signal} to the program and every process it started, never to bubblewrap's own processes.
+         *
+         * @return how many processes it reached
+         */
+        int signal(int signal);
+
+        /** How many of its processes the memory cgroup's OOM killer killed so far (0 without cgroups). */
+        long oomKills();
+
+        /** The exit code once the sandbox has ended, else null. */
+        Integer exitCode();
+
+        /** Kills the sandbox, waits for it and removes its cgroups. Idempotent. */
+        void close();
+    }
+
+    /**
      * Waits until no run is in progress and every finished run's processes and cgroups are gone.
      *
      * @return false when the timeout passed first

@@ -17,6 +17,7 @@ import java.util.Objects;
  * @param rootfs a directory whose {@code usr} replaces the host's {@code /usr}, or null for the host's
  * @param stdin bytes written to the program's standard input, then closed
  * @param limits resource limits
+ * @param workspace host directory bound read-write at {@code /workspace} (a session's), or null for a fresh tmpfs
  */
 public record SandboxSpec(
         List<String> command,
@@ -27,7 +28,8 @@ public record SandboxSpec(
         List<String> readOnlyBindsIfPresent,
         Path rootfs,
         byte[] stdin,
-        Limits limits) {
+        Limits limits,
+        Path workspace) {
 
     public SandboxSpec {
         command = List.copyOf(command);
@@ -39,6 +41,12 @@ public record SandboxSpec(
         readOnlyBindsIfPresent = List.copyOf(readOnlyBindsIfPresent);
         stdin = stdin == null ? new byte[0] : stdin;
         Objects.requireNonNull(limits, "limits");
+    }
+
+    /** A spec with a fresh tmpfs {@code /workspace}. */
+    public SandboxSpec(List<String> command, Map<String, String> env, Map<String, Path> files, Path buildDir,
+            boolean buildWritable, List<String> readOnlyBindsIfPresent, Path rootfs, byte[] stdin, Limits limits) {
+        this(command, env, files, buildDir, buildWritable, readOnlyBindsIfPresent, rootfs, stdin, limits, null);
     }
 
     /** A spec that runs {@code command} with the given limits and nothing else. */

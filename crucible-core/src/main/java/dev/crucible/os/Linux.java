@@ -1,0 +1,185 @@
+package dev.crucible.os;
+
+import static java.lang.foreign.ValueLayout.ADDRESS;
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
+
+import java.io.IOException;
+import java.lang.foreign.Arena;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.StructLayout;
+import java.lang.foreign.SymbolLookup;
+import java.lang.invoke.MethodHandle;
+import java.lang.invoke.VarHandle;
+
+/**
+ * The few Linux system calls the JDK does not offer, through the FFM API: {@code openat2} with resolve flags (the
+ * host side of file transfer never follows a path the sandbox could have planted), the {@code *at} calls relative
+ * to a directory descriptor, {@code setfsuid}/{@code setfsgid} (file access as a sandbox's uid), and {@code kill}.
+ * Each call that fails throws an {@link IOException} carrying errno.
+ */
+public final class Linux {
+    public static final int O_RDONLY = 0;
+    public static final int O_WRONLY = 1;
+    public static final int O_CREAT = 0100;
+    public static final int O_EXCL = 0200;
+    public static final int O_NONBLOCK = 04000;
+    public static final int O_DIRECTORY = 0200000;
+    public static final int O_NOFOLLOW = 0400000;
+    public static final int O_CLOEXEC = 02000000;
+    public static final int O_PATH = 010000000;
+    public static final long RESOLVE_NO_MAGICLINKS = 0x02;
+    public static final long RESOLVE_NO_SYMLINKS = 0x04;
+    public static final long RESOLVE_BENEATH = 0x08;
+    /** Every component stays below the directory, and no symbolic link of any kind is followed. */
+    public static final long RESOLVE_STRICT = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
+    public static final int AT_REMOVEDIR = 0x200;
+    public static final int ENOENT = 2;
+    public static final int EEXIST = 17;
+    public static final int ENOTDIR = 20;
+    public static final int EISDIR = 21;
+    public static final int ENOTEMPTY = 39;
+    public static final int ELOOP = 40;
+    public static final int EXDEV = 18;
+    public static final int ENXIO = 6;
+    public static final int EAGAIN = 11;
+
+    private static final long SYS_OPENAT2 = 437; // x86_64 and aarch64 alike (the new generic numbers)
+    private static final Linker LINKER = Linker.nativeLinker();
+    private static final SymbolLookup LIBC = LINKER.defaultLookup();
+    private static final StructLayout CALL_STATE = Linker.Option.captureStateLayout();
+    private static final VarHandle ERRNO = CALL_STATE.varHandle(
+            java.lang.foreign.MemoryLayout.PathElement.groupElement("errno"));
+    /** {@code long syscall(long number, ...)}: variadic, so every argument after the number is passed as a long. */
+    private static final MethodHandle SYSCALL4 = LINKER.downcallHandle(LIBC.find("syscall").orElseThrow(),
+            FunctionDescriptor.of(JAVA_LONG, JAVA_LONG, JAVA_LONG, ADDRESS, ADDRESS, JAVA_LONG),
+            Linker.Option.captureCallState("errno"), Linker.Option.firstVariadicArg(1));
+    private static final MethodHandle MKDIRAT = errno("mkdirat", FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT));
+    private static final MethodHandle UNLINKAT = errno("unlinkat", FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT));
+    private static final MethodHandle RENAMEAT = errno("renameat",
+            FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT, ADDRESS));
+    private static final MethodHandle CLOSE = plain("close", FunctionDescriptor.of(JAVA_INT, JAVA_INT));
+    private static final MethodHandle SETFSUID = plain("setfsuid", FunctionDescriptor.of(JAVA_INT, JAVA_INT));
+    private static final MethodHandle SETFSGID = plain("setfsgid", FunctionDescriptor.of(JAVA_INT, JAVA_INT));
+    private static final MethodHandle KILL = errno("kill", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT));
+
+    private Linux() {}
+
+    /** A failed system call: {@link #errno()} says why. */
+    public static final class ErrnoException extends IOException {
+        private final int errno;
+
+        ErrnoException(String call, String path, int errno) {
+            super(call + (path == null ? "" : " " + path) + ": errno " + errno);
+            this.errno = errno;
+        }
+
+        public int errno() {
+            return errno;
+        }
+    }
+
+    private static MethodHandle errno(String name, FunctionDescriptor descriptor) {
+        return LINKER.downcallHandle(LIBC.find(name).orElseThrow(), descriptor, Linker.Option.captureCallState("errno"));
+    }
+
+    private static MethodHandle plain(String name, FunctionDescriptor descriptor) {
+        return LINKER.downcallHandle(LIBC.find(name).orElseThrow(), descriptor);
+    }
+
+    /**
+     * {@code openat2(dirfd, path, {flags, mode, resolve})}: opens {@code path} below {@code dirfd} with the kernel
+     * resolving every component under {@code resolve} in one atomic step.
+     */
+    public static int openat2(int dirfd, String path, int flags, int mode, long resolve) throws ErrnoException {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment how = arena.allocate(24, 8);
+            how.set(JAVA_LONG, 0, flags & 0xffffffffL);
+            how.set(JAVA_LONG, 8, mode);
+            how.set(JAVA_LONG, 16, resolve);
+            MemorySegment state = arena.allocate(CALL_STATE);
+            long fd = (long) SYSCALL4.invokeExact(state, SYS_OPENAT2, (long) dirfd, arena.allocateFrom(path), how, 24L);
+            if (fd < 0) {
+                throw new ErrnoException("openat2", path, (int) ERRNO.get(state, 0L));
+            }
+            return (int) fd;
+        } catch (ErrnoException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new IllegalStateException("openat2", t);
+        }
+    }
+
+    public static void mkdirat(int dirfd, String name, int mode) throws ErrnoException {
+        check("mkdirat", name, (state, arena) -> (int) MKDIRAT.invokeExact(state, dirfd, arena.allocateFrom(name), mode));
+    }
+
+    public static void unlinkat(int dirfd, String name, int flags) throws ErrnoException {
+        check("unlinkat", name, (state, arena) -> (int) UNLINKAT.invokeExact(state, dirfd, arena.allocateFrom(name), flags));
+    }
+
+    public static void renameat(int fromDir, String from, int toDir, String to) throws ErrnoException {
+        check("renameat", to, (state, arena) -> (int) RENAMEAT.invokeExact(state, fromDir, arena.allocateFrom(from), toDir,
+                arena.allocateFrom(to)));
+    }
+
+    /** Sends {@code signal} to {@code pid}; false when the process has gone. */
+    public static boolean kill(long pid, int signal) {
+        try {
+            check("kill", null, (state, arena) -> (int) KILL.invokeExact(state, (int) pid, signal));
+            return true;
+        } catch (ErrnoException e) {
+            return false;
+        }
+    }
+
+    public static void close(int fd) {
+        try {
+            int ignored = (int) CLOSE.invokeExact(fd);
+        } catch (Throwable t) {
+            throw new IllegalStateException("close", t);
+        }
+    }
+
+    /**
+     * Sets this thread's file-system uid and gid (and returns the previous uid). Only for a platform thread that
+     * restores them before doing anything else: a virtual thread may move to another carrier between two calls.
+     */
+    public static int setfsids(int uid, int gid) {
+        try {
+            int ignored = (int) SETFSGID.invokeExact(gid);
+            return (int) SETFSUID.invokeExact(uid);
+        } catch (Throwable t) {
+            throw new IllegalStateException("setfsuid", t);
+        }
+    }
+
+    /** This thread's file-system uid (setfsuid with an invalid id changes nothing and returns the current one). */
+    public static int fsuid() {
+        try {
+            return (int) SETFSUID.invokeExact(-1);
+        } catch (Throwable t) {
+            throw new IllegalStateException("setfsuid", t);
+        }
+    }
+
+    @FunctionalInterface
+    private interface Call {
+        int invoke(MemorySegment state, Arena arena) throws Throwable;
+    }
+
+    private static void check(String call, String path, Call body) throws ErrnoException {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment state = arena.allocate(CALL_STATE);
+            if (body.invoke(state, arena) < 0) {
+                throw new ErrnoException(call, path, (int) ERRNO.get(state, 0L));
+            }
+        } catch (ErrnoException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new IllegalStateException(call, t);
+        }
+    }
+}

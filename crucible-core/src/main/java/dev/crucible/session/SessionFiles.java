@@ -1,0 +1,56 @@
+package dev.crucible.session;
+
+import java.util.List;
+
+/** The files of one session, with the download cap and the workspace quota applied. */
+public final class SessionFiles {
+    private final Workspace workspace;
+    private final long maxFileBytes;
+    private final long quota;
+
+    SessionFiles(Workspace workspace, long maxFileBytes, long quota) {
+        this.workspace = workspace;
+        this.maxFileBytes = maxFileBytes;
+        this.quota = quota;
+    }
+
+    /** The largest upload or download, in bytes. */
+    public long maxFileBytes() {
+        return maxFileBytes;
+    }
+
+    /**
+     * Writes a file (replacing it atomically), creating missing directories.
+     *
+     * @throws SessionException {@code file_too_large} past the cap, {@code quota_exceeded} past the quota
+     */
+    public void upload(String path, byte[] data) {
+        if (data.length > maxFileBytes) {
+            throw new SessionException("file_too_large", "the file has " + data.length + " bytes; uploads are capped at "
+                    + maxFileBytes);
+        }
+        long used = workspace.usage();
+        if (used + data.length > quota) {
+            throw new SessionException("quota_exceeded", "the workspace holds " + used + " bytes; with this file it"
+                    + " would pass its quota of " + quota);
+        }
+        workspace.write(path, data);
+    }
+
+    public byte[] download(String path) {
+        return workspace.read(path, maxFileBytes);
+    }
+
+    public List<Workspace.Entry> list(String directory) {
+        return workspace.list(directory);
+    }
+
+    public void delete(String path) {
+        workspace.delete(path);
+    }
+
+    /** Bytes in the workspace's regular files. */
+    public long usage() {
+        return workspace.usage();
+    }
+}

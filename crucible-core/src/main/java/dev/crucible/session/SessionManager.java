@@ -1,0 +1,643 @@
+package dev.crucible.session;
+
+import dev.crucible.exec.InvalidRequestException;
+import dev.crucible.runtime.LanguageRuntime;
+import dev.crucible.runtime.RuntimeRegistry;
+import dev.crucible.sandbox.Limits;
+import dev.crucible.sandbox.Sandbox;
+import dev.crucible.sandbox.SandboxSpec;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.security.SecureRandom;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.BitSet;
+import java.util.Comparator;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.ReentrantLock;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+import tools.jackson.databind.node.ObjectNode;
+
+/**
+ * Stateful sessions: a persistent interpreter in a long-lived sandbox per session, its files under
+ * {@code <data dir>/sessions/<id>/workspace} (bound at {@code /workspace}), its successful cells logged for replay.
+ * Sessions outlive the server: after a restart, even after {@code kill -9}, they are found again and the next cell
+ * starts a fresh interpreter ({@code resumed}), replaying the logged cells when the session asked for
+ * {@code restore: "replay"}. Idle and over-age sessions are removed in the background.
+ *
+ * <p>Owners are opaque strings (the server passes a hash of the bearer token): a session is visible only to its
+ * owner; to anyone else it does not exist. Thread-safe; the cells of one session run one at a time.
+ */
+public final class SessionManager implements AutoCloseable {
+    private static final System.Logger LOG = System.getLogger("crucible.session");
+    private static final HexFormat HEX = HexFormat.of();
+    private static final long READY_MS = 20_000;
+    private static final List<String> MODES = List.of("auto", "exec", "single");
+
+    private final Sandbox sandbox;
+    private final RuntimeRegistry runtimes;
+    private final SessionConfig config;
+    private final Path root;
+    private final JsonMapper json = JsonMapper.builder().build();
+    private final SecureRandom random = new SecureRandom();
+    private final Map<String, Session> sessions = new ConcurrentHashMap<>();
+    private final BitSet numbers = new BitSet();
+    private final ScheduledExecutorService reaper;
+    private volatile boolean closed;
+
+    /** What a session keeps on disk ({@code session.json}). */
+    record Stored(
+            String id, String owner, String language, SessionLimits limits, long idleTimeoutS, long createdAtMs,
+            long endOfLifeMs, String restore, int number) {}
+
+    /** One session: what is stored, and the live interpreter when there is one. Guarded by {@link #lock}. */
+    private final class Session {
+        final Stored stored;
+        final Path dir;
+        final Workspace workspace;
+        final ReentrantLock lock = new ReentrantLock();
+        Interpreter interpreter;
+        boolean resumePending;
+        boolean restartPending;
+        volatile long lastUsedMs = System.currentTimeMillis();
+        volatile boolean gone;
+
+        Session(Stored stored, boolean resumed) {
+            this.stored = stored;
+            this.dir = root.resolve(stored.id());
+            this.workspace = new Workspace(dir.resolve("workspace"), sandbox.sessionUid(stored.number()));
+            this.resumePending = resumed;
+        }
+
+        long expiresAtMs() {
+            return Math.min(lastUsedMs + stored.idleTimeoutS() * 1000, stored.endOfLifeMs());
+        }
+
+        SessionInfo info() {
+            Interpreter live = interpreter;
+            return new SessionInfo(stored.id(), stored.language(), Instant.ofEpochMilli(stored.createdAtMs()).toString(),
+                    Instant.ofEpochMilli(expiresAtMs()).toString(), Instant.ofEpochMilli(lastUsedMs).toString(),
+                    stored.idleTimeoutS(), stored.restore(), live != null && live.alive() ? "running" : "dormant",
+                    stored.limits());
+        }
+    }
+
+    private SessionManager(Sandbox sandbox, RuntimeRegistry runtimes, SessionConfig config) throws IOException {
+        this.sandbox = sandbox;
+        this.runtimes = runtimes;
+        this.config = config;
+        this.root = config.dataDir().resolve("sessions");
+        Files.createDirectories(root);
+        if (sandbox.sessionUid(0) >= 0) {
+            // bubblewrap binds a workspace as the session's uid: every directory above it must let others search
+            for (Path dir : List.of(config.dataDir(), root)) {
+                Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwx--x--x"));
+            }
+            for (Path up = config.dataDir().toAbsolutePath().getParent(); up != null; up = up.getParent()) {
+                if (!Files.getPosixFilePermissions(up).contains(java.nio.file.attribute.PosixFilePermission.OTHERS_EXECUTE)) {
+                    throw new IOException("the sandboxes cannot reach " + config.dataDir() + ": " + up
+                            + " is not searchable by other users; choose a data directory outside it (e.g."
+                            + " /var/lib/crucible)");
+                }
+            }
+        }
+        this.reaper = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "crucible-session-reaper");
+            t.setDaemon(true);
+            return t;
+        });
+    }
+
+    /**
+     * Loads the sessions kept under the data directory (removing those past their lifetime) and starts the reaper.
+     *
+     * @throws IOException when the data directory cannot be created
+     */
+    public static SessionManager start(Sandbox sandbox, RuntimeRegistry runtimes, SessionConfig config)
+            throws IOException {
+        SessionManager manager = new SessionManager(sandbox, runtimes, config);
+        manager.load();
+        long every = Math.max(10, config.reapEvery().toMillis());
+        manager.reaper.scheduleWithFixedDelay(manager::reap, every, every, TimeUnit.MILLISECONDS);
+        return manager;
+    }
+
+    private void load() {
+        try (var dirs = Files.list(root)) {
+            for (Path dir : dirs.toList()) {
+                Path file = dir.resolve("session.json");
+                if (!Files.isRegularFile(file)) {
+                    continue;
+                }
+                try {
+                    Stored stored = json.readValue(file.toFile(), Stored.class);
+                    if (!dir.getFileName().toString().equals(stored.id())) {
+                        continue;
+                    }
+                    if (System.currentTimeMillis() > stored.endOfLifeMs()) {
+                        removeFiles(new Session(stored, true));
+                        continue;
+                    }
+                    synchronized (numbers) {
+                        if (stored.number() >= config.maxSessions() || numbers.get(stored.number())) {
+                            int number = numbers.nextClearBit(0);
+                            stored = new Stored(stored.id(), stored.owner(), stored.language(), stored.limits(),
+                                    stored.idleTimeoutS(), stored.createdAtMs(), stored.endOfLifeMs(), stored.restore(),
+                                    number);
+                            chownTree(dir.resolve("workspace"), sandbox.sessionUid(number));
+                            writeStored(dir, stored);
+                        }
+                        numbers.set(stored.number());
+                    }
+                    sessions.put(stored.id(), new Session(stored, true));
+                } catch (IOException | RuntimeException e) {
+                    LOG.log(System.Logger.Level.WARNING, "cannot load the session in " + dir + ": " + e.getMessage());
+                }
+            }
+        } catch (IOException e) {
+            LOG.log(System.Logger.Level.WARNING, "cannot list " + root + ": " + e.getMessage());
+        }
+        if (!sessions.isEmpty()) {
+            LOG.log(System.Logger.Level.INFO, "kept " + sessions.size() + " sessions from " + root);
+        }
+    }
+
+    /** A workspace moving to another uid (its number was taken): only while no sandbox runs for it. */
+    private static void chownTree(Path workspace, int uid) throws IOException {
+        if (uid < 0) {
+            return;
+        }
+        try (var walk = Files.walk(workspace)) {
+            for (Path p : walk.toList()) {
+                Files.setAttribute(p, "unix:uid", uid, java.nio.file.LinkOption.NOFOLLOW_LINKS);
+                Files.setAttribute(p, "unix:gid", uid, java.nio.file.LinkOption.NOFOLLOW_LINKS);
+            }
+        }
+    }
+
+    /** A session to create: every field optional. */
+    public record CreateRequest(String language, SessionLimits limits, Long idleTimeoutS, String restore) {}
+
+    /**
+     * Creates a session and starts its interpreter.
+     *
+     * @throws InvalidRequestException for an unknown language or one without sessions, bad limits or restore
+     * @throws SessionException {@code too_many_sessions} at the global or the owner's cap
+     */
+    public SessionInfo create(String owner, CreateRequest request) throws InterruptedException {
+        String language = request.language() == null || request.language().isBlank() ? "python" : request.language();
+        LanguageRuntime runtime = runtimes.find(language).orElseThrow(() -> new InvalidRequestException(
+                "unknown_language", "unknown language '" + language.strip() + "'"));
+        if (!runtime.interactive()) {
+            throw new InvalidRequestException("runtime_unavailable", "runtime " + runtime.language()
+                    + (runtime.available() ? " has no session agent; sessions run: " + interactiveLanguages()
+                            : " is not available: " + runtime.unavailableReason()));
+        }
+        SessionLimits limits = request.limits() == null ? config.limits() : request.limits();
+        limits = SessionLimits.DEFAULT.with(limits.memoryMb(), limits.pids(), limits.cpus(), limits.timeoutMs(),
+                limits.outputBytes()); // validated
+        long idle = request.idleTimeoutS() == null ? config.idleTimeout().toSeconds() : request.idleTimeoutS();
+        if (idle < 1 || idle > config.maxLifetime().toSeconds()) {
+            throw new InvalidRequestException("invalid_request", "idle_timeout_s must be between 1 and "
+                    + config.maxLifetime().toSeconds());
+        }
+        String restore = request.restore() == null ? "none" : request.restore();
+        if (!restore.equals("none") && !restore.equals("replay")) {
+            throw new InvalidRequestException("invalid_request", "restore must be \"none\" or \"replay\"");
+        }
+        int number;
+        synchronized (numbers) {
+            if (sessions.size() >= config.maxSessions()) {
+                throw new SessionException("too_many_sessions", "the server holds its maximum of "
+                        + config.maxSessions() + " sessions; delete one or wait for idle ones to expire");
+            }
+            long mine = sessions.values().stream().filter(s -> s.stored.owner().equals(owner)).count();
+            if (mine >= config.maxPerOwner()) {
+                throw new SessionException("too_many_sessions", "this token holds its maximum of "
+                        + config.maxPerOwner() + " sessions; delete one first");
+            }
+            number = numbers.nextClearBit(0);
+            numbers.set(number);
+        }
+        byte[] idBytes = new byte[16];
+        random.nextBytes(idBytes);
+        long now = System.currentTimeMillis();
+        Stored stored = new Stored(HEX.formatHex(idBytes), owner, runtime.language(), limits, idle, now,
+                now + config.maxLifetime().toMillis(), restore, number);
+        Session session = new Session(stored, false);
+        try {
+            Files.createDirectory(session.dir);
+            Files.setPosixFilePermissions(session.dir, PosixFilePermissions.fromString("rwx--x--x"));
+            Files.createDirectory(session.dir.resolve("workspace"));
+            writeStored(session.dir, stored);
+            session.lock.lock();
+            try {
+                sessions.put(stored.id(), session);
+                session.interpreter = startInterpreter(session);
+            } finally {
+                session.lock.unlock();
+            }
+            return session.info();
+        } catch (IOException | RuntimeException e) {
+            sessions.remove(stored.id());
+            removeFiles(session);
+            release(number);
+            if (e instanceof RuntimeException re) {
+                throw re;
+            }
+            throw new SessionException("interpreter_unavailable", "cannot start the " + runtime.language()
+                    + " interpreter: " + e.getMessage());
+        }
+    }
+
+    private String interactiveLanguages() {
+        return String.join(", ", runtimes.list().stream().filter(LanguageRuntime::interactive)
+                .map(LanguageRuntime::language).toList());
+    }
+
+    private void writeStored(Path dir, Stored stored) throws IOException {
+        Path temp = dir.resolve("session.json.tmp");
+        Files.write(temp, json.writeValueAsBytes(stored));
+        Files.move(temp, dir.resolve("session.json"), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+    }
+
+    private Interpreter startInterpreter(Session session) throws IOException, InterruptedException {
+        LanguageRuntime runtime = runtimes.find(session.stored.language()).orElseThrow(() -> new SessionException(
+                "interpreter_unavailable", "runtime " + session.stored.language() + " is no longer configured"));
+        SessionLimits l = session.stored.limits();
+        Limits limits = new Limits(Limits.MAXIMUM.timeoutMs(), Limits.MAXIMUM.cpuMs(), l.memoryMb(), 64 * 1024, l.pids());
+        SandboxSpec spec = new SandboxSpec(runtime.sessionArgv(limits), runtime.env(), Map.of(), null, false,
+                runtime.binds(), runtime.rootfs(), null, limits, session.dir.resolve("workspace"));
+        Path log = session.dir.resolve("interpreter.log");
+        Files.write(log, new byte[0]);
+        Sandbox.Interactive box = sandbox.open(spec, session.stored.number(), l.cpus(), log);
+        return Interpreter.start(box, json, READY_MS, log);
+    }
+
+    /** The session {@code id} of {@code owner}; anyone else's, or none, is not found. */
+    private Session find(String owner, String id) {
+        Session s = id == null ? null : sessions.get(id);
+        if (s == null || s.gone || !s.stored.owner().equals(owner)) {
+            throw new SessionException("session_not_found", "no session " + shown(id));
+        }
+        return s;
+    }
+
+    private static String shown(String id) {
+        return id == null ? "null" : id.length() > 40 ? id.substring(0, 40) + "…" : id.replaceAll("[^0-9a-zA-Z_-]", "?");
+    }
+
+    public SessionInfo get(String owner, String id) {
+        return find(owner, id).info();
+    }
+
+    /** The owner's sessions, oldest first. */
+    public List<SessionInfo> list(String owner) {
+        return sessions.values().stream().filter(s -> s.stored.owner().equals(owner) && !s.gone)
+                .sorted(Comparator.comparingLong(s -> s.stored.createdAtMs())).map(Session::info).toList();
+    }
+
+    /** How many sessions exist (all owners). */
+    public int size() {
+        return sessions.size();
+    }
+
+    /**
+     * Runs one cell.
+     *
+     * @param mode {@code auto} (default), {@code exec} or {@code single}
+     * @param timeoutMs this cell's timeout, or null for the session's
+     * @throws SessionException {@code session_not_found}, {@code cell_too_large}, {@code session_busy}
+     */
+    public CellResult execute(String owner, String id, String code, String mode, Long timeoutMs)
+            throws InterruptedException {
+        Session session = find(owner, id);
+        if (code == null) {
+            throw new InvalidRequestException("invalid_request", "code is required");
+        }
+        String m = mode == null ? "auto" : mode;
+        if (!MODES.contains(m)) {
+            throw new InvalidRequestException("invalid_request", "mode must be one of " + MODES);
+        }
+        long timeout = timeoutMs == null ? session.stored.limits().timeoutMs() : timeoutMs;
+        if (timeout < 1 || timeout > SessionLimits.MAXIMUM.timeoutMs()) {
+            throw new InvalidRequestException("invalid_limits", "timeout_ms must be between 1 and "
+                    + SessionLimits.MAXIMUM.timeoutMs());
+        }
+        if (code.length() > config.maxCellBytes() || code.getBytes(StandardCharsets.UTF_8).length > config.maxCellBytes()) {
+            throw new SessionException("cell_too_large", "the cell is larger than " + config.maxCellBytes() + " bytes");
+        }
+        if (!session.lock.tryLock(timeout + config.graceMs() + 5_000, TimeUnit.MILLISECONDS)) {
+            throw new SessionException("session_busy", "another cell of this session is still running");
+        }
+        try {
+            if (session.gone) {
+                throw new SessionException("session_not_found", "no session " + id);
+            }
+            session.lastUsedMs = System.currentTimeMillis();
+            return runCell(session, code, m, timeout);
+        } finally {
+            session.lastUsedMs = System.currentTimeMillis();
+            session.lock.unlock();
+        }
+    }
+
+    private CellResult runCell(Session session, String code, String mode, long timeout) throws InterruptedException {
+        long start = System.nanoTime();
+        boolean restarted = session.restartPending;
+        boolean resumed = false;
+        Integer replayed = null;
+        if (session.interpreter == null || !session.interpreter.alive()) {
+            if (session.interpreter != null) {
+                session.interpreter.close();
+                restarted = true;
+            }
+            resumed = session.resumePending;
+            try {
+                session.interpreter = startInterpreter(session);
+            } catch (IOException e) {
+                session.interpreter = null;
+                return failure(session, "sandbox_error", "InterpreterUnavailable",
+                        "cannot start the interpreter: " + e.getMessage(), start, restarted, resumed);
+            }
+            session.resumePending = false;
+            session.restartPending = false;
+            if (resumed && session.stored.restore().equals("replay")) {
+                replayed = replay(session);
+            } else if (!resumed) {
+                clearLog(session); // a fresh interpreter after a crash: the logged cells' variables are gone
+            }
+        }
+        ObjectNode request = json.createObjectNode().put("code", code).put("mode", mode)
+                .put("output_bytes", session.stored.limits().outputBytes()).put("timeout_ms", timeout);
+        Interpreter.Outcome outcome = session.interpreter.call(request, timeout, config.graceMs());
+        return switch (outcome) {
+            case Interpreter.Outcome.Answered a -> {
+                CellResult r = answered(a.answer(), a.interruptedByTimeout(), timeout, start, restarted, resumed, replayed);
+                if (r.status().equals("ok")) {
+                    appendLog(session, code, mode);
+                }
+                yield r;
+            }
+            case Interpreter.Outcome.Died d -> {
+                session.interpreter.close();
+                session.restartPending = true;
+                String why = d.oomKilled() ? "the interpreter was killed for using more than its "
+                        + session.stored.limits().memoryMb() + " MiB"
+                        : "the interpreter exited" + (d.exitCode() == null ? "" : " with code " + d.exitCode());
+                yield failure(session, d.oomKilled() ? "memory_limit" : "runtime_error", "InterpreterDied",
+                        why + "; the session restarts with a fresh interpreter on the next call", start, restarted,
+                        resumed);
+            }
+            case Interpreter.Outcome.Stuck s -> {
+                session.interpreter.close();
+                session.interpreter = null;
+                String message = "the cell did not stop within " + config.graceMs() + " ms of being interrupted at "
+                        + timeout + " ms; the session was restarted and its variables are lost";
+                try {
+                    session.interpreter = startInterpreter(session);
+                    clearLog(session);
+                } catch (IOException e) {
+                    session.restartPending = true;
+                    message += " (the new interpreter did not start: " + e.getMessage() + ")";
+                }
+                yield failure(session, "timeout", "TimeoutError", message, start, true, resumed);
+            }
+        };
+    }
+
+    private CellResult answered(JsonNode a, boolean byTimeout, long timeout, long start, boolean restarted,
+            boolean resumed, Integer replayed) {
+        String status = a.path("status").asString("sandbox_error");
+        CellResult.CellError error = null;
+        if (a.hasNonNull("error")) {
+            JsonNode e = a.get("error");
+            error = new CellResult.CellError(e.path("name").asString(""), e.path("message").asString(""),
+                    e.path("traceback").asString(""));
+        }
+        if (byTimeout && (status.equals("interrupted") || status.equals("ok") || status.equals("runtime_error"))) {
+            status = "timeout";
+            String why = "the cell ran past its " + timeout + " ms and was interrupted; the session and its variables"
+                    + " are kept";
+            error = error == null ? new CellResult.CellError("TimeoutError", why, "")
+                    : new CellResult.CellError(error.name(), why, error.traceback());
+        }
+        List<CellResult.Display> display = null;
+        if (a.hasNonNull("display")) {
+            display = new ArrayList<>();
+            for (JsonNode d : a.get("display")) {
+                display.add(new CellResult.Display(d.path("mime").asString(""), d.path("data").asString("")));
+            }
+        }
+        return new CellResult(status, a.path("stdout").asString(""), a.path("stderr").asString(""),
+                a.path("stdout_truncated").asBoolean(false), a.path("stderr_truncated").asBoolean(false),
+                a.hasNonNull("result") ? a.get("result").asString() : null, display, error,
+                a.path("execution_count").asInt(0), millisSince(start), restarted, resumed, replayed);
+    }
+
+    private CellResult failure(Session session, String status, String name, String message, long start,
+            boolean restarted, boolean resumed) {
+        return new CellResult(status, "", "", false, false, null, null, new CellResult.CellError(name, message, ""), 0,
+                millisSince(start), restarted, resumed, null);
+    }
+
+    private static long millisSince(long start) {
+        return TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+    }
+
+    private Path cellLog(Session session) {
+        return session.dir.resolve("cells.jsonl");
+    }
+
+    private void appendLog(Session session, String code, String mode) {
+        try {
+            byte[] line = (json.writeValueAsString(Map.of("code", code, "mode", mode)) + "\n")
+                    .getBytes(StandardCharsets.UTF_8);
+            Files.write(cellLog(session), line, StandardOpenOption.CREATE, StandardOpenOption.APPEND);
+        } catch (IOException e) {
+            LOG.log(System.Logger.Level.WARNING, "cannot log a cell of session " + session.stored.id(), e);
+        }
+    }
+
+    private void clearLog(Session session) {
+        try {
+            Files.deleteIfExists(cellLog(session));
+        } catch (IOException e) {
+            LOG.log(System.Logger.Level.WARNING, "cannot clear the cell log of " + session.stored.id(), e);
+        }
+    }
+
+    /** Replays the logged cells in a fresh interpreter; a line cut by a kill is skipped. Returns how many ran ok. */
+    private int replay(Session session) throws InterruptedException {
+        List<String> lines;
+        try {
+            lines = Files.exists(cellLog(session)) ? Files.readAllLines(cellLog(session)) : List.of();
+        } catch (IOException e) {
+            return 0;
+        }
+        int ok = 0;
+        for (String line : lines) {
+            JsonNode cell;
+            try {
+                cell = json.readTree(line);
+            } catch (RuntimeException e) {
+                continue;
+            }
+            ObjectNode request = json.createObjectNode().put("code", cell.path("code").asString(""))
+                    .put("mode", cell.path("mode").asString("exec")).put("output_bytes", 1024);
+            var outcome = session.interpreter.call(request, session.stored.limits().timeoutMs(), config.graceMs());
+            if (outcome instanceof Interpreter.Outcome.Answered a && a.answer().path("status").asString("").equals("ok")) {
+                ok++;
+            } else if (!(outcome instanceof Interpreter.Outcome.Answered)) {
+                break;
+            }
+        }
+        return ok;
+    }
+
+    /**
+     * Interrupts the running cell (SIGINT: KeyboardInterrupt in Python); the session and its variables stay.
+     *
+     * @return whether a cell was running
+     */
+    public boolean interrupt(String owner, String id) {
+        Session session = find(owner, id);
+        Interpreter live = session.interpreter;
+        return live != null && live.interrupt();
+    }
+
+    /** Replaces the interpreter by a fresh one (variables gone, files kept). */
+    public SessionInfo restart(String owner, String id) throws InterruptedException {
+        Session session = find(owner, id);
+        Interpreter live = session.interpreter;
+        if (live != null) {
+            live.close(); // ends a running cell too: its caller gets the interpreter's death
+        }
+        session.lock.lock();
+        try {
+            if (session.interpreter != null) {
+                session.interpreter.close();
+            }
+            session.interpreter = null;
+            clearLog(session);
+            try {
+                session.interpreter = startInterpreter(session);
+                session.restartPending = false;
+                session.resumePending = false;
+            } catch (IOException e) {
+                throw new SessionException("interpreter_unavailable", "cannot start the interpreter: " + e.getMessage());
+            }
+            session.lastUsedMs = System.currentTimeMillis();
+            return session.info();
+        } finally {
+            session.lock.unlock();
+        }
+    }
+
+    /** Deletes the session: its interpreter, its files, its log. */
+    public void delete(String owner, String id) {
+        remove(find(owner, id));
+    }
+
+    private void remove(Session session) {
+        session.gone = true;
+        Interpreter live = session.interpreter;
+        if (live != null) {
+            live.close();
+        }
+        session.lock.lock();
+        try {
+            if (session.interpreter != null) {
+                session.interpreter.close();
+            }
+            session.interpreter = null;
+            sessions.remove(session.stored.id(), session);
+            removeFiles(session);
+            release(session.stored.number());
+        } finally {
+            session.lock.unlock();
+        }
+    }
+
+    private void release(int number) {
+        synchronized (numbers) {
+            numbers.clear(number);
+        }
+    }
+
+    /** Removes a session's directory; the workspace through descriptors, never by a path its sandbox could change. */
+    private void removeFiles(Session session) {
+        try {
+            if (Files.isDirectory(session.dir.resolve("workspace"), java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+                session.workspace.clear();
+                Files.deleteIfExists(session.dir.resolve("workspace"));
+            }
+            for (String name : List.of("session.json", "session.json.tmp", "cells.jsonl", "interpreter.log")) {
+                Files.deleteIfExists(session.dir.resolve(name));
+            }
+            Files.deleteIfExists(session.dir);
+        } catch (IOException | RuntimeException e) {
+            LOG.log(System.Logger.Level.WARNING, "cannot remove all of " + session.dir + ": " + e.getMessage());
+        }
+    }
+
+    /** The files of a session, with the caps and the quota of this manager. */
+    public SessionFiles files(String owner, String id) {
+        Session session = find(owner, id);
+        session.lastUsedMs = System.currentTimeMillis();
+        return new SessionFiles(session.workspace, config.maxFileBytes(), config.workspaceQuota());
+    }
+
+    /** Removes sessions idle past their timeout or past their lifetime; a session running a cell waits. */
+    void reap() {
+        long now = System.currentTimeMillis();
+        for (Session session : List.copyOf(sessions.values())) {
+            if (now >= session.expiresAtMs() && session.lock.tryLock()) {
+                try {
+                    if (now >= session.expiresAtMs()) {
+                        LOG.log(System.Logger.Level.INFO, "removing expired session " + session.stored.id());
+                        remove(session);
+                    }
+                } catch (RuntimeException e) {
+                    LOG.log(System.Logger.Level.WARNING, "cannot remove session " + session.stored.id(), e);
+                } finally {
+                    session.lock.unlock();
+                }
+            }
+        }
+    }
+
+    /** Stops the reaper and every interpreter; the sessions' files and logs stay for the next start. */
+    @Override
+    public void close() {
+        if (closed) {
+            return;
+        }
+        closed = true;
+        reaper.shutdownNow();
+        for (Session session : sessions.values()) {
+            Interpreter live = session.interpreter;
+            if (live != null) {
+                live.close();
+            }
+        }
+    }
+
+    /** For tests and benchmarks: how long a removal waits between reaper passes. */
+    Duration reapEvery() {
+        return config.reapEvery();
+    }
+}
