@@ -415,8 +415,8 @@ public final class Workspace {
             case Linux.ENOENT -> new SessionException("file_not_found", "no such file in the workspace: '" + path + "'");
             case Linux.ELOOP, Linux.EXDEV -> new InvalidRequestException("invalid_file", "'" + path
                     + "' is or goes through a symbolic link; links are never followed");
-            case Linux.ENOTDIR -> new SessionException("file_not_found", "a component of '" + path
-                    + "' is not a directory");
+            case Linux.ENOTDIR -> new InvalidRequestException("invalid_file", "a component of '" + path
+                    + "' is not a directory (symbolic links are never followed)");
             case Linux.EISDIR -> new SessionException("not_a_file", "'" + path + "' is a directory");
             case Linux.ENOTEMPTY -> new SessionException("not_a_file", "'" + path
                     + "' kept changing while it was deleted; try again");
