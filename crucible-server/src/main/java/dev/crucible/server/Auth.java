@@ -37,4 +37,21 @@ final class Auth {
             throw new ApiException(401, "unauthorized", "invalid bearer token");
         }
     }
+
+    /**
+     * Who owns what this request creates: the SHA-256 of its (already checked) token, hex, so that no token is
+     * kept on disk; "" when the server runs without tokens.
+     */
+    String owner(String authorization) {
+        if (tokens.isEmpty() || authorization == null || authorization.length() < 7) {
+            return "";
+        }
+        try {
+            byte[] digest = MessageDigest.getInstance("SHA-256").digest(authorization.substring(7).strip()
+                    .getBytes(StandardCharsets.UTF_8));
+            return java.util.HexFormat.of().formatHex(digest);
+        } catch (java.security.NoSuchAlgorithmException e) {
+            throw new IllegalStateException("SHA-256 is missing from this JDK", e);
+        }
+    }
 }

@@ -5,7 +5,10 @@ import dev.crucible.exec.ExecuteRequest;
 import dev.crucible.exec.ExecuteResult;
 import dev.crucible.exec.Executor;
 import dev.crucible.exec.InvalidRequestException;
+import dev.crucible.session.SessionException;
+import dev.crucible.session.SessionManager;
 import io.javalin.Javalin;
+import io.micrometer.core.instrument.Gauge;
 import io.javalin.http.Context;
 import io.javalin.http.Handler;
 import io.javalin.json.JavalinJackson3;
@@ -36,7 +39,11 @@ public final class CrucibleServer implements AutoCloseable {
 
     /** Every route served, as "METHOD path"; the OpenAPI document must list exactly these (a test checks). */
     public static final List<String> ROUTES = List.of(
-            "POST /v1/execute", "GET /v1/runtimes", "GET /healthz", "GET /metrics", "GET /openapi.json");
+            "POST /v1/execute", "GET /v1/runtimes", "GET /healthz", "GET /metrics", "GET /openapi.json",
+            "POST /v1/sessions", "GET /v1/sessions", "GET /v1/sessions/{id}", "DELETE /v1/sessions/{id}",
+            "POST /v1/sessions/{id}/execute", "POST /v1/sessions/{id}/interrupt", "POST /v1/sessions/{id}/restart",
+            "GET /v1/sessions/{id}/files", "GET /v1/sessions/{id}/files/{path}", "PUT /v1/sessions/{id}/files/{path}",
+            "DELETE /v1/sessions/{id}/files/{path}");
 
     private final ServerConfig config;
     private final Crucible engine;
@@ -46,10 +53,12 @@ public final class CrucibleServer implements AutoCloseable {
     private final Metrics metrics;
     private final JsonMapper json;
     private final byte[] openapi;
+    private final SessionManager sessions;
+    private final SessionRoutes sessionRoutes;
     private final long startedNanos = System.nanoTime();
     private Javalin app;
 
-    private CrucibleServer(ServerConfig config, Crucible engine) {
+    private CrucibleServer(ServerConfig config, Crucible engine) throws IOException {
         this.config = config;
         this.engine = engine;
         this.executor = engine.executor();
@@ -62,6 +71,10 @@ public final class CrucibleServer implements AutoCloseable {
         } catch (IOException e) {
             throw new IllegalStateException("openapi.json is missing from the JAR", e);
         }
+        this.sessions = SessionManager.start(engine.sandbox(), engine.runtimes(), config.sessions());
+        this.sessionRoutes = new SessionRoutes(sessions, auth, this::body, metrics);
+        Gauge.builder("crucible_sessions", sessions, SessionManager::size).description("sessions kept")
+                .register(metrics.registry);
     }
 
     /**
@@ -74,7 +87,13 @@ public final class CrucibleServer implements AutoCloseable {
             throw new IllegalArgumentException("refusing to listen on " + config.host()
                     + " without a token: set CRUCIBLE_TOKENS (comma-separated bearer tokens) or bind 127.0.0.1");
         }
-        CrucibleServer server = new CrucibleServer(config, engine);
+        CrucibleServer server;
+        try {
+            server = new CrucibleServer(config, engine);
+        } catch (IOException e) {
+            throw new IllegalArgumentException("cannot use the data directory " + config.sessions().dataDir() + ": "
+                    + e.getMessage(), e);
+        }
         if (!config.pool().isEmpty()) {
             engine.startPool(config.pool());
         }
@@ -92,6 +111,22 @@ public final class CrucibleServer implements AutoCloseable {
                     ctx -> ctx.contentType("text/plain; version=0.0.4; charset=utf-8").result(server.metrics.scrape())));
             cfg.routes.get("/openapi.json", server.route("/openapi.json", false,
                     ctx -> ctx.contentType("application/json").result(server.openapi)));
+            SessionRoutes s = server.sessionRoutes;
+            cfg.routes.post("/v1/sessions", server.route("/v1/sessions", true, s::create));
+            cfg.routes.get("/v1/sessions", server.route("/v1/sessions", true, s::list));
+            cfg.routes.get("/v1/sessions/{id}", server.route("/v1/sessions/{id}", true, s::get));
+            cfg.routes.delete("/v1/sessions/{id}", server.route("/v1/sessions/{id}", true, s::delete));
+            cfg.routes.post("/v1/sessions/{id}/execute", server.route("/v1/sessions/{id}/execute", true, s::execute));
+            cfg.routes.post("/v1/sessions/{id}/interrupt", server.route("/v1/sessions/{id}/interrupt", true,
+                    s::interrupt));
+            cfg.routes.post("/v1/sessions/{id}/restart", server.route("/v1/sessions/{id}/restart", true, s::restart));
+            cfg.routes.get("/v1/sessions/{id}/files", server.route("/v1/sessions/{id}/files", true, s::listFiles));
+            cfg.routes.get("/v1/sessions/{id}/files/<path>", server.route("/v1/sessions/{id}/files/{path}", true,
+                    s::download));
+            cfg.routes.put("/v1/sessions/{id}/files/<path>", server.route("/v1/sessions/{id}/files/{path}", true,
+                    s::upload));
+            cfg.routes.delete("/v1/sessions/{id}/files/<path>", server.route("/v1/sessions/{id}/files/{path}", true,
+                    s::deleteFile));
             cfg.routes.error(404, ctx -> server.fallback(ctx, 404, "not_found", "no such route: " + ctx.method()
                     + " " + ctx.path()));
             cfg.routes.error(405, ctx -> server.fallback(ctx, 405, "method_not_allowed", ctx.method()
@@ -122,6 +157,9 @@ public final class CrucibleServer implements AutoCloseable {
                 error(ctx, e.status, e.code, e.getMessage(), e.retryAfter);
             } catch (InvalidRequestException e) {
                 error(ctx, statusOf(e.code()), e.code(), e.getMessage(), null);
+            } catch (SessionException e) {
+                error(ctx, SessionRoutes.statusOf(e.code()), e.code(), e.getMessage(),
+                        e.code().equals("too_many_sessions") ? "60" : null);
             } catch (JacksonException e) {
                 error(ctx, 400, "invalid_json", "the body is not valid JSON for this route: "
                         + oneLine(e.getOriginalMessage()), null);
@@ -246,6 +284,7 @@ public final class CrucibleServer implements AutoCloseable {
     @Override
     public void close() {
         admission.close();
+        boolean busy = admission.running() > 0 || admission.queued() > 0;
         long deadline = System.nanoTime() + config.shutdownGrace().toNanos();
         try {
             while ((admission.running() > 0 || admission.queued() > 0) && System.nanoTime() < deadline) {
@@ -259,9 +298,13 @@ public final class CrucibleServer implements AutoCloseable {
                     Thread.sleep(10);
                 }
             }
+            if (busy) {
+                Thread.sleep(200); // the last answers leave the handlers before Jetty has written them
+            }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
         app.stop();
+        sessions.close(); // the interpreters end; the sessions' files stay for the next start
     }
 }

@@ -1,6 +1,8 @@
 package dev.crucible.server;
 
+import dev.crucible.session.SessionConfig;
 import java.net.InetAddress;
+import java.nio.file.Path;
 import java.net.UnknownHostException;
 import java.time.Duration;
 import java.util.Arrays;
@@ -20,10 +22,11 @@ import java.util.stream.Collectors;
  * @param maxBodyBytes the largest request body; beyond that, 413
  * @param shutdownGrace how long running executions get to finish on shutdown before they are killed
  * @param pool warm-pool sandboxes kept ready per language
+ * @param sessions how sessions are kept, including the data directory they live in
  */
 public record ServerConfig(
         String host, int port, Set<String> tokens, int maxConcurrent, int maxQueued, long maxBodyBytes,
-        Duration shutdownGrace, Map<String, Integer> pool) {
+        Duration shutdownGrace, Map<String, Integer> pool, SessionConfig sessions) {
 
     public ServerConfig {
         tokens = Set.copyOf(tokens);
@@ -36,36 +39,61 @@ public record ServerConfig(
     /**
      * Defaults: 127.0.0.1:8080, tokens from {@code CRUCIBLE_TOKENS} (comma-separated), {@code 2 × cores}
      * concurrent executions, 64 queued, 32 MiB bodies, 10 s shutdown grace, a warm pool of 2 Python and
-     * 1 JavaScript sandboxes ({@code CRUCIBLE_POOL}, e.g. {@code python=4,javascript=0}).
+     * 1 JavaScript sandboxes ({@code CRUCIBLE_POOL}, e.g. {@code python=4,javascript=0}), sessions under
+     * {@link #defaultDataDir()}.
      */
     public static ServerConfig defaults() {
         return new ServerConfig("127.0.0.1", 8080, tokensFrom(System.getenv("CRUCIBLE_TOKENS")),
                 2 * Runtime.getRuntime().availableProcessors(), 64, 32L * 1024 * 1024, Duration.ofSeconds(10),
-                poolFrom(System.getenv("CRUCIBLE_POOL"), Map.of("python", 2, "javascript", 1)));
+                poolFrom(System.getenv("CRUCIBLE_POOL"), Map.of("python", 2, "javascript", 1)),
+                SessionConfig.defaults(defaultDataDir()));
+    }
+
+    /**
+     * {@code CRUCIBLE_DATA_DIR}, else {@code /var/lib/crucible} for root (the sandboxes' uids must be able to reach
+     * it, and root's home is closed to them), else {@code ~/.local/share/crucible}.
+     */
+    public static Path defaultDataDir() {
+        String env = System.getenv("CRUCIBLE_DATA_DIR");
+        if (env != null && !env.isBlank()) {
+            return Path.of(env);
+        }
+        boolean root = "root".equals(System.getProperty("user.name"));
+        return root ? Path.of("/var/lib/crucible") : Path.of(System.getProperty("user.home"), ".local", "share", "crucible");
+    }
+
+    public ServerConfig withSessions(SessionConfig value) {
+        return new ServerConfig(host, port, tokens, maxConcurrent, maxQueued, maxBodyBytes, shutdownGrace, pool, value);
+    }
+
+    public ServerConfig withDataDir(Path dir) {
+        return withSessions(new SessionConfig(dir, sessions.maxSessions(), sessions.maxPerOwner(), sessions.idleTimeout(),
+                sessions.maxLifetime(), sessions.maxCellBytes(), sessions.maxFileBytes(), sessions.workspaceQuota(),
+                sessions.graceMs(), sessions.limits(), sessions.reapEvery()));
     }
 
     public ServerConfig withHost(String value) {
-        return new ServerConfig(value, port, tokens, maxConcurrent, maxQueued, maxBodyBytes, shutdownGrace, pool);
+        return new ServerConfig(value, port, tokens, maxConcurrent, maxQueued, maxBodyBytes, shutdownGrace, pool, sessions);
     }
 
     public ServerConfig withPort(int value) {
-        return new ServerConfig(host, value, tokens, maxConcurrent, maxQueued, maxBodyBytes, shutdownGrace, pool);
+        return new ServerConfig(host, value, tokens, maxConcurrent, maxQueued, maxBodyBytes, shutdownGrace, pool, sessions);
     }
 
     public ServerConfig withTokens(Set<String> value) {
-        return new ServerConfig(host, port, value, maxConcurrent, maxQueued, maxBodyBytes, shutdownGrace, pool);
+        return new ServerConfig(host, port, value, maxConcurrent, maxQueued, maxBodyBytes, shutdownGrace, pool, sessions);
     }
 
     public ServerConfig withConcurrency(int running, int queued) {
-        return new ServerConfig(host, port, tokens, running, queued, maxBodyBytes, shutdownGrace, pool);
+        return new ServerConfig(host, port, tokens, running, queued, maxBodyBytes, shutdownGrace, pool, sessions);
     }
 
     public ServerConfig withShutdownGrace(Duration value) {
-        return new ServerConfig(host, port, tokens, maxConcurrent, maxQueued, maxBodyBytes, value, pool);
+        return new ServerConfig(host, port, tokens, maxConcurrent, maxQueued, maxBodyBytes, value, pool, sessions);
     }
 
     public ServerConfig withPool(Map<String, Integer> value) {
-        return new ServerConfig(host, port, tokens, maxConcurrent, maxQueued, maxBodyBytes, shutdownGrace, value);
+        return new ServerConfig(host, port, tokens, maxConcurrent, maxQueued, maxBodyBytes, shutdownGrace, value, sessions);
     }
 
     /** Comma-separated tokens; blanks dropped. */

@@ -9,6 +9,15 @@ import java.time.Duration;
 
 /** A small JDK HttpClient wrapper for the tests: the real server on a real port. */
 record Http(HttpClient client, String base, String token) {
+    /** The server's defaults with a data directory of the test's own (never the machine's). */
+    static ServerConfig config() {
+        try {
+            return ServerConfig.defaults().withDataDir(java.nio.file.Files.createTempDirectory("crucible-test-data-"));
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+    }
+
     static Http to(CrucibleServer server, String token) {
         return new Http(HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build(),
                 "http://127.0.0.1:" + server.port(), token);
@@ -21,6 +30,22 @@ record Http(HttpClient client, String base, String token) {
     HttpResponse<String> postJson(String path, String json) throws IOException, InterruptedException {
         return send(HttpRequest.newBuilder(URI.create(base + path)).header("Content-Type", "application/json")
                 .POST(HttpRequest.BodyPublishers.ofString(json)));
+    }
+
+    HttpResponse<String> put(String path, byte[] body) throws IOException, InterruptedException {
+        return send(HttpRequest.newBuilder(URI.create(base + path)).PUT(HttpRequest.BodyPublishers.ofByteArray(body)));
+    }
+
+    HttpResponse<String> delete(String path) throws IOException, InterruptedException {
+        return send(HttpRequest.newBuilder(URI.create(base + path)).DELETE());
+    }
+
+    HttpResponse<byte[]> bytes(String path) throws IOException, InterruptedException {
+        HttpRequest.Builder builder = HttpRequest.newBuilder(URI.create(base + path)).GET();
+        if (token != null) {
+            builder.header("Authorization", "Bearer " + token);
+        }
+        return client.send(builder.timeout(Duration.ofSeconds(60)).build(), HttpResponse.BodyHandlers.ofByteArray());
     }
 
     HttpResponse<String> send(HttpRequest.Builder builder) throws IOException, InterruptedException {

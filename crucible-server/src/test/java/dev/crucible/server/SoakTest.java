@@ -38,7 +38,7 @@ class SoakTest {
     @Test
     void fiveHundredRequestsWithHostileOnesLeaveNothingBehind() throws Exception {
         var engine = TestHost.crucible();
-        try (CrucibleServer server = CrucibleServer.start(ServerConfig.defaults().withPort(0).withTokens(Set.of())
+        try (CrucibleServer server = CrucibleServer.start(Http.config().withPort(0).withTokens(Set.of())
                 .withConcurrency(4, 64).withPool(Map.of("python", 2)), engine)) {
             Http http = Http.to(server, null);
             // warm up, then count what exists with the pool full

@@ -1,0 +1,185 @@
+package dev.crucible.server;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.crucible.TestHost;
+import java.net.URLEncoder;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+
+/** The session routes over HTTP, with two tokens, against the real server and sandbox. */
+class SessionApiTest {
+    static final JsonMapper JSON = JsonMapper.builder().build();
+    static CrucibleServer server;
+    static Http alice;
+    static Http bob;
+    static Path data;
+
+    @BeforeAll
+    static void start() {
+        ServerConfig config = Http.config();
+        data = config.sessions().dataDir();
+        server = CrucibleServer.start(config.withPort(0).withTokens(Set.of("token-alice", "token-bob"))
+                .withPool(Map.of()).withSessions(config.sessions().withMaxSessions(20, 3)), TestHost.crucible());
+        alice = Http.to(server, "token-alice");
+        bob = Http.to(server, "token-bob");
+    }
+
+    @AfterAll
+    static void stop() {
+        server.close();
+    }
+
+    static JsonNode json(HttpResponse<String> r) {
+        return JSON.readTree(r.body());
+    }
+
+    static String create(Http who, String body) throws Exception {
+        HttpResponse<String> r = who.postJson("/v1/sessions", body);
+        assertThat(r.statusCode()).as(r.body()).isEqualTo(201);
+        return json(r).get("id").asString();
+    }
+
+    static JsonNode cell(Http who, String id, String code) throws Exception {
+        HttpResponse<String> r = who.postJson("/v1/sessions/" + id + "/execute",
+                JSON.writeValueAsString(Map.of("code", code)));
+        assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
+        return json(r);
+    }
+
+    static String error(HttpResponse<String> r) {
+        return json(r).get("error").get("code").asString();
+    }
+
+    @Test
+    void aSessionKeepsStateAndFilesOverHttp() throws Exception {
+        String id = create(alice, "{\"language\": \"python\"}");
+        try {
+            JsonNode info = json(alice.get("/v1/sessions/" + id));
+            assertThat(info.get("language").asString()).isEqualTo("python");
+            assertThat(info.get("state").asString()).isEqualTo("running");
+            assertThat(info.has("created_at") && info.has("expires_at")).isTrue();
+            cell(alice, id, "x = 41");
+            JsonNode r = cell(alice, id, "print('hi')\nx + 1");
+            assertThat(r.get("status").asString()).isEqualTo("ok");
+            assertThat(r.get("stdout").asString()).isEqualTo("hi\n");
+            assertThat(r.get("result").asString()).isEqualTo("42");
+            JsonNode single = json(alice.postJson("/v1/sessions/" + id + "/execute",
+                    "{\"code\": \"x\", \"mode\": \"single\"}"));
+            assertThat(single.get("result").asString()).isEqualTo("41");
+            assertThat(json(alice.postJson("/v1/sessions/" + id + "/execute", "{\"code\": \"if x:\"}"))
+                    .get("status").asString()).isEqualTo("incomplete");
+
+            byte[] binary = new byte[70_000];
+            new java.util.Random(3).nextBytes(binary);
+            assertThat(alice.put("/v1/sessions/" + id + "/files/in/data.bin", binary).statusCode()).isEqualTo(201);
+            assertThat(cell(alice, id, "len(open('/workspace/in/data.bin', 'rb').read())").get("result").asString())
+                    .isEqualTo("70000");
+            HttpResponse<byte[]> back = alice.bytes("/v1/sessions/" + id + "/files/in/data.bin");
+            assertThat(back.statusCode()).isEqualTo(200);
+            assertThat(back.body()).isEqualTo(binary);
+            cell(alice, id, "open('out.txt', 'w').write('made in the session')");
+            assertThat(new String(alice.bytes("/v1/sessions/" + id + "/files/out.txt").body(), StandardCharsets.UTF_8))
+                    .isEqualTo("made in the session");
+            JsonNode listing = json(alice.get("/v1/sessions/" + id + "/files"));
+            assertThat(listing.get("files").findValuesAsString("path")).containsExactly("in", "out.txt");
+            assertThat(json(alice.get("/v1/sessions/" + id + "/files?dir=in")).get("files").get(0).get("size").asLong())
+                    .isEqualTo(70000);
+            assertThat(alice.delete("/v1/sessions/" + id + "/files/in").statusCode()).isEqualTo(200);
+            assertThat(alice.bytes("/v1/sessions/" + id + "/files/in/data.bin").statusCode()).isEqualTo(404);
+
+            // another token's session does not exist for bob, in any route
+            assertThat(error(bob.get("/v1/sessions/" + id))).isEqualTo("session_not_found");
+            assertThat(bob.postJson("/v1/sessions/" + id + "/execute", "{\"code\": \"x\"}").statusCode()).isEqualTo(404);
+            assertThat(bob.get("/v1/sessions/" + id + "/files/out.txt").statusCode()).isEqualTo(404);
+            assertThat(bob.put("/v1/sessions/" + id + "/files/evil.txt", new byte[1]).statusCode()).isEqualTo(404);
+            assertThat(bob.delete("/v1/sessions/" + id).statusCode()).isEqualTo(404);
+            assertThat(json(bob.get("/v1/sessions")).get("sessions").size()).isZero();
+            assertThat(json(alice.get("/v1/sessions")).get("sessions").findValuesAsString("id")).contains(id);
+        } finally {
+            assertThat(alice.delete("/v1/sessions/" + id).statusCode()).isEqualTo(200);
+        }
+        assertThat(error(alice.get("/v1/sessions/" + id))).isEqualTo("session_not_found");
+        assertThat(data.resolve("sessions").resolve(id)).doesNotExist();
+    }
+
+    @Test
+    void badInputGetsTheRightErrorAndWritesNothing() throws Exception {
+        assertThat(alice.postJson("/v1/sessions/" + "f".repeat(32) + "/execute", "{\"code\": \"1\"}").statusCode())
+                .isEqualTo(404);
+        assertThat(alice.get("/v1/sessions/not-an-id").statusCode()).isEqualTo(404);
+        assertThat(error(alice.postJson("/v1/sessions", "{\"language\": \"cobol\"}"))).isEqualTo("unknown_language");
+        assertThat(alice.postJson("/v1/sessions", "{\"limits\": {\"memory_mb\": 1}}").statusCode()).isEqualTo(422);
+        String id = create(alice, "{}");
+        try {
+            HttpResponse<String> big = alice.postJson("/v1/sessions/" + id + "/execute",
+                    JSON.writeValueAsString(Map.of("code", "x = '" + "a".repeat(1024 * 1024) + "'")));
+            assertThat(big.statusCode()).isEqualTo(413);
+            assertThat(error(big)).isEqualTo("cell_too_large");
+            assertThat(error(alice.postJson("/v1/sessions/" + id + "/execute", "{\"code\": "))).isEqualTo("invalid_json");
+            assertThat(error(alice.postJson("/v1/sessions/" + id + "/execute", "{}"))).isEqualTo("invalid_request");
+            // the api cases of hostile-cases.json: files-upload-path-traversal, -absolute-path, -weird-names
+            for (String path : List.of("../../etc/cron.d/evil", "/etc/passwd", "a\u0000b", "..", "a/../../b",
+                    "a\\..\\b", "x/", "\u202etxt.exe", "a".repeat(4096))) {
+                String encoded = URLEncoder.encode(path, StandardCharsets.UTF_8).replace("+", "%20");
+                HttpResponse<String> r = alice.put("/v1/sessions/" + id + "/files/" + encoded, "x".getBytes());
+                assertThat(r.statusCode()).as(path + ": " + r.body()).isEqualTo(400);
+            }
+            assertThat(json(alice.get("/v1/sessions/" + id + "/files")).get("files").size()).isZero();
+            assertThat(Path.of("/etc/cron.d/evil")).doesNotExist();
+            HttpResponse<String> huge = alice.put("/v1/sessions/" + id + "/files/huge.bin", new byte[33 * 1024 * 1024]);
+            assertThat(huge.statusCode()).isEqualTo(413);
+        } finally {
+            alice.delete("/v1/sessions/" + id);
+        }
+    }
+
+    @Test
+    void interruptRestartAndTheSessionCap() throws Exception {
+        String id = create(alice, "{\"language\": \"python\", \"limits\": {\"timeout_ms\": 60000}}");
+        try {
+            cell(alice, id, "y = 'kept'");
+            CompletableFuture<JsonNode> running = CompletableFuture.supplyAsync(() -> {
+                try {
+                    return cell(alice, id, "import time\nwhile True:\n    time.sleep(0.01)");
+                } catch (Exception e) {
+                    throw new IllegalStateException(e);
+                }
+            });
+            boolean interrupted = false;
+            for (int i = 0; i < 200 && !interrupted; i++) {
+                Thread.sleep(20);
+                interrupted = json(alice.postJson("/v1/sessions/" + id + "/interrupt", "{}")).get("interrupted").asBoolean();
+            }
+            assertThat(interrupted).isTrue();
+            assertThat(running.get().get("status").asString()).isEqualTo("interrupted");
+            assertThat(cell(alice, id, "y").get("result").asString()).isEqualTo("'kept'");
+            assertThat(alice.postJson("/v1/sessions/" + id + "/restart", "{}").statusCode()).isEqualTo(200);
+            assertThat(cell(alice, id, "'y' in globals()").get("result").asString()).isEqualTo("False");
+
+            String two = create(alice, "{}");
+            String three = create(alice, "{\"language\": \"javascript\"}");
+            HttpResponse<String> fourth = alice.postJson("/v1/sessions", "{}");
+            assertThat(fourth.statusCode()).isEqualTo(429);
+            assertThat(error(fourth)).isEqualTo("too_many_sessions");
+            assertThat(fourth.headers().firstValue("Retry-After")).isPresent();
+            String bobs = create(bob, "{}"); // the cap is per token
+            bob.delete("/v1/sessions/" + bobs);
+            alice.delete("/v1/sessions/" + two);
+            alice.delete("/v1/sessions/" + three);
+        } finally {
+            alice.delete("/v1/sessions/" + id);
+        }
+    }
+}
