@@ -29,7 +29,7 @@ final class ServeCommand implements Callable<Integer> {
     int port;
 
     @Option(names = "--data-dir", paramLabel = "DIR",
-            description = "Where durable state lives (env CRUCIBLE_DATA_DIR; default ~/.local/share/crucible).")
+            description = "Where durable state lives (env CRUCIBLE_DATA_DIR; default /var/lib/crucible as root, else ~/.local/share/crucible).")
     Path dataDir;
 
     @Option(names = "--pool", paramLabel = "LANG=N,...",
@@ -58,8 +58,7 @@ final class ServeCommand implements Callable<Integer> {
                 base = base.withConcurrency(maxConcurrent == null ? base.maxConcurrent() : maxConcurrent,
                         maxQueued == null ? base.maxQueued() : maxQueued);
             }
-            config = base;
-            prepareDataDir();
+            config = base.withDataDir(prepareDataDir());
         } catch (IllegalArgumentException e) {
             return CliSupport.fail(err, new CliSupport.Failure(ExitCodes.USAGE, e.getMessage()));
         }
@@ -102,12 +101,11 @@ final class ServeCommand implements Callable<Integer> {
         return 0;
     }
 
-    private void prepareDataDir() {
-        Path dir = dataDir != null ? dataDir
-                : System.getenv("CRUCIBLE_DATA_DIR") != null ? Path.of(System.getenv("CRUCIBLE_DATA_DIR"))
-                : Path.of(System.getProperty("user.home"), ".local", "share", "crucible");
+    private Path prepareDataDir() {
+        Path dir = dataDir != null ? dataDir : ServerConfig.defaultDataDir();
         try {
             Files.createDirectories(dir);
+            return dir;
         } catch (IOException e) {
             throw new IllegalArgumentException("cannot create the data directory " + dir + ": " + e.getMessage());
         }

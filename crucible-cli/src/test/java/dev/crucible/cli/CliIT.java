@@ -154,4 +154,16 @@ class CliIT {
         Outcome list = crucible(dir, "runtimes", "--runtimes", "runtimes.toml");
         assertThat(list.stdout()).contains("python-unbuffered").contains("seccomp:").contains("cgroups:");
     }
+
+    @Test
+    void sessionIsAReplThatKeepsStateAndContinuesIncompleteInput(@TempDir Path dir) throws Exception {
+        Outcome o = crucible(dir, "x = 41\nx + 1\ndef f():\n    return x * 2\n\nf()\n1 / 0\n:quit\n"
+                .getBytes(StandardCharsets.UTF_8), "session", "--history", dir.resolve("history").toString());
+        assertThat(o.exit()).as(o.stderr()).isZero();
+        assertThat(o.stdout()).contains("42").contains("82").contains("ZeroDivisionError");
+        assertThat(dir.resolve("history")).content().contains("x + 1");
+        Outcome bad = crucible(dir, new byte[0], "session", "--language", "cobol");
+        assertOneLineError(bad, "unknown language");
+        assertThat(bad.exit()).isEqualTo(ExitCodes.UNKNOWN_LANGUAGE);
+    }
 }

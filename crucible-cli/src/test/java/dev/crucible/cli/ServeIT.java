@@ -72,6 +72,59 @@ class ServeIT {
         assertThat(slotProcesses()).isZero();
     }
 
+    static HttpResponse<String> send(int port, String method, String path, String json) throws Exception {
+        HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path));
+        if (json != null) {
+            b.header("Content-Type", "application/json");
+        }
+        return HTTP.send(b.method(method, json == null ? HttpRequest.BodyPublishers.noBody()
+                : HttpRequest.BodyPublishers.ofString(json)).build(), HttpResponse.BodyHandlers.ofString());
+    }
+
+    @Test
+    void sessionsSurviveKillDashNineWithTheirFilesAndReplay(@TempDir Path data) throws Exception {
+        Served first = serve(data, "--pool", "python=0,javascript=0");
+        String plain = field(send(first.port(), "POST", "/v1/sessions", "{}").body(), "id");
+        String replay = field(send(first.port(), "POST", "/v1/sessions", "{\"restore\": \"replay\"}").body(), "id");
+        for (String id : List.of(plain, replay)) {
+            assertThat(send(first.port(), "POST", "/v1/sessions/" + id + "/execute",
+                    "{\"code\": \"x = 6 * 7\\nopen('made.txt', 'w').write(str(x))\"}").statusCode()).isEqualTo(200);
+            HttpResponse<String> put = HTTP.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + first.port()
+                    + "/v1/sessions/" + id + "/files/up/loaded.bin")).PUT(HttpRequest.BodyPublishers.ofByteArray(
+                    new byte[] {0, 1, 2, (byte) 255})).build(), HttpResponse.BodyHandlers.ofString());
+            assertThat(put.statusCode()).isEqualTo(201);
+        }
+        first.process().destroyForcibly(); // kill -9: no shutdown of any kind
+        assertThat(first.process().waitFor(30, TimeUnit.SECONDS)).isTrue();
+
+        Served second = serve(data, "--pool", "python=0,javascript=0");
+        try {
+            String listing = send(second.port(), "GET", "/v1/sessions/" + plain + "/files", null).body();
+            assertThat(listing).contains("\"path\":\"made.txt\"").contains("\"path\":\"up\"");
+            HttpResponse<byte[]> bin = HTTP.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + second.port()
+                    + "/v1/sessions/" + plain + "/files/up/loaded.bin")).build(), HttpResponse.BodyHandlers.ofByteArray());
+            assertThat(bin.body()).containsExactly(0, 1, 2, 255);
+            String resumed = send(second.port(), "POST", "/v1/sessions/" + plain + "/execute",
+                    "{\"code\": \"open('made.txt').read()\"}").body();
+            assertThat(resumed).contains("\"resumed\":true").contains("\"result\":\"'42'\"");
+            String replayed = send(second.port(), "POST", "/v1/sessions/" + replay + "/execute",
+                    "{\"code\": \"x\"}").body();
+            assertThat(replayed).contains("\"resumed\":true").contains("\"replayed\":1").contains("\"result\":\"42\"");
+            assertThat(send(second.port(), "DELETE", "/v1/sessions/" + plain, null).statusCode()).isEqualTo(200);
+            assertThat(send(second.port(), "DELETE", "/v1/sessions/" + replay, null).statusCode()).isEqualTo(200);
+        } finally {
+            second.process().toHandle().destroy();
+            second.process().waitFor(30, TimeUnit.SECONDS);
+        }
+        assertThat(slotProcesses()).isZero();
+    }
+
+    static String field(String json, String name) {
+        Matcher m = Pattern.compile("\"" + name + "\":\"([^\"]+)\"").matcher(json);
+        assertThat(m.find()).as(json).isTrue();
+        return m.group(1);
+    }
+
     @Test
     void refusesToServeBeyondLoopbackWithoutAToken(@TempDir Path data) throws Exception {
         CliIT.Outcome o = CliIT.crucible(data, "serve", "--host", "0.0.0.0", "--port", "0");
@@ -115,7 +168,7 @@ class ServeIT {
                     boolean zombie = status.stream().anyMatch(l -> l.startsWith("State:") && l.contains("Z"));
                     int uid = status.stream().filter(l -> l.startsWith("Uid:")).map(l -> Integer.parseInt(l.split("\\s+")[1]))
                             .findFirst().orElse(0);
-                    if (!zombie && uid >= 61000 && uid < 61100) {
+                    if (!zombie && ((uid >= 61000 && uid < 61100) || (uid >= 62000 && uid < 65000))) { // slots and sessions
                         n++;
                     }
                 } catch (Exception e) {
