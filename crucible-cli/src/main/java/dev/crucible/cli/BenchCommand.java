@@ -37,6 +37,13 @@ final class BenchCommand implements Callable<Integer> {
     @Option(names = "--cold", description = "Benchmark a cold sandbox in this process instead of a server.")
     boolean cold;
 
+    @Option(names = "--sessions", description = "Benchmark a cell (x + 1) in a live Python session on the server.")
+    boolean sessions;
+
+    @Option(names = "--idle", paramLabel = "N", defaultValue = "0",
+            description = "With --sessions: also hold N idle sessions and measure their memory (default 0).")
+    int idle;
+
     @Option(names = "--hostile-every", paramLabel = "K", defaultValue = "0",
             description = "Every K-th server request is hostile (timeout, fork/memory bomb, flood): a soak (default 0).")
     int hostileEvery;
@@ -66,6 +73,11 @@ final class BenchCommand implements Callable<Integer> {
         if (iterations < 1 || warmup < 0 || concurrency < 1 || rounds < 1 || hostileEvery < 0) {
             return CliSupport.fail(spec.commandLine().getErr(), new CliSupport.Failure(ExitCodes.USAGE,
                     "--iterations, --concurrency and --rounds must be >= 1; --warmup and --hostile-every >= 0"));
+        }
+        if (sessions) {
+            String bearer = token != null ? token : dev.crucible.server.ServerConfig.tokensFrom(
+                    System.getenv("CRUCIBLE_TOKENS")).stream().findFirst().orElse(null);
+            return new SessionBench(url, bearer).run(out, iterations, warmup, idle);
         }
         return cold ? coldBench(out) : httpBench(out);
     }

@@ -42,6 +42,13 @@ final class ServeCommand implements Callable<Integer> {
     @Option(names = "--max-queued", paramLabel = "N", description = "Requests that may wait; beyond, 429 (default 64).")
     Integer maxQueued;
 
+    @Option(names = "--max-sessions", paramLabel = "N", description = "Sessions at once, all tokens (default 1000).")
+    Integer maxSessions;
+
+    @Option(names = "--max-sessions-per-token", paramLabel = "N",
+            description = "Sessions at once per token (default 250).")
+    Integer maxSessionsPerToken;
+
     @Option(names = "--runtimes", paramLabel = "FILE", description = "A runtimes TOML file (env CRUCIBLE_RUNTIMES).")
     Path runtimesFile;
 
@@ -59,6 +66,11 @@ final class ServeCommand implements Callable<Integer> {
                         maxQueued == null ? base.maxQueued() : maxQueued);
             }
             config = base.withDataDir(prepareDataDir());
+            if (maxSessions != null || maxSessionsPerToken != null) {
+                config = config.withSessions(config.sessions().withMaxSessions(
+                        maxSessions == null ? config.sessions().maxSessions() : maxSessions,
+                        maxSessionsPerToken == null ? config.sessions().maxPerOwner() : maxSessionsPerToken));
+            }
         } catch (IllegalArgumentException e) {
             return CliSupport.fail(err, new CliSupport.Failure(ExitCodes.USAGE, e.getMessage()));
         }

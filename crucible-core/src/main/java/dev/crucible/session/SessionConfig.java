@@ -29,9 +29,9 @@ public record SessionConfig(
         }
     }
 
-    /** Defaults: 1000 sessions (100 per token), 30 min idle, 24 h life, 1 MiB cells, 32 MiB files, 1 GiB quota. */
+    /** Defaults: 1000 sessions (250 per token), 30 min idle, 24 h life, 1 MiB cells, 32 MiB files, 1 GiB quota. */
     public static SessionConfig defaults(Path dataDir) {
-        return new SessionConfig(dataDir, 1000, 100, Duration.ofMinutes(30), Duration.ofHours(24), 1024 * 1024,
+        return new SessionConfig(dataDir, 1000, 250, Duration.ofMinutes(30), Duration.ofHours(24), 1024 * 1024,
                 32L * 1024 * 1024, 1024L * 1024 * 1024, 2_000, SessionLimits.DEFAULT, Duration.ofSeconds(5));
     }
 
