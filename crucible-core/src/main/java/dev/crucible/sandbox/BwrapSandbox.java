@@ -361,17 +361,23 @@ final class BwrapSandbox implements Sandbox {
         }
     }
 
-    /** A bind below /etc needs its mount point in the read-only /etc; create the empty directory once. */
+    /** A bind below /etc needs its mount point in the read-only /etc; create the empty directory or file once. */
     private void ensureEtcMountPoints(SandboxSpec spec) throws IOException {
         if (spec.rootfs() != null) {
             return;
         }
         for (String path : spec.readOnlyBindsIfPresent()) {
-            if (path.startsWith("/etc/") && Files.isDirectory(Path.of(path))) {
+            boolean directory = Files.isDirectory(Path.of(path));
+            if (path.startsWith("/etc/") && (directory || Files.isRegularFile(Path.of(path)))) {
                 Path point = workRoot.resolve("etc").resolve(path.substring("/etc/".length())).normalize();
-                if (point.startsWith(workRoot.resolve("etc")) && !Files.isDirectory(point)) {
-                    Files.createDirectories(point);
-                    Files.setPosixFilePermissions(point, PosixFilePermissions.fromString("rwxr-xr-x"));
+                if (point.startsWith(workRoot.resolve("etc")) && !Files.exists(point)) {
+                    if (directory) {
+                        Files.createDirectories(point);
+                    } else {
+                        Files.createDirectories(point.getParent());
+                        Files.createFile(point);
+                    }
+                    Files.setPosixFilePermissions(point, PosixFilePermissions.fromString(directory ? "rwxr-xr-x" : "rw-r--r--"));
                 }
             }
         }

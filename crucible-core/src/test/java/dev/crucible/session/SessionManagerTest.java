@@ -77,6 +77,28 @@ class SessionManagerTest {
     }
 
     @Test
+    void aMatplotlibFigureComesBackAsPng() throws Exception {
+        boolean installed = new ProcessBuilder("/usr/bin/python3", "-c", "import matplotlib").start().waitFor() == 0;
+        if (!installed) {
+            System.out.println("SKIPPED aMatplotlibFigureComesBackAsPng: matplotlib is not installed on this host"
+                    + " (./run-tests installs python3-matplotlib as root)");
+        }
+        org.junit.jupiter.api.Assumptions.assumeTrue(installed, "matplotlib is not installed on this host");
+        SessionInfo s = python();
+        try {
+            CellResult r = run(s, "import matplotlib.pyplot as plt\nplt.plot([1, 2, 3], [1, 4, 9])\nplt.title('squares')\nNone");
+            assertThat(r.status()).as(r.toString()).isEqualTo("ok");
+            assertThat(r.display()).hasSize(1);
+            assertThat(r.display().getFirst().mime()).isEqualTo("image/png");
+            byte[] png = java.util.Base64.getDecoder().decode(r.display().getFirst().data());
+            assertThat(java.util.Arrays.copyOf(png, 8)).containsExactly(0x89, 'P', 'N', 'G', 0x0d, 0x0a, 0x1a, 0x0a);
+            assertThat(run(s, "1").display()).isNull(); // the figure was shown once and closed
+        } finally {
+            sessions.delete(ME, s.id());
+        }
+    }
+
+    @Test
     void stateInJavaScriptWithTopLevelAwait() throws Exception {
         SessionInfo s = sessions.create(ME, new SessionManager.CreateRequest("javascript", null, null, null));
         try {
