@@ -23,10 +23,12 @@ public final class Crucible implements AutoCloseable {
     private final Sandbox sandbox;
     private final RuntimeRegistry runtimes;
     private final Executor executor;
+    private final int slots;
     private WarmPool pool;
 
-    private Crucible(Sandbox sandbox, RuntimeRegistry runtimes) {
+    private Crucible(Sandbox sandbox, RuntimeRegistry runtimes, int slots) {
         this.sandbox = sandbox;
+        this.slots = slots;
         this.runtimes = runtimes;
         this.executor = new Executor(sandbox, runtimes, Path.of(sandbox.workRoot().toString(), "programs"));
     }
@@ -40,18 +42,27 @@ public final class Crucible implements AutoCloseable {
      */
     public static Crucible start(SandboxConfig config, Path runtimesFile) {
         RuntimeRegistry runtimes = RuntimeRegistry.load(runtimesFile);
-        return new Crucible(Sandbox.create(config), runtimes);
+        return new Crucible(Sandbox.create(config), runtimes, config.slots());
     }
 
     /**
      * Starts a warm pool: for each language named, that many sandboxes kept ready (unknown or not poolable
-     * languages are ignored). Replaces any pool started before.
+     * languages are ignored). Replaces any pool started before. A waiting pooled sandbox holds a slot, so the pool
+     * is cut to at most half the slots (the rest serve cold runs and refills): a pool as large as the slots would
+     * leave a cold run waiting for a slot forever.
      *
      * @return the pool, also used by {@link #executor()} from now on
      */
     public synchronized WarmPool startPool(Map<String, Integer> sizes) {
         Map<LanguageRuntime, Integer> byRuntime = new LinkedHashMap<>();
-        sizes.forEach((language, size) -> runtimes.find(language).ifPresent(r -> byRuntime.put(r, size)));
+        sizes.forEach((language, size) -> runtimes.find(language).ifPresent(r -> byRuntime.put(r, Math.max(0, size))));
+        int total = byRuntime.values().stream().mapToInt(Integer::intValue).sum();
+        int room = Math.max(1, slots / 2);
+        if (total > room) {
+            System.getLogger("crucible.pool").log(System.Logger.Level.WARNING, "a warm pool of " + total
+                    + " sandboxes would hold too many of the " + slots + " slots; keeping " + room);
+            byRuntime.replaceAll((r, size) -> size * room / total);
+        }
         WarmPool old = pool;
         pool = new WarmPool(sandbox, byRuntime);
         executor.usePool(pool);

@@ -9,8 +9,8 @@ import picocli.CommandLine.Command;
         mixinStandardHelpOptions = true,
         versionProvider = CrucibleCommand.Version.class,
         description = "Sandboxed code execution for AI agents and LLM evaluation.",
-        subcommands = {ServeCommand.class, RunCommand.class, SessionCommand.class, RuntimesCommand.class,
-            BenchCommand.class})
+        subcommands = {ServeCommand.class, RunCommand.class, SessionCommand.class, EvalCommand.class,
+            RuntimesCommand.class, BenchCommand.class})
 public final class CrucibleCommand implements Runnable {
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;

@@ -82,7 +82,10 @@ class WarmPoolTest {
                 "import atexit\natexit.register(lambda: print('atexit ran'))\nprint('main')\n",
                 "import threading, time\nt = threading.Thread(target=lambda: (time.sleep(0.2), print('thread done')))\n"
                         + "t.start()\nprint('main done')\n",
-                "raise KeyboardInterrupt\n", "import sys\nsys.stdout.write('x' * 100000)\n")) {
+                "raise KeyboardInterrupt\n", "import sys\nsys.stdout.write('x' * 100000)\n",
+                // competitive programmers buffer stdout in a StringIO and write it to sys.__stdout__ at exit
+                "import atexit, io, sys\nbuf = io.StringIO()\nsys.stdout = buf\nprint(42)\n"
+                        + "atexit.register(lambda: sys.__stdout__.write(buf.getvalue()))\n")) {
             ExecuteResult w = warm("python", code, null, List.of());
             ExecuteResult c = cold("python", code, null, List.of());
             assertThat(w.status()).as(code).isEqualTo(c.status());

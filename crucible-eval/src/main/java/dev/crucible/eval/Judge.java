@@ -1,0 +1,179 @@
+package dev.crucible.eval;
+
+import com.fasterxml.jackson.annotation.JsonInclude;
+import com.fasterxml.jackson.annotation.JsonProperty;
+import dev.crucible.exec.ExecuteRequest;
+import dev.crucible.exec.ExecuteResult;
+import dev.crucible.exec.Executor;
+import dev.crucible.exec.FileInput;
+import dev.crucible.exec.InvalidRequestException;
+import dev.crucible.exec.Program;
+import dev.crucible.runtime.LanguageRuntime;
+import dev.crucible.runtime.LimitsSpec;
+import dev.crucible.sandbox.Limits;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.Callable;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+
+/**
+ * Judges one program against test cases: each case gives stdin and/or test code appended to the program, and an
+ * expected stdout compared by a {@link Comparison}. A compiled program without test code is compiled once and run
+ * per case; an interpreted one runs through the executor (and its warm pool). The first failure stops the run
+ * unless {@code run_all_cases}.
+ */
+public final class Judge {
+    public static final int MAX_CASES = 1000;
+
+    private final Executor executor;
+
+    public Judge(Executor executor) {
+        this.executor = executor;
+    }
+
+    /** One test case: any of test code (appended to the program), stdin, expected stdout. */
+    public record TestCase(
+            @JsonProperty("code") String code,
+            @JsonProperty("stdin") String stdin,
+            @JsonProperty("expect") String expect) {}
+
+    /** The body of {@code POST /v1/evaluate}. */
+    public record Request(
+            @JsonProperty("language") String language,
+            @JsonProperty("code") String code,
+            @JsonProperty("testcases") List<TestCase> testcases,
+            @JsonProperty("compare") Comparison.Spec compare,
+            @JsonProperty("run_all_cases") Boolean runAllCases,
+            @JsonProperty("limits") LimitsSpec limits,
+            @JsonProperty("files") List<FileInput> files) {}
+
+    /** One case's verdict: {@code status} is the run's verdict, or {@code skipped} after an earlier failure. */
+    @JsonInclude(JsonInclude.Include.NON_NULL)
+    public record CaseResult(
+            @JsonProperty("passed") boolean passed,
+            @JsonProperty("status") String status,
+            @JsonProperty("score") double score,
+            @JsonProperty("reason") String reason,
+            @JsonProperty("stdout") String stdout,
+            @JsonProperty("stderr") String stderr,
+            @JsonProperty("exit_code") Integer exitCode,
+            @JsonProperty("wall_ms") long wallMs) {
+
+        static CaseResult skipped() {
+            return new CaseResult(false, "skipped", 0, "an earlier case failed", null, null, null, 0);
+        }
+    }
+
+    /** The answer: a result per case, how many passed, and the mean score (partial credit counts). */
+    @JsonInclude(JsonInclude.Include.NON_NULL)
+    public record Result(
+            @JsonProperty("results") List<CaseResult> results,
+            @JsonProperty("passed") int passed,
+            @JsonProperty("total") int total,
+            @JsonProperty("score") double score,
+            @JsonProperty("compile") ExecuteResult compile) {}
+
+    /**
+     * @throws InvalidRequestException for an unknown language, no test cases, too many, a bad comparison or limits
+     */
+    public Result evaluate(Request request) throws InterruptedException {
+        LanguageRuntime runtime = executor.runtimeFor(request.language());
+        if (request.code() == null) {
+            throw new InvalidRequestException("invalid_request", "code is required");
+        }
+        List<TestCase> cases = request.testcases() == null ? List.of() : request.testcases();
+        if (cases.isEmpty() || cases.size() > MAX_CASES) {
+            throw new InvalidRequestException("invalid_request", "testcases must hold 1 to " + MAX_CASES + " cases");
+        }
+        if (cases.stream().anyMatch(c -> c == null)) {
+            throw new InvalidRequestException("invalid_request", "a test case is null");
+        }
+        Comparison comparison = Comparison.of(request.compare());
+        ExecuteRequest base = new ExecuteRequest(request.language(), request.code(), null, null, request.files(),
+                request.limits());
+        Limits limits = Executor.limitsFor(runtime, base);
+        boolean all = Boolean.TRUE.equals(request.runAllCases());
+        boolean shared = runtime.compiled() && cases.stream().allMatch(c -> c.code() == null || c.code().isEmpty());
+        ExecuteResult compile = null;
+        List<CaseResult> results;
+        if (shared) {
+            try (Program program = executor.prepare(runtime, request.code(), request.files())) {
+                compile = program.compileResult();
+                if (!program.runnable()) {
+                    List<CaseResult> failed = new ArrayList<>();
+                    String status = compile.status().equals("sandbox_error") ? "sandbox_error" : "compile_error";
+                    for (int i = 0; i < cases.size(); i++) {
+                        failed.add(new CaseResult(false, status, 0, "the program did not compile", "",
+                                compile.stderr(), null, 0));
+                    }
+                    return summarise(failed, compile);
+                }
+                results = run(cases, all, c -> judge(program.run(c.stdin(), List.of(), limits), c, comparison));
+            }
+        } else {
+            results = run(cases, all, c -> judge(executor.execute(new ExecuteRequest(request.language(),
+                    c.code() == null || c.code().isEmpty() ? request.code() : request.code() + "\n" + c.code(),
+                    c.stdin(), null, request.files(), request.limits())), c, comparison));
+        }
+        return summarise(results, compile);
+    }
+
+    @FunctionalInterface
+    private interface CaseRun {
+        CaseResult run(TestCase c) throws InterruptedException;
+    }
+
+    /** In order, stopping at the first failure; or every case at once (each waits for its own sandbox slot). */
+    private static List<CaseResult> run(List<TestCase> cases, boolean all, CaseRun one) throws InterruptedException {
+        List<CaseResult> results = new ArrayList<>();
+        if (!all) {
+            boolean failed = false;
+            for (TestCase c : cases) {
+                CaseResult r = failed ? CaseResult.skipped() : one.run(c);
+                failed |= !r.passed();
+                results.add(r);
+            }
+            return results;
+        }
+        try (ExecutorService threads = Executors.newVirtualThreadPerTaskExecutor()) {
+            List<Future<CaseResult>> futures = new ArrayList<>();
+            for (TestCase c : cases) {
+                futures.add(threads.submit((Callable<CaseResult>) () -> one.run(c)));
+            }
+            for (Future<CaseResult> f : futures) {
+                try {
+                    results.add(f.get());
+                } catch (ExecutionException e) {
+                    if (e.getCause() instanceof RuntimeException re) {
+                        throw re;
+                    }
+                    throw new IllegalStateException(e.getCause());
+                }
+            }
+        }
+        return results;
+    }
+
+    static CaseResult judge(ExecuteResult r, TestCase c, Comparison comparison) {
+        if (!r.ok()) {
+            return new CaseResult(false, r.status(), 0, r.message() != null ? r.message() : "the program's verdict is "
+                    + r.status(), r.stdout(), r.stderr(), r.exitCode(), r.wallMs());
+        }
+        if (c.expect() == null) {
+            return new CaseResult(true, r.status(), 1, "ran without error", r.stdout(), r.stderr(), r.exitCode(),
+                    r.wallMs());
+        }
+        Comparison.Match m = comparison.compare(c.expect(), r.stdout());
+        return new CaseResult(m.passed(), r.status(), m.score(), m.reason(), r.stdout(), r.stderr(), r.exitCode(),
+                r.wallMs());
+    }
+
+    private static Result summarise(List<CaseResult> results, ExecuteResult compile) {
+        int passed = (int) results.stream().filter(CaseResult::passed).count();
+        double score = results.stream().mapToDouble(CaseResult::score).sum() / results.size();
+        return new Result(results, passed, results.size(), score, compile);
+    }
+}

@@ -1,0 +1,157 @@
+package dev.crucible.eval;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.within;
+
+import dev.crucible.Crucible;
+import dev.crucible.TestHost;
+import java.io.IOException;
+import java.io.InputStream;
+import java.net.URISyntaxException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.stream.Collectors;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+
+/** The correctness that must hold on real benchmark data, through the real sandbox. */
+class DatasetRunTest {
+    static final JsonMapper JSON = JsonMapper.builder().build();
+    static DatasetRun runner;
+
+    @BeforeAll
+    static void start() {
+        Crucible c = TestHost.crucible();
+        c.startPool(Map.of("python", 4));
+        runner = new DatasetRun(c.executor());
+    }
+
+    static Path data(String name) throws URISyntaxException {
+        return Path.of(DatasetRunTest.class.getResource("/data/" + name).toURI());
+    }
+
+    static DatasetRun.Summary run(String format, Path problems, Path samples, Path out, long timeoutMs, List<Integer> ks)
+            throws Exception {
+        return runner.run(new DatasetRun.Options(format, problems, samples, ks, out, 4, timeoutMs),
+                DatasetRun.Progress.NONE, new ArrayList<>());
+    }
+
+    static List<JsonNode> lines(Path out) throws IOException {
+        List<JsonNode> nodes = new ArrayList<>();
+        for (String line : Files.readAllLines(out)) {
+            nodes.add(JSON.readTree(line));
+        }
+        return nodes;
+    }
+
+    @Test
+    void humanEvalReferenceSolutionsAllPassAndPassBodiesNone(@TempDir Path dir) throws Exception {
+        DatasetRun.Summary ref = run("humaneval", data("HumanEval.jsonl.gz"), null, dir.resolve("ref.jsonl"), 10_000,
+                List.of(1));
+        assertThat(ref.samples()).isEqualTo(164);
+        assertThat(ref.passed()).isEqualTo(164);
+        assertThat(ref.passAtK()).containsEntry("pass@1", 1.0);
+        List<JsonNode> out = lines(dir.resolve("ref.jsonl"));
+        assertThat(out).hasSize(165); // one line per sample, then the summary
+        assertThat(out.getLast().has("summary")).isTrue();
+
+        // the negative control: every body replaced by `pass`
+        Path samples = dir.resolve("pass.jsonl");
+        List<String> lines = new ArrayList<>();
+        for (int i = 0; i < 164; i++) {
+            lines.add(JSON.writeValueAsString(Map.of("task_id", "HumanEval/" + i, "completion", "    pass\n")));
+        }
+        Files.write(samples, lines);
+        DatasetRun.Summary none = run("humaneval", data("HumanEval.jsonl.gz"), samples, dir.resolve("pass-out.jsonl"),
+                10_000, List.of(1));
+        assertThat(none.samples()).isEqualTo(164);
+        assertThat(none.passed()).isZero();
+    }
+
+    @Test
+    void humanEvalsOwnExampleGivesPassAt1OfOneHalf(@TempDir Path dir) throws Exception {
+        DatasetRun.Summary s = run("humaneval", data("example_problem.jsonl"), data("example_samples.jsonl"),
+                dir.resolve("out.jsonl"), 3_000, List.of(1, 2, 10));
+        assertThat(s.samples()).isEqualTo(6);
+        assertThat(s.passed()).isEqualTo(3);
+        assertThat(s.passAtK()).containsOnlyKeys("pass@1", "pass@2"); // 6 samples: no pass@10
+        assertThat(s.passAtK().get("pass@1")).isCloseTo(0.5, within(1e-12));
+        Set<String> results = lines(dir.resolve("out.jsonl")).stream().filter(n -> n.has("result"))
+                .map(n -> n.get("result").asString()).collect(Collectors.toSet());
+        assertThat(results).contains("passed", "timed out");
+    }
+
+    @Test
+    void mbppReferenceSolutionsAllPass(@TempDir Path dir) throws Exception {
+        DatasetRun.Summary s = run("mbpp", data("mbpp.jsonl"), null, dir.resolve("out.jsonl"), 10_000, List.of(1));
+        assertThat(s.samples()).isEqualTo(974);
+        assertThat(s.passed()).isEqualTo(974);
+    }
+
+    @Test
+    void theKnownGoodStdioSolutionsAllPass(@TempDir Path dir) throws Exception {
+        JsonNode reference;
+        try (InputStream in = Files.newInputStream(data("reference_check_local.json"))) {
+            reference = JSON.readTree(in).get("problems");
+        }
+        Set<String> good = new java.util.TreeSet<>();
+        reference.properties().forEach(e -> {
+            if (e.getValue().get("status").asString().equals("pass_exact")) {
+                good.add(e.getKey());
+            }
+        });
+        assertThat(good).hasSize(227);
+        Path subset = dir.resolve("good.jsonl");
+        List<String> kept = Files.readAllLines(data("codecontests_300_stdio.jsonl"), StandardCharsets.UTF_8).stream()
+                .filter(l -> good.contains(JSON.readTree(l).get("id").asString())).toList();
+        Files.write(subset, kept);
+        DatasetRun.Summary s = run("stdio", subset, null, dir.resolve("out.jsonl"), 30_000, List.of(1));
+        List<String> failed = lines(dir.resolve("out.jsonl")).stream()
+                .filter(n -> n.has("passed") && !n.get("passed").asBoolean()).map(JsonNode::toString).toList();
+        assertThat(failed).isEmpty();
+        assertThat(s.passed()).isEqualTo(227);
+    }
+
+    @Test
+    void aSecondRunResumesAndMalformedLinesAreCountedNotFatal(@TempDir Path dir) throws Exception {
+        Path samples = dir.resolve("samples.jsonl");
+        Files.write(samples, List.of(
+                "{\"task_id\": \"test/0\", \"completion\": \"    return 1\"}",
+                "{\"task_id\": \"test/0\", \"completion\": ",
+                "{\"task_id\": \"nope/1\", \"completion\": \"    return 1\"}",
+                "[1, 2]",
+                "{\"task_id\": \"test/0\", \"completion\": \"    return 2\"}",
+                "{\"task_id\": \"test/0\", \"completion\": \"    while True: pass\"}"));
+        Path out = dir.resolve("out.jsonl");
+        // as if a first run was killed after one sample, in the middle of writing the second line
+        Files.writeString(out, "{\"task_id\":\"test/0\",\"sample\":0,\"passed\":true,\"status\":\"ok\",\"result\":\"passed\","
+                + "\"wall_ms\":5}\n{\"task_id\":\"test/0\",\"sam");
+        List<Dataset.Malformed> malformed = new ArrayList<>();
+        DatasetRun.Summary s = runner.run(new DatasetRun.Options("humaneval", data("example_problem.jsonl"), samples,
+                List.of(1), out, 2, 2_000), DatasetRun.Progress.NONE, malformed);
+        assertThat(malformed).extracting(Dataset.Malformed::line).containsExactly(2, 3, 4);
+        assertThat(malformed.get(1).reason()).contains("unknown task_id");
+        assertThat(s.malformed()).isEqualTo(3);
+        assertThat(s.resumed()).isEqualTo(1);
+        assertThat(s.ran()).isEqualTo(2);
+        assertThat(s.samples()).isEqualTo(3);
+        assertThat(s.passed()).isEqualTo(1);
+        List<JsonNode> written = lines(out); // the cut line is gone: one line per sample, then the summary
+        assertThat(written).hasSize(4);
+        assertThat(written.stream().filter(n -> n.has("result")).map(n -> n.get("result").asString()))
+                .containsExactlyInAnyOrder("passed", "failed: AssertionError", "timed out");
+        // a third run finds everything done
+        DatasetRun.Summary again = runner.run(new DatasetRun.Options("humaneval", data("example_problem.jsonl"), samples,
+                List.of(1), out, 2, 2_000), DatasetRun.Progress.NONE, new ArrayList<>());
+        assertThat(again.ran()).isZero();
+        assertThat(again.passed()).isEqualTo(1);
+    }
+}
