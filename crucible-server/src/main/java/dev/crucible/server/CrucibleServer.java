@@ -5,6 +5,8 @@ import dev.crucible.exec.ExecuteRequest;
 import dev.crucible.exec.ExecuteResult;
 import dev.crucible.exec.Executor;
 import dev.crucible.exec.InvalidRequestException;
+import dev.crucible.eval.Judge;
+import dev.crucible.eval.Reward;
 import dev.crucible.session.SessionException;
 import dev.crucible.session.SessionManager;
 import io.javalin.Javalin;
@@ -43,7 +45,7 @@ public final class CrucibleServer implements AutoCloseable {
             "POST /v1/sessions", "GET /v1/sessions", "GET /v1/sessions/{id}", "DELETE /v1/sessions/{id}",
             "POST /v1/sessions/{id}/execute", "POST /v1/sessions/{id}/interrupt", "POST /v1/sessions/{id}/restart",
             "GET /v1/sessions/{id}/files", "GET /v1/sessions/{id}/files/{path}", "PUT /v1/sessions/{id}/files/{path}",
-            "DELETE /v1/sessions/{id}/files/{path}");
+            "DELETE /v1/sessions/{id}/files/{path}", "POST /v1/evaluate", "POST /v1/reward", "POST /v1/reward/batch");
 
     private final ServerConfig config;
     private final Crucible engine;
@@ -55,6 +57,8 @@ public final class CrucibleServer implements AutoCloseable {
     private final byte[] openapi;
     private final SessionManager sessions;
     private final SessionRoutes sessionRoutes;
+    private final Judge judge;
+    private final Reward reward;
     private final long startedNanos = System.nanoTime();
     private Javalin app;
 
@@ -73,6 +77,8 @@ public final class CrucibleServer implements AutoCloseable {
         }
         this.sessions = SessionManager.start(engine.sandbox(), engine.runtimes(), config.sessions());
         this.sessionRoutes = new SessionRoutes(sessions, auth, this::body, metrics);
+        this.judge = new Judge(executor);
+        this.reward = new Reward(executor);
         Gauge.builder("crucible_sessions", sessions, SessionManager::size).description("sessions kept")
                 .register(metrics.registry);
     }
@@ -111,6 +117,9 @@ public final class CrucibleServer implements AutoCloseable {
                     ctx -> ctx.contentType("text/plain; version=0.0.4; charset=utf-8").result(server.metrics.scrape())));
             cfg.routes.get("/openapi.json", server.route("/openapi.json", false,
                     ctx -> ctx.contentType("application/json").result(server.openapi)));
+            cfg.routes.post("/v1/evaluate", server.route("/v1/evaluate", true, server::evaluate));
+            cfg.routes.post("/v1/reward", server.route("/v1/reward", true, server::reward));
+            cfg.routes.post("/v1/reward/batch", server.route("/v1/reward/batch", true, server::rewardBatch));
             SessionRoutes s = server.sessionRoutes;
             cfg.routes.post("/v1/sessions", server.route("/v1/sessions", true, s::create));
             cfg.routes.get("/v1/sessions", server.route("/v1/sessions", true, s::list));
@@ -251,6 +260,24 @@ public final class CrucibleServer implements AutoCloseable {
                 ctx.json(result);
             }
         }
+    }
+
+    /** Judging: each case takes its own turn at the sandbox (the admission counts runs, not requests). */
+    private void evaluate(Context ctx) throws Exception {
+        Judge.Request request = body(ctx, Judge.Request.class);
+        ctx.json(judge.evaluate(request));
+    }
+
+    private void reward(Context ctx) throws Exception {
+        ctx.json(reward.score(body(ctx, Reward.Request.class)));
+    }
+
+    /** {@code {items: [reward request, …]}} → {@code {results: [...], mean_score}}, scored in parallel. */
+    private void rewardBatch(Context ctx) throws Exception {
+        record Batch(@com.fasterxml.jackson.annotation.JsonProperty("items") List<Reward.Request> items) {}
+        List<Reward.Result> results = reward.scoreAll(body(ctx, Batch.class).items());
+        ctx.json(Map.of("results", results, "mean_score",
+                results.stream().mapToDouble(Reward.Result::score).average().orElse(0)));
     }
 
     private void runtimes(Context ctx) {
