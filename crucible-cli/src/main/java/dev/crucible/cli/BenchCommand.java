@@ -37,6 +37,11 @@ final class BenchCommand implements Callable<Integer> {
     @Option(names = "--cold", description = "Benchmark a cold sandbox in this process instead of a server.")
     boolean cold;
 
+    @Option(names = "--humaneval", paramLabel = "FILE",
+            description = "Samples per second for a HumanEval file's reference solutions (crucible eval dataset's path)"
+                    + " against the same programs as bare sequential python3 runs, in the same run.")
+    java.nio.file.Path humaneval;
+
     @Option(names = "--sessions", description = "Benchmark a cell (x + 1) in a live Python session on the server.")
     boolean sessions;
 
@@ -73,6 +78,9 @@ final class BenchCommand implements Callable<Integer> {
         if (iterations < 1 || warmup < 0 || concurrency < 1 || rounds < 1 || hostileEvery < 0) {
             return CliSupport.fail(spec.commandLine().getErr(), new CliSupport.Failure(ExitCodes.USAGE,
                     "--iterations, --concurrency and --rounds must be >= 1; --warmup and --hostile-every >= 0"));
+        }
+        if (humaneval != null) {
+            return humanEvalBench(out);
         }
         if (sessions) {
             String bearer = token != null ? token : dev.crucible.server.ServerConfig.tokensFrom(
@@ -142,6 +150,56 @@ final class BenchCommand implements Callable<Integer> {
                 after.path("pool_ready").asInt());
         out.flush();
         return bench.serverErrors.get() == 0 ? 0 : 1;
+    }
+
+    private int humanEvalBench(PrintWriter out) throws Exception {
+        dev.crucible.eval.Dataset dataset = dev.crucible.eval.Dataset.load("humaneval", humaneval);
+        java.nio.file.Path dir = java.nio.file.Files.createTempDirectory("crucible-bench-");
+        List<java.nio.file.Path> programs = new java.util.ArrayList<>();
+        for (var p : dataset.problems().values()) {
+            java.nio.file.Path file = dir.resolve(programs.size() + ".py");
+            java.nio.file.Files.writeString(file, dataset.job(p, p.reference()).code());
+            programs.add(file);
+        }
+        String python = dev.crucible.runtime.RuntimeRegistry.builtIn().find("python").orElseThrow().runCommand().getFirst();
+        int workers = concurrency;
+        try (Crucible crucible = CliSupport.start(null)) {
+            crucible.startPool(java.util.Map.of("python", workers));
+            Thread.sleep(1000); // the pool fills
+            double[] bare = new double[rounds];
+            double[] sandboxed = new double[rounds];
+            int passedBare = 0;
+            int passedSandboxed = 0;
+            for (int r = 0; r < rounds; r++) {
+                long t0 = System.nanoTime();
+                passedBare = 0;
+                for (java.nio.file.Path file : programs) {
+                    Process p = new ProcessBuilder(python, file.toString()).redirectErrorStream(true)
+                            .redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+                    passedBare += p.waitFor() == 0 ? 1 : 0;
+                }
+                bare[r] = (System.nanoTime() - t0) / 1e9;
+                java.nio.file.Path results = dir.resolve("results-" + r + ".jsonl");
+                t0 = System.nanoTime();
+                var summary = new dev.crucible.eval.DatasetRun(crucible.executor()).run(new dev.crucible.eval.DatasetRun.Options(
+                        "humaneval", humaneval, null, List.of(1), results, workers, 10_000),
+                        dev.crucible.eval.DatasetRun.Progress.NONE, new java.util.ArrayList<>());
+                sandboxed[r] = (System.nanoTime() - t0) / 1e9;
+                passedSandboxed = summary.passed();
+            }
+            Arrays.sort(bare);
+            Arrays.sort(sandboxed);
+            double b = bare[rounds / 2];
+            double s = sandboxed[rounds / 2];
+            int n = programs.size();
+            out.printf("crucible bench --humaneval: %d reference solutions, median of %d alternating rounds, %d workers%n",
+                    n, rounds, workers);
+            out.printf("bare sequential python3:   %6.2f s  %6.1f samples/s  (%d passed)%n", b, n / b, passedBare);
+            out.printf("crucible eval dataset:     %6.2f s  %6.1f samples/s  (%d passed)%n", s, n / s, passedSandboxed);
+            out.printf("time ratio crucible/bare sequential: %.2f%n", s / b);
+            out.flush();
+        }
+        return 0;
     }
 
     private int coldBench(PrintWriter out) throws Exception {

@@ -9,7 +9,7 @@ import picocli.CommandLine.Command;
         mixinStandardHelpOptions = true,
         versionProvider = CrucibleCommand.Version.class,
         description = "Sandboxed code execution for AI agents and LLM evaluation.",
-        subcommands = {ServeCommand.class, RunCommand.class, SessionCommand.class, EvalCommand.class,
+        subcommands = {ServeCommand.class, RunCommand.class, SessionCommand.class, EvalCommand.class, RewardCommand.class,
             RuntimesCommand.class, BenchCommand.class})
 public final class CrucibleCommand implements Runnable {
     @CommandLine.Spec
