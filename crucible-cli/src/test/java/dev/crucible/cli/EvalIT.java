@@ -1,0 +1,107 @@
+package dev.crucible.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+
+/** {@code crucible eval …} and {@code crucible reward} as a user runs them: the JAR in its own JVM. */
+class EvalIT {
+    static final JsonMapper JSON = JsonMapper.builder().build();
+
+    static Path resource(String name) throws Exception {
+        return Path.of(EvalIT.class.getResource("/" + name).toURI());
+    }
+
+    static List<JsonNode> sampleLines(Path out) throws Exception {
+        List<JsonNode> lines = new ArrayList<>();
+        for (String line : Files.readAllLines(out, StandardCharsets.UTF_8)) {
+            JsonNode n = JSON.readTree(line); // every line kept is whole JSON
+            if (n.has("task_id")) {
+                lines.add(n);
+            }
+        }
+        return lines;
+    }
+
+    @Test
+    void aDatasetRunKilledWithDashNineLosesNothingAndResumes(@TempDir Path dir) throws Exception {
+        Path out = dir.resolve("results.jsonl");
+        List<String> argv = List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "--enable-native-access=ALL-UNNAMED", "-jar", CliIT.JAR.toAbsolutePath().toString(), "eval", "dataset",
+                "--format", "humaneval", "--problems", resource("HumanEval.jsonl.gz").toString(), "--out", out.toString(),
+                "--k", "1", "-c", "2");
+        Process first = new ProcessBuilder(argv).redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD)
+                .start();
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
+        while ((!Files.exists(out) || Files.readAllLines(out).size() < 30) && System.nanoTime() < deadline) {
+            Thread.sleep(20);
+        }
+        first.destroyForcibly(); // kill -9 in the middle of the run
+        assertThat(first.waitFor(30, TimeUnit.SECONDS)).isTrue();
+        Thread.sleep(200);
+        String text = Files.readString(out);
+        int whole = (int) text.lines().filter(l -> {
+            try {
+                return JSON.readTree(l).has("task_id");
+            } catch (RuntimeException e) {
+                return false; // the line being written when it died
+            }
+        }).count();
+        assertThat(whole).isBetween(30, 163);
+
+        CliIT.Outcome again = CliIT.crucible(dir, "eval", "dataset", "--format", "humaneval", "--problems",
+                resource("HumanEval.jsonl.gz").toString(), "--out", out.toString(), "--k", "1");
+        assertThat(again.exit()).as(again.stderr()).isZero();
+        JsonNode summary = JSON.readTree(again.stdout()).get("summary");
+        assertThat(summary.get("resumed").asInt()).isEqualTo(whole);
+        assertThat(summary.get("ran").asInt()).isEqualTo(164 - whole);
+        assertThat(summary.get("passed").asInt()).isEqualTo(164);
+        assertThat(summary.get("pass_at_k").get("pass@1").asDouble()).isEqualTo(1.0);
+        List<JsonNode> lines = sampleLines(out);
+        assertThat(lines).hasSize(164);
+        assertThat(lines.stream().map(n -> n.get("task_id").asString()).distinct().count()).isEqualTo(164);
+        assertThat(again.stderr()).contains("164/164 samples, 164 passed");
+    }
+
+    @Test
+    void theCodexRunnerWorkflowRunsTestsAndWritesTheCsv(@TempDir Path dir) throws Exception {
+        CliIT.Outcome tested = CliIT.crucible(dir, "eval", "run-tests", resource("readme_example_v2_full.toml").toString(),
+                "tested.toml");
+        assertThat(tested.exit()).as(tested.stderr()).isZero();
+        assertThat(tested.stderr()).contains("2 of 2 tests passed");
+        assertThat(Files.readString(dir.resolve("tested.toml"))).contains("[[questions.completions.test_results]]")
+                .contains("got = 'Hello, James!'");
+        CliIT.Outcome csv = CliIT.crucible(dir, "eval", "write-results", "tested.toml", "results.csv");
+        assertThat(csv.exit()).isZero();
+        assertThat(Files.readString(dir.resolve("results.csv")))
+                .startsWith("question,completion_1,mean,median,stdev,min,max\ngreeting,1.0000,");
+        Files.writeString(dir.resolve("bad.toml"), "[[questions]\nid = 1\n");
+        CliIT.assertOneLineError(CliIT.crucible(dir, "eval", "run-tests", "bad.toml", "x.toml"), "bad.toml");
+        CliIT.Outcome noKey = CliIT.crucible(dir, "eval", "generate-completions", "tested.toml", "gen.toml",
+                "--base-url", "http://127.0.0.1:9");
+        if (System.getenv("OPENAI_API_KEY") == null) {
+            CliIT.assertOneLineError(noKey, "no API key");
+        }
+    }
+
+    @Test
+    void rewardScoresFromStdin(@TempDir Path dir) throws Exception {
+        CliIT.Outcome o = CliIT.crucible(dir, """
+                {"messages": [{"role": "user", "content": "Expected output: 42"},
+                              {"role": "assistant", "content": "```python\\nprint(6 * 7)\\n```"}]}
+                """.getBytes(StandardCharsets.UTF_8), "reward", "-");
+        assertThat(o.exit()).as(o.stderr()).isZero();
+        assertThat(JSON.readTree(o.stdout()).get("score").asDouble()).isEqualTo(1.0);
+        CliIT.assertOneLineError(CliIT.crucible(dir, "{\"messages\": [".getBytes(StandardCharsets.UTF_8), "reward", "-"),
+                "not a reward request");
+    }
+}
