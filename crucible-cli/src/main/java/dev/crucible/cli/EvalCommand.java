@@ -64,9 +64,17 @@ final class EvalCommand implements Runnable {
         @Option(names = "--runtimes", paramLabel = "FILE", description = "A runtimes TOML file (env CRUCIBLE_RUNTIMES).")
         Path runtimesFile;
 
+        @Option(names = "--isolation", paramLabel = "MODE", defaultValue = "sample",
+                description = {"sample (default): every sample in a sandbox of its own.",
+                    "batch: Python samples many to a sandbox, one after another, processes and files reset between two."})
+        String isolation;
+
         @Override
         public Integer call() throws Exception {
             PrintWriter err = spec.commandLine().getErr();
+            if (!isolation.equals("sample") && !isolation.equals("batch")) {
+                return CliSupport.fail(err, new CliSupport.Failure(ExitCodes.USAGE, "--isolation is sample or batch"));
+            }
             PrintWriter stdout = spec.commandLine().getOut();
             List<Integer> kList;
             try {
@@ -117,8 +125,9 @@ final class EvalCommand implements Runnable {
                 List<Dataset.Malformed> malformed = new ArrayList<>();
                 DatasetRun.Summary summary;
                 try {
-                    summary = new DatasetRun(engine.executor()).run(new DatasetRun.Options(format, problems, samples,
-                            kList, out, workers, timeoutMs), progress, malformed);
+                    summary = new DatasetRun(engine.executor(), engine.sandbox()).run(new DatasetRun.Options(format,
+                            problems, samples, kList, out, workers, timeoutMs, isolation.equals("batch")), progress,
+                            malformed);
                 } catch (IllegalArgumentException | IOException e) {
                     return CliSupport.fail(err, new CliSupport.Failure(ExitCodes.NO_INPUT, e.getMessage()));
                 }

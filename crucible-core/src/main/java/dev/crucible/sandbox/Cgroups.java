@@ -221,19 +221,32 @@ sealed interface Cgroups permits CgroupV1, CgroupV2, Cgroups.None {
         }
     }
 
-    /** Group names are {@code run-<pid of the Crucible process>-<random>}; see {@link #removeStale()}. */
+    /**
+     * Group names are {@code run-<pid of the Crucible process>-<random>}; see {@link #removeStale()}. A group whose
+     * Crucible process is gone is removed, after killing what is still in it: a server killed while bubblewrap was
+     * setting a sandbox up leaves bubblewrap's init blocked forever (it waits on an eventfd for its dead parent, and
+     * its parent-death signal is not armed yet).
+     */
     static void removeStaleGroups(Path parent) {
         try (var children = Files.list(parent)) {
             for (Path group : children.toList()) {
                 String[] parts = group.getFileName().toString().split("-");
                 if (parts.length == 3 && parts[0].equals("run") && parts[1].matches("\\d{1,10}")
-                        && ProcessHandle.of(Long.parseLong(parts[1])).isEmpty()
-                        && readPids(group.resolve("cgroup.procs")).isEmpty()) {
-                    Files.deleteIfExists(group);
+                        && ProcessHandle.of(Long.parseLong(parts[1])).isEmpty()) {
+                    Path procs = group.resolve("cgroup.procs");
+                    for (int i = 0; i < 50 && !readPids(procs).isEmpty(); i++) {
+                        killPids(readPids(procs));
+                        Thread.sleep(10);
+                    }
+                    if (readPids(procs).isEmpty()) {
+                        Files.deleteIfExists(group);
+                    }
                 }
             }
         } catch (IOException e) {
             // best effort: a group still in use stays
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
         }
     }
 

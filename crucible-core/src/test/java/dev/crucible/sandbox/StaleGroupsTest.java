@@ -29,4 +29,25 @@ class StaleGroupsTest {
             Files.deleteIfExists(alive);
         }
     }
+
+    @Test
+    void whatIsStillInAStaleGroupIsKilledFirst() throws Exception {
+        Cgroups cgroups = Cgroups.detect();
+        Assumptions.assumeTrue(cgroups instanceof CgroupV1, "needs the writable cgroup v1 of this machine: " + cgroups.describe());
+        Path stale = Files.createDirectory(((CgroupV1) cgroups).pids().resolve("run-999999998-orphan00000000000000"));
+        // a stand-in for bubblewrap's init left blocked by a server killed in the middle of a launch
+        Process orphan = new ProcessBuilder("/usr/bin/sleep", "300").start();
+        try {
+            Files.writeString(stale.resolve("cgroup.procs"), Long.toString(orphan.pid()));
+            try (Sandbox sandbox = Sandbox.create(SandboxConfig.defaults().withSlots(1))) {
+                assertThat(sandbox.awaitIdle(java.time.Duration.ofSeconds(10))).isTrue();
+            }
+            assertThat(orphan.waitFor(5, java.util.concurrent.TimeUnit.SECONDS)).as("the orphan was killed").isTrue();
+            assertThat(Files.exists(stale)).isFalse();
+        } finally {
+            orphan.destroyForcibly();
+            orphan.waitFor();
+            Files.deleteIfExists(stale);
+        }
+    }
 }

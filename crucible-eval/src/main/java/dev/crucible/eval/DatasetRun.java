@@ -34,15 +34,30 @@ public final class DatasetRun {
 
     private final Executor executor;
     private final Judge judge;
+    private final dev.crucible.sandbox.Sandbox sandbox;
 
     public DatasetRun(Executor executor) {
-        this.executor = executor;
-        this.judge = new Judge(executor);
+        this(executor, null);
     }
 
-    /** What to run. {@code samples} null means the dataset's reference solutions. */
+    /** With a sandbox, {@link Options#batch()} runs Python samples many to a sandbox ({@link BatchRunner}). */
+    public DatasetRun(Executor executor, dev.crucible.sandbox.Sandbox sandbox) {
+        this.executor = executor;
+        this.judge = new Judge(executor);
+        this.sandbox = sandbox;
+    }
+
+    /**
+     * What to run. {@code samples} null means the dataset's reference solutions; {@code batch} runs Python programs
+     * many to a sandbox, one after another (processes and files reset between two), instead of one sandbox each.
+     */
     public record Options(String format, Path problems, Path samples, List<Integer> ks, Path out, int concurrency,
-            long timeoutMs) {}
+            long timeoutMs, boolean batch) {
+        public Options(String format, Path problems, Path samples, List<Integer> ks, Path out, int concurrency,
+                long timeoutMs) {
+            this(format, problems, samples, ks, out, concurrency, timeoutMs, false);
+        }
+    }
 
     /** Called after each sample. */
     @FunctionalInterface
@@ -121,17 +136,18 @@ public final class DatasetRun {
             List<java.util.concurrent.Future<?>> futures = new ArrayList<>();
             for (int w = 0; w < Math.max(1, o.concurrency()); w++) {
                 futures.add(workers.submit(() -> {
-                    Todo t;
-                    while ((t = queue.poll()) != null) {
-                        SampleResult r = runOne(dataset, t, o.timeoutMs());
-                        synchronized (writer) {
-                            writer.write(Dataset.JSON.writeValueAsString(r));
-                            writer.write('\n');
-                            writer.flush(); // a kill -9 keeps every line written so far
+                    List<Todo> chunk;
+                    while (!(chunk = take(queue, dataset, o)).isEmpty()) {
+                        for (SampleResult r : runChunk(dataset, chunk, o)) {
+                            synchronized (writer) {
+                                writer.write(Dataset.JSON.writeValueAsString(r));
+                                writer.write('\n');
+                                writer.flush(); // a kill -9 keeps every line written so far
+                            }
+                            fresh.add(r);
+                            int passed = r.passed() ? passedCount.incrementAndGet() : passedCount.get();
+                            progress.update(finished.incrementAndGet(), all.size(), passed);
                         }
-                        fresh.add(r);
-                        int passed = r.passed() ? passedCount.incrementAndGet() : passedCount.get();
-                        progress.update(finished.incrementAndGet(), all.size(), passed);
                     }
                     return null;
                 }));
@@ -164,6 +180,50 @@ public final class DatasetRun {
             malformedOut.addAll(malformed);
             return summary;
         }
+    }
+
+    private boolean batchable(Dataset dataset, Todo t, Options o) {
+        if (!o.batch() || sandbox == null || !BatchRunner.available()) {
+            return false;
+        }
+        Dataset.Job job = dataset.job(t.problem(), t.completion());
+        return job.tests().isEmpty() && job.language().equals("python");
+    }
+
+    /** The next sample, or in batch mode up to a batch of Python samples. */
+    private List<Todo> take(ConcurrentLinkedQueue<Todo> queue, Dataset dataset, Options o) {
+        List<Todo> chunk = new ArrayList<>();
+        Todo t = queue.poll();
+        if (t == null) {
+            return chunk;
+        }
+        chunk.add(t);
+        if (batchable(dataset, t, o)) {
+            int size = BatchRunner.batchSize(o.timeoutMs());
+            while (chunk.size() < size && (t = queue.peek()) != null && batchable(dataset, t, o)
+                    && (t = queue.poll()) != null) {
+                chunk.add(t);
+            }
+        }
+        return chunk;
+    }
+
+    private List<SampleResult> runChunk(Dataset dataset, List<Todo> chunk, Options o) throws InterruptedException {
+        List<SampleResult> results = new ArrayList<>();
+        if (chunk.size() == 1 && !batchable(dataset, chunk.getFirst(), o)) {
+            results.add(runOne(dataset, chunk.getFirst(), o.timeoutMs()));
+            return results;
+        }
+        BatchRunner batch = new BatchRunner(sandbox, executor.runtimeFor("python"));
+        List<ExecuteResult> answers = batch.run(chunk.stream().map(t -> dataset.job(t.problem(), t.completion()).code())
+                .toList(), o.timeoutMs());
+        for (int i = 0; i < chunk.size(); i++) {
+            Todo t = chunk.get(i);
+            ExecuteResult r = answers.get(i);
+            results.add(r == null ? runOne(dataset, t, o.timeoutMs()) // the batch died before it: alone
+                    : new SampleResult(t.problem().id(), t.sample(), r.ok(), r.status(), describe(r), r.wallMs()));
+        }
+        return results;
     }
 
     static String key(String taskId, int sample) {

@@ -31,7 +31,61 @@ class DatasetRunTest {
     static void start() {
         Crucible c = TestHost.crucible();
         c.startPool(Map.of("python", 4));
-        runner = new DatasetRun(c.executor());
+        runner = new DatasetRun(c.executor(), c.sandbox());
+    }
+
+    static DatasetRun.Summary batch(Path problems, Path samples, Path out, long timeoutMs, int concurrency)
+            throws Exception {
+        return runner.run(new DatasetRun.Options("humaneval", problems, samples, List.of(1), out, concurrency, timeoutMs,
+                true), DatasetRun.Progress.NONE, new ArrayList<>());
+    }
+
+    @Test
+    void batchIsolationGivesTheVerdictsOfOneSandboxPerSample(@TempDir Path dir) throws Exception {
+        DatasetRun.Summary ref = batch(data("HumanEval.jsonl.gz"), null, dir.resolve("ref.jsonl"), 10_000, 4);
+        assertThat(ref.passed()).isEqualTo(164);
+        Path samples = dir.resolve("pass.jsonl");
+        List<String> lines = new ArrayList<>();
+        for (int i = 0; i < 164; i++) {
+            lines.add(JSON.writeValueAsString(Map.of("task_id", "HumanEval/" + i, "completion", "    pass\n")));
+        }
+        Files.write(samples, lines);
+        assertThat(batch(data("HumanEval.jsonl.gz"), samples, dir.resolve("pass-out.jsonl"), 10_000, 4).passed()).isZero();
+        DatasetRun.Summary example = batch(data("example_problem.jsonl"), data("example_samples.jsonl"),
+                dir.resolve("example.jsonl"), 3_000, 1);
+        assertThat(example.passed()).isEqualTo(3);
+        assertThat(lines(dir.resolve("example.jsonl")).stream().filter(n -> n.has("result"))
+                .map(n -> n.get("result").asString())).contains("timed out", "passed");
+    }
+
+    @Test
+    void batchIsolationResetsProcessesAndFilesBetweenSamplesAndSurvivesAKilledAgent(@TempDir Path dir)
+            throws Exception {
+        Path problems = dir.resolve("problems.jsonl");
+        Files.writeString(problems, JSON.writeValueAsString(Map.of("task_id", "t/0", "prompt", "def f():\n",
+                "test", "def check(c):\n    assert c() == 1\n", "entry_point", "f")) + "\n");
+        String plant = "    import subprocess, os\n"
+                + "    subprocess.Popen(['sleep', '100'], start_new_session=True)\n"
+                + "    open('/tmp/planted', 'w').write('x'); open('/workspace/planted', 'w').write('x')\n"
+                + "    return 1\n";
+        String inspect = "    import os\n"
+                + "    others = [p for p in os.listdir('/proc') if p.isdigit() and int(p) not in (1, os.getpid(), os.getppid())]\n"
+                + "    clean = not others and not os.path.exists('/tmp/planted') and not os.path.exists('/workspace/planted')\n"
+                + "    return 1 if clean else (others, os.listdir('/tmp'))\n";
+        String killParent = "    import os, signal\n    os.kill(os.getppid(), signal.SIGKILL)\n    return 1\n";
+        List<String> samples = new ArrayList<>();
+        for (String completion : List.of(plant, inspect, plant, killParent, inspect, "    return 1\n")) {
+            samples.add(JSON.writeValueAsString(Map.of("task_id", "t/0", "completion", completion)));
+        }
+        Files.write(dir.resolve("samples.jsonl"), samples);
+        DatasetRun.Summary s = batch(problems, dir.resolve("samples.jsonl"), dir.resolve("out.jsonl"), 5_000, 1);
+        List<JsonNode> out = lines(dir.resolve("out.jsonl")).stream().filter(n -> n.has("sample")).toList();
+        assertThat(out).hasSize(6);
+        Map<Integer, Boolean> passed = out.stream().collect(Collectors.toMap(n -> n.get("sample").asInt(),
+                n -> n.get("passed").asBoolean()));
+        assertThat(passed).as(out.toString()).containsEntry(0, true).containsEntry(1, true).containsEntry(2, true)
+                .containsEntry(4, true).containsEntry(5, true);
+        assertThat(s.samples()).isEqualTo(6);
     }
 
     static Path data(String name) throws URISyntaxException {
