@@ -208,4 +208,35 @@ class DatasetRunTest {
         assertThat(again.ran()).isZero();
         assertThat(again.passed()).isEqualTo(1);
     }
+
+    @Test
+    void multiplEProgramsAreAssembledAndTheirTestsReallyAssert(@TempDir Path dir) throws Exception {
+        // the data README's negative control for js: every body `return undefined;}` fails
+        Path samples = dir.resolve("undefined.jsonl");
+        List<String> lines = new ArrayList<>();
+        for (String l : new String(new java.util.zip.GZIPInputStream(Files.newInputStream(data("humaneval-js.jsonl.gz")))
+                .readAllBytes(), StandardCharsets.UTF_8).lines().toList()) {
+            lines.add(JSON.writeValueAsString(Map.of("task_id", JSON.readTree(l).get("name").asString(),
+                    "completion", "  return undefined;\n}\nfunction leftover() {}\n")));
+        }
+        Files.write(samples, lines);
+        DatasetRun.Summary none = run("multipl-e", data("humaneval-js.jsonl.gz"), samples, dir.resolve("js.jsonl"),
+                10_000, List.of(1));
+        assertThat(none.samples()).isEqualTo(161);
+        assertThat(none.passed()).isZero();
+        // real completions pass, in JavaScript and C++ (the completion is cut at the first stop token)
+        Files.write(dir.resolve("good-js.jsonl"), List.of(JSON.writeValueAsString(Map.of("task_id", "HumanEval_23_strlen",
+                "completion", "  return string.length;\n}\nconsole.log('cut here')\n"))));
+        Path jsOne = dir.resolve("strlen.jsonl");
+        Files.write(jsOne, Files.readAllLines(dir.resolve("good-js.jsonl")));
+        DatasetRun.Summary js = run("multipl-e", data("humaneval-js.jsonl.gz"), jsOne, dir.resolve("js-good.jsonl"),
+                10_000, List.of(1));
+        assertThat(js.passed()).isEqualTo(1);
+        Path cppOne = dir.resolve("cpp.jsonl");
+        Files.write(cppOne, List.of(JSON.writeValueAsString(Map.of("task_id", "HumanEval_23_strlen",
+                "completion", "    return string.size();\n}\n"))));
+        DatasetRun.Summary cpp = run("multipl-e", data("humaneval-cpp.jsonl.gz"), cppOne, dir.resolve("cpp-out.jsonl"),
+                30_000, List.of(1));
+        assertThat(cpp.passed()).as(Files.readString(dir.resolve("cpp-out.jsonl"))).isEqualTo(1);
+    }
 }
