@@ -14,7 +14,6 @@ import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.security.SecureRandom;
-import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.BitSet;
@@ -370,7 +369,7 @@ public final class SessionManager implements AutoCloseable {
                 session.interpreter = startInterpreter(session);
             } catch (IOException e) {
                 session.interpreter = null;
-                return failure(session, "sandbox_error", "InterpreterUnavailable",
+                return failure("sandbox_error", "InterpreterUnavailable",
                         "cannot start the interpreter: " + e.getMessage(), start, restarted, resumed);
             }
             session.resumePending = false;
@@ -398,7 +397,7 @@ public final class SessionManager implements AutoCloseable {
                 String why = d.oomKilled() ? "the interpreter was killed for using more than its "
                         + session.stored.limits().memoryMb() + " MiB"
                         : "the interpreter exited" + (d.exitCode() == null ? "" : " with code " + d.exitCode());
-                yield failure(session, d.oomKilled() ? "memory_limit" : "runtime_error", "InterpreterDied",
+                yield failure(d.oomKilled() ? "memory_limit" : "runtime_error", "InterpreterDied",
                         why + "; the session restarts with a fresh interpreter on the next call", start, restarted,
                         resumed);
             }
@@ -414,7 +413,7 @@ public final class SessionManager implements AutoCloseable {
                     session.restartPending = true;
                     message += " (the new interpreter did not start: " + e.getMessage() + ")";
                 }
-                yield failure(session, "timeout", "TimeoutError", message, start, true, resumed);
+                yield failure("timeout", "TimeoutError", message, start, true, resumed);
             }
         };
     }
@@ -448,7 +447,7 @@ public final class SessionManager implements AutoCloseable {
                 a.path("execution_count").asInt(0), millisSince(start), restarted, resumed, replayed);
     }
 
-    private CellResult failure(Session session, String status, String name, String message, long start,
+    private static CellResult failure(String status, String name, String message, long start,
             boolean restarted, boolean resumed) {
         return new CellResult(status, "", "", false, false, null, null, new CellResult.CellError(name, message, ""), 0,
                 millisSince(start), restarted, resumed, null);
@@ -634,10 +633,5 @@ public final class SessionManager implements AutoCloseable {
                 live.close();
             }
         }
-    }
-
-    /** For tests and benchmarks: how long a removal waits between reaper passes. */
-    Duration reapEvery() {
-        return config.reapEvery();
     }
 }

@@ -426,9 +426,4 @@ public final class Workspace {
             default -> new SessionException("file_error", "cannot access '" + path + "' (errno " + e.errno() + ")");
         };
     }
-
-    /** The host directory (for the sandbox's bind). */
-    Path root() {
-        return root;
-    }
 }
