@@ -45,3 +45,13 @@ crucible_ensure_test_packages() {
   fi
   return 0
 }
+
+# The npm packages the tests drive against the server (clients/node-tests), installed from the lock file.
+crucible_ensure_node_packages() {
+  local dir="$1/clients/node-tests"
+  command -v npm >/dev/null 2>&1 || { echo "crucible: npm not found; the npm client tests will be skipped" >&2; return 0; }
+  [ -d "$dir/node_modules" ] && [ "$dir/node_modules/.package-lock.json" -nt "$dir/package-lock.json" ] && return 0
+  echo "crucible: installing the npm test clients (clients/node-tests)" >&2
+  (cd "$dir" && npm ci --no-audit --no-fund >&2) || echo "crucible: npm ci failed; the npm client tests will be skipped" >&2
+  return 0
+}

@@ -45,7 +45,8 @@ public final class CrucibleServer implements AutoCloseable {
             "POST /v1/sessions", "GET /v1/sessions", "GET /v1/sessions/{id}", "DELETE /v1/sessions/{id}",
             "POST /v1/sessions/{id}/execute", "POST /v1/sessions/{id}/interrupt", "POST /v1/sessions/{id}/restart",
             "GET /v1/sessions/{id}/files", "GET /v1/sessions/{id}/files/{path}", "PUT /v1/sessions/{id}/files/{path}",
-            "DELETE /v1/sessions/{id}/files/{path}", "POST /v1/evaluate", "POST /v1/reward", "POST /v1/reward/batch");
+            "DELETE /v1/sessions/{id}/files/{path}", "POST /v1/evaluate", "POST /v1/reward", "POST /v1/reward/batch",
+            "GET /api/v2/runtimes", "POST /api/v2/execute", "POST /run_code", "POST /replit/eval");
 
     private final ServerConfig config;
     private final Crucible engine;
@@ -120,6 +121,11 @@ public final class CrucibleServer implements AutoCloseable {
             cfg.routes.post("/v1/evaluate", server.route("/v1/evaluate", true, server::evaluate));
             cfg.routes.post("/v1/reward", server.route("/v1/reward", true, server::reward));
             cfg.routes.post("/v1/reward/batch", server.route("/v1/reward/batch", true, server::rewardBatch));
+            CompatRoutes compat = new CompatRoutes(server.executor, server.json, config.maxBodyBytes());
+            cfg.routes.get("/api/v2/runtimes", server.route("/api/v2/runtimes", true, compat::pistonRuntimes));
+            cfg.routes.post("/api/v2/execute", server.route("/api/v2/execute", true, compat::pistonExecute));
+            cfg.routes.post("/run_code", server.route("/run_code", true, compat::runCode));
+            cfg.routes.post("/replit/eval", server.route("/replit/eval", true, compat::replitEval));
             SessionRoutes s = server.sessionRoutes;
             cfg.routes.post("/v1/sessions", server.route("/v1/sessions", true, s::create));
             cfg.routes.get("/v1/sessions", server.route("/v1/sessions", true, s::list));

@@ -1,0 +1,119 @@
+package dev.crucible.server;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.crucible.TestHost;
+import java.net.URI;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.util.Map;
+import java.util.Set;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+
+/** Piston v2, SandboxFusion and Replit code-exec requests, as their clients send them, against the real server. */
+class CompatTest {
+    static final JsonMapper JSON = JsonMapper.builder().build();
+    static CrucibleServer server;
+    static Http http;
+
+    @BeforeAll
+    static void start() {
+        server = CrucibleServer.start(Http.config().withPort(0).withTokens(Set.of()).withPool(Map.of()),
+                TestHost.crucible());
+        http = Http.to(server, null);
+    }
+
+    @AfterAll
+    static void stop() {
+        server.close();
+    }
+
+    /** As piston-client sends it: JSON, but with no JSON content type. */
+    static HttpResponse<String> raw(String path, String body) throws Exception {
+        return http.send(HttpRequest.newBuilder(URI.create(http.base() + path)).header("Content-Type", "text/plain")
+                .POST(HttpRequest.BodyPublishers.ofString(body)));
+    }
+
+    @Test
+    void pistonRuntimesAndExecute() throws Exception {
+        JsonNode runtimes = JSON.readTree(http.get("/api/v2/runtimes").body());
+        assertThat(runtimes.findValuesAsString("language")).contains("python", "c++", "javascript");
+        JsonNode r = JSON.readTree(raw("/api/v2/execute", """
+                {"language": "python", "version": "*", "files": [{"name": "main.py", "content": "import sys\\nprint(input(), sys.argv[1:])\\nsys.exit(3)"}],
+                 "stdin": "hi", "args": ["a"], "run_timeout": 3000}""").body());
+        assertThat(r.get("language").asString()).isEqualTo("python");
+        assertThat(r.get("run").get("stdout").asString()).isEqualTo("hi ['a']\n");
+        assertThat(r.get("run").get("code").asInt()).isEqualTo(3);
+        assertThat(r.get("run").get("status").asString()).isEqualTo("RE");
+        JsonNode cpp = JSON.readTree(raw("/api/v2/execute", """
+                {"language": "c++", "version": "*", "files": [{"content": "int main( {"}]}""").body());
+        assertThat(cpp.get("compile").get("code").asInt()).isNotZero();
+        assertThat(cpp.get("compile").get("stderr").asString()).contains("error");
+        JsonNode slow = JSON.readTree(raw("/api/v2/execute", """
+                {"language": "python", "version": "*", "files": [{"content": "while True: pass"}], "run_timeout": 500}""").body());
+        assertThat(slow.get("run").get("status").asString()).isEqualTo("TO");
+        assertThat(slow.get("run").get("signal").asString()).isEqualTo("SIGKILL");
+        assertThat(raw("/api/v2/execute", "{\"language\": \"python\", \"version\": \"1.0\", \"files\": [{\"content\": \"1\"}]}")
+                .statusCode()).isEqualTo(400);
+        assertThat(raw("/api/v2/execute", "not json").statusCode()).isEqualTo(400);
+    }
+
+    @Test
+    void sandboxFusionRunCodeAsVerlSendsIt() throws Exception {
+        JsonNode ok = JSON.readTree(http.postJson("/run_code", """
+                {"code": "print(open('data.txt').read().upper())", "language": "python", "stdin": "",
+                 "compile_timeout": 10, "run_timeout": 5, "memory_limit_MB": 256,
+                 "files": {"data.txt": "aGVsbG8="}, "fetch_files": []}""").body());
+        assertThat(ok.get("status").asString()).isEqualTo("Success");
+        assertThat(ok.get("run_result").get("status").asString()).isEqualTo("Finished");
+        assertThat(ok.get("run_result").get("stdout").asString()).isEqualTo("HELLO\n");
+        assertThat(ok.get("run_result").get("return_code").asInt()).isZero();
+        JsonNode slow = JSON.readTree(http.postJson("/run_code",
+                "{\"code\": \"while True: pass\", \"language\": \"python\", \"run_timeout\": 0.5}").body());
+        assertThat(slow.get("status").asString()).isEqualTo("Failed");
+        assertThat(slow.get("run_result").get("status").asString()).isEqualTo("TimeLimitExceeded");
+        JsonNode js = JSON.readTree(http.postJson("/run_code",
+                "{\"code\": \"console.log(1 + 1)\", \"language\": \"nodejs\"}").body());
+        assertThat(js.get("run_result").get("stdout").asString()).isEqualTo("2\n");
+        JsonNode unknown = JSON.readTree(http.postJson("/run_code", "{\"code\": \"x\", \"language\": \"cobol\"}").body());
+        assertThat(unknown.get("status").asString()).isEqualTo("SandboxError");
+    }
+
+    @Test
+    void replitEvalAnswersPlainText() throws Exception {
+        HttpResponse<String> r = http.postJson("/replit/eval", "{\"code\": \"print('hi')\\nimport sys\\nprint('e', file=sys.stderr)\"}");
+        assertThat(r.headers().firstValue("Content-Type").orElse("")).startsWith("text/plain");
+        assertThat(r.body()).isEqualTo("hi\ne\n");
+        assertThat(http.postJson("/replit/eval", "{\"code\": \"x = 2\\nx * 21\\n'done'\", \"interpreter_mode\": true}").body())
+                .isEqualTo("42\n'done'\n");
+        assertThat(http.postJson("/replit/eval", "{\"code\": \"print(open('f.txt').read())\", \"files\": {\"f.txt\": \"content\"}}")
+                .body()).isEqualTo("content\n");
+        assertThat(http.postJson("/replit/eval", "{}").statusCode()).isEqualTo(400);
+    }
+
+    @Test
+    void pistonClientFromNpmWorksUnchanged() throws Exception {
+        java.nio.file.Path dir = java.nio.file.Path.of("..", "clients", "node-tests").toAbsolutePath().normalize();
+        boolean installed = java.nio.file.Files.isDirectory(dir.resolve("node_modules/piston-client"));
+        if (!installed) {
+            System.out.println("SKIPPED pistonClientFromNpmWorksUnchanged: " + dir + "/node_modules is missing (./run-tests"
+                    + " installs it with npm ci)");
+        }
+        org.junit.jupiter.api.Assumptions.assumeTrue(installed, "piston-client is not installed");
+        Process node = new ProcessBuilder("node", "piston.mjs", http.base()).directory(dir.toFile())
+                .redirectErrorStream(true).start();
+        String out = new String(node.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+        assertThat(node.waitFor()).as(out).isZero();
+        JsonNode r = JSON.readTree(out);
+        assertThat(r.get("runtimes").findValuesAsString("language")).contains("python", "c++");
+        assertThat(r.get("hello").get("run").get("stdout").asString())
+                .isEqualTo("hello from piston-client ['1', '2', '3']\n"); // the client's default args
+        assertThat(r.get("stdin").get("run").get("stdout").asString()).isEqualTo("SHOUT\n");
+        assertThat(r.get("cpp").get("run").get("stdout").asString()).isEqualTo("42\n");
+        assertThat(r.get("cpp").get("compile").get("code").asInt()).isZero();
+    }
+}
