@@ -132,6 +132,8 @@ public final class WarmPool implements AutoCloseable {
         }
     }
 
+    private static final long RETRY_MS = 200;
+
     private final class Pool {
         final LanguageRuntime runtime;
         final int size;
@@ -146,11 +148,17 @@ public final class WarmPool implements AutoCloseable {
         void refill() {
             while (!closed && ready.size() + starting.get() < size) {
                 starting.incrementAndGet();
-                starters.execute(this::startOne);
+                try {
+                    starters.execute(this::startOne);
+                } catch (java.util.concurrent.RejectedExecutionException e) {
+                    starting.decrementAndGet(); // closed meanwhile
+                    return;
+                }
             }
         }
 
         private void startOne() {
+            boolean failed = true;
             try {
                 Limits limits = launchLimits(runtime);
                 SandboxSpec spec = new SandboxSpec(runtime.poolArgv(limits), runtime.env(), Map.of(), null, false,
@@ -161,16 +169,28 @@ public final class WarmPool implements AutoCloseable {
                     launch.abandon();
                 } else {
                     ready.addLast(launch);
+                    failed = false;
                     if (closed) {
                         close();
                     }
                 }
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
+                return;
             } catch (RuntimeException e) {
                 LOG.log(System.Logger.Level.WARNING, "cannot start a pooled " + runtime.language() + " sandbox", e);
             } finally {
                 starting.decrementAndGet();
+            }
+            if (failed && !closed) {
+                // a launch that failed or died at once is retried after a pause, not only at the next request's take()
+                try {
+                    Thread.sleep(RETRY_MS);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    return;
+                }
+                refill();
             }
         }
     }
