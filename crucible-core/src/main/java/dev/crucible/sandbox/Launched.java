@@ -204,7 +204,7 @@ final class Launched implements Sandbox.Launch {
         }
     }
 
-    private static void closeQuietly(InputStream in) {
+    static void closeQuietly(java.io.Closeable in) {
         try {
             in.close();
         } catch (IOException e) {

@@ -92,16 +92,8 @@ final class Resident implements Sandbox.Interactive {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
-        closeQuietly(process.getOutputStream());
-        closeQuietly(process.getInputStream());
+        Launched.closeQuietly(process.getOutputStream());
+        Launched.closeQuietly(process.getInputStream());
         onClose.run();
-    }
-
-    private static void closeQuietly(java.io.Closeable c) {
-        try {
-            c.close();
-        } catch (IOException e) {
-            // nothing to do
-        }
     }
 }

@@ -28,19 +28,23 @@ import tools.jackson.databind.json.JsonMapper;
 final class CompatRoutes {
     private final Executor executor;
     private final JsonMapper json;
-    private final long maxBodyBytes;
+    private final BodyBytes bodies;
 
-    CompatRoutes(Executor executor, JsonMapper json, long maxBodyBytes) {
-        this.executor = executor;
-        this.json = json;
-        this.maxBodyBytes = maxBodyBytes;
+    /** The server's capped body read. */
+    @FunctionalInterface
+    interface BodyBytes {
+        byte[] read(Context ctx) throws IOException;
     }
 
+    CompatRoutes(Executor executor, JsonMapper json, BodyBytes bodies) {
+        this.executor = executor;
+        this.json = json;
+        this.bodies = bodies;
+    }
+
+    /** A JSON object whatever the content type (piston-client sends none). */
     private JsonNode body(Context ctx) throws IOException {
-        byte[] bytes = ctx.req().getInputStream().readNBytes((int) Math.min(Integer.MAX_VALUE - 8, maxBodyBytes + 1));
-        if (bytes.length > maxBodyBytes) {
-            throw new ApiException(413, "payload_too_large", "the body is larger than " + maxBodyBytes + " bytes");
-        }
+        byte[] bytes = bodies.read(ctx);
         try {
             JsonNode node = json.readTree(bytes);
             if (node == null || !node.isObject()) {

@@ -121,7 +121,7 @@ public final class CrucibleServer implements AutoCloseable {
             cfg.routes.post("/v1/evaluate", server.route("/v1/evaluate", true, server::evaluate));
             cfg.routes.post("/v1/reward", server.route("/v1/reward", true, server::reward));
             cfg.routes.post("/v1/reward/batch", server.route("/v1/reward/batch", true, server::rewardBatch));
-            CompatRoutes compat = new CompatRoutes(server.executor, server.json, config.maxBodyBytes());
+            CompatRoutes compat = new CompatRoutes(server.executor, server.json, server::bodyBytes);
             cfg.routes.get("/api/v2/runtimes", server.route("/api/v2/runtimes", true, compat::pistonRuntimes));
             cfg.routes.post("/api/v2/execute", server.route("/api/v2/execute", true, compat::pistonExecute));
             cfg.routes.post("/run_code", server.route("/run_code", true, compat::runCode));
@@ -224,14 +224,7 @@ public final class CrucibleServer implements AutoCloseable {
         if (contentType == null || !contentType.toLowerCase(Locale.ROOT).startsWith("application/json")) {
             throw new ApiException(415, "unsupported_media_type", "send the body as JSON with Content-Type: application/json");
         }
-        String length = ctx.header("Content-Length");
-        if (length != null && length.matches("\\d{1,18}") && Long.parseLong(length) > config.maxBodyBytes()) {
-            throw new ApiException(413, "payload_too_large", "the body is larger than " + config.maxBodyBytes() + " bytes");
-        }
-        byte[] bytes = ctx.req().getInputStream().readNBytes((int) Math.min(Integer.MAX_VALUE - 8, config.maxBodyBytes() + 1));
-        if (bytes.length > config.maxBodyBytes()) {
-            throw new ApiException(413, "payload_too_large", "the body is larger than " + config.maxBodyBytes() + " bytes");
-        }
+        byte[] bytes = bodyBytes(ctx);
         if (bytes.length == 0) {
             throw new ApiException(400, "invalid_json", "the body is empty; send a JSON object");
         }
@@ -240,6 +233,19 @@ public final class CrucibleServer implements AutoCloseable {
             throw new ApiException(400, "invalid_json", "the body is JSON null; send a JSON object");
         }
         return value;
+    }
+
+    /** The raw body, refused with 413 past the cap (by its Content-Length first, then by what arrives). */
+    byte[] bodyBytes(Context ctx) throws IOException {
+        String length = ctx.header("Content-Length");
+        if (length != null && length.matches("\\d{1,18}") && Long.parseLong(length) > config.maxBodyBytes()) {
+            throw new ApiException(413, "payload_too_large", "the body is larger than " + config.maxBodyBytes() + " bytes");
+        }
+        byte[] bytes = ctx.req().getInputStream().readNBytes((int) Math.min(Integer.MAX_VALUE - 8, config.maxBodyBytes() + 1));
+        if (bytes.length > config.maxBodyBytes()) {
+            throw new ApiException(413, "payload_too_large", "the body is larger than " + config.maxBodyBytes() + " bytes");
+        }
+        return bytes;
     }
 
     private void execute(Context ctx) throws Exception {
