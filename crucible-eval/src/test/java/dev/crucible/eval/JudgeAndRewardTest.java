@@ -45,7 +45,7 @@ class JudgeAndRewardTest {
                 new Judge.TestCase("print(add('a', 'b'))", null, "ab"),
                 new Judge.TestCase("while True: pass", null, null),
                 new Judge.TestCase("print('x' * 10_000_000)", null, null),
-                new Judge.TestCase("assert add(2, 2) == 5", null, null)), null, true, new LimitsSpec(1000L, null, null,
+                new Judge.TestCase("assert add(2, 2) == 5", null, null)), null, true, new LimitsSpec(5000L, null, null,
                 null, null), null));
         assertThat(r.results()).extracting(Judge.CaseResult::status)
                 .containsExactly("ok", "ok", "timeout", "output_limit", "runtime_error");
