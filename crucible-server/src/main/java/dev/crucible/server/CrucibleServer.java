@@ -46,7 +46,8 @@ public final class CrucibleServer implements AutoCloseable {
             "POST /v1/sessions/{id}/execute", "POST /v1/sessions/{id}/interrupt", "POST /v1/sessions/{id}/restart",
             "GET /v1/sessions/{id}/files", "GET /v1/sessions/{id}/files/{path}", "PUT /v1/sessions/{id}/files/{path}",
             "DELETE /v1/sessions/{id}/files/{path}", "POST /v1/evaluate", "POST /v1/reward", "POST /v1/reward/batch",
-            "GET /api/v2/runtimes", "POST /api/v2/execute", "POST /run_code", "POST /replit/eval");
+            "GET /api/v2/runtimes", "POST /api/v2/execute", "POST /run_code", "POST /replit/eval",
+            "GET /v1/tools", "POST /v1/tools/call");
 
     private final ServerConfig config;
     private final Crucible engine;
@@ -60,6 +61,7 @@ public final class CrucibleServer implements AutoCloseable {
     private final SessionRoutes sessionRoutes;
     private final Judge judge;
     private final Reward reward;
+    private final ToolDispatcher tools;
     private final long startedNanos = System.nanoTime();
     private Javalin app;
 
@@ -80,6 +82,7 @@ public final class CrucibleServer implements AutoCloseable {
         this.sessionRoutes = new SessionRoutes(sessions, auth, this::body, metrics);
         this.judge = new Judge(executor);
         this.reward = new Reward(executor);
+        this.tools = new ToolDispatcher(executor, sessions, this::admitted, json);
         Gauge.builder("crucible_sessions", sessions, SessionManager::size).description("sessions kept")
                 .register(metrics.registry);
     }
@@ -126,6 +129,17 @@ public final class CrucibleServer implements AutoCloseable {
             cfg.routes.post("/api/v2/execute", server.route("/api/v2/execute", true, compat::pistonExecute));
             cfg.routes.post("/run_code", server.route("/run_code", true, compat::runCode));
             cfg.routes.post("/replit/eval", server.route("/replit/eval", true, compat::replitEval));
+            cfg.routes.get("/v1/tools", server.route("/v1/tools", true, server::toolSchemas));
+            cfg.routes.post("/v1/tools/call", server.route("/v1/tools/call", true, server::toolCall));
+            var mcp = McpEndpoint.http(server.tools, server.sessions, server.json, server.auth,
+                    McpEndpoint.Allowed.of(config.host(), config.loopback()));
+            cfg.jetty.modifyServletContextHandler(handler -> {
+                var holder = new org.eclipse.jetty.ee10.servlet.ServletHolder(mcp);
+                holder.setAsyncSupported(true);
+                handler.addServlet(holder, McpEndpoint.PATH);
+                handler.addFilter(new org.eclipse.jetty.ee10.servlet.FilterHolder(McpEndpoint.authFilter(server.auth)),
+                        McpEndpoint.PATH, java.util.EnumSet.of(jakarta.servlet.DispatcherType.REQUEST));
+            });
             SessionRoutes s = server.sessionRoutes;
             cfg.routes.post("/v1/sessions", server.route("/v1/sessions", true, s::create));
             cfg.routes.get("/v1/sessions", server.route("/v1/sessions", true, s::list));
@@ -290,6 +304,56 @@ public final class CrucibleServer implements AutoCloseable {
         List<Reward.Result> results = reward.scoreAll(body(ctx, Batch.class).items());
         ctx.json(Map.of("results", results, "mean_score",
                 results.stream().mapToDouble(Reward.Result::score).average().orElse(0)));
+    }
+
+    /** One stateless run with a turn of the admission, as {@code /v1/execute} takes it. */
+    private ExecuteResult admitted(ExecuteRequest request) throws Exception {
+        try (AutoCloseable turn = admission.enter()) {
+            ExecuteResult result = executor.execute(request);
+            metrics.verdict(result.status());
+            return result;
+        }
+    }
+
+    /** {@code ?format=openai|openai-functions|anthropic|mcp&set=stateless|session|all}: the tools for a model. */
+    private void toolSchemas(Context ctx) {
+        String format = ctx.queryParam("format") == null ? "openai" : ctx.queryParam("format");
+        String set = ctx.queryParam("set") == null ? "all" : ctx.queryParam("set");
+        try {
+            ctx.json(dev.crucible.client.Tools.render(dev.crucible.client.Tools.of(
+                    dev.crucible.client.Tools.Set.parse(set), tools.languages()), format));
+        } catch (IllegalArgumentException e) {
+            throw new ApiException(400, "invalid_request", e.getMessage());
+        }
+    }
+
+    /**
+     * {@code {name, arguments, session_id?}} → {@code {content: [{type, text | mime_type + data}], is_error, result?}}.
+     * The model's mistakes are answers with {@code is_error: true}; only a body without a tool name is a 400.
+     */
+    private void toolCall(Context ctx) throws Exception {
+        record Call(@com.fasterxml.jackson.annotation.JsonProperty("name") String name,
+                @com.fasterxml.jackson.annotation.JsonProperty("arguments") tools.jackson.databind.JsonNode arguments,
+                @com.fasterxml.jackson.annotation.JsonProperty("session_id") String sessionId) {}
+        Call call = body(ctx, Call.class);
+        if (call.name() == null) {
+            throw new ApiException(400, "invalid_request", "name is required: the tool the model called");
+        }
+        String owner = auth.owner(ctx.header("Authorization"));
+        dev.crucible.client.ToolOutcome outcome = tools.call(owner, call.name(), call.arguments(),
+                o -> call.sessionId() == null || call.sessionId().isBlank() ? null : call.sessionId());
+        List<Map<String, Object>> content = new java.util.ArrayList<>();
+        for (dev.crucible.client.ToolOutcome.Content c : outcome.content()) {
+            content.add("image".equals(c.type()) ? Map.of("type", "image", "mime_type", c.mimeType(), "data", c.data())
+                    : Map.of("type", "text", "text", c.text()));
+        }
+        Map<String, Object> answer = new java.util.LinkedHashMap<>();
+        answer.put("content", content);
+        answer.put("is_error", outcome.isError());
+        if (outcome.result() != null) {
+            answer.put("result", outcome.result());
+        }
+        ctx.json(answer);
     }
 
     private void runtimes(Context ctx) {

@@ -1,0 +1,303 @@
+package dev.crucible.client;
+
+import com.fasterxml.jackson.annotation.JsonInclude;
+import java.io.IOException;
+import java.net.URI;
+import java.net.URLEncoder;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.net.http.HttpTimeoutException;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import tools.jackson.core.JacksonException;
+import tools.jackson.core.type.TypeReference;
+import tools.jackson.databind.DeserializationFeature;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.PropertyNamingStrategies;
+import tools.jackson.databind.json.JsonMapper;
+
+/**
+ * The Java SDK of the Crucible HTTP API: stateless execution, sessions and their files, judging, rewards and the LLM
+ * tools. Thread-safe; one instance per server is enough. Every failure is a {@link CrucibleException} carrying the
+ * HTTP status and the server's error code.
+ *
+ * <pre>{@code
+ * CrucibleClient crucible = CrucibleClient.create(URI.create("http://127.0.0.1:8080"), System.getenv("CRUCIBLE_TOKEN"));
+ * ExecuteResult r = crucible.execute(ExecuteRequest.of("python", "print(6 * 7)"));
+ * System.out.print(r.stdout()); // 42
+ * }</pre>
+ */
+public final class CrucibleClient {
+    /** How long a call may take unless {@link #create(URI, String, Duration)} says otherwise. */
+    public static final Duration DEFAULT_TIMEOUT = Duration.ofMinutes(2);
+
+    static final JsonMapper JSON = JsonMapper.builder()
+            .propertyNamingStrategy(PropertyNamingStrategies.SNAKE_CASE)
+            .changeDefaultPropertyInclusion(i -> i.withValueInclusion(JsonInclude.Include.NON_NULL))
+            .disable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES)
+            .disable(DeserializationFeature.FAIL_ON_NULL_FOR_PRIMITIVES)
+            .build();
+
+    private final HttpClient http;
+    private final URI base;
+    private final String token;
+    private final Duration timeout;
+
+    private CrucibleClient(URI base, String token, Duration timeout) {
+        String s = base.toString();
+        this.base = URI.create(s.endsWith("/") ? s.substring(0, s.length() - 1) : s);
+        this.token = token == null || token.isBlank() ? null : token.strip();
+        this.timeout = timeout;
+        this.http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
+    }
+
+    /** A client of the server at {@code base} (e.g. {@code http://127.0.0.1:8080}); {@code token} may be null. */
+    public static CrucibleClient create(URI base, String token) {
+        return create(base, token, DEFAULT_TIMEOUT);
+    }
+
+    /** As {@link #create(URI, String)}, with the longest a single call may take. */
+    public static CrucibleClient create(URI base, String token, Duration timeout) {
+        if (base == null || base.getScheme() == null || base.getHost() == null) {
+            throw new IllegalArgumentException("the server URI needs a scheme and a host, e.g. http://127.0.0.1:8080");
+        }
+        if (timeout == null || timeout.isNegative() || timeout.isZero()) {
+            throw new IllegalArgumentException("the timeout must be positive");
+        }
+        return new CrucibleClient(base, token, timeout);
+    }
+
+    public URI base() {
+        return base;
+    }
+
+    // -- stateless execution ------------------------------------------------------------------------------------
+
+    public ExecuteResult execute(ExecuteRequest request) {
+        return call("POST", "/v1/execute", request, new TypeReference<>() {});
+    }
+
+    public List<RuntimeInfo> runtimes() {
+        return call("GET", "/v1/runtimes", null, new TypeReference<>() {});
+    }
+
+    // -- sessions -----------------------------------------------------------------------------------------------
+
+    /** A new session in {@code language} ("python" when null), with the server's default limits. */
+    public SessionInfo createSession(String language) {
+        Map<String, Object> body = new LinkedHashMap<>();
+        if (language != null) {
+            body.put("language", language);
+        }
+        return call("POST", "/v1/sessions", body, new TypeReference<>() {});
+    }
+
+    /** A new session with every option of {@code POST /v1/sessions} (language, limits, idle_timeout_s, restore). */
+    public SessionInfo createSession(Map<String, Object> options) {
+        return call("POST", "/v1/sessions", options, new TypeReference<>() {});
+    }
+
+    public SessionInfo session(String id) {
+        return call("GET", "/v1/sessions/" + segment(id), null, new TypeReference<>() {});
+    }
+
+    public List<SessionInfo> sessions() {
+        record Page(List<SessionInfo> sessions) {}
+        return call("GET", "/v1/sessions", null, new TypeReference<Page>() {}).sessions();
+    }
+
+    /** Runs a cell in {@code auto} mode: its statements, then the value of its last expression. */
+    public CellResult executeCell(String sessionId, String code) {
+        return executeCell(sessionId, code, null, null);
+    }
+
+    /**
+     * @param mode      "auto", "exec" or "single"; null for auto
+     * @param timeoutMs the cell's timeout, or null for the session's
+     */
+    public CellResult executeCell(String sessionId, String code, String mode, Long timeoutMs) {
+        Map<String, Object> body = new LinkedHashMap<>();
+        body.put("code", code);
+        body.put("mode", mode);
+        body.put("timeout_ms", timeoutMs);
+        return call("POST", "/v1/sessions/" + segment(sessionId) + "/execute", body, new TypeReference<>() {});
+    }
+
+    /** Asks the running cell to stop (KeyboardInterrupt); true when one was running. */
+    public boolean interrupt(String sessionId) {
+        JsonNode answer = call("POST", "/v1/sessions/" + segment(sessionId) + "/interrupt", null,
+                new TypeReference<>() {});
+        return answer.path("interrupted").asBoolean(false);
+    }
+
+    public SessionInfo restart(String sessionId) {
+        return call("POST", "/v1/sessions/" + segment(sessionId) + "/restart", null, new TypeReference<>() {});
+    }
+
+    public void deleteSession(String sessionId) {
+        call("DELETE", "/v1/sessions/" + segment(sessionId), null, new TypeReference<JsonNode>() {});
+    }
+
+    // -- files of a session -------------------------------------------------------------------------------------
+
+    /** Writes {@code data} at {@code path} under the session's {@code /workspace}. */
+    public void upload(String sessionId, String path, byte[] data) {
+        send(request("/v1/sessions/" + segment(sessionId) + "/files/" + path(path))
+                .header("Content-Type", "application/octet-stream")
+                .PUT(HttpRequest.BodyPublishers.ofByteArray(data)));
+    }
+
+    public byte[] download(String sessionId, String path) {
+        return send(request("/v1/sessions/" + segment(sessionId) + "/files/" + path(path)).GET());
+    }
+
+    /** The entries under {@code dir} of the workspace ("" or null: its root). */
+    public List<FileEntry> listFiles(String sessionId, String dir) {
+        record Page(List<FileEntry> files) {}
+        String query = dir == null || dir.isEmpty() ? "" : "?dir=" + URLEncoder.encode(dir, StandardCharsets.UTF_8);
+        return call("GET", "/v1/sessions/" + segment(sessionId) + "/files" + query, null,
+                new TypeReference<Page>() {}).files();
+    }
+
+    public void deleteFile(String sessionId, String path) {
+        call("DELETE", "/v1/sessions/" + segment(sessionId) + "/files/" + path(path), null,
+                new TypeReference<JsonNode>() {});
+    }
+
+    // -- judging and rewards ------------------------------------------------------------------------------------
+
+    public Evaluation.Result evaluate(Evaluation.Request request) {
+        return call("POST", "/v1/evaluate", request, new TypeReference<>() {});
+    }
+
+    public Rewards.Result reward(Rewards.Request request) {
+        return call("POST", "/v1/reward", request, new TypeReference<>() {});
+    }
+
+    /** Scores many items in one call; the server runs them in parallel. */
+    public Rewards.BatchResult rewardBatch(List<Rewards.Request> items) {
+        return call("POST", "/v1/reward/batch", Map.of("items", items), new TypeReference<>() {});
+    }
+
+    // -- LLM tools ----------------------------------------------------------------------------------------------
+
+    /**
+     * The tool definitions as the server renders them, with its available languages.
+     *
+     * @param format "openai", "openai-functions", "anthropic" or "mcp"
+     * @param set    "stateless", "session" or "all"
+     */
+    public JsonNode tools(String format, String set) {
+        return call("GET", "/v1/tools?format=" + URLEncoder.encode(format, StandardCharsets.UTF_8) + "&set="
+                + URLEncoder.encode(set, StandardCharsets.UTF_8), null, new TypeReference<>() {});
+    }
+
+    /**
+     * Runs one tool call as a model made it. Mistakes of the model (unknown tool, bad arguments, unknown session) come
+     * back as an outcome with {@link ToolOutcome#isError()}, not as an exception.
+     *
+     * @param arguments the call's arguments: a JSON object, or the string the model wrote
+     * @param sessionId the session that session tools use when the model names none, or null
+     */
+    public ToolOutcome callTool(String name, JsonNode arguments, String sessionId) {
+        Map<String, Object> body = new LinkedHashMap<>();
+        body.put("name", name);
+        body.put("arguments", arguments);
+        body.put("session_id", sessionId);
+        return call("POST", "/v1/tools/call", body, new TypeReference<>() {});
+    }
+
+    /** {@code GET /healthz}: status, running and queued runs, pool size, memory, uptime. */
+    public JsonNode health() {
+        return call("GET", "/healthz", null, new TypeReference<>() {});
+    }
+
+    // -- plumbing -----------------------------------------------------------------------------------------------
+
+    private <T> T call(String method, String path, Object body, TypeReference<T> type) {
+        HttpRequest.Builder builder = request(path);
+        if (body == null) {
+            builder.method(method, HttpRequest.BodyPublishers.noBody());
+        } else {
+            builder.header("Content-Type", "application/json")
+                    .method(method, HttpRequest.BodyPublishers.ofByteArray(JSON.writeValueAsBytes(body)));
+        }
+        byte[] answer = send(builder);
+        try {
+            return JSON.readValue(answer, type);
+        } catch (JacksonException e) {
+            throw new CrucibleException(0, "invalid_response", "the server's answer to " + method + " " + path
+                    + " is not the expected JSON: " + e.getOriginalMessage(), e);
+        }
+    }
+
+    private HttpRequest.Builder request(String path) {
+        HttpRequest.Builder builder = HttpRequest.newBuilder(URI.create(base + path)).timeout(timeout)
+                .header("Accept", "application/json");
+        if (token != null) {
+            builder.header("Authorization", "Bearer " + token);
+        }
+        return builder;
+    }
+
+    private byte[] send(HttpRequest.Builder builder) {
+        HttpRequest request = builder.build();
+        HttpResponse<byte[]> response;
+        try {
+            response = http.send(request, HttpResponse.BodyHandlers.ofByteArray());
+        } catch (HttpTimeoutException e) {
+            throw new CrucibleException(0, "timeout", request.method() + " " + request.uri().getPath()
+                    + " got no answer within " + timeout.toMillis() + " ms", e);
+        } catch (IOException e) {
+            throw new CrucibleException(0, "connection_failed", "cannot reach Crucible at " + base + ": " + e, e);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new CrucibleException(0, "interrupted", "interrupted while waiting for " + request.uri(), e);
+        }
+        if (response.statusCode() / 100 != 2) {
+            throw errorOf(response);
+        }
+        return response.body();
+    }
+
+    private static CrucibleException errorOf(HttpResponse<byte[]> response) {
+        String code = "http_" + response.statusCode();
+        String message = new String(response.body(), StandardCharsets.UTF_8);
+        try {
+            JsonNode error = JSON.readTree(response.body()).path("error");
+            if (error.isObject()) {
+                code = error.path("code").asString(code);
+                message = error.path("message").asString(message);
+            }
+        } catch (JacksonException e) {
+            // not JSON: the body as it came
+        }
+        return new CrucibleException(response.statusCode(), code, message, null);
+    }
+
+    private static String segment(String id) {
+        if (id == null || id.isEmpty()) {
+            throw new IllegalArgumentException("a session id is required");
+        }
+        return URLEncoder.encode(id, StandardCharsets.UTF_8);
+    }
+
+    /** Each segment of a workspace path encoded on its own; the server judges what the path may be. */
+    private static String path(String path) {
+        if (path == null || path.isEmpty()) {
+            throw new IllegalArgumentException("a file path is required");
+        }
+        StringBuilder out = new StringBuilder();
+        for (String part : path.split("/", -1)) {
+            if (!out.isEmpty()) {
+                out.append('/');
+            }
+            out.append(URLEncoder.encode(part, StandardCharsets.UTF_8).replace("+", "%20"));
+        }
+        return out.toString();
+    }
+}

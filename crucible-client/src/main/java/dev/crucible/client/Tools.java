@@ -1,0 +1,229 @@
+package dev.crucible.client;
+
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.node.ArrayNode;
+import tools.jackson.databind.node.ObjectNode;
+
+/**
+ * The tools Crucible offers a model, with their whole usage guidance in the description (what the model must know to
+ * use them well: plain code, print what you need, nothing persists, no network, the limits), rendered for OpenAI
+ * ({@code tools} and the legacy {@code functions}), Anthropic ({@code input_schema}) and MCP. The server serves the
+ * same at {@code GET /v1/tools}, and its MCP endpoint lists the same tools.
+ */
+public final class Tools {
+    private Tools() {}
+
+    /** Which tools: stateless execution only, the session tools, or everything (the MCP server's set). */
+    public enum Set {
+        STATELESS, SESSION, ALL;
+
+        /** "stateless", "session" or "all", any case. */
+        public static Set parse(String name) {
+            try {
+                return valueOf(name.strip().toUpperCase(Locale.ROOT));
+            } catch (IllegalArgumentException | NullPointerException e) {
+                throw new IllegalArgumentException("unknown tool set '" + name + "': stateless, session or all");
+            }
+        }
+    }
+
+    /** One tool: its name, its description for the model, and the JSON schema of its arguments. */
+    public record Tool(String name, String description, ObjectNode inputSchema) {}
+
+    public static final String RUN_CODE = "run_code";
+    public static final String LIST_RUNTIMES = "list_runtimes";
+    public static final String CREATE_SESSION = "create_session";
+    public static final String RUN_IN_SESSION = "run_in_session";
+    public static final String WRITE_FILE = "write_file";
+    public static final String READ_FILE = "read_file";
+    public static final String LIST_FILES = "list_files";
+    public static final String CLOSE_SESSION = "close_session";
+
+    /** The languages named when the server's own list is not at hand. */
+    public static final List<String> DEFAULT_LANGUAGES = List.of("python", "javascript", "bash", "c", "cpp", "java");
+
+    private static final String SESSION_ID = """
+            {"type": "string", "description": "The session to use, as create_session returned it. Omit it to use \
+            this conversation's session, which is created on first use."}""";
+
+    /** The tools of {@code set}; {@code languages} (the available ones, first the default) fill the language enums. */
+    public static List<Tool> of(Set set, List<String> languages) {
+        List<String> langs = languages == null || languages.isEmpty() ? DEFAULT_LANGUAGES : languages;
+        String enumeration = CrucibleClient.JSON.writeValueAsString(langs);
+        List<Tool> tools = new ArrayList<>();
+        if (set != Set.SESSION) {
+            tools.add(new Tool(RUN_CODE, """
+                    Run a complete program in a fresh, isolated sandbox and get back what it printed. Use it to \
+                    compute, check or test anything with code instead of guessing.
+                    - Send plain source code only: no Markdown code fences, no explanation around it.
+                    - Only printed output comes back: print() (console.log in JavaScript) every value you want to \
+                    see. A bare expression on the last line shows nothing.
+                    - Every call starts from nothing: no variables, files or packages survive between calls, so \
+                    define and import everything the program uses in the same call.
+                    - There is no network: no downloads, no pip or npm install, no HTTP. The standard library and \
+                    the packages already installed are available.
+                    - Only /tmp and the working directory are writable; create the files you need from the program.
+                    - Limits: 10 seconds and 512 MB by default. A program past them is stopped and the result says \
+                    so (timeout, memory_limit).
+                    - The result is stdout, then stderr and the exit status when the program failed.
+                    Example: to know 2 ** 100, send print(2 ** 100) — not a fenced block, not a bare 2 ** 100.""",
+                    schema("""
+                            {"type": "object",
+                             "properties": {
+                               "code": {"type": "string", "description": "The whole program, as plain source code."},
+                               "language": {"type": "string", "enum": %s,
+                                            "description": "The program's language; %s when omitted."},
+                               "stdin": {"type": "string", "description": "Text given to the program on standard \
+                    input."}},
+                             "required": ["code"]}""".formatted(enumeration, langs.getFirst()))));
+        }
+        if (set == Set.ALL) {
+            tools.add(new Tool(LIST_RUNTIMES, "List the languages run_code and create_session accept, with their "
+                    + "versions and whether each is available on this server.",
+                    schema("{\"type\": \"object\", \"properties\": {}}")));
+            tools.add(new Tool(CREATE_SESSION, """
+                    Start a persistent session: an interpreter whose variables, imports and files in /workspace \
+                    survive between run_in_session calls, like a notebook. Returns the session id. You rarely need \
+                    it: the session tools start this conversation's session by themselves when you omit \
+                    session_id. Create one to work in another language or to keep two states apart.""",
+                    schema("""
+                            {"type": "object",
+                             "properties": {"language": {"type": "string", "enum": ["python", "javascript"],
+                                            "description": "The interpreter: python (default) or javascript."}}}""")));
+        }
+        if (set != Set.STATELESS) {
+            tools.add(new Tool(RUN_IN_SESSION, """
+                    Run code in a persistent session (a Python interpreter unless the session was created for \
+                    JavaScript), like a cell of a Jupyter notebook: variables, imports, functions and the files in \
+                    /workspace are kept from one call to the next.
+                    - Send plain source code only, without Markdown code fences.
+                    - Printed output comes back, and the value of the last expression is shown as Out: <value>.
+                    - A matplotlib figure comes back as an image.
+                    - There is no network: no downloads, no pip or npm install, no HTTP.
+                    - Each call may take 30 seconds by default; a longer one is interrupted (KeyboardInterrupt) and \
+                    the variables are kept. If the interpreter dies, the answer says it was restarted: variables are \
+                    then gone, files remain.
+                    - Errors come back as the traceback; fix the code and call again.""",
+                    schema("""
+                            {"type": "object",
+                             "properties": {
+                               "code": {"type": "string", "description": "The code of the cell."},
+                               "session_id": %s},
+                             "required": ["code"]}""".formatted(SESSION_ID))));
+            tools.add(new Tool(WRITE_FILE, "Write a text file into the session's /workspace, creating folders as "
+                    + "needed and replacing what was there. Code in the session reads it at /workspace/<path> (or "
+                    + "by its relative path: /workspace is the working directory).",
+                    schema("""
+                            {"type": "object",
+                             "properties": {
+                               "path": {"type": "string", "description": "Relative to /workspace, e.g. data/input.csv."},
+                               "content": {"type": "string", "description": "The file's text."},
+                               "session_id": %s},
+                             "required": ["path", "content"]}""".formatted(SESSION_ID))));
+            tools.add(new Tool(READ_FILE, "Read a text file from the session's /workspace, e.g. one your code "
+                    + "wrote. Long files are cut in the middle.",
+                    schema("""
+                            {"type": "object",
+                             "properties": {
+                               "path": {"type": "string", "description": "Relative to /workspace."},
+                               "session_id": %s},
+                             "required": ["path"]}""".formatted(SESSION_ID))));
+            tools.add(new Tool(LIST_FILES, "List the files and folders in the session's /workspace, with sizes.",
+                    schema("""
+                            {"type": "object",
+                             "properties": {
+                               "dir": {"type": "string", "description": "A folder relative to /workspace; the whole \
+                    workspace when omitted."},
+                               "session_id": %s}}""".formatted(SESSION_ID))));
+        }
+        if (set == Set.ALL) {
+            tools.add(new Tool(CLOSE_SESSION, "End a session and delete its files, when you no longer need it.",
+                    schema("""
+                            {"type": "object",
+                             "properties": {"session_id": %s}}""".formatted(SESSION_ID))));
+        }
+        return List.copyOf(tools);
+    }
+
+    /**
+     * The tools rendered in {@code format}: "openai" (the {@code tools} array of Chat Completions), "openai-functions"
+     * (the legacy {@code functions} array), "anthropic" (Messages {@code tools}) or "mcp" ({@code tools/list} entries).
+     */
+    public static ArrayNode render(List<Tool> tools, String format) {
+        ArrayNode out = CrucibleClient.JSON.createArrayNode();
+        for (Tool tool : tools) {
+            ObjectNode node = CrucibleClient.JSON.createObjectNode();
+            switch (format == null ? "" : format.toLowerCase(Locale.ROOT)) {
+                case "openai" -> {
+                    node.put("type", "function");
+                    node.set("function", function(tool));
+                }
+                case "openai-functions", "functions" -> node.setAll(function(tool));
+                case "anthropic" -> {
+                    node.put("name", tool.name());
+                    node.put("description", tool.description());
+                    node.set("input_schema", tool.inputSchema().deepCopy());
+                }
+                case "mcp" -> {
+                    node.put("name", tool.name());
+                    node.put("description", tool.description());
+                    node.set("inputSchema", tool.inputSchema().deepCopy());
+                }
+                default -> throw new IllegalArgumentException("unknown tool format '" + format
+                        + "': openai, openai-functions, anthropic or mcp");
+            }
+            out.add(node);
+        }
+        return out;
+    }
+
+    private static ObjectNode function(Tool tool) {
+        ObjectNode node = CrucibleClient.JSON.createObjectNode();
+        node.put("name", tool.name());
+        node.put("description", tool.description());
+        node.set("parameters", tool.inputSchema().deepCopy());
+        return node;
+    }
+
+    /** Whether a tool of this name works on a session. */
+    public static boolean usesSession(String name) {
+        return switch (name) {
+            case RUN_IN_SESSION, WRITE_FILE, READ_FILE, LIST_FILES, CLOSE_SESSION -> true;
+            default -> false;
+        };
+    }
+
+    /**
+     * The code without the Markdown fence a model put around it anyway ({@code ```python … ```}, {@code ~~~}), and
+     * without surrounding blank lines; anything else unchanged.
+     */
+    public static String stripFences(String code) {
+        if (code == null) {
+            return null;
+        }
+        String s = code.strip();
+        for (String fence : List.of("```", "~~~")) {
+            if (s.startsWith(fence)) {
+                int firstLine = s.indexOf('\n');
+                if (firstLine < 0) {
+                    return s.substring(fence.length()).replace(fence, "").strip();
+                }
+                String body = s.substring(firstLine + 1);
+                String trimmed = body.stripTrailing();
+                if (trimmed.endsWith(fence)) {
+                    body = trimmed.substring(0, trimmed.length() - fence.length());
+                }
+                return body.strip().isEmpty() ? "" : body.stripTrailing() + "\n";
+            }
+        }
+        return code;
+    }
+
+    private static ObjectNode schema(String json) {
+        JsonNode node = CrucibleClient.JSON.readTree(json);
+        return (ObjectNode) node;
+    }
+}

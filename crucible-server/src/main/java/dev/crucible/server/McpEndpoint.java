@@ -1,0 +1,171 @@
+package dev.crucible.server;
+
+import dev.crucible.client.ToolOutcome;
+import dev.crucible.client.Tools;
+import dev.crucible.session.SessionException;
+import dev.crucible.session.SessionManager;
+import io.modelcontextprotocol.common.McpTransportContext;
+import io.modelcontextprotocol.json.McpJsonDefaults;
+import io.modelcontextprotocol.server.McpServer;
+import io.modelcontextprotocol.server.McpServerFeatures;
+import io.modelcontextprotocol.server.McpSyncServer;
+import io.modelcontextprotocol.server.transport.DefaultServerTransportSecurityValidator;
+import io.modelcontextprotocol.server.transport.HttpServletStreamableServerTransportProvider;
+import io.modelcontextprotocol.server.transport.StdioServerTransportProvider;
+import io.modelcontextprotocol.spec.McpSchema;
+import jakarta.servlet.Filter;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+
+/**
+ * Crucible as an MCP server (the official MCP Java SDK): the tools of {@link Tools.Set#ALL} — run code, sessions,
+ * their files, runtimes — over streamable HTTP at {@code /mcp} on the API's port, or over stdio for
+ * {@code crucible mcp}. Each MCP session gets a Crucible session of its own on first use of a session tool.
+ */
+public final class McpEndpoint {
+    static final String PATH = "/mcp";
+    private static final String OWNER = "crucible.owner";
+    private static final String INSTRUCTIONS = "Crucible runs code in isolated sandboxes without network. Use "
+            + "run_code for one-off programs (print what you need) and run_in_session for work that builds on "
+            + "earlier steps, like a notebook; the file tools read and write the session's /workspace.";
+
+    private final ToolDispatcher dispatcher;
+    private final SessionManager sessions;
+    private final JsonMapper json;
+    /** MCP session id → the Crucible session its session tools use. */
+    private final Map<String, String> defaults = new ConcurrentHashMap<>();
+
+    private McpEndpoint(ToolDispatcher dispatcher, SessionManager sessions, JsonMapper json) {
+        this.dispatcher = dispatcher;
+        this.sessions = sessions;
+        this.json = json;
+    }
+
+    /** The streamable HTTP transport, to mount at {@link #PATH}; checks Host and Origin against {@code allowed}. */
+    static HttpServletStreamableServerTransportProvider http(ToolDispatcher dispatcher, SessionManager sessions,
+            JsonMapper json, Auth auth, Allowed allowed) {
+        var validator = DefaultServerTransportSecurityValidator.builder().allowedHosts(allowed.hosts())
+                .allowedOrigins(allowed.origins()).build();
+        HttpServletStreamableServerTransportProvider transport = HttpServletStreamableServerTransportProvider.builder()
+                .jsonMapper(McpJsonDefaults.getMapper()).mcpEndpoint(PATH).securityValidator(validator)
+                .contextExtractor((HttpServletRequest request) -> McpTransportContext.create(Map.of(OWNER,
+                        auth.owner(request.getHeader("Authorization")))))
+                .build();
+        new McpEndpoint(dispatcher, sessions, json).serve(McpServer.sync(transport));
+        return transport;
+    }
+
+    /** Serves MCP over {@code in}/{@code out} (JSON-RPC lines) until {@code in} ends. */
+    public static McpSyncServer stdio(dev.crucible.Crucible engine, SessionManager sessions, InputStream in,
+            OutputStream out) {
+        JsonMapper json = JsonMapper.builder().build();
+        ToolDispatcher dispatcher = new ToolDispatcher(engine.executor(), sessions, engine.executor()::execute, json);
+        var transport = new StdioServerTransportProvider(McpJsonDefaults.getMapper(), in, out);
+        return new McpEndpoint(dispatcher, sessions, json).serve(McpServer.sync(transport));
+    }
+
+    /** The hosts and origins the HTTP transport accepts (DNS-rebinding protection); empty lists check nothing. */
+    record Allowed(List<String> hosts, List<String> origins) {
+        static Allowed of(String bindHost, boolean loopback) {
+            List<String> hosts = new ArrayList<>();
+            List<String> origins = new ArrayList<>();
+            List<String> names = loopback ? List.of("127.0.0.1", "localhost", "[::1]") : List.of(bindHost);
+            for (String name : names) {
+                if (loopback) {
+                    hosts.add(name + ":*");
+                    hosts.add(name);
+                }
+                origins.add("http://" + name + ":*");
+                origins.add("https://" + name + ":*");
+                origins.add("http://" + name);
+                origins.add("https://" + name);
+            }
+            return new Allowed(hosts, origins);
+        }
+    }
+
+    private McpSyncServer serve(McpServer.SyncSpecification<?> spec) {
+        List<McpServerFeatures.SyncToolSpecification> tools = new ArrayList<>();
+        for (Tools.Tool tool : Tools.of(Tools.Set.ALL, dispatcher.languages())) {
+            McpSchema.Tool described = McpSchema.Tool.builder().name(tool.name()).description(tool.description())
+                    .inputSchema(McpJsonDefaults.getMapper(), tool.inputSchema().toString()).build();
+            tools.add(McpServerFeatures.SyncToolSpecification.builder().tool(described)
+                    .callHandler((exchange, request) -> {
+                        Object owner = exchange.transportContext().get(OWNER);
+                        String key = exchange.sessionId() == null ? "" : exchange.sessionId();
+                        return call(owner == null ? "" : owner.toString(), key, tool.name(), request.arguments());
+                    }).build());
+        }
+        return spec.serverInfo("crucible", version()).instructions(INSTRUCTIONS).validateToolInputs(false)
+                .capabilities(McpSchema.ServerCapabilities.builder().tools(false).build()).tools(tools).build();
+    }
+
+    private McpSchema.CallToolResult call(String owner, String key, String tool, Map<String, Object> arguments) {
+        ToolOutcome outcome;
+        try {
+            JsonNode args = arguments == null ? null : json.valueToTree(arguments);
+            outcome = dispatcher.call(owner, tool, args, o -> defaultSession(o, key));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            outcome = ToolOutcome.error("the server is shutting down");
+        }
+        McpSchema.CallToolResult.Builder result = McpSchema.CallToolResult.builder().isError(outcome.isError());
+        for (ToolOutcome.Content c : outcome.content()) {
+            if ("image".equals(c.type())) {
+                result.addContent(new McpSchema.ImageContent(null, c.data(), c.mimeType()));
+            } else {
+                result.addTextContent(c.text());
+            }
+        }
+        return result.build();
+    }
+
+    /** The MCP session's Crucible session: the one it had while it still exists, else a new one. */
+    private String defaultSession(String owner, String key) throws InterruptedException {
+        synchronized (defaults) {
+            String id = defaults.get(key);
+            if (id != null) {
+                try {
+                    sessions.get(owner, id);
+                    return id;
+                } catch (SessionException e) {
+                    defaults.remove(key); // closed or reaped: start another
+                }
+            }
+            id = sessions.create(owner, new SessionManager.CreateRequest(null, null, null, null)).id();
+            defaults.put(key, id);
+            return id;
+        }
+    }
+
+    private static String version() {
+        String v = McpEndpoint.class.getPackage().getImplementationVersion();
+        return v == null ? "dev" : v;
+    }
+
+    /** Bearer auth before the MCP servlet, with the API's JSON error. */
+    static Filter authFilter(Auth auth) {
+        return (request, response, chain) -> {
+            try {
+                auth.check(((HttpServletRequest) request).getHeader("Authorization"));
+            } catch (ApiException e) {
+                HttpServletResponse r = (HttpServletResponse) response;
+                r.setStatus(e.status);
+                r.setContentType("application/json");
+                r.getOutputStream().write(("{\"error\":{\"code\":\"" + e.code + "\",\"message\":\"" + e.getMessage()
+                        + "\"}}").getBytes(StandardCharsets.UTF_8));
+                return;
+            }
+            chain.doFilter(request, response);
+        };
+    }
+}
