@@ -1,0 +1,158 @@
+"""Tests of crucible_client.py against a real Crucible server.
+
+Run: CRUCIBLE_URL=http://127.0.0.1:8080 [CRUCIBLE_TOKEN=...] python3 -m unittest -v
+(./run-tests runs them against a server on a free port, from ServerPythonClientTest.)
+"""
+
+import json
+import os
+import unittest
+
+import crucible_client
+
+URL = os.environ.get("CRUCIBLE_URL")
+TOKEN = os.environ.get("CRUCIBLE_TOKEN")
+
+
+def openai_completion(*calls, legacy=None):
+    message = {"role": "assistant", "content": None}
+    if calls:
+        message["tool_calls"] = [{"id": f"call_{i}", "type": "function",
+                                  "function": {"name": name, "arguments": arguments}}
+                                 for i, (name, arguments) in enumerate(calls)]
+    if legacy:
+        message["function_call"] = {"name": legacy[0], "arguments": legacy[1]}
+    return {"id": "chatcmpl-1", "object": "chat.completion", "choices": [{"index": 0, "message": message,
+                                                                          "finish_reason": "tool_calls"}]}
+
+
+def anthropic_message(*uses, text="Let me compute that."):
+    content = [{"type": "text", "text": text}]
+    content += [{"type": "tool_use", "id": f"toolu_{i}", "name": name, "input": tool_input}
+                for i, (name, tool_input) in enumerate(uses)]
+    return {"id": "msg_1", "type": "message", "role": "assistant", "content": content, "stop_reason": "tool_use"}
+
+
+@unittest.skipUnless(URL, "CRUCIBLE_URL is not set: these tests need a running Crucible server")
+class CodeExecTest(unittest.TestCase):
+    def setUp(self):
+        self.code_exec = crucible_client.build_code_exec(URL, TOKEN)
+
+    def test_openai_schema_carries_the_whole_guidance(self):
+        schema = self.code_exec.openai_schema
+        self.assertEqual(schema["name"], "run_code")
+        self.assertEqual(schema["parameters"]["required"], ["code"])
+        self.assertIn("python", schema["parameters"]["properties"]["language"]["enum"])
+        description = schema["description"]
+        # what replit-code-exec's schema lost: everything after the first line
+        self.assertGreater(len(description.splitlines()), 5)
+        for advice in ("no Markdown code fences", "print()", "no network", "Limits"):
+            self.assertIn(advice, description)
+        tools = self.code_exec.openai_tools
+        self.assertEqual(tools[0]["type"], "function")
+        self.assertEqual(tools[0]["function"], schema)
+
+    def test_anthropic_schema(self):
+        schema = self.code_exec.anthropic_schema
+        self.assertEqual(schema["name"], "run_code")
+        self.assertEqual(schema["input_schema"]["type"], "object")
+        self.assertEqual(schema["description"], self.code_exec.openai_schema["description"])
+
+    def test_openai_tool_calls_run_and_fences_are_removed(self):
+        completion = openai_completion(
+            ("run_code", json.dumps({"code": "```python\nprint(6 * 7)\n```"})),
+            ("run_code", json.dumps({"code": "console.log('js ' + [1, 2].length)", "language": "javascript"})))
+        messages = self.code_exec.from_response(completion)
+        self.assertEqual(messages, [{"role": "tool", "tool_call_id": "call_0", "content": "42\n"},
+                                    {"role": "tool", "tool_call_id": "call_1", "content": "js 2\n"}])
+
+    def test_legacy_function_call(self):
+        messages = self.code_exec.from_response(openai_completion(legacy=("run_code", '{"code": "print(2 ** 10)"}')))
+        self.assertEqual(messages, [{"role": "function", "name": "run_code", "content": "1024\n"}])
+
+    def test_anthropic_tool_use(self):
+        messages = self.code_exec.from_response(anthropic_message(("run_code", {"code": "print(sum(range(10)))"})))
+        self.assertEqual(len(messages), 1)
+        self.assertEqual(messages[0]["role"], "user")
+        result = messages[0]["content"][0]
+        self.assertEqual(result["type"], "tool_result")
+        self.assertEqual(result["tool_use_id"], "toolu_0")
+        self.assertEqual(result["content"][0], {"type": "text", "text": "45\n"})
+        self.assertNotIn("is_error", result)
+
+    def test_a_failing_program_is_a_result_with_its_status(self):
+        messages = self.code_exec.from_response(openai_completion(
+            ("run_code", json.dumps({"code": "print('before')\nraise ValueError('boom')"}))))
+        content = messages[0]["content"]
+        self.assertTrue(content.startswith("before\n[stderr]\n"), content)
+        self.assertIn("ValueError: boom", content)
+        self.assertIn("exit code 1", content)
+
+    def test_bad_input_becomes_tool_results_not_exceptions(self):
+        self.assertEqual(self.code_exec.from_response(openai_completion())[0]["role"], "user")
+        self.assertIn("no tool call", self.code_exec.from_response(openai_completion())[0]["content"])
+        self.assertIn("no tool_use", self.code_exec.from_response(anthropic_message())[0]["content"])
+        unknown, not_json, no_code = self.code_exec.from_response(openai_completion(
+            ("rm_rf", "{}"), ("run_code", "{print(1)"), ("run_code", '{"language": "python"}')))
+        self.assertIn("no tool named 'rm_rf'", unknown["content"])
+        self.assertIn("not valid JSON", not_json["content"])
+        self.assertIn("needs 'code'", no_code["content"])
+        for m in (unknown, not_json, no_code):
+            self.assertTrue(m["content"].startswith("Error: "), m)
+        result = self.code_exec.from_response(anthropic_message(("run_code", {"cod": "print(1)"})))[0]["content"][0]
+        self.assertTrue(result["is_error"])
+        self.assertIn("not a JSON object", self.code_exec.from_response("not json")[0]["content"])
+
+    def test_an_unreachable_server_is_a_tool_result_too(self):
+        offline = crucible_client.build_code_exec("http://127.0.0.1:9", TOKEN, timeout=5)
+        messages = offline.from_response(openai_completion(("run_code", '{"code": "print(1)"}')))
+        self.assertIn("connection_failed", messages[0]["content"])
+
+    def test_calling_it_directly(self):
+        self.assertEqual(self.code_exec("print('direct')"), "direct\n")
+
+    def test_replit_code_exec_function(self):
+        self.assertEqual(crucible_client.code_exec(URL, TOKEN, "print(open('a.txt').read())", files={"a.txt": "hi"}),
+                         "hi\n")
+        self.assertEqual(crucible_client.code_exec(URL, TOKEN, "1 + 1", interpreter_mode=True), "2\n")
+
+    def test_a_wrong_token_is_a_clear_error(self):
+        if not TOKEN:
+            self.skipTest("the server runs without tokens")
+        with self.assertRaises(crucible_client.CrucibleError) as caught:
+            crucible_client.build_code_exec(URL, "wrong-token").openai_schema
+        self.assertEqual((caught.exception.status, caught.exception.code), (401, "unauthorized"))
+
+
+@unittest.skipUnless(URL, "CRUCIBLE_URL is not set: these tests need a running Crucible server")
+class SessionTest(unittest.TestCase):
+    def setUp(self):
+        self.code_exec = crucible_client.build_code_exec(URL, TOKEN, session=True)
+
+    def tearDown(self):
+        self.code_exec.close()
+
+    def test_state_and_files_persist_between_replies(self):
+        names = [t["function"]["name"] for t in self.code_exec.openai_tools]
+        self.assertEqual(names[0], "run_in_session")
+        self.assertIn("write_file", names)
+        first = self.code_exec.from_response(openai_completion(
+            ("run_in_session", json.dumps({"code": "import math\nr = 2"})),
+            ("write_file", json.dumps({"path": "data/x.txt", "content": "3 4 5"}))))
+        self.assertIn("Wrote 5 bytes", first[1]["content"])
+        second = self.code_exec.from_response(anthropic_message(
+            ("run_in_session", {"code": "round(math.pi * r ** 2, 2), open('data/x.txt').read().split()"}),
+            ("read_file", {"path": "data/x.txt"})))
+        results = second[0]["content"]
+        self.assertIn("(12.57, ['3', '4', '5'])", results[0]["content"][0]["text"])
+        self.assertEqual(results[1]["content"][0]["text"], "3 4 5")
+        session_id = self.code_exec.session_id
+        self.assertRegex(session_id, "^[0-9a-f]{32}$")
+        self.code_exec.close()
+        with self.assertRaises(crucible_client.CrucibleError) as caught:
+            crucible_client._request(f"{URL}/v1/sessions/{session_id}", TOKEN)
+        self.assertEqual(caught.exception.status, 404)
+
+
+if __name__ == "__main__":
+    unittest.main()

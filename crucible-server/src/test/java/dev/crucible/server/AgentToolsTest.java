@@ -1,0 +1,229 @@
+package dev.crucible.server;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.crucible.TestHost;
+import dev.crucible.client.CodeTools;
+import dev.crucible.client.CrucibleClient;
+import dev.crucible.client.Tools;
+import java.net.URI;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+import tools.jackson.databind.node.ObjectNode;
+
+/**
+ * The tools for a model: their schemas at /v1/tools, calls at /v1/tools/call, the Java {@link CodeTools#fromResponse}
+ * on OpenAI and Anthropic replies, and the Python client's unittest suite, all against the real server.
+ */
+class AgentToolsTest {
+    static final JsonMapper JSON = JsonMapper.builder().build();
+    static final String TOKEN = "agent-token";
+    static CrucibleServer server;
+    static Http http;
+    static CrucibleClient crucible;
+
+    @BeforeAll
+    static void start() {
+        server = CrucibleServer.start(Http.config().withPort(0).withTokens(Set.of(TOKEN)).withPool(Map.of()),
+                TestHost.crucible());
+        http = Http.to(server, TOKEN);
+        crucible = CrucibleClient.create(URI.create(http.base()), TOKEN);
+    }
+
+    @AfterAll
+    static void stop() {
+        server.close();
+    }
+
+    static JsonNode json(HttpResponse<String> r) {
+        assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
+        return JSON.readTree(r.body());
+    }
+
+    static JsonNode openai(String... nameAndArguments) {
+        ObjectNode message = JSON.createObjectNode().put("role", "assistant");
+        message.putNull("content");
+        for (int i = 0; i < nameAndArguments.length; i += 2) {
+            ObjectNode call = message.withArray("tool_calls").addObject().put("id", "call_" + i).put("type", "function");
+            call.putObject("function").put("name", nameAndArguments[i]).put("arguments", nameAndArguments[i + 1]);
+        }
+        ObjectNode completion = JSON.createObjectNode().put("object", "chat.completion");
+        completion.putArray("choices").addObject().put("index", 0).set("message", message);
+        return completion;
+    }
+
+    static JsonNode anthropic(Object... nameAndInput) {
+        ObjectNode message = JSON.createObjectNode().put("type", "message").put("role", "assistant");
+        message.putArray("content").addObject().put("type", "text").put("text", "Let me run it.");
+        for (int i = 0; i < nameAndInput.length; i += 2) {
+            ((tools.jackson.databind.node.ArrayNode) message.get("content")).addObject().put("type", "tool_use")
+                    .put("id", "toolu_" + i).put("name", (String) nameAndInput[i])
+                    .set("input", JSON.valueToTree(nameAndInput[i + 1]));
+        }
+        return message;
+    }
+
+    @Test
+    void schemasInEveryFormatCarryTheWholeGuidance() throws Exception {
+        JsonNode openai = json(http.get("/v1/tools?format=openai&set=stateless"));
+        assertThat(openai.size()).isEqualTo(1);
+        JsonNode function = openai.get(0).get("function");
+        assertThat(openai.get(0).get("type").asString()).isEqualTo("function");
+        assertThat(function.get("name").asString()).isEqualTo("run_code");
+        String description = function.get("description").asString();
+        assertThat(description.lines().count()).isGreaterThan(5); // the replit client sent only the first line
+        assertThat(description).contains("no Markdown code fences", "print()", "no network", "Limits");
+        assertThat(function.get("parameters").get("required").get(0).asString()).isEqualTo("code");
+        assertThat(function.at("/parameters/properties/language/enum").valueStream().map(JsonNode::asString))
+                .startsWith("python").contains("javascript", "c");
+
+        JsonNode legacy = json(http.get("/v1/tools?format=openai-functions&set=stateless")).get(0);
+        assertThat(legacy).isEqualTo(function);
+        JsonNode claude = json(http.get("/v1/tools?format=anthropic&set=session"));
+        assertThat(claude.findValuesAsString("name")).containsExactly("run_in_session", "write_file", "read_file",
+                "list_files");
+        assertThat(claude.get(0).get("input_schema").get("required").get(0).asString()).isEqualTo("code");
+        JsonNode mcp = json(http.get("/v1/tools?format=mcp"));
+        assertThat(mcp.findValuesAsString("name")).containsExactly("run_code", "list_runtimes", "create_session",
+                "run_in_session", "write_file", "read_file", "list_files", "close_session");
+        assertThat(mcp.get(0).get("inputSchema")).isEqualTo(function.get("parameters"));
+        // the Java client renders the same tools as the server
+        assertThat(CodeTools.of(crucible, Tools.Set.STATELESS).openai()).isEqualTo(openai);
+
+        assertThat(http.get("/v1/tools?format=gemini").statusCode()).isEqualTo(400);
+        assertThat(http.get("/v1/tools?set=some").statusCode()).isEqualTo(400);
+        assertThat(Http.to(server, null).get("/v1/tools").statusCode()).isEqualTo(401);
+    }
+
+    @Test
+    void openaiToolCallsRunAndFencesAreRemoved() {
+        CodeTools tools = CodeTools.of(crucible, Tools.Set.STATELESS);
+        List<ObjectNode> messages = tools.fromResponse(openai(
+                "run_code", "{\"code\": \"```python\\nprint(6 * 7)\\n```\"}",
+                "run_code", "{\"code\": \"console.log(2 ** 10)\", \"language\": \"javascript\"}",
+                "run_code", "{\"code\": \"import sys\\nprint('out')\\nsys.exit(4)\"}"));
+        assertThat(messages).hasSize(3);
+        assertThat(messages.get(0).toString()).isEqualTo("{\"role\":\"tool\",\"tool_call_id\":\"call_0\",\"content\":\"42\\n\"}");
+        assertThat(messages.get(1).get("content").asString()).isEqualTo("1024\n");
+        assertThat(messages.get(2).get("content").asString()).isEqualTo("out\n[the program failed with exit code 4]");
+
+        ObjectNode legacy = JSON.createObjectNode();
+        legacy.putArray("choices").addObject().putObject("message").put("role", "assistant")
+                .putObject("function_call").put("name", "run_code").put("arguments", "{\"code\": \"print('legacy')\"}");
+        assertThat(tools.fromResponse(legacy).getFirst().toString())
+                .isEqualTo("{\"role\":\"function\",\"name\":\"run_code\",\"content\":\"legacy\\n\"}");
+    }
+
+    @Test
+    void anthropicToolUseGivesOneUserMessageOfResults() {
+        CodeTools tools = CodeTools.of(crucible, Tools.Set.STATELESS);
+        List<ObjectNode> messages = tools.fromResponse(anthropic(
+                "run_code", Map.of("code", "print(sum(range(101)))"),
+                "run_code", Map.of("code", "while True: pass")));
+        assertThat(messages).hasSize(1);
+        JsonNode results = messages.getFirst().get("content");
+        assertThat(messages.getFirst().get("role").asString()).isEqualTo("user");
+        assertThat(results.get(0).get("type").asString()).isEqualTo("tool_result");
+        assertThat(results.get(0).get("tool_use_id").asString()).isEqualTo("toolu_0");
+        assertThat(results.get(0).at("/content/0/text").asString()).isEqualTo("5050\n");
+        assertThat(results.get(1).at("/content/0/text").asString()).contains("timeout");
+        assertThat(results.get(1).has("is_error")).isFalse(); // a program that fails is a result, not a failed call
+    }
+
+    @Test
+    void sessionToolsKeepStateAndShowFigures() {
+        try (CodeTools tools = CodeTools.of(crucible, Tools.Set.SESSION)) {
+            assertThat(tools.openai().get(0).at("/function/name").asString()).isEqualTo("run_in_session");
+            List<ObjectNode> first = tools.fromResponse(openai(
+                    "run_in_session", "{\"code\": \"data = [3, 1, 2]\"}",
+                    "write_file", "{\"path\": \"notes.txt\", \"content\": \"remember me\"}"));
+            assertThat(first.get(1).get("content").asString()).isEqualTo("Wrote 11 bytes to /workspace/notes.txt.");
+            String id = tools.sessionId();
+            assertThat(id).matches("[0-9a-f]{32}");
+            List<ObjectNode> second = tools.fromResponse(anthropic(
+                    "run_in_session", Map.of("code", "sorted(data) + [open('notes.txt').read()]"),
+                    "list_files", Map.of()));
+            JsonNode results = second.getFirst().get("content");
+            assertThat(results.get(0).at("/content/0/text").asString()).isEqualTo("Out[2]: [1, 2, 3, 'remember me']");
+            assertThat(results.get(1).at("/content/0/text").asString()).isEqualTo("notes.txt  (11 bytes)");
+            assertThat(tools.sessionId()).isEqualTo(id);
+
+            boolean matplotlib = crucible.execute(dev.crucible.client.ExecuteRequest.of("python",
+                    "import matplotlib")).ok();
+            if (!matplotlib) {
+                System.out.println("SKIPPED the figure part of sessionToolsKeepStateAndShowFigures: matplotlib is not "
+                        + "installed (./run-tests installs python3-matplotlib)");
+                return;
+            }
+            JsonNode figure = tools.fromResponse(anthropic("run_in_session", Map.of("code",
+                    "import matplotlib.pyplot as plt\nplt.plot(data)\nplt.show()"))).getFirst().at("/content/0/content");
+            assertThat(figure.findValuesAsString("type")).contains("text", "image");
+            assertThat(figure.get(1).at("/source/media_type").asString()).isEqualTo("image/png");
+            assertThat(java.util.Base64.getDecoder().decode(figure.get(1).at("/source/data").asString()))
+                    .startsWith(0x89, 'P', 'N', 'G');
+        }
+    }
+
+    @Test
+    void badInputBecomesToolResultsNeverExceptions() throws Exception {
+        CodeTools tools = CodeTools.of(crucible, Tools.Set.STATELESS);
+        assertThat(tools.fromResponse(openai()).getFirst().get("content").asString()).contains("no tool call");
+        assertThat(tools.fromResponse(anthropic()).getFirst().get("content").asString()).contains("no tool_use");
+        assertThat(tools.fromResponse("{not json").getFirst().get("content").asString()).contains("not JSON");
+        assertThat(tools.fromResponse("[1]").getFirst().get("content").asString()).contains("not a JSON object");
+        List<ObjectNode> bad = tools.fromResponse(openai("rm_rf", "{}", "run_code", "{print(1)", "run_code",
+                "{\"language\": \"python\"}", "run_code", "[1, 2]", "run_in_session", "{\"code\": \"1\"}"));
+        assertThat(bad).extracting(m -> m.get("content").asString()).satisfiesExactly(
+                m -> assertThat(m).startsWith("Error: ").contains("no tool named 'rm_rf'"),
+                m -> assertThat(m).startsWith("Error: ").contains("not valid JSON"),
+                m -> assertThat(m).startsWith("Error: ").contains("needs 'code'"),
+                m -> assertThat(m).startsWith("Error: ").contains("must be a JSON object"),
+                m -> assertThat(m).startsWith("Error: ").contains("no tool named 'run_in_session'")); // not in this set
+        JsonNode missing = tools.fromResponse(anthropic("run_code", Map.of("cod", "print(1)"))).getFirst()
+                .get("content").get(0);
+        assertThat(missing.get("is_error").asBoolean()).isTrue();
+
+        CodeTools offline = CodeTools.of(CrucibleClient.create(URI.create("http://127.0.0.1:9"), TOKEN),
+                Tools.Set.STATELESS);
+        assertThat(offline.fromResponse(openai("run_code", "{\"code\": \"print(1)\"}")).getFirst().get("content")
+                .asString()).contains("connection_failed");
+
+        // the route itself: the model's mistakes are 200 with is_error; a body without a tool name is the caller's
+        JsonNode unknownSession = json(http.postJson("/v1/tools/call",
+                "{\"name\": \"read_file\", \"arguments\": {\"path\": \"x\", \"session_id\": \"" + "a".repeat(32) + "\"}}"));
+        assertThat(unknownSession.get("is_error").asBoolean()).isTrue();
+        assertThat(http.postJson("/v1/tools/call", "{\"arguments\": {}}").statusCode()).isEqualTo(400);
+        JsonNode ran = json(http.postJson("/v1/tools/call", "{\"name\": \"run_code\", \"arguments\": \"{\\\"code\\\": \\\"print(5)\\\"}\"}"));
+        assertThat(ran.at("/content/0/text").asString()).isEqualTo("5\n");
+        assertThat(ran.at("/result/status").asString()).isEqualTo("ok");
+    }
+
+    @Test
+    void pythonClientUnittestsPassAgainstThisServer() throws Exception {
+        Path dir = Path.of("..", "clients", "python").toAbsolutePath().normalize();
+        Path python = Path.of("/usr/bin/python3");
+        assertThat(python).as("Python 3 is part of the machine's contract").isExecutable();
+        ProcessBuilder pb = new ProcessBuilder(python.toString(), "-m", "unittest", "-v").directory(dir.toFile())
+                .redirectErrorStream(true);
+        pb.environment().put("CRUCIBLE_URL", http.base());
+        pb.environment().put("CRUCIBLE_TOKEN", TOKEN);
+        Process p = pb.start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertThat(p.waitFor(5, TimeUnit.MINUTES)).isTrue();
+        System.out.println(out);
+        assertThat(p.exitValue()).as(out).isZero();
+        assertThat(out).contains("OK").doesNotContain("skipped");
+        assertThat(Files.readString(dir.resolve("crucible_client.py"))).doesNotContain("import requests");
+    }
+}
