@@ -1,0 +1,56 @@
+package dev.crucible.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Test;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+
+/** {@code crucible mcp}: the official MCP TypeScript SDK client (npm) starts the JAR as its stdio server. */
+class McpIT {
+    @Test
+    void officialTypeScriptClientOverStdio() throws Exception {
+        Path node = Path.of("..", "clients", "node-tests").toAbsolutePath().normalize();
+        boolean installed = Files.isDirectory(node.resolve("node_modules/@modelcontextprotocol/sdk"));
+        if (!installed) {
+            System.out.println("SKIPPED officialTypeScriptClientOverStdio: " + node + "/node_modules is missing "
+                    + "(./run-tests installs it with npm ci)");
+        }
+        Assumptions.assumeTrue(installed, "@modelcontextprotocol/sdk is not installed");
+        Path data = Files.createTempDirectory("crucible-mcp-data-");
+        Files.setPosixFilePermissions(data, PosixFilePermissions.fromString("rwxr-xr-x")); // sessions' uids traverse it
+        Process p = new ProcessBuilder("node", "mcp.mjs", "stdio",
+                Path.of(System.getProperty("java.home"), "bin", "java").toString(), "--enable-native-access=ALL-UNNAMED",
+                "-jar", CliIT.JAR.toAbsolutePath().toString(), "mcp", "--data-dir", data.toString())
+                .directory(node.toFile()).redirectError(ProcessBuilder.Redirect.INHERIT).start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertThat(p.waitFor(3, TimeUnit.MINUTES)).isTrue();
+        assertThat(p.exitValue()).as(out).isZero();
+        JsonNode r = JsonMapper.builder().build().readTree(out); // stdout carried the protocol and nothing else
+        assertThat(r.get("tools").valueStream().map(JsonNode::asString)).contains("run_code", "run_in_session",
+                "write_file", "read_file", "list_files", "list_runtimes");
+        assertThat(r.at("/hello/text").asString()).isEqualTo("42\n");
+        assertThat(r.at("/fenced/text").asString()).isEqualTo("fenced\n");
+        assertThat(r.at("/cell2/text").asString()).isEqualTo("Out[2]: 42");
+        assertThat(r.at("/read/text").asString()).isEqualTo("hello from mcp");
+        assertThat(r.at("/jsCell/text").asString()).isEqualTo("Out[1]: 42");
+        for (String bad : List.of("missingCode", "unknownLanguage", "traversal", "afterClose")) {
+            assertThat(r.at("/" + bad + "/isError").asBoolean()).as(bad).isTrue();
+        }
+        // the session the MCP client used keeps its files under --data-dir
+        try (var sessions = Files.list(data.resolve("sessions"))) {
+            assertThat(sessions.map(s -> s.resolve("workspace/notes/a.txt")).filter(Files::exists).toList())
+                    .singleElement().satisfies(f -> assertThat(Files.readString(f)).isEqualTo("hello from mcp"));
+        }
+        // the JAR ended with its stdin, leaving no interpreter behind
+        assertThat(ProcessHandle.allProcesses().filter(h -> h.info().commandLine().orElse("").contains(data.toString())))
+                .isEmpty();
+    }
+}
