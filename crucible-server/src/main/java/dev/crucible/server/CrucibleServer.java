@@ -64,6 +64,7 @@ public final class CrucibleServer implements AutoCloseable {
     private final ToolDispatcher tools;
     private final long startedNanos = System.nanoTime();
     private Javalin app;
+    private McpEndpoint.Http mcp;
 
     private CrucibleServer(ServerConfig config, Crucible engine) throws IOException {
         this.config = config;
@@ -131,10 +132,10 @@ public final class CrucibleServer implements AutoCloseable {
             cfg.routes.post("/replit/eval", server.route("/replit/eval", true, compat::replitEval));
             cfg.routes.get("/v1/tools", server.route("/v1/tools", true, server::toolSchemas));
             cfg.routes.post("/v1/tools/call", server.route("/v1/tools/call", true, server::toolCall));
-            var mcp = McpEndpoint.http(server.tools, server.sessions, server.json, server.auth,
+            server.mcp = McpEndpoint.http(server.tools, server.sessions, server.json, server.auth,
                     McpEndpoint.Allowed.of(config.host(), config.loopback()));
             cfg.jetty.modifyServletContextHandler(handler -> {
-                var holder = new org.eclipse.jetty.ee10.servlet.ServletHolder(mcp);
+                var holder = new org.eclipse.jetty.ee10.servlet.ServletHolder(server.mcp.servlet());
                 holder.setAsyncSupported(true);
                 handler.addServlet(holder, McpEndpoint.PATH);
                 handler.addFilter(new org.eclipse.jetty.ee10.servlet.FilterHolder(McpEndpoint.authFilter(server.auth)),
@@ -407,6 +408,7 @@ public final class CrucibleServer implements AutoCloseable {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
+        mcp.server().closeGracefully(); // MCP clients' open streams end before Jetty stops
         app.stop();
         sessions.close(); // the interpreters end; the sessions' files stay for the next start
     }

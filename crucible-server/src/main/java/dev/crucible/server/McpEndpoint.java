@@ -50,9 +50,12 @@ public final class McpEndpoint {
         this.json = json;
     }
 
-    /** The streamable HTTP transport, to mount at {@link #PATH}; checks Host and Origin against {@code allowed}. */
-    static HttpServletStreamableServerTransportProvider http(ToolDispatcher dispatcher, SessionManager sessions,
-            JsonMapper json, Auth auth, Allowed allowed) {
+    /** The MCP server on the streamable HTTP transport (a servlet to mount at {@link #PATH}). */
+    record Http(HttpServletStreamableServerTransportProvider servlet, McpSyncServer server) {}
+
+    /** MCP over streamable HTTP; the transport checks Host and Origin against {@code allowed}. */
+    static Http http(ToolDispatcher dispatcher, SessionManager sessions, JsonMapper json, Auth auth,
+            Allowed allowed) {
         var validator = DefaultServerTransportSecurityValidator.builder().allowedHosts(allowed.hosts())
                 .allowedOrigins(allowed.origins()).build();
         HttpServletStreamableServerTransportProvider transport = HttpServletStreamableServerTransportProvider.builder()
@@ -60,8 +63,7 @@ public final class McpEndpoint {
                 .contextExtractor((HttpServletRequest request) -> McpTransportContext.create(Map.of(OWNER,
                         auth.owner(request.getHeader("Authorization")))))
                 .build();
-        new McpEndpoint(dispatcher, sessions, json).serve(McpServer.sync(transport));
-        return transport;
+        return new Http(transport, new McpEndpoint(dispatcher, sessions, json).serve(McpServer.sync(transport)));
     }
 
     /** Serves MCP over {@code in}/{@code out} (JSON-RPC lines) until {@code in} ends. */
