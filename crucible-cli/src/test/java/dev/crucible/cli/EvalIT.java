@@ -77,7 +77,8 @@ class EvalIT {
         CliIT.Outcome tested = CliIT.crucible(dir, "eval", "run-tests", resource("readme_example_v2_full.toml").toString(),
                 "tested.toml");
         assertThat(tested.exit()).as(tested.stderr()).isZero();
-        assertThat(tested.stderr()).contains("2 of 2 tests passed");
+        assertThat(tested.stderr()).as(() -> tested.stderr() + readQuietly(dir.resolve("tested.toml")))
+                .contains("2 of 2 tests passed");
         assertThat(Files.readString(dir.resolve("tested.toml"))).contains("[[questions.completions.test_results]]")
                 .contains("got = 'Hello, James!'");
         CliIT.Outcome csv = CliIT.crucible(dir, "eval", "write-results", "tested.toml", "results.csv");
@@ -103,5 +104,13 @@ class EvalIT {
         assertThat(JSON.readTree(o.stdout()).get("score").asDouble()).isEqualTo(1.0);
         CliIT.assertOneLineError(CliIT.crucible(dir, "{\"messages\": [".getBytes(StandardCharsets.UTF_8), "reward", "-"),
                 "not a reward request");
+    }
+
+    static String readQuietly(Path file) {
+        try {
+            return Files.readString(file);
+        } catch (java.io.IOException e) {
+            return "(" + file + " unreadable: " + e + ")";
+        }
     }
 }

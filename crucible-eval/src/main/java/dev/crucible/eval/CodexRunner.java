@@ -121,8 +121,11 @@ public final class CodexRunner {
                         String program = ECHO + code + "\n\n" + t.path("code").asString("");
                         ExecuteRequest request = new ExecuteRequest("python", program, t.path("stdin").asString(""), null,
                                 files.isEmpty() ? null : files, new LimitsSpec(timeoutMs, null, null, null, null));
-                        runs.add(new Run(completion, index++, t, threads.submit((Callable<ExecuteResult>) () ->
-                                executor.execute(request))));
+                        runs.add(new Run(completion, index++, t, threads.submit((Callable<ExecuteResult>) () -> {
+                            ExecuteResult r = executor.execute(request);
+                            // a sandbox error is ours, never the completion's: it gets one more try
+                            return r.status().equals("sandbox_error") ? executor.execute(request) : r;
+                        })));
                     }
                 }
             }
@@ -148,6 +151,9 @@ public final class CodexRunner {
     static String got(ExecuteResult r) {
         if (r.status().equals("timeout")) {
             return TIMEOUT;
+        }
+        if (r.status().equals("sandbox_error")) {
+            return "[crucible could not run this test: " + r.message() + "]";
         }
         String out = r.stdout() + r.stderr();
         while (out.endsWith("\n")) {
