@@ -217,13 +217,8 @@ public final class CodeTools implements AutoCloseable {
 
     private synchronized List<String> languages() {
         if (languages == null) {
-            List<String> available = client.runtimes().stream().filter(RuntimeInfo::available)
-                    .map(RuntimeInfo::language).toList();
-            List<String> ordered = new ArrayList<>(available);
-            if (ordered.remove("python")) {
-                ordered.addFirst("python");
-            }
-            languages = List.copyOf(ordered);
+            languages = Tools.pythonFirst(client.runtimes().stream().filter(RuntimeInfo::available)
+                    .map(RuntimeInfo::language).toList());
         }
         return languages;
     }

@@ -188,6 +188,15 @@ public final class Tools {
         return node;
     }
 
+    /** {@code languages} with python first when it is there: python is the tools' default language. */
+    public static List<String> pythonFirst(List<String> languages) {
+        List<String> ordered = new ArrayList<>(languages);
+        if (ordered.remove("python")) {
+            ordered.addFirst("python");
+        }
+        return List.copyOf(ordered);
+    }
+
     /** Whether a tool of this name works on a session. */
     public static boolean usesSession(String name) {
         return switch (name) {

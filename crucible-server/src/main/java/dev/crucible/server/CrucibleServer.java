@@ -138,7 +138,7 @@ public final class CrucibleServer implements AutoCloseable {
                 var holder = new org.eclipse.jetty.ee10.servlet.ServletHolder(server.mcp.servlet());
                 holder.setAsyncSupported(true);
                 handler.addServlet(holder, McpEndpoint.PATH);
-                handler.addFilter(new org.eclipse.jetty.ee10.servlet.FilterHolder(McpEndpoint.authFilter(server.auth)),
+                handler.addFilter(new org.eclipse.jetty.ee10.servlet.FilterHolder(McpEndpoint.authFilter(server.auth, server.json)),
                         McpEndpoint.PATH, java.util.EnumSet.of(jakarta.servlet.DispatcherType.REQUEST));
             });
             SessionRoutes s = server.sessionRoutes;

@@ -18,7 +18,6 @@ import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.InputStream;
 import java.io.OutputStream;
-import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -155,7 +154,7 @@ public final class McpEndpoint {
     }
 
     /** Bearer auth before the MCP servlet, with the API's JSON error. */
-    static Filter authFilter(Auth auth) {
+    static Filter authFilter(Auth auth, JsonMapper json) {
         return (request, response, chain) -> {
             try {
                 auth.check(((HttpServletRequest) request).getHeader("Authorization"));
@@ -163,8 +162,7 @@ public final class McpEndpoint {
                 HttpServletResponse r = (HttpServletResponse) response;
                 r.setStatus(e.status);
                 r.setContentType("application/json");
-                r.getOutputStream().write(("{\"error\":{\"code\":\"" + e.code + "\",\"message\":\"" + e.getMessage()
-                        + "\"}}").getBytes(StandardCharsets.UTF_8));
+                r.getOutputStream().write(json.writeValueAsBytes(ErrorBody.of(e.code, e.getMessage())));
                 return;
             }
             chain.doFilter(request, response);

@@ -57,16 +57,8 @@ final class ToolDispatcher {
 
     /** The available languages, python first: the enums of the tool schemas. */
     List<String> languages() {
-        List<String> out = new ArrayList<>();
-        for (LanguageRuntime r : executor.runtimes().list()) {
-            if (r.available()) {
-                out.add(r.language());
-            }
-        }
-        if (out.remove("python")) {
-            out.addFirst("python");
-        }
-        return out;
+        return Tools.pythonFirst(executor.runtimes().list().stream().filter(LanguageRuntime::available)
+                .map(LanguageRuntime::language).toList());
     }
 
     /**
