@@ -160,7 +160,7 @@ class ServeIT {
         request.join();
     }
 
-    /** Live (not zombie) processes of the slot uids. */
+    /** Live (not zombie) processes of sandbox uids, in any block a Crucible process may lease (UidLease). */
     static long slotProcesses() throws Exception {
         long n = 0;
         try (Stream<Path> procs = Files.list(Path.of("/proc"))) {
@@ -170,7 +170,7 @@ class ServeIT {
                     boolean zombie = status.stream().anyMatch(l -> l.startsWith("State:") && l.contains("Z"));
                     int uid = status.stream().filter(l -> l.startsWith("Uid:")).map(l -> Integer.parseInt(l.split("\\s+")[1]))
                             .findFirst().orElse(0);
-                    if (!zombie && ((uid >= 61000 && uid < 61100) || (uid >= 62000 && uid < 65000))) { // slots and sessions
+                    if (!zombie && uid >= 61000 && uid < 61000 + 16 * 4000) { // slots and sessions of every block
                         n++;
                     }
                 } catch (Exception e) {

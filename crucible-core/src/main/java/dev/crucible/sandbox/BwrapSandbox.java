@@ -39,6 +39,9 @@ final class BwrapSandbox implements Sandbox {
     private final String groupPrefix = "run-" + ProcessHandle.current().pid() + "-" + Integer.toHexString(
             java.util.concurrent.ThreadLocalRandom.current().nextInt(0x1000, 0x10000));
     private final List<String> warnings = new ArrayList<>();
+    /** The host-wide lease on this launcher's uids when root (no two Crucible processes share a uid), else null. */
+    private final UidLease lease;
+    private final int uidBase;
 
     private BwrapSandbox(SandboxConfig config, HostTools tools, byte[] program) throws IOException {
         this.config = config;
@@ -58,6 +61,21 @@ final class BwrapSandbox implements Sandbox {
         cgroups.removeStale();
         this.tuning = cgroups instanceof Cgroups.None ? "favordynmods: not needed (no cgroups)"
                 : CgroupTuning.favorDynamicModifications(root);
+        if (root) {
+            if (config.slots() > SESSION_UID_OFFSET) {
+                throw new IllegalArgumentException("at most " + SESSION_UID_OFFSET + " slots (session uids follow)");
+            }
+            this.lease = UidLease.acquire(UidLease.DIRECTORY, config.slotUidBase());
+            this.uidBase = lease.base();
+            if (!lease.skipped().isEmpty()) {
+                LOG.log(System.Logger.Level.WARNING, "sandbox uids " + String.join(", ", lease.skipped())
+                        + " are leased by another Crucible process on this host; this one uses " + uidBase + ".."
+                        + (uidBase + UidLease.BLOCK - 1));
+            }
+        } else {
+            this.lease = null;
+            this.uidBase = -1;
+        }
         this.spawner = new ProcessSpawner();
         this.freeSlots = new ArrayBlockingQueue<>(config.slots());
         for (int i = 0; i < config.slots(); i++) {
@@ -137,7 +155,7 @@ final class BwrapSandbox implements Sandbox {
     public Launch launch(SandboxSpec spec, boolean ahead) throws InterruptedException {
         int slot = freeSlots.take();
         String name = groupPrefix + HexFormat.of().formatHex(randomBytes());
-        int uid = root ? config.slotUidBase() + slot : -1;
+        int uid = root ? uidBase + slot : -1;
         Cgroups.RunGroup group = null;
         boolean chowned = false;
         boolean started = false;
@@ -183,7 +201,7 @@ final class BwrapSandbox implements Sandbox {
 
     @Override
     public int sessionUid(int number) {
-        return root ? config.slotUidBase() + SESSION_UID_OFFSET + number : -1;
+        return root ? uidBase + SESSION_UID_OFFSET + number : -1;
     }
 
     @Override
@@ -387,8 +405,9 @@ final class BwrapSandbox implements Sandbox {
     public List<String> describe() {
         return List.of(
                 "launcher: " + bwrap + " via " + (helper != null ? "crucible-launch" : "sh + setpriv")
-                        + (root ? ", slot uids " + config.slotUidBase() + ".."
-                        + (config.slotUidBase() + config.slots() - 1) : " as uid " + ownUid),
+                        + (root ? ", slot uids " + uidBase + ".." + (uidBase + config.slots() - 1) + ", session uids "
+                        + (uidBase + SESSION_UID_OFFSET) + ".. (leased host-wide in " + UidLease.DIRECTORY + ")"
+                        : " as uid " + ownUid),
                 "cgroups: " + cgroups.describe() + "; " + tuning,
                 "seccomp: " + seccompInstructions + " BPF instructions (libseccomp), AF_UNIX only, architecture checked",
                 "slots: " + config.slots());
@@ -420,6 +439,11 @@ final class BwrapSandbox implements Sandbox {
     }
 
     @Override
+    public int uidBase() {
+        return uidBase;
+    }
+
+    @Override
     public int sharedUid() {
         return root ? -1 : ownUid;
     }
@@ -439,6 +463,9 @@ final class BwrapSandbox implements Sandbox {
             walk.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
         } catch (IOException e) {
             LOG.log(System.Logger.Level.DEBUG, "cannot remove " + workRoot, e);
+        }
+        if (lease != null) {
+            lease.close();
         }
     }
 }

@@ -141,6 +141,12 @@ public interface Sandbox extends AutoCloseable {
     /** The private work directory of this launcher (removed on close). */
     java.nio.file.Path workRoot();
 
+    /**
+     * First host uid of this launcher's block when root (slot N runs as base + N, session N as base + 1000 + N),
+     * leased host-wide so that no other Crucible process uses these uids while this one runs; -1 when not root.
+     */
+    int uidBase();
+
     /** Host uid of the server when the sandboxes run as it (not root), else -1. */
     int sharedUid();
 

@@ -106,7 +106,8 @@ class ExecutorTest {
             uid = hostUidOf("crucible-uid-probe");
         }
         run.join();
-        assertThat(uid).isBetween(61000L, 61000L + 63);
+        long base = TestHost.crucible().sandbox().uidBase();
+        assertThat(uid).isBetween(base, base + 63);
     }
 
     /** The host uid of the sandboxed python whose program contains {@code marker}, seen through /proc, or -1. */
