@@ -161,6 +161,13 @@ public final class SessionManager implements AutoCloseable {
                         }
                         numbers.set(stored.number());
                     }
+                    Path workspace = dir.resolve("workspace");
+                    int uid = sandbox.sessionUid(stored.number());
+                    if (uid >= 0 && Files.isDirectory(workspace, java.nio.file.LinkOption.NOFOLLOW_LINKS)
+                            && !Integer.valueOf(uid).equals(Files.getAttribute(workspace, "unix:uid",
+                            java.nio.file.LinkOption.NOFOLLOW_LINKS))) {
+                        chownTree(workspace, uid); // another uid block than the last run's (UidLease)
+                    }
                     sessions.put(stored.id(), new Session(stored, true));
                 } catch (IOException | RuntimeException e) {
                     LOG.log(System.Logger.Level.WARNING, "cannot load the session in " + dir + ": " + e.getMessage());
