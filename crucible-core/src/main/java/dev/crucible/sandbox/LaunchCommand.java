@@ -139,6 +139,9 @@ final class LaunchCommand {
         // /dev/shm lives in the fresh tmpfs that --dev mounts: private, memory-charged, RLIMIT_FSIZE per file
         a.addAll(List.of("--proc", "/proc", "--dev", "/dev",
                 "--size", Long.toString(tmpfs), "--tmpfs", "/tmp"));
+        if (spec.init()) {
+            a.addAll(List.of("--as-pid-1", "--mqueue", "/dev/mqueue"));
+        }
         if (spec.workspace() != null) {
             a.addAll(List.of("--bind", spec.workspace().toString(), "/workspace"));
         } else {

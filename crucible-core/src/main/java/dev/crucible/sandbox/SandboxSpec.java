@@ -18,6 +18,10 @@ import java.util.Objects;
  * @param stdin bytes written to the program's standard input, then closed
  * @param limits resource limits
  * @param workspace host directory bound read-write at {@code /workspace} (a session's), or null for a fresh tmpfs
+ * @param init whether the program is the sandbox's init (pid 1, bwrap {@code --as-pid-1}) with a fresh POSIX message
+ *     queue file system at {@code /dev/mqueue}: for a batch agent that runs programs as its children and must be out
+ *     of their reach (the kernel drops every signal sent to a namespace's init from inside unless it handles it) and
+ *     able to see and remove every message queue they leave
  */
 public record SandboxSpec(
         List<String> command,
@@ -29,7 +33,8 @@ public record SandboxSpec(
         Path rootfs,
         byte[] stdin,
         Limits limits,
-        Path workspace) {
+        Path workspace,
+        boolean init) {
 
     public SandboxSpec {
         command = List.copyOf(command);
@@ -41,6 +46,14 @@ public record SandboxSpec(
         readOnlyBindsIfPresent = List.copyOf(readOnlyBindsIfPresent);
         stdin = stdin == null ? new byte[0] : stdin;
         Objects.requireNonNull(limits, "limits");
+    }
+
+    /** A spec whose program is not the sandbox's init. */
+    public SandboxSpec(List<String> command, Map<String, String> env, Map<String, Path> files, Path buildDir,
+            boolean buildWritable, List<String> readOnlyBindsIfPresent, Path rootfs, byte[] stdin, Limits limits,
+            Path workspace) {
+        this(command, env, files, buildDir, buildWritable, readOnlyBindsIfPresent, rootfs, stdin, limits, workspace,
+                false);
     }
 
     /** A spec with a fresh tmpfs {@code /workspace}. */

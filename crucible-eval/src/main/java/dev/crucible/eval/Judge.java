@@ -114,9 +114,18 @@ public final class Judge {
                 results = run(cases, all, c -> judge(program.run(c.stdin(), List.of(), limits), c, comparison));
             }
         } else {
-            results = run(cases, all, c -> judge(executor.execute(new ExecuteRequest(request.language(),
-                    c.code() == null || c.code().isEmpty() ? request.code() : request.code() + "\n" + c.code(),
-                    c.stdin(), null, request.files(), request.limits())), c, comparison));
+            // test code is sealed up front, so that a case that cannot be sealed fails the request before any run
+            java.util.Map<TestCase, Sealed> sealed = new java.util.IdentityHashMap<>();
+            for (TestCase c : cases) {
+                sealed.put(c, Sealed.of(runtime.language(), request.code(), c.code()));
+            }
+            results = run(cases, all, c -> {
+                Sealed s = sealed.get(c);
+                ExecuteResult r = executor.execute(new ExecuteRequest(request.language(), s.program(), c.stdin(), null,
+                        request.files(), request.limits()));
+                return judge(s.proof() == null ? new TestProof.Judged(r, r.ok(), null) : s.proof().judged(r), c,
+                        comparison);
+            });
         }
         return summarise(results, compile);
     }
@@ -155,6 +164,25 @@ public final class Judge {
             }
         }
         return results;
+    }
+
+    /** A case's program: the code alone, or the code, its test code and the proof that the tests ran to the end. */
+    private record Sealed(String program, TestProof proof) {
+        static Sealed of(String language, String code, String tests) {
+            if (tests == null || tests.isEmpty()) {
+                return new Sealed(code, null);
+            }
+            TestProof proof = TestProof.fresh();
+            return new Sealed(proof.seal(language, code + "\n" + tests), proof);
+        }
+    }
+
+    static CaseResult judge(TestProof.Judged j, TestCase c, Comparison comparison) {
+        ExecuteResult r = j.result();
+        if (r.ok() && !j.passed()) {
+            return new CaseResult(false, r.status(), 0, j.reason(), r.stdout(), r.stderr(), r.exitCode(), r.wallMs());
+        }
+        return judge(r, c, comparison);
     }
 
     static CaseResult judge(ExecuteResult r, TestCase c, Comparison comparison) {
