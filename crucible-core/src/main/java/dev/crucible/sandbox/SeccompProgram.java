@@ -44,11 +44,27 @@ final class SeccompProgram {
             "kexec_load", "kexec_file_load", "init_module", "finit_module", "delete_module", "reboot",
             "swapon", "swapoff", "syslog", "acct", "quotactl", "quotactl_fd", "lookup_dcookie", "vhangup",
             "settimeofday", "clock_settime", "clock_adjtime", "adjtimex", "sethostname", "setdomainname",
-            "iopl", "ioperm", "nfsservctl", "uselib", "ustat", "sysfs", "_sysctl",
+            "iopl", "ioperm", "nfsservctl", "uselib", "ustat", "sysfs", "_sysctl", "modify_ldt",
             // kernel attack surface; io_uring can create sockets of any family
             "bpf", "perf_event_open", "userfaultfd", "keyctl", "add_key", "request_key",
             "io_uring_setup", "io_uring_enter", "io_uring_register", "fanotify_init",
-            "mbind", "set_mempolicy", "migrate_pages", "move_pages", "get_mempolicy");
+            "mbind", "set_mempolicy", "migrate_pages", "move_pages", "get_mempolicy",
+            // newer than some libseccomp tables: refused by name where known, else by the rule above the table
+            "open_tree_attr", "set_mempolicy_home_node");
+
+    /**
+     * Denied names that may legitimately be unknown: legacy calls that some architectures never had, and calls newer
+     * than an older libseccomp's table (those are refused anyway: they are above the highest number the table knows).
+     * Any other denied name that does not resolve is a broken build and fails loudly.
+     */
+    static final java.util.Set<String> MAY_BE_UNKNOWN = java.util.Set.of("_sysctl", "iopl", "ioperm", "modify_ldt",
+            "uselib", "ustat", "sysfs", "nfsservctl", "lookup_dcookie", "open_tree_attr", "set_mempolicy_home_node",
+            "quotactl_fd", "mount_setattr", "vhangup");
+
+    /** AUDIT_ARCH_X86_64 and AUDIT_ARCH_AARCH64: where the raw-number rule applies (the native ABI). */
+    private static final int AUDIT_ARCH_X86_64 = 0xC000003E;
+    private static final int AUDIT_ARCH_AARCH64 = 0xC00000B7;
+    private static final int X32_SYSCALL_BIT = 0x40000000;
 
     /** CLONE_NEWNS, CLONE_NEWCGROUP, CLONE_NEWUTS, CLONE_NEWIPC, CLONE_NEWUSER, CLONE_NEWPID, CLONE_NEWNET, CLONE_NEWTIME. */
     private static final long[] CLONE_NAMESPACE_FLAGS = {
@@ -88,7 +104,7 @@ final class SeccompProgram {
                 lib.rule(arena, ctx, errno(ENOSYS), "clone3");
                 lib.rule(arena, ctx, errno(EPERM), "ioctl", cmp(1, SCMP_CMP_MASKED_EQ, 0xFFFFFFFFL, TIOCSTI));
                 lib.rule(arena, ctx, errno(EPERM), "ioctl", cmp(1, SCMP_CMP_MASKED_EQ, 0xFFFFFFFFL, TIOCLINUX));
-                return lib.export(arena, ctx);
+                return prefix(lib.highestKnown(), lib.number(arena, "personality"), lib.export(arena, ctx));
             } finally {
                 lib.release.invokeExact(ctx);
             }
@@ -97,6 +113,47 @@ final class SeccompProgram {
         } catch (Throwable t) {
             throw new IllegalStateException("cannot build the seccomp program with libseccomp: " + t.getMessage(), t);
         }
+    }
+
+    /**
+     * Puts two rules in front of libseccomp's program, on the native ABI: a system call numbered above the highest one
+     * libseccomp knows — one newer than its table, which its allow-by-default program would let through — gets
+     * ENOSYS, as a kernel without it would answer (programs fall back); and {@code personality} with anything but
+     * PER_LINUX (0) or the query (0xffffffff) gets EPERM (READ_IMPLIES_EXEC, ADDR_NO_RANDOMIZE…: libseccomp cannot
+     * compare one argument twice). x32 numbers (bit 30) and other architectures go on to libseccomp's program, which
+     * kills them. Jumps in BPF are relative, so libseccomp's program after the prefix is unchanged.
+     */
+    static byte[] prefix(int highest, int personality, byte[] program) {
+        int arch = switch (System.getProperty("os.arch")) {
+            case "amd64", "x86_64" -> AUDIT_ARCH_X86_64;
+            case "aarch64", "arm64" -> AUDIT_ARCH_AARCH64;
+            default -> 0;
+        };
+        if (arch == 0 || highest <= 0 || personality < 0) {
+            throw new IllegalStateException("cannot bound system call numbers on " + System.getProperty("os.arch"));
+        }
+        int start = 11; // libseccomp's first instruction
+        java.nio.ByteBuffer b = java.nio.ByteBuffer.allocate(start * 8).order(java.nio.ByteOrder.nativeOrder());
+        instruction(b, 0x20, 0, 0, 4);                             // 0: A = seccomp_data.arch
+        instruction(b, 0x15, 0, start - 2, arch);                  // 1: native ? 2 : libseccomp's
+        instruction(b, 0x20, 0, 0, 0);                             // 2: A = seccomp_data.nr
+        instruction(b, 0x35, start - 4, 0, X32_SYSCALL_BIT);       // 3: x32 ? libseccomp's (kills) : 4
+        instruction(b, 0x25, 5, 0, highest);                       // 4: above the table ? 10 : 5
+        instruction(b, 0x15, 0, start - 6, personality);           // 5: personality ? 6 : libseccomp's
+        instruction(b, 0x20, 0, 0, 16);                            // 6: A = low half of args[0] (little-endian)
+        instruction(b, 0x15, start - 8, 0, 0);                     // 7: PER_LINUX ? libseccomp's : 8
+        instruction(b, 0x15, start - 9, 0, 0xFFFFFFFF);            // 8: the query ? libseccomp's : 9
+        instruction(b, 0x06, 0, 0, errno(EPERM));                  // 9: EPERM
+        instruction(b, 0x06, 0, 0, errno(ENOSYS));                 // 10: ENOSYS
+        byte[] out = new byte[b.capacity() + program.length];
+        System.arraycopy(b.array(), 0, out, 0, b.capacity());
+        System.arraycopy(program, 0, out, b.capacity(), program.length);
+        return out;
+    }
+
+    /** One {@code struct sock_filter {u16 code; u8 jt; u8 jf; u32 k;}}. */
+    private static void instruction(java.nio.ByteBuffer b, int code, int jt, int jf, int k) {
+        b.putShort((short) code).put((byte) jt).put((byte) jf).putInt(k);
     }
 
     /** Where libseccomp is, or the bare soname for the dynamic loader to find. */
@@ -134,6 +191,7 @@ final class SeccompProgram {
         final MethodHandle release;
         final MethodHandle memfdCreate;
         final MethodHandle close;
+        final MethodHandle resolveNum;
 
         Lib(Linker linker, SymbolLookup seccomp, SymbolLookup libc) {
             var ptr = ValueLayout.ADDRESS;
@@ -147,6 +205,25 @@ final class SeccompProgram {
             release = linker.downcallHandle(find(seccomp, "seccomp_release"), FunctionDescriptor.ofVoid(ptr));
             memfdCreate = linker.downcallHandle(find(libc, "memfd_create"), FunctionDescriptor.of(i32, ptr, i32));
             close = linker.downcallHandle(find(libc, "close"), FunctionDescriptor.of(i32, i32));
+            resolveNum = linker.downcallHandle(find(seccomp, "seccomp_syscall_resolve_num_arch"),
+                    FunctionDescriptor.of(ptr, i32, i32));
+        }
+
+        /** The native number of a system call, or -1. */
+        int number(Arena arena, String name) throws Throwable {
+            return (int) resolve.invokeExact(arena.allocateFrom(name));
+        }
+
+        /** The highest native system call number libseccomp has a name for. */
+        int highestKnown() throws Throwable {
+            int highest = -1;
+            for (int nr = 0; nr < 1024; nr++) {
+                MemorySegment name = (MemorySegment) resolveNum.invokeExact(0, nr); // 0: SCMP_ARCH_NATIVE
+                if (!name.equals(MemorySegment.NULL)) {
+                    highest = nr; // the name is a few bytes from libseccomp's heap: left, once per start
+                }
+            }
+            return highest;
         }
 
         private static MemorySegment find(SymbolLookup lookup, String name) {
@@ -155,8 +232,12 @@ final class SeccompProgram {
 
         void rule(Arena arena, MemorySegment ctx, int action, String syscall, long[]... comparisons) throws Throwable {
             int nr = (int) resolve.invokeExact(arena.allocateFrom(syscall));
-            if (nr == -1) {
-                return; // not a syscall on this architecture (e.g. _sysctl on newer kernels' tables)
+            if (nr < 0) {
+                if (MAY_BE_UNKNOWN.contains(syscall)) {
+                    return; // not on this architecture, or newer than the table: above highestKnown(), refused there
+                }
+                throw new IllegalStateException("libseccomp does not know the system call '" + syscall + "' that the"
+                        + " sandbox must refuse; install a libseccomp that knows it (apt-get install libseccomp2)");
             }
             // struct scmp_arg_cmp { unsigned int arg; enum scmp_compare op; uint64 datum_a; uint64 datum_b; } = 24 bytes
             MemorySegment array = arena.allocate(24L * Math.max(1, comparisons.length), 8);
