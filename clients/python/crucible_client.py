@@ -34,7 +34,7 @@ class CrucibleError(Exception):
 
 def _request(url, token, method="GET", body=None, timeout=120, raw=False):
     data = None
-    headers = {"Accept": "application/json"}
+    headers = {"Accept": "application/json", "X-Crucible-Request": "1"}  # no browser sends it cross-site
     if body is not None:
         data = json.dumps(body).encode("utf-8")
         headers["Content-Type"] = "application/json"

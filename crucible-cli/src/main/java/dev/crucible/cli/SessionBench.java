@@ -36,6 +36,8 @@ final class SessionBench {
         }
         if (json != null) {
             b.header("Content-Type", "application/json");
+        } else {
+            b.header("X-Crucible-Request", "1");
         }
         HttpResponse<String> r = http.send(b.method(method, json == null ? HttpRequest.BodyPublishers.noBody()
                 : HttpRequest.BodyPublishers.ofString(json)).build(), HttpResponse.BodyHandlers.ofString());

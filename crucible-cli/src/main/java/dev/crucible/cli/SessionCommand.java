@@ -276,6 +276,8 @@ final class SessionCommand implements Callable<Integer> {
                     : HttpRequest.BodyPublishers.ofByteArray(CliSupport.JSON.writeValueAsBytes(body)));
             if (body != null) {
                 b.header("Content-Type", "application/json");
+            } else {
+                b.header("X-Crucible-Request", "1"); // a POST without JSON: proof that no browser sent it
             }
             HttpResponse<String> r = http.send(b.build(), HttpResponse.BodyHandlers.ofString());
             JsonNode node = CliSupport.JSON.readTree(r.body().isEmpty() ? "{}" : r.body());

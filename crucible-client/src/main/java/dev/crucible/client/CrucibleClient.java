@@ -220,8 +220,8 @@ public final class CrucibleClient {
 
     private <T> T call(String method, String path, Object body, TypeReference<T> type) {
         HttpRequest.Builder builder = request(path);
-        if (body == null) {
-            builder.method(method, HttpRequest.BodyPublishers.noBody());
+        if (body == null) { // the server takes a POST only with JSON or this header (no browser sends it cross-site)
+            builder.header("X-Crucible-Request", "1").method(method, HttpRequest.BodyPublishers.noBody());
         } else {
             builder.header("Content-Type", "application/json")
                     .method(method, HttpRequest.BodyPublishers.ofByteArray(JSON.writeValueAsBytes(body)));

@@ -53,6 +53,7 @@ public final class CrucibleServer implements AutoCloseable {
     private final Crucible engine;
     private final Executor executor;
     private final Auth auth;
+    private final BrowserGuard guard;
     private final Admission admission;
     private final Metrics metrics;
     private final JsonMapper json;
@@ -71,6 +72,7 @@ public final class CrucibleServer implements AutoCloseable {
         this.engine = engine;
         this.executor = engine.executor();
         this.auth = new Auth(config.tokens());
+        this.guard = new BrowserGuard(config.host(), config.loopback());
         this.admission = new Admission(config.maxConcurrent(), config.maxQueued());
         this.metrics = new Metrics(admission, executor);
         this.json = JsonMapper.builder().disable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES).build();
@@ -179,6 +181,7 @@ public final class CrucibleServer implements AutoCloseable {
         return ctx -> {
             long start = System.nanoTime();
             try {
+                guard.check(ctx); // before the token: a rebinding page has none, but must not even learn that
                 if (authenticated) {
                     auth.check(ctx.header("Authorization"));
                 }
