@@ -60,6 +60,7 @@ public final class Linux {
     private static final MethodHandle UNLINKAT = errno("unlinkat", FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT));
     private static final MethodHandle RENAMEAT = errno("renameat",
             FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT, ADDRESS));
+    private static final MethodHandle CHMOD = errno("chmod", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT));
     private static final MethodHandle CLOSE = plain("close", FunctionDescriptor.of(JAVA_INT, JAVA_INT));
     private static final MethodHandle SETFSUID = plain("setfsuid", FunctionDescriptor.of(JAVA_INT, JAVA_INT));
     private static final MethodHandle SETFSGID = plain("setfsgid", FunctionDescriptor.of(JAVA_INT, JAVA_INT));
@@ -114,6 +115,15 @@ public final class Linux {
 
     public static void mkdirat(int dirfd, String name, int mode) throws ErrnoException {
         check("mkdirat", name, (state, arena) -> (int) MKDIRAT.invokeExact(state, dirfd, arena.allocateFrom(name), mode));
+    }
+
+    /**
+     * Changes the mode of exactly the file an open descriptor (O_PATH included) refers to, through its magic link
+     * in {@code /proc/self/fd}: never a path someone could swap. The caller's file-system uid must own it.
+     */
+    public static void fchmodPath(int fd, int mode) throws ErrnoException {
+        String link = "/proc/self/fd/" + fd;
+        check("chmod", link, (state, arena) -> (int) CHMOD.invokeExact(state, arena.allocateFrom(link), mode));
     }
 
     public static void unlinkat(int dirfd, String name, int flags) throws ErrnoException {

@@ -138,7 +138,10 @@ public final class SessionManager implements AutoCloseable {
         try (var dirs = Files.list(root)) {
             for (Path dir : dirs.toList()) {
                 Path file = dir.resolve("session.json");
-                if (!Files.isRegularFile(file)) {
+                if (!Files.isRegularFile(file, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+                    if (Files.isDirectory(dir, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+                        sweep(dir); // a delete (or a create) cut short: never a session again
+                    }
                     continue;
                 }
                 try {
@@ -179,6 +182,20 @@ public final class SessionManager implements AutoCloseable {
         if (!sessions.isEmpty()) {
             LOG.log(System.Logger.Level.INFO, "kept " + sessions.size() + " sessions from " + root);
         }
+    }
+
+    /** What a delete cut short left: removed as the owner of its workspace (no sandbox runs for it). */
+    private void sweep(Path dir) {
+        int owner = -1;
+        try {
+            Path workspace = dir.resolve("workspace");
+            if (sandbox.sessionUid(0) >= 0 && Files.isDirectory(workspace, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+                owner = (Integer) Files.getAttribute(workspace, "unix:uid", java.nio.file.LinkOption.NOFOLLOW_LINKS);
+            }
+        } catch (IOException e) {
+            LOG.log(System.Logger.Level.DEBUG, "cannot read the owner of " + dir, e);
+        }
+        removeLeftovers(dir, new Workspace(dir.resolve("workspace"), owner));
     }
 
     /** A workspace moving to another uid (its number was taken): only while no sandbox runs for it. */
@@ -584,19 +601,36 @@ public final class SessionManager implements AutoCloseable {
         }
     }
 
-    /** Removes a session's directory; the workspace through descriptors, never by a path its sandbox could change. */
+    /**
+     * Removes a session's directory. The record that makes it a session ({@code session.json}) goes first, so a
+     * removal cut short (a crash, a file that would not go) never brings the session back: {@link #load} sweeps what
+     * is left. The workspace goes through descriptors, never by a path its sandbox could change, whatever modes the
+     * sandbox left in it.
+     */
     private void removeFiles(Session session) {
         try {
-            if (Files.isDirectory(session.dir.resolve("workspace"), java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
-                session.workspace.clear();
-                Files.deleteIfExists(session.dir.resolve("workspace"));
+            Files.deleteIfExists(session.dir.resolve("session.json"));
+        } catch (IOException e) {
+            LOG.log(System.Logger.Level.WARNING, "cannot remove " + session.dir.resolve("session.json") + ": "
+                    + e.getMessage());
+        }
+        removeLeftovers(session.dir, session.workspace);
+    }
+
+    /** Removes a directory that is no session (any more): its workspace through {@code workspace}, then the rest. */
+    private static void removeLeftovers(Path dir, Workspace workspace) {
+        try {
+            if (Files.isDirectory(dir.resolve("workspace"), java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+                workspace.clear();
+                Files.deleteIfExists(dir.resolve("workspace"));
             }
-            for (String name : List.of("session.json", "session.json.tmp", "cells.jsonl", "interpreter.log")) {
-                Files.deleteIfExists(session.dir.resolve(name));
+            for (String name : List.of("session.json.tmp", "cells.jsonl", "interpreter.log")) {
+                Files.deleteIfExists(dir.resolve(name));
             }
-            Files.deleteIfExists(session.dir);
+            Files.deleteIfExists(dir);
         } catch (IOException | RuntimeException e) {
-            LOG.log(System.Logger.Level.WARNING, "cannot remove all of " + session.dir + ": " + e.getMessage());
+            LOG.log(System.Logger.Level.WARNING, "cannot remove all of " + dir + " (it is no session; the next start"
+                    + " tries again): " + e.getMessage());
         }
     }
 

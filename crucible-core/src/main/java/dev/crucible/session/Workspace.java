@@ -205,11 +205,16 @@ public final class Workspace {
         }, path);
     }
 
-    /** Removes everything in the workspace (the directory itself stays). */
+    /**
+     * Removes everything in the workspace (the directory itself stays), whatever modes the sandbox left: each
+     * directory is given back to its owner (0700) through its own descriptor before it is emptied, so a tree the
+     * sandbox made unreadable or unwritable ({@code chmod 000}) goes too. Only while no sandbox runs for it.
+     */
     public void clear() {
         run(() -> {
             int rootFd = openRoot();
             try {
+                ownerOnly(rootFd);
                 for (String name : names(rootFd)) {
                     try {
                         asOwner(() -> unlink(rootFd, name, 0));
@@ -278,6 +283,7 @@ public final class Workspace {
         int fd = asOwner(() -> Linux.openat2(parentFd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0,
                 RESOLVE_STRICT));
         try {
+            ownerOnly(fd);
             for (String child : names(fd)) {
                 try {
                     asOwner(() -> unlink(fd, child, 0));
@@ -292,6 +298,17 @@ public final class Workspace {
             Linux.close(fd);
         }
         asOwner(() -> unlink(parentFd, name, AT_REMOVEDIR));
+    }
+
+    /**
+     * Makes the open directory {@code rwx------} as its owner: chmod through the descriptor's magic link reaches
+     * exactly the directory opened (never a path the sandbox could swap), and only the owner may change its mode.
+     */
+    private void ownerOnly(int dirFd) throws IOException {
+        asOwner(() -> {
+            Linux.fchmodPath(dirFd, 0700);
+            return null;
+        });
     }
 
     private static Void unlink(int dirFd, String name, int flags) throws ErrnoException {
