@@ -7,8 +7,11 @@ import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.security.SecureRandom;
+import java.util.HexFormat;
 import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
@@ -18,16 +21,28 @@ import tools.jackson.databind.node.ObjectNode;
  * One session agent running in a long-lived sandbox, spoken to in frames: a 4-byte big-endian length and UTF-8
  * JSON, one answer per request. A platform thread reads the answers (a blocking pipe read would pin a virtual
  * thread's carrier); callers wait for them with a deadline.
+ *
+ * <p>The cell runs inside the agent's process, so it can write to the answer channel itself. The protocol holds
+ * anyway: nothing is read ahead of a request (what a cell writes between requests waits in the pipe, whose size
+ * the kernel bounds), each answer frame may be at most {@link #frameLimit} bytes and must carry the random id of
+ * the request it answers. Anything else is a {@link Outcome.Violated violation}: the caller throws the interpreter
+ * away. The server therefore holds at most one bounded frame per session, and no frame written before a request
+ * can answer it.
  */
 final class Interpreter implements AutoCloseable {
-    static final int MAX_FRAME = 128 * 1024 * 1024;
+    /** The ready frame's limit: the agent's greeting is a few dozen bytes. */
+    static final int READY_FRAME = 64 * 1024;
     private static final Object EOF = new Object();
     private static final int SIGINT = 2;
+    private static final SecureRandom RANDOM = new SecureRandom();
 
     private final Sandbox.Interactive box;
     private final JsonMapper json;
+    /** Holds at most one answer: the reader reads one frame per permit, and permits are given one per request. */
     private final BlockingQueue<Object> answers = new LinkedBlockingQueue<>();
+    private final Semaphore wanted = new Semaphore(1); // the ready frame
     private final OutputStream requests;
+    private volatile int limit = READY_FRAME;
     private volatile boolean busy;
 
     /** What became of one request. */
@@ -40,6 +55,20 @@ final class Interpreter implements AutoCloseable {
 
         /** It did not answer within the grace period after the interrupt. */
         record Stuck() implements Outcome {}
+
+        /** The answer channel carried something other than this request's answer (written by the cell). */
+        record Violated(String why) implements Outcome {}
+    }
+
+    /** A frame written before its request, or larger than the limit, or not JSON: the interpreter is discarded. */
+    private record Violation(String why) {}
+
+    /**
+     * The largest answer frame for a cell whose stdout and stderr are each capped at {@code outputBytes}: room for
+     * both streams escaped as JSON, the result and the error, and rich display. The agents cut their answer to fit.
+     */
+    static int frameLimit(int outputBytes) {
+        return (int) Math.min(Integer.MAX_VALUE, 4L * outputBytes + 4L * 1024 * 1024);
     }
 
     private Interpreter(Sandbox.Interactive box, JsonMapper json) {
@@ -56,6 +85,10 @@ final class Interpreter implements AutoCloseable {
             throws IOException, InterruptedException {
         Interpreter interpreter = new Interpreter(box, json);
         Object hello = interpreter.answers.poll(readyMillis, TimeUnit.MILLISECONDS);
+        if (hello instanceof Violation v) {
+            interpreter.close();
+            throw new IOException("the interpreter broke the protocol at start: " + v.why() + tail(log));
+        }
         if (!(hello instanceof JsonNode node) || !node.path("ready").asBoolean(false)) {
             interpreter.close();
             throw new IOException("the interpreter did not start" + (hello == null ? " within " + readyMillis + " ms"
@@ -76,20 +109,38 @@ final class Interpreter implements AutoCloseable {
     private void readAnswers() {
         try (DataInputStream in = new DataInputStream(box.stdout())) {
             while (true) {
+                wanted.acquire(); // never read ahead of a request
                 int length = in.readInt();
-                if (length < 0 || length > MAX_FRAME) {
-                    break; // not our agent talking any more: the session restarts
+                if (length < 0 || length > limit) {
+                    answers.add(new Violation("a frame of " + Integer.toUnsignedString(length) + " bytes, more than the "
+                            + limit + " an answer may take"));
+                    return;
                 }
                 byte[] body = new byte[length];
                 in.readFully(body);
-                answers.add(json.readTree(body));
+                JsonNode answer;
+                try {
+                    answer = json.readTree(body);
+                } catch (RuntimeException e) {
+                    answers.add(new Violation("a frame that is not JSON"));
+                    return;
+                }
+                answers.add(answer);
             }
         } catch (EOFException e) {
             // the interpreter ended
-        } catch (IOException | RuntimeException e) {
-            // a broken pipe or a frame that is not JSON: the same as an end
+        } catch (IOException e) {
+            // a broken pipe: the same as an end
+        } catch (InterruptedException e) {
+            return;
         }
         answers.add(EOF);
+    }
+
+    private static String newId() {
+        byte[] id = new byte[16];
+        RANDOM.nextBytes(id);
+        return HexFormat.of().formatHex(id);
     }
 
     /**
@@ -98,7 +149,14 @@ final class Interpreter implements AutoCloseable {
      */
     Outcome call(ObjectNode request, long timeoutMs, long graceMs) throws InterruptedException {
         long oomBefore = box.oomKills();
-        byte[] body = json.writeValueAsBytes(request);
+        String id = newId();
+        int frameLimit = frameLimit(request.path("output_bytes").asInt(1 << 20));
+        byte[] body = json.writeValueAsBytes(request.deepCopy().put("id", id).put("frame_bytes", frameLimit));
+        if (!answers.isEmpty()) { // only an end or a violation can wait here
+            Object left = answers.peek();
+            return left instanceof Violation v ? new Outcome.Violated(v.why()) : died(oomBefore);
+        }
+        limit = frameLimit;
         busy = true;
         try {
             try {
@@ -112,6 +170,7 @@ final class Interpreter implements AutoCloseable {
                     requests.write(frame);
                     requests.flush();
                 }
+                wanted.release();
             } catch (IOException e) {
                 return died(oomBefore);
             }
@@ -128,7 +187,15 @@ final class Interpreter implements AutoCloseable {
             if (answer == EOF) {
                 return died(oomBefore);
             }
-            return new Outcome.Answered((JsonNode) answer, interrupted);
+            if (answer instanceof Violation v) {
+                return new Outcome.Violated(v.why());
+            }
+            JsonNode node = (JsonNode) answer;
+            if (!id.equals(node.path("id").asString(""))) {
+                return new Outcome.Violated("an answer frame that does not carry this request's id (written before"
+                        + " the request, or by the cell)");
+            }
+            return new Outcome.Answered(node, interrupted);
         } finally {
             busy = false;
         }

@@ -425,6 +425,13 @@ public final class SessionManager implements AutoCloseable {
                         why + "; the session restarts with a fresh interpreter on the next call", start, restarted,
                         resumed);
             }
+            case Interpreter.Outcome.Violated v -> {
+                session.interpreter.close();
+                session.restartPending = true;
+                yield failure("runtime_error", "ProtocolViolation", "the interpreter's answer channel carried " + v.why()
+                        + "; cells must not write to the agent's own descriptors. The session restarts with a fresh"
+                        + " interpreter on the next call", start, restarted, resumed);
+            }
             case Interpreter.Outcome.Stuck s -> {
                 session.interpreter.close();
                 session.interpreter = null;
