@@ -56,6 +56,14 @@ public final class Linux {
     private static final MethodHandle SYSCALL4 = LINKER.downcallHandle(LIBC.find("syscall").orElseThrow(),
             FunctionDescriptor.of(JAVA_LONG, JAVA_LONG, JAVA_LONG, ADDRESS, ADDRESS, JAVA_LONG),
             Linker.Option.captureCallState("errno"), Linker.Option.firstVariadicArg(1));
+    /** {@code syscall} with four long arguments, for the calls libc has no wrapper for on every distribution. */
+    private static final MethodHandle SYSCALL_LONGS = LINKER.downcallHandle(LIBC.find("syscall").orElseThrow(),
+            FunctionDescriptor.of(JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG),
+            Linker.Option.captureCallState("errno"), Linker.Option.firstVariadicArg(1));
+    private static final long SYS_PIDFD_SEND_SIGNAL = 424; // generic numbers: x86_64 and aarch64 alike
+    private static final long SYS_PIDFD_OPEN = 434;
+    public static final int ESRCH = 3;
+    public static final int ENOSYS = 38;
     private static final MethodHandle MKDIRAT = errno("mkdirat", FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT));
     private static final MethodHandle UNLINKAT = errno("unlinkat", FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT));
     private static final MethodHandle RENAMEAT = errno("renameat",
@@ -133,6 +141,38 @@ public final class Linux {
     public static void renameat(int fromDir, String from, int toDir, String to) throws ErrnoException {
         check("renameat", to, (state, arena) -> (int) RENAMEAT.invokeExact(state, fromDir, arena.allocateFrom(from), toDir,
                 arena.allocateFrom(to)));
+    }
+
+    /**
+     * Sends {@code signal} to the process {@code pid} names, but only if {@code stillMeant} says it is the process
+     * meant (for example, still a member of a sandbox's cgroup), checked <em>after</em> a pidfd pins the process: a
+     * pid read from a list can be reused by another process before it is signalled, a pidfd cannot. If the pinned
+     * process ends after the check, the signal fails with ESRCH rather than reach the pid's next owner. Kernels
+     * without pidfds (before 5.3) get the check and a plain {@code kill}.
+     *
+     * @return whether the signal was delivered
+     */
+    public static boolean signalIf(long pid, int signal, java.util.function.LongPredicate stillMeant) {
+        long fd = longCall(SYS_PIDFD_OPEN, pid, 0, 0, 0);
+        if (fd < 0) {
+            return -fd == ENOSYS && stillMeant.test(pid) && kill(pid, signal);
+        }
+        try {
+            return stillMeant.test(pid) && longCall(SYS_PIDFD_SEND_SIGNAL, fd, signal, 0, 0) == 0;
+        } finally {
+            close((int) fd);
+        }
+    }
+
+    /** A raw system call; a failure is returned as {@code -errno}. */
+    private static long longCall(long number, long a, long b, long c, long d) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment state = arena.allocate(CALL_STATE);
+            long r = (long) SYSCALL_LONGS.invokeExact(state, number, a, b, c, d);
+            return r < 0 ? -(int) ERRNO.get(state, 0L) : r;
+        } catch (Throwable t) {
+            throw new IllegalStateException("syscall " + number, t);
+        }
     }
 
     /** Sends {@code signal} to {@code pid}; false when the process has gone. */

@@ -112,9 +112,14 @@ record CgroupV1(Path memory, Path pids, Path cpu, Path cpuacct) implements Cgrou
         }
 
         @Override
+        public boolean holds(long pid) {
+            return Cgroups.isMember(pid, dirs.get(0).getFileName().toString());
+        }
+
+        @Override
         public void killAll() {
             for (Path dir : dirs) {
-                Cgroups.killPids(Cgroups.readPids(dir.resolve("cgroup.procs")));
+                Cgroups.killMembers(dir);
             }
         }
 

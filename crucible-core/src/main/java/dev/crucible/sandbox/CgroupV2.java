@@ -123,12 +123,17 @@ record CgroupV2(Path parent) implements Cgroups {
         }
 
         @Override
+        public boolean holds(long pid) {
+            return Cgroups.isMember(pid, dir.getFileName().toString());
+        }
+
+        @Override
         public void killAll() {
             Path kill = dir.resolve("cgroup.kill");
             try {
                 Cgroups.write(kill, "1");
             } catch (IOException e) {
-                Cgroups.killPids(pids()); // kernels before 5.14 have no cgroup.kill
+                Cgroups.killMembers(dir); // kernels before 5.14 have no cgroup.kill
             }
         }
 

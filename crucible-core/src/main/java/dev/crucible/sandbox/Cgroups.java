@@ -1,5 +1,6 @@
 package dev.crucible.sandbox;
 
+import dev.crucible.os.Linux;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -13,6 +14,7 @@ import java.util.Map;
  * offers, or {@link None} with the reason when no group can be written.
  */
 sealed interface Cgroups permits CgroupV1, CgroupV2, Cgroups.None {
+    int SIGKILL = 9;
 
     /**
      * Creates the (empty) groups of one future run, with the one-CPU quota set; {@link RunGroup#limit} sets the rest
@@ -69,6 +71,9 @@ sealed interface Cgroups permits CgroupV1, CgroupV2, Cgroups.None {
 
         /** The pids still in the group. */
         List<Long> pids();
+
+        /** Whether the process {@code pid} is in the group now (after a pidfd pinned it, for a signal). */
+        boolean holds(long pid);
 
         /** SIGKILLs every process in the group. */
         void killAll();
@@ -235,7 +240,7 @@ sealed interface Cgroups permits CgroupV1, CgroupV2, Cgroups.None {
                         && ProcessHandle.of(Long.parseLong(parts[1])).isEmpty()) {
                     Path procs = group.resolve("cgroup.procs");
                     for (int i = 0; i < 50 && !readPids(procs).isEmpty(); i++) {
-                        killPids(readPids(procs));
+                        killMembers(group);
                         Thread.sleep(10);
                     }
                     if (readPids(procs).isEmpty()) {
@@ -250,9 +255,33 @@ sealed interface Cgroups permits CgroupV1, CgroupV2, Cgroups.None {
         }
     }
 
-    static void killPids(List<Long> pids) {
+    /**
+     * SIGKILLs each of {@code pids} that is, once pinned by a pidfd, still a member of the cgroup directory named
+     * {@code group}: a pid read from {@code cgroup.procs} that was reused by a process outside meanwhile is left
+     * alone.
+     */
+    static void killMembers(List<Long> pids, String group) {
         for (long pid : pids) {
-            ProcessHandle.of(pid).ifPresent(ProcessHandle::destroyForcibly);
+            Linux.signalIf(pid, SIGKILL, p -> isMember(p, group));
         }
+    }
+
+    static void killMembers(Path dir) {
+        killMembers(readPids(dir.resolve("cgroup.procs")), dir.getFileName().toString());
+    }
+
+    /** Whether {@code /proc/<pid>/cgroup} puts the process in a group directory named {@code group}. */
+    static boolean isMember(long pid, String group) {
+        try {
+            for (String line : Files.readAllLines(Path.of("/proc", Long.toString(pid), "cgroup"))) {
+                String path = line.substring(line.indexOf(':', line.indexOf(':') + 1) + 1);
+                if (path.endsWith("/" + group) || path.contains("/" + group + "/")) {
+                    return true;
+                }
+            }
+        } catch (IOException | RuntimeException e) {
+            // gone
+        }
+        return false;
     }
 }

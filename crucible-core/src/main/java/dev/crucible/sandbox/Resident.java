@@ -46,7 +46,9 @@ final class Resident implements Sandbox.Interactive {
                 : process.toHandle().descendants().map(ProcessHandle::pid).toList();
         int reached = 0;
         for (long pid : pids) {
-            if (insideProgram(pid) && Linux.kill(pid, signal)) {
+            // pinned by a pidfd before the checks: a pid reused meanwhile by a process outside is never signalled
+            if (Linux.signalIf(pid, signal, p -> insideProgram(p) && (group != null ? group.holds(p)
+                    : process.toHandle().descendants().anyMatch(d -> d.pid() == p)))) {
                 reached++;
             }
         }
