@@ -34,14 +34,17 @@ crucible_ensure_sandbox_tools() {
   CRUCIBLE_EXIT=4 crucible_die "missing sandbox prerequisites; run: sudo apt-get install ${missing[*]}"
 }
 
-# What only the tests use (a session's matplotlib figure): best effort, as root with apt-get; a test whose tool is
-# missing says so and is skipped.
+# What only the tests use (a session's matplotlib figure; tmux, the terminal that presses Ctrl-C in the session
+# test): best effort, as root with apt-get; a test whose tool is missing says so and is skipped.
 crucible_ensure_test_packages() {
-  /usr/bin/python3 -c 'import matplotlib' 2>/dev/null && return 0
+  local missing=()
+  /usr/bin/python3 -c 'import matplotlib' 2>/dev/null || missing+=(python3-matplotlib)
+  command -v tmux >/dev/null 2>&1 || missing+=(tmux)
+  [ ${#missing[@]} -eq 0 ] && return 0
   if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
-    echo "crucible: installing python3-matplotlib (for the session display test)" >&2
+    echo "crucible: installing ${missing[*]} (for the tests)" >&2
     { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-      python3-matplotlib; } >&2 || echo "crucible: python3-matplotlib not installed; its test will be skipped" >&2
+      "${missing[@]}"; } >&2 || echo "crucible: ${missing[*]} not installed; their tests will be skipped" >&2
   fi
   return 0
 }

@@ -8,7 +8,10 @@
  *   4. when root: drop every capability from the bounding set, leave all groups, become the slot's
  *      unprivileged uid and gid, set no_new_privs (never launch bwrap as real root: finding 1);
  *   5. ask for SIGKILL when the spawning thread dies (a crashed or kill -9'ed server takes its sandboxes with it:
- *      bwrap's --die-with-parent then tears the namespace down), and exec bwrap with an EMPTY environment (finding 2).
+ *      bwrap's --die-with-parent then tears the namespace down);
+ *   6. leave the server's session and process group (setsid), so a terminal's Ctrl-C, which goes to its foreground
+ *      process group, reaches the server (to interrupt a cell) and never the sandbox; exec bwrap with an EMPTY
+ *      environment (finding 2).
  *
  * usage: crucible-launch [--cgroup FILE]... [--rlimit RES=VALUE]... --seccomp FILE [--uid N] -- BWRAP ARGS...
  * RES is one of fsize, nofile, core, cpu, nproc, as. Exit code 125 means a step failed (message on stderr,
@@ -125,6 +128,7 @@ int main(int argc, char **argv) {
     /* after the uid change, which clears it; survives the exec of bwrap (not setuid) */
     if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0) die("cannot set the parent-death signal", NULL);
     if (getppid() != parent) _exit(FAIL); /* the server died while we started */
+    if (setsid() < 0) die("cannot leave the server's session", NULL);
     char *empty[] = {NULL};
     execve(argv[i + 1], argv + i + 1, empty);
     die("cannot exec", argv[i + 1]);

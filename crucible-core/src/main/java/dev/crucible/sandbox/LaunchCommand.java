@@ -107,6 +107,8 @@ final class LaunchCommand {
         s.append('\n');
         s.append("exec 3< '").append(seccomp).append("'\n");
         s.append("unset PWD\n");
+        // out of the server's process group and session: a terminal's Ctrl-C must not reach the sandbox
+        s.append("command -v setsid >/dev/null && exec setsid \"$@\"\n");
         s.append("exec \"$@\"\n");
         return s.toString();
     }
