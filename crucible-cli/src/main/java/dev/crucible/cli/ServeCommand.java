@@ -49,6 +49,14 @@ final class ServeCommand implements Callable<Integer> {
             description = "Sessions at once per token (default 250).")
     Integer maxSessionsPerToken;
 
+    @Option(names = "--sessions-memory-mb", paramLabel = "MIB", description = "The sum of all sessions' memory limits"
+            + " may not pass this; beyond it creating a session answers 429 (default: the host's memory less 1 GiB).")
+    Long sessionsMemoryMb;
+
+    @Option(names = "--sessions-disk-mb", paramLabel = "MIB", description = "The sum of all sessions' workspace quotas"
+            + " may not pass this; beyond it creating a session answers 507 (default: 90% of the data dir's disk).")
+    Long sessionsDiskMb;
+
     @Option(names = "--runtimes", paramLabel = "FILE", description = "A runtimes TOML file (env CRUCIBLE_RUNTIMES).")
     Path runtimesFile;
 
@@ -70,6 +78,11 @@ final class ServeCommand implements Callable<Integer> {
                 config = config.withSessions(config.sessions().withMaxSessions(
                         maxSessions == null ? config.sessions().maxSessions() : maxSessions,
                         maxSessionsPerToken == null ? config.sessions().maxPerOwner() : maxSessionsPerToken));
+            }
+            if (sessionsMemoryMb != null || sessionsDiskMb != null) {
+                config = config.withSessions(config.sessions().withBudgets(
+                        sessionsMemoryMb == null ? 0 : sessionsMemoryMb,
+                        sessionsDiskMb == null ? 0 : sessionsDiskMb * 1024 * 1024));
             }
         } catch (IllegalArgumentException e) {
             return CliSupport.fail(err, new CliSupport.Failure(ExitCodes.USAGE, e.getMessage()));

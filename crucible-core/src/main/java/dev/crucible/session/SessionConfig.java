@@ -18,10 +18,15 @@ import java.time.Duration;
  * @param graceMs how long an interrupted cell may take to stop before the session is restarted
  * @param limits default limits of a session
  * @param reapEvery how often expired sessions are looked for
+ * @param memoryBudgetMb the sum of the memory limits of all sessions may not pass this (each limit is enforced by
+ *     the session's own cgroup, so the sum bounds what sessions can take); 0 = the host's memory less 1 GiB
+ * @param diskBudgetBytes the sum of the workspace quotas of all sessions may not pass this (each quota is enforced
+ *     by the workspace's own file system when loop mounts work); 0 = 90% of the data directory's file system
  */
 public record SessionConfig(
         Path dataDir, int maxSessions, int maxPerOwner, Duration idleTimeout, Duration maxLifetime, int maxCellBytes,
-        long maxFileBytes, long workspaceQuota, long graceMs, SessionLimits limits, Duration reapEvery) {
+        long maxFileBytes, long workspaceQuota, long graceMs, SessionLimits limits, Duration reapEvery,
+        long memoryBudgetMb, long diskBudgetBytes) {
 
     public SessionConfig {
         if (maxSessions < 1 || maxSessions > 3000) {
@@ -32,21 +37,30 @@ public record SessionConfig(
     /** Defaults: 1000 sessions (250 per token), 30 min idle, 24 h life, 1 MiB cells, 32 MiB files, 1 GiB quota. */
     public static SessionConfig defaults(Path dataDir) {
         return new SessionConfig(dataDir, 1000, 250, Duration.ofMinutes(30), Duration.ofHours(24), 1024 * 1024,
-                32L * 1024 * 1024, 1024L * 1024 * 1024, 2_000, SessionLimits.DEFAULT, Duration.ofSeconds(5));
+                32L * 1024 * 1024, 1024L * 1024 * 1024, 2_000, SessionLimits.DEFAULT, Duration.ofSeconds(5), 0, 0);
     }
 
     public SessionConfig withMaxSessions(int global, int perOwner) {
         return new SessionConfig(dataDir, global, perOwner, idleTimeout, maxLifetime, maxCellBytes, maxFileBytes,
-                workspaceQuota, graceMs, limits, reapEvery);
+                workspaceQuota, graceMs, limits, reapEvery, memoryBudgetMb, diskBudgetBytes);
     }
 
     public SessionConfig withTimes(Duration idle, Duration lifetime, Duration reap) {
         return new SessionConfig(dataDir, maxSessions, maxPerOwner, idle, lifetime, maxCellBytes, maxFileBytes,
-                workspaceQuota, graceMs, limits, reap);
+                workspaceQuota, graceMs, limits, reap, memoryBudgetMb, diskBudgetBytes);
     }
 
     public SessionConfig withCaps(int cellBytes, long fileBytes, long quota) {
         return new SessionConfig(dataDir, maxSessions, maxPerOwner, idleTimeout, maxLifetime, cellBytes, fileBytes,
-                quota, graceMs, limits, reapEvery);
+                quota, graceMs, limits, reapEvery, memoryBudgetMb, diskBudgetBytes);
+    }
+
+    /** Budgets over all sessions: 0 leaves one automatic (see the components). */
+    public SessionConfig withBudgets(long memoryMb, long diskBytes) {
+        if (memoryMb < 0 || diskBytes < 0) {
+            throw new IllegalArgumentException("session budgets must be positive (0 = automatic)");
+        }
+        return new SessionConfig(dataDir, maxSessions, maxPerOwner, idleTimeout, maxLifetime, maxCellBytes, maxFileBytes,
+                workspaceQuota, graceMs, limits, reapEvery, memoryMb, diskBytes);
     }
 }

@@ -54,6 +54,11 @@ public final class SessionManager implements AutoCloseable {
     private final SecureRandom random = new SecureRandom();
     private final Map<String, Session> sessions = new ConcurrentHashMap<>();
     private final BitSet numbers = new BitSet();
+    /** Memory limit reserved by each session number; guarded by {@link #numbers}. */
+    private final Map<Integer, Integer> reservedMb = new java.util.HashMap<>();
+    private final WorkspaceDisk disk;
+    private final long memoryBudgetMb;
+    private final long diskBudgetBytes;
     private final ScheduledExecutorService reaper;
     private volatile boolean closed;
 
@@ -113,6 +118,14 @@ public final class SessionManager implements AutoCloseable {
                 }
             }
         }
+        this.disk = WorkspaceDisk.detect(config.dataDir(), sandbox.sessionUid(0) >= 0);
+        LOG.log(disk.enforced() ? System.Logger.Level.DEBUG : System.Logger.Level.WARNING, "sessions: "
+                + disk.describe());
+        this.memoryBudgetMb = config.memoryBudgetMb() > 0 ? config.memoryBudgetMb() : Math.max(1024,
+                ((com.sun.management.OperatingSystemMXBean) java.lang.management.ManagementFactory
+                        .getOperatingSystemMXBean()).getTotalMemorySize() / (1024 * 1024) - 1024);
+        this.diskBudgetBytes = config.diskBudgetBytes() > 0 ? config.diskBudgetBytes()
+                : (long) (Files.getFileStore(root).getTotalSpace() * 0.9);
         this.reaper = Executors.newSingleThreadScheduledExecutor(r -> {
             Thread t = new Thread(r, "crucible-session-reaper");
             t.setDaemon(true);
@@ -153,6 +166,7 @@ public final class SessionManager implements AutoCloseable {
                         removeFiles(new Session(stored, true));
                         continue;
                     }
+                    disk.attach(dir); // a clean stop unmounted it; after a kill -9 it is still mounted
                     synchronized (numbers) {
                         if (stored.number() >= config.maxSessions() || numbers.get(stored.number())) {
                             int number = numbers.nextClearBit(0);
@@ -163,6 +177,7 @@ public final class SessionManager implements AutoCloseable {
                             writeStored(dir, stored);
                         }
                         numbers.set(stored.number());
+                        reservedMb.put(stored.number(), stored.limits().memoryMb());
                     }
                     Path workspace = dir.resolve("workspace");
                     int uid = sandbox.sessionUid(stored.number());
@@ -252,8 +267,23 @@ public final class SessionManager implements AutoCloseable {
                 throw new SessionException("too_many_sessions", "this token holds its maximum of "
                         + config.maxPerOwner() + " sessions; delete one first");
             }
+            long memory = reservedMb.values().stream().mapToLong(Integer::longValue).sum();
+            if (memory + limits.memoryMb() > memoryBudgetMb) {
+                throw new SessionException("memory_budget_exhausted", "sessions already reserve " + memory + " of the "
+                        + memoryBudgetMb + " MiB of memory the server gives them; this one needs " + limits.memoryMb()
+                        + ": delete a session, ask for a smaller memory_mb, or wait for idle ones to expire");
+            }
+            long quota = Math.max(WorkspaceDisk.MIN_BYTES, config.workspaceQuota());
+            long disk = (long) reservedMb.size() * quota;
+            if (disk + quota > diskBudgetBytes) {
+                throw new SessionException("disk_budget_exhausted", "sessions already reserve " + disk / (1 << 20)
+                        + " of the " + diskBudgetBytes / (1 << 20) + " MiB of disk the server gives them and each"
+                        + " workspace takes " + quota / (1 << 20) + " MiB: delete a session or wait for idle ones to"
+                        + " expire");
+            }
             number = numbers.nextClearBit(0);
             numbers.set(number);
+            reservedMb.put(number, limits.memoryMb());
         }
         byte[] idBytes = new byte[16];
         random.nextBytes(idBytes);
@@ -264,7 +294,7 @@ public final class SessionManager implements AutoCloseable {
         try {
             Files.createDirectory(session.dir);
             Files.setPosixFilePermissions(session.dir, PosixFilePermissions.fromString("rwx--x--x"));
-            Files.createDirectory(session.dir.resolve("workspace"));
+            disk.create(session.dir, config.workspaceQuota());
             writeStored(session.dir, stored);
             session.lock.lock();
             try {
@@ -605,6 +635,7 @@ public final class SessionManager implements AutoCloseable {
     private void release(int number) {
         synchronized (numbers) {
             numbers.clear(number);
+            reservedMb.remove(number);
         }
     }
 
@@ -625,13 +656,15 @@ public final class SessionManager implements AutoCloseable {
     }
 
     /** Removes a directory that is no session (any more): its workspace through {@code workspace}, then the rest. */
-    private static void removeLeftovers(Path dir, Workspace workspace) {
+    private void removeLeftovers(Path dir, Workspace workspace) {
+        disk.detach(dir); // an image's files go with the image; its mount point was always empty
         try {
-            if (Files.isDirectory(dir.resolve("workspace"), java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+            if (Files.isDirectory(dir.resolve("workspace"), java.nio.file.LinkOption.NOFOLLOW_LINKS)
+                    && !Files.exists(dir.resolve(WorkspaceDisk.IMAGE), java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
                 workspace.clear();
-                Files.deleteIfExists(dir.resolve("workspace"));
             }
-            for (String name : List.of("session.json.tmp", "cells.jsonl", "interpreter.log")) {
+            Files.deleteIfExists(dir.resolve("workspace"));
+            for (String name : List.of("session.json.tmp", "cells.jsonl", "interpreter.log", WorkspaceDisk.IMAGE)) {
                 Files.deleteIfExists(dir.resolve(name));
             }
             Files.deleteIfExists(dir);
@@ -680,6 +713,7 @@ public final class SessionManager implements AutoCloseable {
             if (live != null) {
                 live.close();
             }
+            disk.detach(session.dir); // the files stay in the image; the next start mounts it again
         }
     }
 }

@@ -192,7 +192,7 @@ public final class CrucibleServer implements AutoCloseable {
                 error(ctx, statusOf(e.code()), e.code(), e.getMessage(), null);
             } catch (SessionException e) {
                 error(ctx, SessionRoutes.statusOf(e.code()), e.code(), e.getMessage(),
-                        e.code().equals("too_many_sessions") ? "60" : null);
+                        SessionRoutes.statusOf(e.code()) == 429 ? "60" : null);
             } catch (JacksonException e) {
                 error(ctx, 400, "invalid_json", "the body is not valid JSON for this route: "
                         + oneLine(e.getOriginalMessage()), null);

@@ -69,7 +69,8 @@ public record ServerConfig(
     public ServerConfig withDataDir(Path dir) {
         return withSessions(new SessionConfig(dir, sessions.maxSessions(), sessions.maxPerOwner(), sessions.idleTimeout(),
                 sessions.maxLifetime(), sessions.maxCellBytes(), sessions.maxFileBytes(), sessions.workspaceQuota(),
-                sessions.graceMs(), sessions.limits(), sessions.reapEvery()));
+                sessions.graceMs(), sessions.limits(), sessions.reapEvery(), sessions.memoryBudgetMb(),
+                sessions.diskBudgetBytes()));
     }
 
     public ServerConfig withHost(String value) {

@@ -128,7 +128,8 @@ final class SessionRoutes {
     static int statusOf(String code) {
         return switch (code) {
             case "session_not_found", "file_not_found" -> 404;
-            case "too_many_sessions" -> 429;
+            case "too_many_sessions", "memory_budget_exhausted" -> 429;
+            case "disk_budget_exhausted" -> 507;
             case "session_busy" -> 409;
             case "cell_too_large", "file_too_large", "quota_exceeded" -> 413;
             case "permission_denied" -> 403;

@@ -1,0 +1,140 @@
+package dev.crucible.session;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.crucible.Crucible;
+import dev.crucible.TestHost;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/**
+ * Issue 10, class 3: the workspace quota holds against writes from inside the sandbox (a kernel bound: each
+ * workspace is a file system of its own), and the server admits sessions against total budgets of memory and disk.
+ */
+class SessionDiskHostileTest {
+    static final String ME = "owner-a";
+    static final long QUOTA = 64L << 20;
+
+    static SessionManager start(SessionConfig config) throws Exception {
+        Crucible c = TestHost.crucible();
+        return SessionManager.start(c.sandbox(), c.runtimes(), config);
+    }
+
+    static SessionConfig config(Path data) {
+        return SessionConfig.defaults(data).withCaps(1 << 20, 32L << 20, QUOTA);
+    }
+
+    static void assumeKernelBound(Path data) {
+        WorkspaceDisk disk = WorkspaceDisk.detect(data, TestHost.crucible().sandbox().sessionUid(0) >= 0);
+        if (!disk.enforced()) {
+            System.err.println("SessionDiskHostileTest skipped: " + disk.describe());
+        }
+        Assumptions.assumeTrue(disk.enforced(), disk.describe());
+    }
+
+    static long bytesUnder(Path dir) throws Exception {
+        try (Stream<Path> walk = Files.walk(dir)) {
+            return walk.filter(Files::isRegularFile).mapToLong(p -> p.toFile().length()).sum();
+        }
+    }
+
+    static boolean mountedUnder(Path dir) throws Exception {
+        String prefix = dir.toRealPath().toString();
+        return Files.readAllLines(Path.of("/proc/self/mountinfo")).stream()
+                .anyMatch(line -> line.split(" ")[4].startsWith(prefix));
+    }
+
+    @Test
+    void cellsCannotWritePastTheQuotaWhateverWayTheyWrite(@TempDir Path data) throws Exception {
+        assumeKernelBound(data);
+        try (SessionManager sessions = start(config(data))) {
+            String id = sessions.create(ME, new SessionManager.CreateRequest("python", null, null, null)).id();
+            CellResult r = sessions.execute(ME, id, """
+                    import errno, os
+                    written, seen = 0, set()
+                    chunk = b'x' * (1 << 20)
+                    for i in range(400):  # 400 MiB through many files, directories and ways of writing
+                        path = '/workspace/d%d/f%d' % (i % 7, i)
+                        os.makedirs(os.path.dirname(path), exist_ok=True)
+                        try:
+                            fd = os.open(path, os.O_WRONLY | os.O_CREAT)
+                            try:
+                                if i % 3 == 0:
+                                    os.posix_fallocate(fd, 0, 8 << 20)
+                                    written += 8 << 20
+                                else:
+                                    written += os.write(fd, chunk)
+                            finally:
+                                os.close(fd)
+                        except OSError as e:
+                            seen.add(errno.errorcode[e.errno])
+                    print(sorted(seen), written >> 20)
+                    """, null, 60_000L);
+            assertThat(r.status()).as(r.toString()).isEqualTo("ok");
+            assertThat(r.stdout()).as("the kernel said no").containsAnyOf("ENOSPC", "EDQUOT");
+            Path workspace = data.resolve("sessions").resolve(id).resolve("workspace");
+            assertThat(bytesUnder(workspace)).as("bytes the cell left on the host").isLessThanOrEqualTo(QUOTA);
+            assertThat(Files.size(data.resolve("sessions").resolve(id).resolve(WorkspaceDisk.IMAGE)))
+                    .isEqualTo(QUOTA);
+
+            // full is not broken: delete and write again, through the file API too
+            assertThat(sessions.execute(ME, id, "import shutil\nshutil.rmtree('/workspace/d0')\nopen('ok', 'w').write('y')",
+                    null, null).status()).isEqualTo("ok");
+            assertThatThrownBy(() -> sessions.files(ME, id).upload("too-big", new byte[30 << 20]))
+                    .isInstanceOf(SessionException.class);
+        }
+    }
+
+    @Test
+    void aBoundedWorkspaceKeepsItsFilesThroughARestartAndLeavesNothingWhenDeleted(@TempDir Path data) throws Exception {
+        assumeKernelBound(data);
+        String id;
+        try (SessionManager sessions = start(config(data))) {
+            id = sessions.create(ME, new SessionManager.CreateRequest("python", null, null, null)).id();
+            sessions.execute(ME, id, "open('kept.txt', 'w').write('still here')", null, null);
+        }
+        assertThat(mountedUnder(data)).as("a stop unmounts the workspaces").isFalse();
+        try (SessionManager again = start(config(data))) {
+            CellResult r = again.execute(ME, id, "print(open('kept.txt').read())", null, null);
+            assertThat(r.stdout()).as(r.toString()).isEqualTo("still here\n");
+            assertThat(mountedUnder(data)).isTrue();
+            again.delete(ME, id);
+            assertThat(mountedUnder(data)).as("nothing mounted after delete").isFalse();
+            assertThat(data.resolve("sessions").resolve(id)).doesNotExist();
+        }
+    }
+
+    @Test
+    void sessionsAreAdmittedAgainstTheMemoryBudget(@TempDir Path data) throws Exception {
+        try (SessionManager sessions = start(config(data).withBudgets(1024, 0))) {
+            SessionLimits half = SessionLimits.DEFAULT.with(512, null, null, null, null);
+            String first = sessions.create(ME, new SessionManager.CreateRequest("python", half, null, null)).id();
+            sessions.create(ME, new SessionManager.CreateRequest("python", half, null, null));
+            SessionLimits small = SessionLimits.DEFAULT.with(64, null, null, null, null);
+            assertThatThrownBy(() -> sessions.create(ME, new SessionManager.CreateRequest("python", small, null, null)))
+                    .isInstanceOf(SessionException.class).hasMessageContaining("1024 MiB")
+                    .extracting(e -> ((SessionException) e).code()).isEqualTo("memory_budget_exhausted");
+            sessions.delete(ME, first);
+            assertThat(sessions.create(ME, new SessionManager.CreateRequest("python", small, null, null)).id())
+                    .as("a delete gives its reservation back").isNotBlank();
+        }
+    }
+
+    @Test
+    void sessionsAreAdmittedAgainstTheDiskBudget(@TempDir Path data) throws Exception {
+        try (SessionManager sessions = start(config(data).withBudgets(0, 2 * QUOTA + QUOTA / 2))) {
+            String first = sessions.create(ME, new SessionManager.CreateRequest("python", null, null, null)).id();
+            sessions.create(ME, new SessionManager.CreateRequest("python", null, null, null));
+            assertThatThrownBy(() -> sessions.create(ME, new SessionManager.CreateRequest("python", null, null, null)))
+                    .isInstanceOf(SessionException.class)
+                    .extracting(e -> ((SessionException) e).code()).isEqualTo("disk_budget_exhausted");
+            sessions.delete(ME, first);
+            assertThat(sessions.create(ME, new SessionManager.CreateRequest("python", null, null, null)).id()).isNotBlank();
+        }
+    }
+}
