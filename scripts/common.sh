@@ -40,6 +40,7 @@ crucible_ensure_test_packages() {
   local missing=()
   /usr/bin/python3 -c 'import matplotlib' 2>/dev/null || missing+=(python3-matplotlib)
   command -v tmux >/dev/null 2>&1 || missing+=(tmux)
+  [ -x /usr/sbin/mkfs.ext4 ] || [ -x /sbin/mkfs.ext4 ] || missing+=(e2fsprogs) # session workspace images
   [ ${#missing[@]} -eq 0 ] && return 0
   if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "crucible: installing ${missing[*]} (for the tests)" >&2
