@@ -31,7 +31,6 @@ import java.util.regex.Pattern;
 public final class Reward {
     private static final Pattern FENCE = Pattern.compile("```([\\w+#.-]*)[^\\n]*\\n([\\s\\S]*?)```");
     private static final Pattern THINK = Pattern.compile("(?is)<(think|thinking|reasoning)>.*?</\\1>");
-    private static final Pattern EXPECTED = Pattern.compile("(?is)expected output\\s*:?\\s*(```[^\\n]*\\n([\\s\\S]*?)```|(.+))");
     private static final Pattern CODE_LINE = Pattern.compile(
             "^(\\s*)(def |class |import |from \\S+ import|print\\(|for |while |if |return |const |let |var |function |"
                     + "console\\.|#include|int main|public |fn |package |echo |[A-Za-z_][\\w.]*\\s*=[^=]|[A-Za-z_][\\w.]*\\()");
@@ -223,18 +222,14 @@ public final class Reward {
         return List.of("text", "txt", "output", "console", "markdown", "md", "json", "plaintext").contains(tag);
     }
 
-    /** "Expected output: …" in the last user message (a fenced block after it, or the rest of its line). */
+    /** The expected output the last user message states, read as {@link ExpectedOutput} does. */
     static String expectedFromPrompt(List<Message> messages) {
         for (int i = messages.size() - 1; i >= 0; i--) {
             Message msg = messages.get(i);
             if (msg == null || !"user".equals(msg.role())) {
                 continue;
             }
-            Matcher m = EXPECTED.matcher(msg.text());
-            if (m.find()) {
-                return m.group(2) != null ? m.group(2).strip() : m.group(3).strip();
-            }
-            return null;
+            return ExpectedOutput.from(msg.text());
         }
         return null;
     }

@@ -76,6 +76,14 @@ class JudgeAndRewardTest {
         assertThat(near.metrics().get("expected_output").reason()).isEqualTo("100");
         assertThat(near.score()).isEqualTo(0.7);
 
+        // the reward seed's own example (reward-kit's guide, "Automatic Output Extraction"): the correct program
+        // scores 1, not the 0.06 a whole-line reading gave
+        Reward.Result seed = REWARD.score(reward("```python\ndef sum_list(numbers):\n    return sum(numbers)\n\n"
+                + "print(sum_list([1, 2, 3, 4, 5]))\n```", null, null,
+                "Write a Python function to find the sum of a list. Expected output: 15 (for [1,2,3,4,5])"));
+        assertThat(seed.metrics().get("expected_output").reason()).isEqualTo("15");
+        assertThat(seed.score()).isEqualTo(1.0);
+
         // no fence: code-looking text runs as it is; prose does not
         assertThat(REWARD.score(reward("x = 2\nprint(x + 1)", "3", null, "q")).score()).isEqualTo(1.0);
         Reward.Result prose = REWARD.score(reward("I cannot answer that.", "3", null, "q"));

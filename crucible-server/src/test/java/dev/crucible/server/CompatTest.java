@@ -83,6 +83,36 @@ class CompatTest {
         assertThat(unknown.get("status").asString()).isEqualTo("SandboxError");
     }
 
+    /**
+     * Java runs with assertions on, as SandboxFusion's runner does ({@code java -cp … -ea Main} in
+     * bytedance/SandboxFusion sandbox/runners/major.py, run_java): a test suite written with {@code assert} must not
+     * pass vacuously on any route.
+     */
+    @Test
+    void javaAssertsAreCheckedOnEveryRoute() throws Exception {
+        String failing = "public class Main { public static void main(String[] a) { assert 1 == 2 : \"one is not two\";"
+                + " System.out.println(\"unreachable\"); } }";
+        JsonNode execute = JSON.readTree(http.postJson("/v1/execute", JSON.writeValueAsString(
+                java.util.Map.of("language", "java", "code", failing))).body());
+        assertThat(execute.get("status").asString()).as(execute.toString()).isEqualTo("runtime_error");
+        assertThat(execute.get("stderr").asString()).contains("AssertionError: one is not two");
+        assertThat(execute.get("stdout").asString()).isEmpty();
+
+        JsonNode fusion = JSON.readTree(http.postJson("/run_code", JSON.writeValueAsString(
+                java.util.Map.of("language", "java", "code", failing))).body());
+        assertThat(fusion.get("status").asString()).isEqualTo("Failed");
+        assertThat(fusion.get("run_result").get("return_code").asInt()).isEqualTo(1);
+
+        JsonNode piston = JSON.readTree(raw("/api/v2/execute", JSON.writeValueAsString(java.util.Map.of(
+                "language", "java", "version", "*", "files", java.util.List.of(java.util.Map.of("content", failing))))).body());
+        assertThat(piston.get("run").get("code").asInt()).as(piston.toString()).isEqualTo(1);
+        assertThat(piston.get("run").get("stderr").asString()).contains("AssertionError");
+
+        JsonNode passing = JSON.readTree(http.postJson("/v1/execute", JSON.writeValueAsString(java.util.Map.of(
+                "language", "java", "code", failing.replace("1 == 2", "1 == 1")))).body());
+        assertThat(passing.get("stdout").asString()).isEqualTo("unreachable\n");
+    }
+
     @Test
     void replitEvalAnswersPlainText() throws Exception {
         HttpResponse<String> r = http.postJson("/replit/eval", "{\"code\": \"print('hi')\\nimport sys\\nprint('e', file=sys.stderr)\"}");
