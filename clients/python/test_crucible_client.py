@@ -154,5 +154,91 @@ class SessionTest(unittest.TestCase):
         self.assertEqual(caught.exception.status, 404)
 
 
+
+SEED_MESSAGES = [
+    {"role": "user", "content": "Write a Python function to calculate the factorial of a number."},
+    {"role": "assistant", "content": """Here's a Python function to calculate the factorial of a number:
+
+```python
+def factorial(n):
+    if n == 0 or n == 1:
+        return 1
+    else:
+        return n * factorial(n - 1)
+
+# Test the function
+print(factorial(5))  # Should output 120
+```
+
+This function uses recursion to calculate the factorial. For n = 5, it computes 5 * 4 * 3 * 2 * 1 = 120."""},
+]
+
+
+@unittest.skipUnless(URL, "CRUCIBLE_URL is not set: these tests need a running Crucible server")
+class RewardTest(unittest.TestCase):
+    """The reward seed's examples (reward-kit's e2b code execution reward guide) with only the import changed, and
+    the call shapes of TRL's reward functions and verl's compute_score (the frameworks cannot be installed here: no
+    PyPI; their documented signatures are what these calls follow)."""
+
+    def test_the_seeds_example_runs_by_changing_its_import(self):
+        from crucible_client import e2b_code_execution_reward
+        result = e2b_code_execution_reward(messages=SEED_MESSAGES, expected_output="120", language="python",
+                                           api_key="your_e2b_api_key", timeout=10, url=URL, token=TOKEN)
+        self.assertEqual(result.score, 1.0)
+        reasons = {name: metric.reason for name, metric in result.metrics.items()}
+        self.assertIn("def factorial", reasons["extracted_code"])
+        self.assertEqual(result.metrics["expected_output"].reason, "120")
+        self.assertEqual(result.metrics["execution_result"].score, 1.0)
+
+    def test_the_seeds_automatic_output_extraction(self):
+        messages = [{"role": "user", "content": "Write a Python function to find the sum of a list. "
+                                                "Expected output: 15 (for [1,2,3,4,5])"},
+                    {"role": "assistant", "content": "```python\ndef sum_list(numbers):\n    return sum(numbers)\n\n"
+                                                     "print(sum_list([1, 2, 3, 4, 5]))\n```"}]
+        result = crucible_client.local_code_execution_reward(messages=messages, original_messages=messages,
+                                                             language="python", url=URL, token=TOKEN)
+        self.assertEqual(result.metrics["expected_output"].reason, "15")
+        self.assertEqual(result.score, 1.0)
+
+    def test_a_wrong_or_crashing_answer_scores_low_with_its_reason(self):
+        wrong = crucible_client.code_execution_reward(
+            [{"role": "assistant", "content": "```python\nraise ValueError('no')\n```"}], expected_output="1",
+            url=URL, token=TOKEN)
+        self.assertEqual(wrong.score, 0.0)
+        self.assertIn("ValueError", wrong.metrics["execution_result"].reason)
+
+    def test_batch_and_test_cases(self):
+        results = crucible_client.code_execution_rewards([
+            {"messages": [{"role": "assistant", "content": "```python\nprint(int(input()) * 2)\n```"}],
+             "test_cases": [{"input": "2", "expected_output": "4"}, {"input": "5", "expected_output": "10"}]},
+            {"messages": [{"role": "assistant", "content": "```python\nprint(int(input()) + 2)\n```"}],
+             "test_cases": [{"input": "2", "expected_output": "4"}, {"input": "5", "expected_output": "10"}]},
+        ], url=URL, token=TOKEN)
+        self.assertEqual([r.score for r in results], [1.0, 0.5])
+
+    def test_trl_reward_function_call_shape(self):
+        reward_func = crucible_client.trl_reward_func(URL, TOKEN)
+        # standard format: completions are strings, dataset columns arrive as keyword lists
+        scores = reward_func(completions=["```python\nprint(2 + 2)\n```", "```python\nprint(5)\n```"],
+                             prompts=["Print 2 + 2. Expected output: 4", "Print 2 + 2. Expected output: 4"],
+                             completion_ids=[[1], [2]], trainer_state=None)
+        self.assertEqual(scores[0], 1.0)
+        self.assertLess(scores[1], 1.0)
+        # conversational format, with an expected_output column
+        scores = reward_func([[{"role": "assistant", "content": "```python\nprint('hi')\n```"}]],
+                             prompts=[[{"role": "user", "content": "Say hi."}]], expected_output=["hi"])
+        self.assertEqual(scores, [1.0])
+
+    def test_verl_compute_score_call_shape(self):
+        tests = json.dumps({"inputs": ["2\n", "5\n"], "outputs": ["4\n", "10\n"]})
+        self.assertEqual(crucible_client.verl_compute_score(
+            "codecontests", "```python\nprint(int(input()) * 2)\n```", tests, {"language": "python"},
+            url=URL, token=TOKEN), 1.0)
+        self.assertEqual(crucible_client.verl_compute_score(
+            "codecontests", "```python\nprint(0)\n```", {"inputs": ["2\n"], "outputs": ["4\n"]}, None,
+            url=URL, token=TOKEN), 0.0)
+        self.assertEqual(crucible_client.verl_compute_score("toy", "print(6 * 7)", "42", url=URL, token=TOKEN), 1.0)
+
+
 if __name__ == "__main__":
     unittest.main()
