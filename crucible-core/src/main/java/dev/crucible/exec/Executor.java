@@ -103,6 +103,26 @@ public final class Executor {
     }
 
     /**
+     * Runs one request with its program written under {@code programName} instead of the runtime's file name (Piston
+     * keeps a file's own name: argv, tracebacks and compiler messages show it), in a cold sandbox.
+     *
+     * @throws InvalidRequestException before any sandbox starts, for anything wrong with the request or the name
+     */
+    public ExecuteResult executeNamed(ExecuteRequest request, String programName, OutputListener listener)
+            throws InterruptedException {
+        LanguageRuntime runtime = runtimeFor(request.language());
+        if (programName == null || programName.equals(runtime.fileName())) {
+            return execute(request, listener);
+        }
+        runtime = runtime.withFileName(WorkspacePaths.validate(programName));
+        Limits limits = limitsFor(runtime, request);
+        List<String> args = validArgs(request.args());
+        try (Program program = prepare(runtime, request.code(), request.files())) {
+            return program.run(request.stdin(), args, limits, listener);
+        }
+    }
+
+    /**
      * The runtime for a language name or alias.
      *
      * @throws InvalidRequestException {@code unknown_language} or {@code runtime_unavailable}

@@ -56,6 +56,12 @@ public record LanguageRuntime(
         sessionCommand = List.copyOf(sessionCommand);
     }
 
+    /** This runtime with the program written as {@code name} (a client's own file name); the commands follow it. */
+    public LanguageRuntime withFileName(String name) {
+        return new LanguageRuntime(language, aliases, extensions, version, name, compileCommand, runCommand, env, limits,
+                compileLimits, rootfs, binds, unavailableReason, poolCommand, sessionCommand);
+    }
+
     /** Whether sessions (a persistent interpreter) can run this language. */
     public boolean interactive() {
         return !sessionCommand.isEmpty() && available();

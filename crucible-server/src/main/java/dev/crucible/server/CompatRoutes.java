@@ -92,94 +92,158 @@ final class CompatRoutes {
         ctx.json(out);
     }
 
+    /**
+     * Piston v2's execute, as its own api/src/api/v2.js validates and api/src/job.js runs it: the program is the first
+     * utf8 file under its own name (the runtime's file name when it has none), the other files keep theirs ({@code
+     * file<i>.code} when unnamed), no {@code run} after a failed compile, {@code output} is stdout and stderr in the
+     * order written. Errors are Piston's {@code {"message": …}} bodies (see {@link CrucibleServer}).
+     */
     void pistonExecute(Context ctx) throws Exception {
         JsonNode b = body(ctx);
-        String language = text(b, "language");
-        if (language == null || language.isBlank()) {
-            throw new ApiException(400, "invalid_request", "language is required");
+        JsonNode lang = b.get("language");
+        if (lang == null || !lang.isString() || lang.asString().isEmpty()) {
+            throw piston("language is required as a string");
         }
-        language = language.equals("c++") ? "cpp" : language;
-        LanguageRuntime runtime = executor.runtimeFor(language);
-        String version = text(b, "version");
-        if (version != null && !version.equals("*") && !version.isBlank() && !runtime.version().startsWith(version)) {
-            throw new ApiException(400, "invalid_request", text(b, "language") + "-" + version
-                    + " runtime is unknown; this server has " + runtime.version());
+        JsonNode ver = b.get("version");
+        if (ver == null || !ver.isString() || ver.asString().isEmpty()) {
+            throw piston("version is required as a string");
         }
         JsonNode files = b.get("files");
-        if (files == null || !files.isArray() || files.isEmpty()) {
-            throw new ApiException(400, "invalid_request", "files must hold at least the program");
+        if (files == null || !files.isArray()) {
+            throw piston("files is required as an array");
         }
-        String code = decode(files.get(0));
+        for (int i = 0; i < files.size(); i++) {
+            JsonNode content = files.get(i).get("content");
+            if (content == null || !content.isString()) {
+                throw piston("files[" + i + "].content is required as a string");
+            }
+        }
+        String language = lang.asString().equals("c++") ? "cpp" : lang.asString();
+        String version = ver.asString();
+        LanguageRuntime runtime;
+        try {
+            runtime = executor.runtimeFor(language);
+        } catch (dev.crucible.exec.InvalidRequestException e) {
+            throw piston(lang.asString() + "-" + version + " runtime is unknown");
+        }
+        if (!version.equals("*") && !version.equals("x") && !runtime.version().startsWith(version.replaceAll("\\.x$", ""))) {
+            throw piston(lang.asString() + "-" + version + " runtime is unknown");
+        }
+        int program = -1;
+        for (int i = 0; i < files.size() && program < 0; i++) {
+            String encoding = text(files.get(i), "encoding");
+            if (encoding == null || encoding.equals("utf8")) {
+                program = i;
+            }
+        }
+        if (program < 0) {
+            throw piston("files must include at least one utf8 encoded file");
+        }
+        for (String stage : List.of("compile", "run")) {
+            for (String constraint : List.of("memory_limit", "timeout", "cpu_time")) {
+                String name = stage + "_" + constraint;
+                JsonNode v = b.get(name);
+                if (v == null || v.isNull() || (v.isNumber() && v.asDouble() == 0) || (v.isString() && v.asString().isEmpty())
+                        || (v.isBoolean() && !v.asBoolean())) {
+                    continue; // Piston skips what is falsy
+                }
+                if (!v.isNumber()) {
+                    throw piston("If specified, " + name + " must be a number");
+                }
+                // -1 is Piston's documented "no limit" for memory (piston-client sends it by default): our maximum
+                if (v.asDouble() < 0 && !(constraint.equals("memory_limit") && v.asDouble() == -1)) {
+                    throw piston(name + " must be non-negative");
+                }
+            }
+        }
+        String code = decode(files.get(program));
+        String programName = text(files.get(program), "name");
         List<FileInput> extra = new ArrayList<>();
-        for (int i = 1; i < files.size(); i++) {
-            String name = text(files.get(i), "name");
-            extra.add(new FileInput(name == null ? "file" + i : name, decode(files.get(i)), null));
+        for (int i = 0; i < files.size(); i++) {
+            if (i != program) {
+                String name = text(files.get(i), "name");
+                extra.add(new FileInput(name == null || name.isEmpty() ? "file" + i + ".code" : name,
+                        decode(files.get(i)), null));
+            }
         }
         List<String> args = new ArrayList<>();
         if (b.has("args") && b.get("args").isArray()) {
-            b.get("args").forEach(a -> args.add(a.asString()));
+            b.get("args").forEach(a -> args.add(a.isString() ? a.asString() : a.toString()));
         }
         Long runTimeout = number(b, "run_timeout");
         Long memory = number(b, "run_memory_limit");
         LimitsSpec limits = new LimitsSpec(runTimeout != null && runTimeout > 0 ? runTimeout : null, null,
                 memory != null && memory > 0 ? (int) Math.max(16, memory / (1024 * 1024)) : null, null, null);
-        ExecuteResult r = executor.execute(new ExecuteRequest(language, code, text(b, "stdin"), args,
-                extra.isEmpty() ? null : extra, limits));
+        Interleaved output = new Interleaved();
+        ExecuteResult r = executor.executeNamed(new ExecuteRequest(language, code, text(b, "stdin"), args,
+                extra.isEmpty() ? null : extra, limits), programName == null || programName.isEmpty() ? null
+                : programName, output);
         Map<String, Object> out = new LinkedHashMap<>();
+        if (r.compile() != null) {
+            out.put("compile", pistonStage(r.compile(), null));
+        }
+        if (r.compile() == null || r.compile().ok()) { // Piston runs nothing after a failed compile
+            out.put("run", pistonStage(r, output.text()));
+        }
         out.put("language", pistonName(runtime.language()));
         out.put("version", runtime.version());
-        out.put("run", pistonStage(r.compile() != null && !r.compile().ok() ? null : r));
-        if (r.compile() != null) {
-            out.put("compile", pistonStage(r.compile()));
-        }
         ctx.json(out);
     }
 
-    private static String decode(JsonNode file) {
-        String content = text(file, "content");
-        if (content == null) {
-            throw new ApiException(400, "invalid_request", "a file has no content");
+    private static ApiException piston(String message) {
+        return new ApiException(400, "invalid_request", message);
+    }
+
+    /** stdout and stderr in the order the program wrote them, as Piston's {@code output} (bounded). */
+    private static final class Interleaved implements dev.crucible.sandbox.OutputListener {
+        private static final int CAP = 32 * 1024 * 1024;
+        private final java.io.ByteArrayOutputStream bytes = new java.io.ByteArrayOutputStream();
+
+        @Override
+        public synchronized void chunk(boolean stderr, byte[] data, int length) {
+            bytes.write(data, 0, Math.max(0, Math.min(length, CAP - bytes.size())));
         }
-        String encoding = text(file, "encoding");
-        if (encoding == null || encoding.equals("utf8")) {
-            return content;
-        }
-        try {
-            return switch (encoding) {
-                case "base64" -> new String(java.util.Base64.getDecoder().decode(content), StandardCharsets.UTF_8);
-                case "hex" -> new String(java.util.HexFormat.of().parseHex(content), StandardCharsets.UTF_8);
-                default -> throw new ApiException(400, "invalid_request", "encoding must be utf8, base64 or hex");
-            };
-        } catch (IllegalArgumentException e) {
-            throw new ApiException(400, "invalid_request", "a file's content is not valid " + encoding);
+
+        synchronized String text() {
+            return bytes.toString(StandardCharsets.UTF_8);
         }
     }
 
-    /** Piston's stage object: stdout, stderr, output, code, signal, message, status (TO, SG, RE, OL), times. */
-    private static Map<String, Object> pistonStage(ExecuteResult r) {
-        Map<String, Object> m = new LinkedHashMap<>();
-        if (r == null) { // the run stage of a program that did not compile
-            m.put("stdout", "");
-            m.put("stderr", "");
-            m.put("output", "");
-            m.put("code", null);
-            m.put("signal", null);
-            return m;
+    /** A file's content in Piston's encodings; an unknown encoding is utf8, as Piston's Job takes it. */
+    private static String decode(JsonNode file) {
+        String content = text(file, "content");
+        String encoding = text(file, "encoding");
+        try {
+            return switch (encoding == null ? "utf8" : encoding) {
+                case "base64" -> new String(java.util.Base64.getMimeDecoder().decode(content), StandardCharsets.UTF_8);
+                case "hex" -> new String(java.util.HexFormat.of().parseHex(content), StandardCharsets.UTF_8);
+                default -> content;
+            };
+        } catch (IllegalArgumentException e) {
+            throw piston("a file's content is not valid " + encoding);
         }
-        m.put("stdout", r.stdout());
-        m.put("stderr", r.stderr());
-        m.put("output", r.stdout() + r.stderr());
-        m.put("code", r.signal() != null ? null : r.exitCode());
-        m.put("signal", r.signal() == null ? null : signalName(r.signal()));
-        m.put("message", r.message());
-        m.put("status", switch (r.status()) {
+    }
+
+    /** Piston's stage object: stdout, stderr, output, code, signal, message, status (TO, SG, RE, OL, EL, XX), times. */
+    private static Map<String, Object> pistonStage(ExecuteResult r, String interleaved) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        String status = switch (r.status()) {
             case "ok" -> null;
             case "timeout" -> "TO";
-            case "output_limit" -> "OL";
+            case "output_limit" -> r.stderrTruncated() && !r.stdoutTruncated() ? "EL" : "OL";
             case "memory_limit" -> "SG";
             case "sandbox_error" -> "XX";
             default -> r.signal() != null ? "SG" : "RE";
-        });
+        };
+        m.put("stdout", r.stdout());
+        m.put("stderr", r.stderr());
+        m.put("output", interleaved != null && !interleaved.isEmpty() ? interleaved : r.stdout() + r.stderr());
+        boolean killed = status != null && List.of("TO", "OL", "EL").contains(status);
+        m.put("code", r.signal() != null || killed ? null : r.exitCode());
+        m.put("signal", killed ? "SIGKILL" : r.signal() == null ? null : signalName(r.signal()));
+        m.put("message", "OL".equals(status) ? "stdout length exceeded" : "EL".equals(status) ? "stderr length exceeded"
+                : r.message());
+        m.put("status", status);
         m.put("cpu_time", r.cpuMs());
         m.put("wall_time", r.wallMs());
         m.put("memory", r.memoryBytes());

@@ -226,8 +226,13 @@ public final class CrucibleServer implements AutoCloseable {
         if (retryAfter != null) {
             ctx.header("Retry-After", retryAfter);
         }
-        ctx.status(status).json(ErrorBody.of(code, message));
+        ctx.status(status).json(errorBody(ctx, code, message));
         ctx.attribute("crucible.error", Boolean.TRUE);
+    }
+
+    /** Ours, {@code {"error": {code, message}}}; on Piston's routes Piston's own {@code {"message": …}}. */
+    private static Object errorBody(Context ctx, String code, String message) {
+        return ctx.path().startsWith("/api/v2/") ? Map.of("message", message) : ErrorBody.of(code, message);
     }
 
     /**
@@ -260,7 +265,7 @@ public final class CrucibleServer implements AutoCloseable {
     private void fallback(Context ctx, int status, String code, String message) {
         drainRefusedBody(ctx);
         if (ctx.attribute("crucible.error") == null) {
-            ctx.status(status).json(ErrorBody.of(code, message));
+            ctx.status(status).json(errorBody(ctx, code, message));
             metrics.request("unmatched", ctx.method().name(), status, 0);
         }
     }

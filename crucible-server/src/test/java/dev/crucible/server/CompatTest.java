@@ -83,6 +83,80 @@ class CompatTest {
         assertThat(unknown.get("status").asString()).isEqualTo("SandboxError");
     }
 
+    static JsonNode piston(String body) throws Exception {
+        return JSON.readTree(raw("/api/v2/execute", body).body());
+    }
+
+    /** A Piston validation error: 400 and Piston's own {"message": …} body (engineer-man/piston api/src/api/v2.js). */
+    static void assertPistonError(String body, String message) throws Exception {
+        HttpResponse<String> r = raw("/api/v2/execute", body);
+        assertThat(r.statusCode()).as(r.body()).isEqualTo(400);
+        JsonNode error = JSON.readTree(r.body());
+        assertThat(error.get("message").asString()).isEqualTo(message);
+        assertThat(error.has("error")).isFalse();
+    }
+
+    /** Files as Piston's api/src/job.js lays them out: each keeps its name; an unnamed one is file<i>.code. */
+    @Test
+    void pistonFilesKeepTheirNames() throws Exception {
+        JsonNode r = piston("""
+                {"language": "python", "version": "*", "files": [
+                  {"name": "main.py", "content": "import sys, helper\\nprint(sys.argv[0], helper.X, open('file2.code').read())\\n1/0"},
+                  {"name": "helper.py", "content": "X = 42"},
+                  {"content": "unnamed"}]}""");
+        assertThat(r.get("run").get("stdout").asString()).as(r.toString()).isEqualTo("main.py 42 unnamed\n");
+        assertThat(r.get("run").get("stderr").asString()).contains("main.py\", line 3").contains("ZeroDivisionError");
+        // the first utf8 file is the program, wherever it is
+        JsonNode c = piston("""
+                {"language": "c", "version": "*", "files": [{"name": "data.bin", "content": "AAE=", "encoding": "base64"},
+                  {"name": "prog.c", "content": "int main(void) { return undefined_name; }"}]}""");
+        assertThat(c.get("compile").get("stderr").asString()).as(c.toString()).contains("prog.c");
+        assertThat(c.has("run")).as("no run after a failed compile").isFalse();
+        assertThat(c.get("compile").get("code").asInt()).isNotZero();
+    }
+
+    @Test
+    void pistonOutputIsInterleavedAndOverflowsAreNamedPerStream() throws Exception {
+        JsonNode r = piston("""
+                {"language": "python", "version": "*", "files": [{"content":
+                 "import sys, time\\nfor s, t in ((sys.stdout, 'a'), (sys.stderr, 'b'), (sys.stdout, 'c'), (sys.stderr, 'd')):\\n    s.write(t + '\\\\n'); s.flush(); time.sleep(0.05)"}]}""");
+        assertThat(r.get("run").get("output").asString()).as(r.toString()).isEqualTo("a\nb\nc\nd\n");
+        assertThat(r.get("run").get("stdout").asString()).isEqualTo("a\nc\n");
+
+        JsonNode err = piston("""
+                {"language": "python", "version": "*", "files": [{"content": "import sys\\nsys.stderr.write('e' * 10_000_000)"}]}""");
+        assertThat(err.get("run").get("status").asString()).as(err.toString()).isEqualTo("EL");
+        assertThat(err.get("run").get("message").asString()).isEqualTo("stderr length exceeded");
+        assertThat(err.get("run").get("signal").asString()).isEqualTo("SIGKILL");
+        assertThat(err.get("run").get("code").isNull()).isTrue();
+        JsonNode out = piston("""
+                {"language": "python", "version": "*", "files": [{"content": "print('o' * 10_000_000)"}]}""");
+        assertThat(out.get("run").get("status").asString()).isEqualTo("OL");
+        assertThat(out.get("run").get("message").asString()).isEqualTo("stdout length exceeded");
+    }
+
+    @Test
+    void pistonValidatesAsPistonDoes() throws Exception {
+        assertPistonError("{\"version\": \"*\", \"files\": [{\"content\": \"1\"}]}", "language is required as a string");
+        assertPistonError("{\"language\": \"python\", \"files\": [{\"content\": \"1\"}]}", "version is required as a string");
+        assertPistonError("{\"language\": \"python\", \"version\": \"*\"}", "files is required as an array");
+        assertPistonError("{\"language\": \"python\", \"version\": \"*\", \"files\": [{\"content\": 1}]}",
+                "files[0].content is required as a string");
+        assertPistonError("{\"language\": \"cobol\", \"version\": \"*\", \"files\": [{\"content\": \"1\"}]}",
+                "cobol-* runtime is unknown");
+        assertPistonError("{\"language\": \"python\", \"version\": \"*\", \"files\": [{\"content\": \"MQ==\", "
+                + "\"encoding\": \"base64\"}]}", "files must include at least one utf8 encoded file");
+        assertPistonError("{\"language\": \"python\", \"version\": \"*\", \"files\": [{\"content\": \"1\", "
+                + "\"encoding\": \"ebcdic\"}]}", "files must include at least one utf8 encoded file");
+        assertPistonError("{\"language\": \"python\", \"version\": \"*\", \"files\": [{\"content\": \"1\"}], "
+                + "\"run_timeout\": \"soon\"}", "If specified, run_timeout must be a number");
+        assertPistonError("{\"language\": \"python\", \"version\": \"*\", \"files\": [{\"content\": \"1\"}], "
+                + "\"compile_memory_limit\": -5}", "compile_memory_limit must be non-negative");
+        HttpResponse<String> notJson = raw("/api/v2/execute", "not json");
+        assertThat(notJson.statusCode()).isEqualTo(400);
+        assertThat(JSON.readTree(notJson.body()).has("message")).isTrue();
+    }
+
     /**
      * Java runs with assertions on, as SandboxFusion's runner does ({@code java -cp … -ea Main} in
      * bytedance/SandboxFusion sandbox/runners/major.py, run_java): a test suite written with {@code assert} must not
