@@ -21,7 +21,7 @@ import picocli.CommandLine.Model.CommandSpec;
 @Command(name = "eval", mixinStandardHelpOptions = true,
         description = "Evaluate code: datasets with pass@k, and the Codex Runner workflow (TOML).",
         subcommands = {EvalCommand.DatasetCommand.class, EvalCommand.GenerateCommand.class, EvalCommand.RunTestsCommand.class,
-            EvalCommand.WriteResultsCommand.class})
+            EvalCommand.WriteResultsCommand.class, EvalCommand.SummaryCommand.class})
 final class EvalCommand implements Runnable {
     @Spec
     CommandSpec spec;
@@ -155,7 +155,7 @@ final class EvalCommand implements Runnable {
     }
 
     /** {@code crucible eval generate-completions IN.toml OUT.toml}: completions from an OpenAI-compatible API. */
-    @Command(name = "generate-completions", mixinStandardHelpOptions = true,
+    @Command(name = "generate-completions", aliases = "gen", mixinStandardHelpOptions = true,
             description = {"Ask an OpenAI-compatible chat completions API for --n completions of each question's",
                 "prompt + answer_preload; writes them to OUT as [[questions.completions]] completion = '...'.",
                 "The key comes from OPENAI_API_KEY or a .env file in the current directory."})
@@ -175,7 +175,7 @@ final class EvalCommand implements Runnable {
         @Option(names = "--max-tokens", defaultValue = "256", description = "Default 256.")
         int maxTokens;
 
-        @Option(names = "--temperature", defaultValue = "0.9", description = "Default 0.9 (Codex Runner's).")
+        @Option(names = {"--temperature", "--temp"}, defaultValue = "0.9", description = "Default 0.9 (Codex Runner's).")
         double temperature;
 
         @Option(names = "--model", defaultValue = "gpt-4o-mini", description = "Default gpt-4o-mini.")
@@ -213,7 +213,7 @@ final class EvalCommand implements Runnable {
     }
 
     /** {@code crucible eval run-tests IN.toml OUT.toml}: every completion against its question's test cases. */
-    @Command(name = "run-tests", mixinStandardHelpOptions = true,
+    @Command(name = "run-tests", aliases = "test", mixinStandardHelpOptions = true,
             description = {"Run completion + test code with the test's stdin in the sandbox, in parallel; writes",
                 "results = [true, false, ...] (v1) or [[questions.completions.test_results]] with got (v2) to OUT."})
     static final class RunTestsCommand implements Callable<Integer> {
@@ -266,6 +266,49 @@ final class EvalCommand implements Runnable {
         public Integer call() throws Exception {
             try {
                 Files.writeString(out, dev.crucible.eval.CodexRunner.report(readToml(in)));
+                return 0;
+            } catch (CliSupport.Failure f) {
+                return CliSupport.fail(spec.commandLine().getErr(), f);
+            }
+        }
+    }
+
+    /** {@code crucible eval summary IN.toml OUT.csv}: Codex Runner's summary CSV, with its test and scoring strategies. */
+    @Command(name = "summary", mixinStandardHelpOptions = true,
+            description = {"Codex Runner's summary CSV: qid, response 1..n, average, median, stdev, min, max (4 decimals).",
+                "--test-strat scores a test (exact; fuzzy_w_cutoff: rapidfuzz ratio >= 90; fuzzy: ratio / 100);",
+                "--scoring-strat scores a question (basic: mean per completion; all-or-nothing; expected and",
+                "finite-expected: the Moodle CodeRunner penalty scheme over resubmissions)."})
+    static final class SummaryCommand implements Callable<Integer> {
+        @Spec
+        CommandSpec spec;
+
+        @picocli.CommandLine.Parameters(index = "0", paramLabel = "IN.toml")
+        Path in;
+
+        @picocli.CommandLine.Parameters(index = "1", paramLabel = "OUT.csv")
+        Path out;
+
+        @Option(names = "--test-strat", defaultValue = "exact", paramLabel = "S",
+                description = "exact (default), fuzzy_w_cutoff or fuzzy.")
+        String testStrategy;
+
+        @Option(names = "--scoring-strat", defaultValue = "basic", paramLabel = "S",
+                description = "basic (default), expected, finite-expected or all-or-nothing.")
+        String scoringStrategy;
+
+        @Override
+        public Integer call() throws Exception {
+            try {
+                dev.crucible.eval.CodexScoring.TestStrategy test;
+                dev.crucible.eval.CodexScoring.ScoringStrategy scoring;
+                try {
+                    test = dev.crucible.eval.CodexScoring.TestStrategy.of(testStrategy);
+                    scoring = dev.crucible.eval.CodexScoring.ScoringStrategy.of(scoringStrategy);
+                } catch (IllegalArgumentException e) {
+                    throw new CliSupport.Failure(ExitCodes.USAGE, e.getMessage());
+                }
+                Files.writeString(out, dev.crucible.eval.CodexScoring.summary(readToml(in), test, scoring));
                 return 0;
             } catch (CliSupport.Failure f) {
                 return CliSupport.fail(spec.commandLine().getErr(), f);

@@ -85,6 +85,17 @@ class EvalIT {
         assertThat(csv.exit()).isZero();
         assertThat(Files.readString(dir.resolve("results.csv")))
                 .startsWith("question,completion_1,mean,median,stdev,min,max\ngreeting,1.0000,");
+        // Codex Runner's own names for the steps (its codex_runner.py: gen, test, summary) and its strategies
+        CliIT.Outcome again = CliIT.crucible(dir, "eval", "test", "tested.toml", "tested2.toml");
+        assertThat(again.exit()).as(again.stderr()).isZero();
+        CliIT.Outcome summary = CliIT.crucible(dir, "eval", "summary", "tested2.toml", "summary.csv", "--test-strat",
+                "fuzzy", "--scoring-strat", "all-or-nothing");
+        assertThat(summary.exit()).as(summary.stderr()).isZero();
+        assertThat(Files.readString(dir.resolve("summary.csv")))
+                .isEqualTo("qid,response 1,average,median,stdev,min,max\r\ngreeting,1.0000,1.0000,1.0000,,1.0000,1.0000\r\n");
+        CliIT.assertOneLineError(CliIT.crucible(dir, "eval", "summary", "tested2.toml", "s.csv", "--test-strat", "close"),
+                "unknown test strategy 'close'");
+        assertThat(CliIT.crucible(dir, "eval", "gen", "--help").stdout()).contains("--temp");
         Files.writeString(dir.resolve("bad.toml"), "[[questions]\nid = 1\n");
         CliIT.assertOneLineError(CliIT.crucible(dir, "eval", "run-tests", "bad.toml", "x.toml"), "bad.toml");
         CliIT.Outcome noKey = CliIT.crucible(dir, "eval", "generate-completions", "tested.toml", "gen.toml",
