@@ -116,7 +116,10 @@ public final class CrucibleServer implements AutoCloseable {
             cfg.http.maxRequestSize = config.maxBodyBytes() + 1;
             cfg.http.prefer405over404 = true;
             cfg.startup.showJavalinBanner = false;
-            cfg.jetty.modifyServer(jetty -> jetty.setStopAtShutdown(false)); // close() stops it, once
+            cfg.jetty.modifyServer(jetty -> {
+                jetty.setStopAtShutdown(false); // close() stops it, once
+                jetty.setErrorHandler(new JettyErrorHandler(server.json));
+            });
             cfg.routes.post("/v1/execute", server.route("/v1/execute", true, server::execute));
             cfg.routes.get("/v1/runtimes", server.route("/v1/runtimes", true, server::runtimes));
             cfg.routes.get("/healthz", server.route("/healthz", false, server::health));
