@@ -6,6 +6,7 @@ import dev.crucible.runtime.LanguageRuntime;
 import dev.crucible.runtime.RuntimeRegistry;
 import dev.crucible.sandbox.Sandbox;
 import dev.crucible.sandbox.SandboxConfig;
+import dev.crucible.util.Once;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -41,8 +42,30 @@ public final class Crucible implements AutoCloseable {
      * @throws IllegalArgumentException when the runtimes file is unreadable or invalid
      */
     public static Crucible start(SandboxConfig config, Path runtimesFile) {
-        RuntimeRegistry runtimes = RuntimeRegistry.load(runtimesFile);
-        return new Crucible(Sandbox.create(config), runtimes, config.slots());
+        // The two halves share nothing and each costs about as much as a JVM start (the TOML mapper's classes; the
+        // seccomp program and the self-test): on two cores, doing them side by side shortens `crucible run`.
+        Once<RuntimeRegistry> loading = new Once<>(() -> RuntimeRegistry.load(runtimesFile));
+        loading.startInBackground("crucible-runtimes");
+        Sandbox sandbox = null;
+        RuntimeException sandboxFailure = null;
+        try {
+            sandbox = Sandbox.create(config);
+        } catch (RuntimeException e) {
+            sandboxFailure = e;
+        }
+        RuntimeRegistry runtimes;
+        try {
+            runtimes = loading.get();
+        } catch (RuntimeException e) {
+            if (sandbox != null) {
+                sandbox.close();
+            }
+            throw e; // a bad runtimes file is reported first, as when the two ran one after the other
+        }
+        if (sandboxFailure != null) {
+            throw sandboxFailure;
+        }
+        return new Crucible(sandbox, runtimes, config.slots());
     }
 
     /**

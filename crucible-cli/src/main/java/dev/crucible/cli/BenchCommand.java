@@ -103,7 +103,7 @@ final class BenchCommand implements Callable<Integer> {
         }
         List<String> bare = List.of(dev.crucible.runtime.RuntimeRegistry.builtIn().find("python").orElseThrow()
                 .runCommand().getFirst(), "-c", code);
-        String body = CliSupport.JSON.writeValueAsString(java.util.Map.of("language", "python", "code", code));
+        String body = CliSupport.json().writeValueAsString(java.util.Map.of("language", "python", "code", code));
         HttpBench.Task server = (i, start) -> {
             if (pauseMs > 0) {
                 Thread.sleep(pauseMs);

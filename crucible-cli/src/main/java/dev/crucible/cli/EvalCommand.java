@@ -135,7 +135,7 @@ final class EvalCommand implements Runnable {
                     err.println("crucible: skipped " + m);
                 }
                 err.flush();
-                stdout.println(CliSupport.JSON.writeValueAsString(Map.of("summary", summary)));
+                stdout.println(CliSupport.json().writeValueAsString(Map.of("summary", summary)));
                 stdout.flush();
                 return 0;
             }

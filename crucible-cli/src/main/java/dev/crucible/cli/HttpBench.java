@@ -52,7 +52,7 @@ final class HttpBench {
 
     JsonNode health() throws IOException, InterruptedException {
         HttpRequest.Builder b = HttpRequest.newBuilder(execute.resolve("/healthz")).GET();
-        return CliSupport.JSON.readTree(client.send(b.build(), HttpResponse.BodyHandlers.ofString()).body());
+        return CliSupport.json().readTree(client.send(b.build(), HttpResponse.BodyHandlers.ofString()).body());
     }
 
     /** One request; returns false for a refused (429/503) one, which is retried by the caller. */
@@ -70,7 +70,7 @@ final class HttpBench {
         if (r.statusCode() >= 500) {
             serverErrors.incrementAndGet();
         }
-        String status = r.statusCode() == 200 ? CliSupport.JSON.readTree(r.body()).get("status").asString()
+        String status = r.statusCode() == 200 ? CliSupport.json().readTree(r.body()).get("status").asString()
                 : "http_" + r.statusCode();
         statuses.computeIfAbsent(status, k -> new AtomicInteger()).incrementAndGet();
         return true;

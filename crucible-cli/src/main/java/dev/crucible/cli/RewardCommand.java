@@ -49,14 +49,14 @@ final class RewardCommand implements Callable<Integer> {
             single = trimmed.lines().count() <= 1 || !trimmed.lines().allMatch(l -> l.isBlank() || l.strip().startsWith("{"))
                     || isOneObject(trimmed);
             if (single) {
-                items.add(CliSupport.JSON.readValue(trimmed, Reward.Request.class));
+                items.add(CliSupport.json().readValue(trimmed, Reward.Request.class));
             } else {
                 int number = 0;
                 for (String line : trimmed.lines().toList()) {
                     number++;
                     if (!line.isBlank()) {
                         try {
-                            items.add(CliSupport.JSON.readValue(line, Reward.Request.class));
+                            items.add(CliSupport.json().readValue(line, Reward.Request.class));
                         } catch (JacksonException e) {
                             return CliSupport.fail(err, new CliSupport.Failure(ExitCodes.INVALID_REQUEST, file + ":"
                                     + number + ": not a reward request: " + e.getOriginalMessage()));
@@ -77,10 +77,10 @@ final class RewardCommand implements Callable<Integer> {
         try (engine) {
             Reward reward = new Reward(engine.executor());
             if (single) {
-                out.println(CliSupport.JSON.writeValueAsString(reward.score(items.getFirst())));
+                out.println(CliSupport.json().writeValueAsString(reward.score(items.getFirst())));
             } else {
                 for (Reward.Result r : reward.scoreAll(items)) {
-                    out.println(CliSupport.JSON.writeValueAsString(r));
+                    out.println(CliSupport.json().writeValueAsString(r));
                 }
             }
             out.flush();
@@ -92,7 +92,7 @@ final class RewardCommand implements Callable<Integer> {
 
     private static boolean isOneObject(String text) {
         try {
-            CliSupport.JSON.readTree(text);
+            CliSupport.json().readTree(text);
             return true;
         } catch (JacksonException e) {
             return false;

@@ -61,7 +61,7 @@ final class RunCommand implements Callable<Integer> {
             String code = readProgram();
             String input = stdin == null ? null : readText(stdin, "stdin file");
             Path runtimes = CliSupport.runtimesFile(runtimesFile);
-            try (Crucible crucible = CliSupport.start(runtimes)) {
+            try (Crucible crucible = CliSupport.startForOneRun(runtimes)) {
                 String lang = language != null ? language : languageFromFile(crucible);
                 ExecuteRequest request = new ExecuteRequest(lang, code, input, args, null,
                         new LimitsSpec(timeoutMs, null, memoryMb, null, null));
@@ -117,7 +117,7 @@ final class RunCommand implements Callable<Integer> {
     private int report(ExecuteResult result) {
         PrintStream out = System.out;
         if (json) {
-            out.println(CliSupport.JSON.writeValueAsString(result));
+            out.println(CliSupport.json().writeValueAsString(result));
             out.flush();
             return 0;
         }

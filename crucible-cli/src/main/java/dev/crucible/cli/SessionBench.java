@@ -44,7 +44,7 @@ final class SessionBench {
         if (r.statusCode() >= 400) {
             throw new IOException(method + " " + path + " answered " + r.statusCode() + ": " + r.body());
         }
-        return CliSupport.JSON.readTree(r.body().isEmpty() ? "{}" : r.body());
+        return CliSupport.json().readTree(r.body().isEmpty() ? "{}" : r.body());
     }
 
     interface Step {

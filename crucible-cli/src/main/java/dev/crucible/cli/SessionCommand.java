@@ -210,7 +210,7 @@ final class SessionCommand implements Callable<Integer> {
 
         @Override
         public JsonNode execute(String code, String mode) throws Exception {
-            return CliSupport.JSON.valueToTree(sessions.execute("", id, code, mode, null));
+            return CliSupport.json().valueToTree(sessions.execute("", id, code, mode, null));
         }
 
         @Override
@@ -225,7 +225,7 @@ final class SessionCommand implements Callable<Integer> {
 
         @Override
         public JsonNode files() {
-            return CliSupport.JSON.valueToTree(Map.of("files", sessions.files("", id).list("")));
+            return CliSupport.json().valueToTree(Map.of("files", sessions.files("", id).list("")));
         }
 
         @Override
@@ -273,14 +273,14 @@ final class SessionCommand implements Callable<Integer> {
                 b.header("Authorization", "Bearer " + token);
             }
             b.method(method, body == null ? HttpRequest.BodyPublishers.noBody()
-                    : HttpRequest.BodyPublishers.ofByteArray(CliSupport.JSON.writeValueAsBytes(body)));
+                    : HttpRequest.BodyPublishers.ofByteArray(CliSupport.json().writeValueAsBytes(body)));
             if (body != null) {
                 b.header("Content-Type", "application/json");
             } else {
                 b.header("X-Crucible-Request", "1"); // a POST without JSON: proof that no browser sent it
             }
             HttpResponse<String> r = http.send(b.build(), HttpResponse.BodyHandlers.ofString());
-            JsonNode node = CliSupport.JSON.readTree(r.body().isEmpty() ? "{}" : r.body());
+            JsonNode node = CliSupport.json().readTree(r.body().isEmpty() ? "{}" : r.body());
             if (r.statusCode() >= 400) {
                 throw new CliSupport.Failure(ExitCodes.INVALID_REQUEST, r.statusCode() + " "
                         + node.path("error").path("message").asString(r.body()));

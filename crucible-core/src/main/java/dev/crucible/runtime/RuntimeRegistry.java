@@ -1,6 +1,8 @@
 package dev.crucible.runtime;
 
 import dev.crucible.sandbox.Limits;
+import dev.crucible.util.Once;
+import dev.crucible.util.UserCache;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
@@ -29,6 +31,10 @@ import tools.jackson.dataformat.toml.TomlMapper;
 public final class RuntimeRegistry {
     private static final List<String> SEARCH = List.of("/usr/local/bin", "/usr/bin");
     private static final Pattern VERSION = Pattern.compile("\\d+(\\.\\d+)+");
+    /** Thread-safe once built; shared by the built-in file and every user file. */
+    private static final Once<TomlMapper> TOML = new Once<>(() -> TomlMapper.builder().build());
+    /** The built-in definitions, parsed once per process (records: immutable). */
+    private static final Once<List<RuntimeDefinition>> BUILT_IN = new Once<>(RuntimeRegistry::parseBuiltIn);
 
     private final Map<String, LanguageRuntime> byLanguage;
 
@@ -52,12 +58,8 @@ public final class RuntimeRegistry {
      */
     public static RuntimeRegistry load(Path userFile) {
         Map<String, RuntimeDefinition> definitions = new LinkedHashMap<>();
-        try (InputStream in = RuntimeRegistry.class.getResourceAsStream("runtimes.toml")) {
-            for (RuntimeDefinition d : parse(in.readAllBytes(), "built-in runtimes.toml")) {
-                definitions.put(d.language(), d);
-            }
-        } catch (IOException e) {
-            throw new IllegalStateException("built-in runtimes.toml is unreadable", e);
+        for (RuntimeDefinition d : BUILT_IN.get()) {
+            definitions.put(d.language(), d);
         }
         if (userFile != null) {
             byte[] bytes;
@@ -73,8 +75,9 @@ public final class RuntimeRegistry {
         Map<String, LanguageRuntime> runtimes = new LinkedHashMap<>();
         List<Thread> probes = new ArrayList<>();
         Map<String, LanguageRuntime> resolved = java.util.Collections.synchronizedMap(new LinkedHashMap<>());
+        VersionCache versions = new VersionCache(UserCache.standard());
         for (RuntimeDefinition d : definitions.values()) {
-            probes.add(Thread.ofVirtual().start(() -> resolved.put(d.language(), resolve(d))));
+            probes.add(Thread.ofVirtual().start(() -> resolved.put(d.language(), resolve(d, versions))));
         }
         for (Thread t : probes) {
             try {
@@ -87,13 +90,22 @@ public final class RuntimeRegistry {
         for (String language : definitions.keySet()) {
             runtimes.put(language, resolved.get(language));
         }
+        versions.save();
         return new RuntimeRegistry(runtimes);
+    }
+
+    private static List<RuntimeDefinition> parseBuiltIn() {
+        try (InputStream in = RuntimeRegistry.class.getResourceAsStream("runtimes.toml")) {
+            return List.copyOf(parse(in.readAllBytes(), "built-in runtimes.toml"));
+        } catch (IOException e) {
+            throw new IllegalStateException("built-in runtimes.toml is unreadable", e);
+        }
     }
 
     private static List<RuntimeDefinition> parse(byte[] toml, String source) {
         RuntimeDefinition.File file;
         try {
-            file = TomlMapper.builder().build().readValue(toml, RuntimeDefinition.File.class);
+            file = TOML.get().readValue(toml, RuntimeDefinition.File.class);
         } catch (JacksonException e) {
             throw new IllegalArgumentException("invalid runtimes file " + source + ": " + e.getOriginalMessage());
         }
@@ -122,7 +134,7 @@ public final class RuntimeRegistry {
         return file.runtime();
     }
 
-    private static LanguageRuntime resolve(RuntimeDefinition d) {
+    private static LanguageRuntime resolve(RuntimeDefinition d, VersionCache versions) {
         Path rootfs = d.rootfs() == null ? null : Path.of(d.rootfs());
         List<String> problems = new ArrayList<>();
         if (rootfs != null && !Files.isDirectory(rootfs.resolve("usr"))) {
@@ -138,7 +150,7 @@ public final class RuntimeRegistry {
         Limits[] limits = limitsOf(d); // validated by parse()
         String version = d.version() != null ? d.version()
                 : problems.isEmpty() && rootfs == null && d.versionCommand() != null
-                        ? probeVersion(resolveCommand(d.versionCommand(), null, new ArrayList<>())) : "";
+                        ? probeVersion(resolveCommand(d.versionCommand(), null, new ArrayList<>()), versions) : "";
         return new LanguageRuntime(
                 d.language().toLowerCase(Locale.ROOT),
                 lower(d.aliases()),
@@ -213,8 +225,15 @@ public final class RuntimeRegistry {
         return command;
     }
 
-    /** Runs a trusted version command on the host once; its first version-like token, or "". */
-    private static String probeVersion(List<String> command) {
+    /**
+     * A trusted version command's first version-like token, or "": from the {@link VersionCache} while the
+     * executable is unchanged, else run once on the host (javac's alone costs a JVM start).
+     */
+    private static String probeVersion(List<String> command, VersionCache versions) {
+        return versions.get(command, () -> runVersion(command));
+    }
+
+    private static String runVersion(List<String> command) {
         try {
             ProcessBuilder pb = new ProcessBuilder(command).redirectErrorStream(true);
             pb.environment().clear();

@@ -16,10 +16,13 @@ import java.nio.file.Path;
  *     never more than half of a run's memory limit, so a full tmpfs is ENOSPC rather than an OOM kill
  * @param launchHelper whether to launch through the static {@code crucible-launch} helper built into the JAR
  *     (faster); false, or a JAR built without a C compiler, launches through {@code sh} and {@code setpriv}
+ * @param selfTest whether {@link Sandbox#create} runs {@code /usr/bin/true} in a sandbox first, so that a host which
+ *     cannot build one fails at start with bwrap's words; false where a run follows at once (a one-shot CLI command)
+ *     and reports the same failure as its {@code sandbox_error}
  */
 public record SandboxConfig(
         Path workParent, int slots, int slotUidBase, long fileSizeBytes, int openFiles, long tmpfsBytes,
-        boolean launchHelper) {
+        boolean launchHelper, boolean selfTest) {
 
     public SandboxConfig {
         if (slots < 1 || slots > 1024) {
@@ -47,17 +50,24 @@ public record SandboxConfig(
                 64L * 1024 * 1024,
                 256,
                 64L * 1024 * 1024,
-                !"sh".equals(System.getenv("CRUCIBLE_LAUNCHER")));
+                !"sh".equals(System.getenv("CRUCIBLE_LAUNCHER")),
+                true);
     }
 
     /** These settings with another slot count. */
     public SandboxConfig withSlots(int count) {
-        return new SandboxConfig(workParent, count, slotUidBase, fileSizeBytes, openFiles, tmpfsBytes, launchHelper);
+        return new SandboxConfig(workParent, count, slotUidBase, fileSizeBytes, openFiles, tmpfsBytes, launchHelper,
+                selfTest);
     }
 
     /** These settings with the launch helper on or off. */
     public SandboxConfig withLaunchHelper(boolean on) {
-        return new SandboxConfig(workParent, slots, slotUidBase, fileSizeBytes, openFiles, tmpfsBytes, on);
+        return new SandboxConfig(workParent, slots, slotUidBase, fileSizeBytes, openFiles, tmpfsBytes, on, selfTest);
+    }
+
+    /** These settings with the start-up self-test on or off. */
+    public SandboxConfig withSelfTest(boolean on) {
+        return new SandboxConfig(workParent, slots, slotUidBase, fileSizeBytes, openFiles, tmpfsBytes, launchHelper, on);
     }
 
 }

@@ -1,6 +1,9 @@
 package dev.crucible.sandbox;
 
+import dev.crucible.util.Once;
+import dev.crucible.util.UserCache;
 import java.io.IOException;
+import java.io.InputStream;
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.Linker;
@@ -8,8 +11,13 @@ import java.lang.foreign.MemorySegment;
 import java.lang.foreign.SymbolLookup;
 import java.lang.foreign.ValueLayout;
 import java.lang.invoke.MethodHandle;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.BasicFileAttributes;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.HexFormat;
 import java.util.List;
 
 /**
@@ -70,10 +78,89 @@ final class SeccompProgram {
     private static final long[] CLONE_NAMESPACE_FLAGS = {
         0x00020000L, 0x02000000L, 0x04000000L, 0x08000000L, 0x10000000L, 0x20000000L, 0x40000000L, 0x00000080L};
 
+    /** How many instructions {@link #prefix} puts before libseccomp's program. */
+    private static final int PREFIX_INSTRUCTIONS = 11;
+
     private static final long TIOCSTI = 0x5412L;
     private static final long TIOCLINUX = 0x541CL;
 
+    /** BPF_MAXINSNS: the kernel loads no longer program. */
+    private static final int MAX_INSTRUCTIONS = 4096;
+
+    /** The program of this process: it depends only on the host's libseccomp and these rules. */
+    private static final Once<byte[]> SHARED = new Once<>(() -> cachedOrBuilt(UserCache.standard()));
+
     private SeccompProgram() {}
+
+    /**
+     * The program every sandbox of this process loads, built once (a copy: the caller may keep it).
+     *
+     * @throws IllegalStateException as {@link #build()}, every time it is asked for
+     */
+    static byte[] shared() {
+        return SHARED.get().clone();
+    }
+
+    /**
+     * The program from {@code cache}, else {@link #build() built} and put there. Loading libseccomp through FFM
+     * costs about 50 ms of CPU, a sixth of a `crucible run`. The cached program is keyed by what it is made of: the
+     * bytes of this class and its helper (the rules and the prefix) and the identity of the libseccomp file (real
+     * path, inode, size, modification time), so a changed rule or an upgraded libseccomp builds it again. The cache
+     * is trusted as far as the user is ({@link UserCache}: owned by this uid, writable by no one else): whoever can
+     * write there can already change what this user runs.
+     */
+    static byte[] cachedOrBuilt(UserCache cache) {
+        String name = cacheName();
+        if (name != null) {
+            byte[] cached = cache.read(name, MAX_INSTRUCTIONS * 8).filter(SeccompProgram::wellFormed).orElse(null);
+            if (cached != null) {
+                return cached;
+            }
+        }
+        byte[] program = build();
+        if (name != null) {
+            cache.write(name, program);
+        }
+        return program;
+    }
+
+    /** The cache file's name for this libseccomp and these rules, or null when either cannot be identified. */
+    static String cacheName() {
+        try {
+            MessageDigest digest = MessageDigest.getInstance("SHA-256");
+            for (String part : List.of("SeccompProgram.class", "SeccompProgram$Lib.class")) {
+                try (InputStream code = SeccompProgram.class.getResourceAsStream(part)) {
+                    if (code == null) {
+                        return null;
+                    }
+                    digest.update(code.readAllBytes());
+                }
+            }
+            Path library = Path.of(libseccompPath()).toRealPath();
+            BasicFileAttributes a = Files.readAttributes(library, BasicFileAttributes.class);
+            digest.update((library + "\0" + a.fileKey() + "\0" + a.size() + "\0" + a.lastModifiedTime().toMillis()
+                    + "\0" + System.getProperty("os.arch")).getBytes(StandardCharsets.UTF_8));
+            return "seccomp-" + HexFormat.of().formatHex(digest.digest(), 0, 16) + ".bpf";
+        } catch (IOException | NoSuchAlgorithmException | RuntimeException e) {
+            return null;
+        }
+    }
+
+    /**
+     * Whole instructions, within the kernel's limit, that start with {@link #prefix}'s shape: load the architecture,
+     * the bound on the number, and its two answers (EPERM, ENOSYS). A cut or foreign file is built again.
+     */
+    static boolean wellFormed(byte[] program) {
+        if (program.length % 8 != 0 || program.length <= PREFIX_INSTRUCTIONS * 8
+                || program.length > MAX_INSTRUCTIONS * 8) {
+            return false;
+        }
+        java.nio.ByteBuffer b = java.nio.ByteBuffer.wrap(program).order(java.nio.ByteOrder.nativeOrder());
+        return b.getShort(0) == 0x20 && b.getInt(4) == 4
+                && b.getShort(4 * 8) == 0x25
+                && b.getShort(9 * 8) == 0x06 && b.getInt(9 * 8 + 4) == errno(EPERM)
+                && b.getShort(10 * 8) == 0x06 && b.getInt(10 * 8 + 4) == errno(ENOSYS);
+    }
 
     /**
      * Produces the BPF program.
@@ -132,7 +219,7 @@ final class SeccompProgram {
         if (arch == 0 || highest <= 0 || personality < 0) {
             throw new IllegalStateException("cannot bound system call numbers on " + System.getProperty("os.arch"));
         }
-        int start = 11; // libseccomp's first instruction
+        int start = PREFIX_INSTRUCTIONS; // libseccomp's first instruction
         java.nio.ByteBuffer b = java.nio.ByteBuffer.allocate(start * 8).order(java.nio.ByteOrder.nativeOrder());
         instruction(b, 0x20, 0, 0, 4);                             // 0: A = seccomp_data.arch
         instruction(b, 0x15, 0, start - 2, arch);                  // 1: native ? 2 : libseccomp's

@@ -2,9 +2,13 @@ package dev.crucible.sandbox;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.crucible.util.UserCache;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /** The filter itself: every denied name is known or knowingly absent, and nothing above the table gets through. */
 class SeccompProgramTest {
@@ -18,6 +22,36 @@ class SeccompProgramTest {
         assertThat(highest).as("libseccomp's newest call here").isBetween(400, 1023);
         assertThat(b.getInt(9 * 8 + 4)).as("EPERM").isEqualTo(0x00050000 | 1);
         assertThat(b.getInt(10 * 8 + 4)).as("ENOSYS").isEqualTo(0x00050000 | 38);
+    }
+
+    @Test
+    void theCachedProgramIsTheOneLibseccompBuildsAndIsUsedOnceThere(@TempDir Path dir) throws Exception {
+        UserCache cache = new UserCache(dir);
+        byte[] built = SeccompProgram.build();
+        assertThat(java.util.Arrays.equals(SeccompProgram.cachedOrBuilt(cache), built)).as("libseccomp's program").isTrue();
+        Path file = dir.resolve(SeccompProgram.cacheName());
+        assertThat(file).exists();
+        assertThat(java.util.Arrays.equals(Files.readAllBytes(file), built)).as("the cache file").isTrue();
+
+        // what is there is what is loaded: a different (well-formed) program in the cache comes back as it is
+        byte[] other = built.clone();
+        other[other.length - 1] ^= 1;
+        Files.write(file, other);
+        assertThat(java.util.Arrays.equals(SeccompProgram.cachedOrBuilt(cache), other)).as("the cached program").isTrue();
+    }
+
+    @Test
+    void aDamagedCacheIsBuiltAgainAndReplaced(@TempDir Path dir) throws Exception {
+        UserCache cache = new UserCache(dir);
+        byte[] built = SeccompProgram.build();
+        Path file = dir.resolve(SeccompProgram.cacheName());
+        cache.write(SeccompProgram.cacheName(), java.util.Arrays.copyOf(built, built.length - 3)); // cut mid-instruction
+        assertThat(java.util.Arrays.equals(SeccompProgram.cachedOrBuilt(cache), built)).as("libseccomp's program").isTrue();
+        assertThat(java.util.Arrays.equals(Files.readAllBytes(file), built)).as("the cache file").isTrue();
+
+        byte[] noPrefix = java.util.Arrays.copyOfRange(built, 11 * 8, built.length); // libseccomp's part alone
+        cache.write(SeccompProgram.cacheName(), noPrefix);
+        assertThat(java.util.Arrays.equals(SeccompProgram.cachedOrBuilt(cache), built)).as("libseccomp's program").isTrue();
     }
 
     @Test
