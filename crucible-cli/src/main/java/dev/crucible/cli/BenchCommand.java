@@ -228,7 +228,7 @@ final class BenchCommand implements Callable<Integer> {
                 spawnBare(bare);
                 long t2 = System.nanoTime();
                 if (!r.ok()) {
-                    throw new IllegalStateException("sandboxed run failed: " + r.status() + " " + r.stderr());
+                    throw new IllegalStateException("sandboxed run failed: " + r.status().wireName() + " " + r.stderr());
                 }
                 if (i >= 0) {
                     sandboxed[i] = t1 - t0;

@@ -130,13 +130,13 @@ final class RunCommand implements Callable<Integer> {
         out.flush();
         err.print(result.stderr());
         return switch (result.status()) {
-            case "ok", "runtime_error" -> result.exitCode() == null ? 0 : result.exitCode();
-            case "timeout" -> note(err, "timeout: the program was killed at its time limit", ExitCodes.TIMEOUT);
-            case "memory_limit" -> note(err, "memory_limit: the program passed its memory limit", ExitCodes.MEMORY_LIMIT);
-            case "output_limit" -> note(err, "output_limit: the program wrote more than the output cap",
+            case OK, RUNTIME_ERROR -> result.exitCode() == null ? 0 : result.exitCode();
+            case TIMEOUT -> note(err, "timeout: the program was killed at its time limit", ExitCodes.TIMEOUT);
+            case MEMORY_LIMIT -> note(err, "memory_limit: the program passed its memory limit", ExitCodes.MEMORY_LIMIT);
+            case OUTPUT_LIMIT -> note(err, "output_limit: the program wrote more than the output cap",
                     ExitCodes.OUTPUT_LIMIT);
-            case "compile_error" -> note(err, "compile_error", ExitCodes.COMPILE_ERROR);
-            default -> note(err, "sandbox_error: " + result.message(), ExitCodes.SANDBOX_ERROR);
+            case COMPILE_ERROR -> note(err, "compile_error", ExitCodes.COMPILE_ERROR);
+            case SANDBOX_ERROR -> note(err, "sandbox_error: " + result.message(), ExitCodes.SANDBOX_ERROR);
         };
     }
 

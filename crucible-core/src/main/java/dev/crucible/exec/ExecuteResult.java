@@ -18,7 +18,7 @@ import java.nio.charset.StandardCharsets;
  */
 @JsonInclude(JsonInclude.Include.NON_NULL)
 public record ExecuteResult(
-        @JsonProperty("status") String status,
+        @JsonProperty("status") Verdict status,
         @JsonProperty("exit_code") Integer exitCode,
         @JsonProperty("signal") Integer signal,
         @JsonProperty("stdout") String stdout,
@@ -34,7 +34,7 @@ public record ExecuteResult(
     /** The wire form of one sandboxed step. */
     static ExecuteResult of(SandboxResult r, ExecuteResult compile) {
         Verdict v = r.verdict();
-        return new ExecuteResult(v.wireName(), r.sandboxError() == null ? r.exitCode() : null, r.signal(),
+        return new ExecuteResult(v, r.sandboxError() == null ? r.exitCode() : null, r.signal(),
                 new String(r.stdout(), StandardCharsets.UTF_8), new String(r.stderr(), StandardCharsets.UTF_8),
                 r.stdoutTruncated(), r.stderrTruncated(), r.wallMs(), r.cpuMs(), r.memoryBytes(), compile,
                 r.sandboxError());
@@ -42,13 +42,12 @@ public record ExecuteResult(
 
     /** The answer when compiling failed: the program never ran. */
     static ExecuteResult compileFailed(ExecuteResult compile) {
-        String status = compile.status().equals(Verdict.SANDBOX_ERROR.wireName()) ? compile.status()
-                : Verdict.COMPILE_ERROR.wireName();
+        Verdict status = compile.status() == Verdict.SANDBOX_ERROR ? Verdict.SANDBOX_ERROR : Verdict.COMPILE_ERROR;
         return new ExecuteResult(status, null, null, "", "", false, false, 0, 0, 0, compile, compile.message());
     }
 
     /** Whether the verdict is {@code ok}. */
     public boolean ok() {
-        return status.equals(Verdict.OK.wireName());
+        return status == Verdict.OK;
     }
 }

@@ -21,7 +21,7 @@ import java.util.List;
  */
 @JsonInclude(JsonInclude.Include.NON_NULL)
 public record CellResult(
-        @JsonProperty("status") String status,
+        @JsonProperty("status") CellStatus status,
         @JsonProperty("stdout") String stdout,
         @JsonProperty("stderr") String stderr,
         @JsonProperty("stdout_truncated") boolean stdoutTruncated,

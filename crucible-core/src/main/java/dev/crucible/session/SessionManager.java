@@ -423,7 +423,7 @@ public final class SessionManager implements AutoCloseable {
                 session.interpreter = startInterpreter(session);
             } catch (IOException e) {
                 session.interpreter = null;
-                return failure("sandbox_error", "InterpreterUnavailable",
+                return failure(CellStatus.SANDBOX_ERROR, "InterpreterUnavailable",
                         "cannot start the interpreter: " + e.getMessage(), start, restarted, resumed);
             }
             session.resumePending = false;
@@ -440,7 +440,7 @@ public final class SessionManager implements AutoCloseable {
         return switch (outcome) {
             case Interpreter.Outcome.Answered a -> {
                 CellResult r = answered(a.answer(), a.interruptedByTimeout(), timeout, start, restarted, resumed, replayed);
-                if (r.status().equals("ok")) {
+                if (r.status() == CellStatus.OK) {
                     appendLog(session, code, mode);
                 }
                 yield r;
@@ -451,14 +451,14 @@ public final class SessionManager implements AutoCloseable {
                 String why = d.oomKilled() ? "the interpreter was killed for using more than its "
                         + session.stored.limits().memoryMb() + " MiB"
                         : "the interpreter exited" + (d.exitCode() == null ? "" : " with code " + d.exitCode());
-                yield failure(d.oomKilled() ? "memory_limit" : "runtime_error", "InterpreterDied",
+                yield failure(d.oomKilled() ? CellStatus.MEMORY_LIMIT : CellStatus.RUNTIME_ERROR, "InterpreterDied",
                         why + "; the session restarts with a fresh interpreter on the next call", start, restarted,
                         resumed);
             }
             case Interpreter.Outcome.Violated v -> {
                 session.interpreter.close();
                 session.restartPending = true;
-                yield failure("runtime_error", "ProtocolViolation", "the interpreter's answer channel carried " + v.why()
+                yield failure(CellStatus.RUNTIME_ERROR, "ProtocolViolation", "the interpreter's answer channel carried " + v.why()
                         + "; cells must not write to the agent's own descriptors. The session restarts with a fresh"
                         + " interpreter on the next call", start, restarted, resumed);
             }
@@ -474,22 +474,22 @@ public final class SessionManager implements AutoCloseable {
                     session.restartPending = true;
                     message += " (the new interpreter did not start: " + e.getMessage() + ")";
                 }
-                yield failure("timeout", "TimeoutError", message, start, true, resumed);
+                yield failure(CellStatus.TIMEOUT, "TimeoutError", message, start, true, resumed);
             }
         };
     }
 
     private CellResult answered(JsonNode a, boolean byTimeout, long timeout, long start, boolean restarted,
             boolean resumed, Integer replayed) {
-        String status = a.path("status").asString("sandbox_error");
+        CellStatus status = CellStatus.fromAgent(a.path("status").asString(""));
         CellResult.CellError error = null;
         if (a.hasNonNull("error")) {
             JsonNode e = a.get("error");
             error = new CellResult.CellError(e.path("name").asString(""), e.path("message").asString(""),
                     e.path("traceback").asString(""));
         }
-        if (byTimeout && (status.equals("interrupted") || status.equals("ok") || status.equals("runtime_error"))) {
-            status = "timeout";
+        if (byTimeout && (status == CellStatus.INTERRUPTED || status == CellStatus.OK || status == CellStatus.RUNTIME_ERROR)) {
+            status = CellStatus.TIMEOUT;
             String why = "the cell ran past its " + timeout + " ms and was interrupted; the session and its variables"
                     + " are kept";
             error = error == null ? new CellResult.CellError("TimeoutError", why, "")
@@ -508,7 +508,7 @@ public final class SessionManager implements AutoCloseable {
                 a.path("execution_count").asInt(0), millisSince(start), restarted, resumed, replayed);
     }
 
-    private static CellResult failure(String status, String name, String message, long start,
+    private static CellResult failure(CellStatus status, String name, String message, long start,
             boolean restarted, boolean resumed) {
         return new CellResult(status, "", "", false, false, null, null, new CellResult.CellError(name, message, ""), 0,
                 millisSince(start), restarted, resumed, null);
@@ -559,7 +559,7 @@ public final class SessionManager implements AutoCloseable {
             ObjectNode request = json.createObjectNode().put("code", cell.path("code").asString(""))
                     .put("mode", cell.path("mode").asString("exec")).put("output_bytes", 1024);
             var outcome = session.interpreter.call(request, session.stored.limits().timeoutMs(), config.graceMs());
-            if (outcome instanceof Interpreter.Outcome.Answered a && a.answer().path("status").asString("").equals("ok")) {
+            if (outcome instanceof Interpreter.Outcome.Answered a && CellStatus.fromAgent(a.answer().path("status").asString("")) == CellStatus.OK) {
                 ok++;
             } else if (!(outcome instanceof Interpreter.Outcome.Answered)) {
                 break;

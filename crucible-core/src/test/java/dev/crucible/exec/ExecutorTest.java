@@ -37,7 +37,7 @@ class ExecutorTest {
         assertThat(CANARY).as("surefire sets the canary in this JVM's environment").isNotBlank();
         ExecuteResult r = python("import os\nprint(sorted(os.environ))\n"
                 + "print(open('/proc/1/environ','rb').read())\nprint(open('/proc/self/environ','rb').read())");
-        assertThat(r.status()).isEqualTo("ok");
+        assertThat(r.status().wireName()).isEqualTo("ok");
         assertThat(r.stdout()).startsWith("['HOME', 'LANG', 'PATH', 'PWD', 'USER']\nb''\n");
         assertThat(r.stdout()).doesNotContain(CANARY).doesNotContain("SERVER_API_TOKEN");
     }
@@ -144,12 +144,12 @@ class ExecutorTest {
         String code = "#include <stdio.h>\nint main(void){int a,b; if(scanf(\"%d %d\",&a,&b)!=2) return 2;"
                 + " printf(\"%d\\n\", a+b); return 0;}";
         try (Program program = executor.prepare(runtime, code, null)) {
-            assertThat(program.compileResult().status()).isEqualTo("ok");
+            assertThat(program.compileResult().status().wireName()).isEqualTo("ok");
             for (int i = 0; i < 5; i++) {
                 ExecuteResult r = program.run(i + " " + (i * 10), List.of(), runtime.limits());
                 assertThat(r.stdout()).isEqualTo((i * 11) + "\n");
             }
-            assertThat(program.run("nonsense", List.of(), runtime.limits()).status()).isEqualTo("runtime_error");
+            assertThat(program.run("nonsense", List.of(), runtime.limits()).status().wireName()).isEqualTo("runtime_error");
         }
     }
 
@@ -157,7 +157,7 @@ class ExecutorTest {
     void cpuLimitStopsABusyProgramBeforeItsWallClock() throws Exception {
         ExecuteResult r = executor.execute(ExecuteRequest.of("python", "while True: pass")
                 .withLimits(new LimitsSpec(20_000L, 700L, null, null, null)));
-        assertThat(r.status()).isEqualTo("timeout");
+        assertThat(r.status().wireName()).isEqualTo("timeout");
         assertThat(r.cpuMs()).isGreaterThanOrEqualTo(700);
         assertThat(r.wallMs()).isLessThan(20_000);
     }

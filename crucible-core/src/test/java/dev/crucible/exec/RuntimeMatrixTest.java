@@ -63,7 +63,7 @@ class RuntimeMatrixTest {
     @MethodSource("programs")
     void helloWorldIsOk(String language, Programs p) throws Exception {
         ExecuteResult r = run(language, p.hello(), null);
-        assertThat(r.status()).as(r.toString()).isEqualTo("ok");
+        assertThat(r.status().wireName()).as(r.toString()).isEqualTo("ok");
         assertThat(r.exitCode()).isZero();
         assertThat(r.stdout()).isEqualTo("hello\n");
         assertThat(r.cpuMs()).isGreaterThanOrEqualTo(0);
@@ -76,12 +76,12 @@ class RuntimeMatrixTest {
         ExecuteResult r = run(language, p.badSyntax(), null);
         boolean compiled = TestHost.crucible().runtimes().find(language).orElseThrow().compiled();
         if (compiled) {
-            assertThat(r.status()).as(r.toString()).isEqualTo("compile_error");
-            assertThat(r.compile().status()).isEqualTo("runtime_error");
+            assertThat(r.status().wireName()).as(r.toString()).isEqualTo("compile_error");
+            assertThat(r.compile().status().wireName()).isEqualTo("runtime_error");
             assertThat(r.compile().stdout() + r.compile().stderr()).containsIgnoringCase("error");
             assertThat(r.exitCode()).as("the program never ran").isNull();
         } else {
-            assertThat(r.status()).as(r.toString()).isEqualTo("runtime_error");
+            assertThat(r.status().wireName()).as(r.toString()).isEqualTo("runtime_error");
             assertThat(r.stderr()).containsIgnoringCase("syntax");
         }
     }
@@ -90,7 +90,7 @@ class RuntimeMatrixTest {
     @MethodSource("programs")
     void crashIsARuntimeError(String language, Programs p) throws Exception {
         ExecuteResult r = run(language, p.crash(), null);
-        assertThat(r.status()).as(r.toString()).isEqualTo("runtime_error");
+        assertThat(r.status().wireName()).as(r.toString()).isEqualTo("runtime_error");
         assertThat(r.exitCode()).isNotZero();
         assertThat(r.stderr()).contains("boom");
     }
@@ -99,7 +99,7 @@ class RuntimeMatrixTest {
     @MethodSource("programs")
     void endlessLoopIsATimeout(String language, Programs p) throws Exception {
         ExecuteResult r = run(language, p.spin(), new LimitsSpec(1500L, null, null, null, null));
-        assertThat(r.status()).as(r.toString()).isEqualTo("timeout");
+        assertThat(r.status().wireName()).as(r.toString()).isEqualTo("timeout");
         assertThat(r.signal()).isEqualTo(9);
     }
 
@@ -115,10 +115,10 @@ class RuntimeMatrixTest {
                 "no writable cgroup on this host (not root?): memory is bounded by RLIMIT_AS only, memory_limit is not reported");
         ExecuteResult r = run(language, p.hog(), new LimitsSpec(10_000L, null, 128, null, null));
         if (language.equals("java")) {
-            assertThat(r.status()).as(r.toString()).isEqualTo("runtime_error");
+            assertThat(r.status().wireName()).as(r.toString()).isEqualTo("runtime_error");
             assertThat(r.stderr()).contains("OutOfMemoryError");
         } else {
-            assertThat(r.status()).as(r.toString()).isEqualTo("memory_limit");
+            assertThat(r.status().wireName()).as(r.toString()).isEqualTo("memory_limit");
             assertThat(r.memoryBytes()).isGreaterThan(100L << 20);
         }
     }
@@ -127,7 +127,7 @@ class RuntimeMatrixTest {
     @MethodSource("programs")
     void outputFloodMeetsTheOutputLimit(String language, Programs p) throws Exception {
         ExecuteResult r = run(language, p.flood(), new LimitsSpec(10_000L, null, null, 10_000, null));
-        assertThat(r.status()).as(r.toString()).isEqualTo("output_limit");
+        assertThat(r.status().wireName()).as(r.toString()).isEqualTo("output_limit");
         assertThat(r.stdoutTruncated()).isTrue();
         assertThat(r.stdout()).contains("[crucible: output cap of 10000 bytes reached");
         assertThat(r.stdout().length()).isLessThan(10_000 + TAIL_KEPT + 200);

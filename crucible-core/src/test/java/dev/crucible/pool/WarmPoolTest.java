@@ -68,7 +68,7 @@ class WarmPoolTest {
                 """;
         ExecuteResult w = warm("python", code, "the input\n", List.of("a", "b c"));
         ExecuteResult c = cold("python", code, "the input\n", List.of("a", "b c"));
-        assertThat(w.status()).isEqualTo("ok");
+        assertThat(w.status().wireName()).isEqualTo("ok");
         assertThat(w.stdout()).startsWith("__main__ /workspace/main.py ['main.py', 'a', 'b c'] 'the input\\n' /workspace /workspace\n[] ['main.py']\n");
         assertThat(w.stdout()).isEqualTo(c.stdout());
         assertThat(w.stderr()).isEqualTo(c.stderr()).isEmpty();
@@ -125,7 +125,7 @@ class WarmPoolTest {
         assertThat(w.stdout()).isEqualTo("true /workspace/main.js [ 'x', 'y' ] \"in\\n\" /workspace undefined\n");
         assertThat(w.stdout()).isEqualTo(c.stdout());
         ExecuteResult thrown = warm("javascript", "throw new Error('boom')", null, List.of());
-        assertThat(thrown.status()).isEqualTo("runtime_error");
+        assertThat(thrown.status().wireName()).isEqualTo("runtime_error");
         assertThat(thrown.stderr()).contains("Error: boom").contains("/workspace/main.js:1");
     }
 
@@ -135,11 +135,11 @@ class WarmPoolTest {
         Thread.sleep(300); // the pooled sandbox has been waiting; its clock starts at the claim
         ExecuteResult r = crucible.executor().execute(ExecuteRequest.of("python", "import time\ntime.sleep(0.5)\nprint('done')")
                 .withLimits(new LimitsSpec(2000L, null, null, null, null)));
-        assertThat(r.status()).isEqualTo("ok");
+        assertThat(r.status().wireName()).isEqualTo("ok");
         assertThat(r.wallMs()).isLessThan(1500);
         ExecuteResult spin = crucible.executor().execute(ExecuteRequest.of("python", "while True: pass")
                 .withLimits(new LimitsSpec(800L, null, null, null, null)));
-        assertThat(spin.status()).isEqualTo("timeout");
+        assertThat(spin.status().wireName()).isEqualTo("timeout");
         ExecuteResult forks = crucible.executor().execute(ExecuteRequest.of("python", """
                 import os, time
                 n = 0
@@ -153,7 +153,7 @@ class WarmPoolTest {
                 """).withLimits(new LimitsSpec(null, null, null, null, 12)));
         assertThat(forks.stdout()).startsWith("stopped at");
         ExecuteResult hog = crucible.executor().execute(ExecuteRequest.of("python", "x = b'x' * (400 << 20)"));
-        assertThat(hog.status()).isEqualTo("memory_limit");
+        assertThat(hog.status().wireName()).isEqualTo("memory_limit");
     }
 
     @Test

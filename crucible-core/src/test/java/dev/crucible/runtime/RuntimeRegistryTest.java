@@ -92,7 +92,7 @@ class RuntimeRegistryTest {
         Executor executor = new Executor(TestHost.crucible().sandbox(), registry,
                 TestHost.crucible().sandbox().workRoot().resolve("programs"));
         ExecuteResult r = executor.execute(ExecuteRequest.of("imgpy", "import os; print(os.path.exists('/usr/bin/python3'))"));
-        assertThat(r.status()).as(r.toString()).isEqualTo("ok");
+        assertThat(r.status().wireName()).as(r.toString()).isEqualTo("ok");
         assertThat(r.stdout()).isEqualTo("True\n");
         TestHost.assertNothingLeft();
         Files.delete(image.resolve("usr")); // a link to /usr: remove it, never what it points to

@@ -67,7 +67,7 @@ class SessionFilesHostileTest {
     String bash(String code) throws InterruptedException {
         CellResult r = sessions.execute(ME, session.id(), "import subprocess\nr = subprocess.run(['bash', '-c', "
                 + pyString(code) + "], capture_output=True, text=True)\nprint(r.stdout + r.stderr, end='')", null, null);
-        assertThat(r.status()).as(r.toString()).isEqualTo("ok");
+        assertThat(r.status().wireName()).as(r.toString()).isEqualTo("ok");
         return r.stdout();
     }
 

@@ -52,19 +52,19 @@ class SessionManagerTest {
         try {
             assertThat(s.id()).matches("[0-9a-f]{32}");
             CellResult first = run(s, "import math\nx = 41\nprint('hello')\nx + 1");
-            assertThat(first.status()).isEqualTo("ok");
+            assertThat(first.status().wireName()).isEqualTo("ok");
             assertThat(first.stdout()).isEqualTo("hello\n");
             assertThat(first.result()).isEqualTo("42");
             assertThat(sessions.execute(ME, s.id(), "x * 2", "exec", null).result()).isNull();
             assertThat(sessions.execute(ME, s.id(), "math.floor(x / 2)", "single", null).result()).isEqualTo("20");
-            assertThat(sessions.execute(ME, s.id(), "for i in range(2):", "single", null).status()).isEqualTo("incomplete");
-            assertThat(sessions.execute(ME, s.id(), "def f(a):", "auto", null).status()).isEqualTo("incomplete");
+            assertThat(sessions.execute(ME, s.id(), "for i in range(2):", "single", null).status().wireName()).isEqualTo("incomplete");
+            assertThat(sessions.execute(ME, s.id(), "def f(a):", "auto", null).status().wireName()).isEqualTo("incomplete");
             CellResult error = run(s, "def g():\n    raise ValueError('\\x1b[31mbad\\x1b[0m')\ng()");
-            assertThat(error.status()).isEqualTo("runtime_error");
+            assertThat(error.status().wireName()).isEqualTo("runtime_error");
             assertThat(error.error().name()).isEqualTo("ValueError");
             assertThat(error.error().message()).isEqualTo("bad");
             assertThat(error.error().traceback()).contains("line 2, in g").doesNotContain("\u001b").doesNotContain("agent");
-            assertThat(run(s, "1 +").status()).isEqualTo("compile_error");
+            assertThat(run(s, "1 +").status().wireName()).isEqualTo("compile_error");
             CellResult child = run(s, "import subprocess\nsubprocess.run(['sh', '-c', 'echo out; echo err >&2'])\nNone");
             assertThat(child.stdout()).isEqualTo("out\n");
             assertThat(child.stderr()).isEqualTo("err\n");
@@ -87,7 +87,7 @@ class SessionManagerTest {
         SessionInfo s = python();
         try {
             CellResult r = run(s, "import matplotlib.pyplot as plt\nplt.plot([1, 2, 3], [1, 4, 9])\nplt.title('squares')\nNone");
-            assertThat(r.status()).as(r.toString()).isEqualTo("ok");
+            assertThat(r.status().wireName()).as(r.toString()).isEqualTo("ok");
             assertThat(r.display()).hasSize(1);
             assertThat(r.display().getFirst().mime()).isEqualTo("image/png");
             byte[] png = java.util.Base64.getDecoder().decode(r.display().getFirst().data());
@@ -104,12 +104,12 @@ class SessionManagerTest {
         try {
             assertThat(run(s, "let x = 41; console.log('hi'); x + 1").result()).isEqualTo("42");
             CellResult awaited = run(s, "const y = await Promise.resolve(x * 2); y");
-            assertThat(awaited.status()).isEqualTo("ok");
+            assertThat(awaited.status().wireName()).isEqualTo("ok");
             assertThat(awaited.result()).isEqualTo("82");
             assertThat(run(s, "x + y").result()).isEqualTo("123");
-            assertThat(run(s, "function f() {").status()).isEqualTo("incomplete");
+            assertThat(run(s, "function f() {").status().wireName()).isEqualTo("incomplete");
             CellResult error = run(s, "null.z");
-            assertThat(error.status()).isEqualTo("runtime_error");
+            assertThat(error.status().wireName()).isEqualTo("runtime_error");
             assertThat(error.error().name()).isEqualTo("TypeError");
         } finally {
             sessions.delete(ME, s.id());
@@ -122,7 +122,7 @@ class SessionManagerTest {
         try {
             run(s, "kept = 'yes'");
             CellResult slow = sessions.execute(ME, s.id(), "import time\nwhile True:\n    time.sleep(0.01)", null, 300L);
-            assertThat(slow.status()).isEqualTo("timeout");
+            assertThat(slow.status().wireName()).isEqualTo("timeout");
             assertThat(slow.error().name()).isEqualTo("KeyboardInterrupt");
             assertThat(slow.restarted()).isFalse();
             CellResult after = run(s, "kept");
@@ -141,7 +141,7 @@ class SessionManagerTest {
             CellResult stubborn = sessions.execute(ME, s.id(),
                     "import time\nwhile True:\n    try:\n        time.sleep(0.01)\n    except KeyboardInterrupt:\n        pass",
                     null, 300L);
-            assertThat(stubborn.status()).isEqualTo("timeout");
+            assertThat(stubborn.status().wireName()).isEqualTo("timeout");
             assertThat(stubborn.restarted()).isTrue();
             assertThat(stubborn.error().message()).contains("restarted");
             CellResult after = run(s, "'lost' in globals()");
@@ -170,7 +170,7 @@ class SessionManagerTest {
             }
             assertThat(interrupted).isTrue();
             CellResult r = cell.get();
-            assertThat(r.status()).isEqualTo("interrupted");
+            assertThat(r.status().wireName()).isEqualTo("interrupted");
             assertThat(r.error().name()).isEqualTo("KeyboardInterrupt");
             assertThat(Integer.parseInt(run(s, "n").result())).isPositive();
         } finally {
@@ -184,14 +184,14 @@ class SessionManagerTest {
         try {
             run(s, "open('/workspace/kept.txt', 'w').write('file survives')");
             CellResult exit = run(s, "import os\nos._exit(3)");
-            assertThat(exit.status()).isEqualTo("runtime_error");
+            assertThat(exit.status().wireName()).isEqualTo("runtime_error");
             assertThat(exit.error().name()).isEqualTo("InterpreterDied");
             CellResult next = run(s, "open('/workspace/kept.txt').read()");
             assertThat(next.restarted()).isTrue();
             assertThat(next.result()).isEqualTo("'file survives'");
 
             CellResult segv = run(s, "import ctypes\nctypes.string_at(0)");
-            assertThat(segv.status()).isEqualTo("runtime_error");
+            assertThat(segv.status().wireName()).isEqualTo("runtime_error");
             assertThat(segv.error().name()).isEqualTo("InterpreterDied");
             assertThat(run(s, "1").restarted()).isTrue();
         } finally {
@@ -205,7 +205,7 @@ class SessionManagerTest {
                 SessionLimits.DEFAULT.with(64, null, null, null, null), null, null));
         try {
             CellResult oom = run(s, "hog = []\nwhile True:\n    hog.append(bytearray(8 << 20))");
-            assertThat(oom.status()).isEqualTo("memory_limit");
+            assertThat(oom.status().wireName()).isEqualTo("memory_limit");
             assertThat(run(s, "2 + 2").result()).isEqualTo("4");
         } finally {
             sessions.delete(ME, s.id());

@@ -26,7 +26,7 @@ class SessionUidBlockTest {
             SessionManager before = SessionManager.start(first, runtimes, config);
             id = before.create("me", new SessionManager.CreateRequest("python", null, null, null)).id();
             assertThat(before.execute("me", id, "import os\nos.makedirs('d')\nopen('d/a.txt', 'w').write('kept')",
-                    null, null).status()).isEqualTo("ok");
+                    null, null).status().wireName()).isEqualTo("ok");
             before.close();
             // `first` still holds its block: the restart below takes the next one
             try (Sandbox second = Sandbox.create(SandboxConfig.defaults().withSlots(2))) {
@@ -35,7 +35,7 @@ class SessionUidBlockTest {
                 try {
                     CellResult r = after.execute("me", id, "open('d/b.txt', 'w').write(open('d/a.txt').read())\n"
                             + "import os\n(os.getuid(), open('d/b.txt').read())", null, null);
-                    assertThat(r.status()).as(r.toString()).isEqualTo("ok");
+                    assertThat(r.status().wireName()).as(r.toString()).isEqualTo("ok");
                     assertThat(r.result()).isEqualTo("(1000, 'kept')");
                 } finally {
                     after.delete("me", id);

@@ -6,6 +6,7 @@ import dev.crucible.sandbox.Limits;
 import dev.crucible.sandbox.Sandbox;
 import dev.crucible.sandbox.SandboxResult;
 import dev.crucible.sandbox.SandboxSpec;
+import dev.crucible.sandbox.Verdict;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -148,8 +149,8 @@ final class BatchRunner {
             int exit = a.path("exit_code").asInt(1);
             boolean outCut = a.path("stdout_overflow").asBoolean(false);
             boolean errCut = a.path("stderr_overflow").asBoolean(false);
-            String status = timedOut ? "timeout" : outCut || errCut ? "output_limit"
-                    : signal != null && signal == 9 ? "memory_limit" : exit == 0 ? "ok" : "runtime_error";
+            Verdict status = timedOut ? Verdict.TIMEOUT : outCut || errCut ? Verdict.OUTPUT_LIMIT
+                    : signal != null && signal == 9 ? Verdict.MEMORY_LIMIT : exit == 0 ? Verdict.OK : Verdict.RUNTIME_ERROR;
             return new ExecuteResult(status, exit, signal, stdout, stderr, outCut, errCut, a.path("wall_ms").asLong(0),
                     -1, -1, null, null);
         }

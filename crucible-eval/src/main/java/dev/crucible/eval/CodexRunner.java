@@ -5,6 +5,7 @@ import dev.crucible.exec.ExecuteResult;
 import dev.crucible.exec.Executor;
 import dev.crucible.exec.FileInput;
 import dev.crucible.runtime.LimitsSpec;
+import dev.crucible.sandbox.Verdict;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -125,7 +126,7 @@ public final class CodexRunner {
                         runs.add(new Run(completion, index++, t, proof, threads.submit((Callable<ExecuteResult>) () -> {
                             ExecuteResult r = executor.execute(request);
                             // a sandbox error is ours, never the completion's: it gets one more try
-                            return r.status().equals("sandbox_error") ? executor.execute(request) : r;
+                            return r.status() == Verdict.SANDBOX_ERROR ? executor.execute(request) : r;
                         })));
                     }
                 }
@@ -155,10 +156,10 @@ public final class CodexRunner {
 
     /** Stdout and stderr together, as the original merged them; a timeout reads as Codex Runner writes it. */
     static String got(ExecuteResult r) {
-        if (r.status().equals("timeout")) {
+        if (r.status() == Verdict.TIMEOUT) {
             return TIMEOUT;
         }
-        if (r.status().equals("sandbox_error")) {
+        if (r.status() == Verdict.SANDBOX_ERROR) {
             return "[crucible could not run this test: " + r.message() + "]";
         }
         String out = r.stdout() + r.stderr();

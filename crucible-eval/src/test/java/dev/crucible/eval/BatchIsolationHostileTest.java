@@ -84,7 +84,7 @@ class BatchIsolationHostileTest {
                 time.sleep(0.3)
                 """;
         List<ExecuteResult> r = batch(LOOK, attacker, LOOK, LOOK);
-        assertThat(r.get(1).status()).as(r.get(1).stderr()).isEqualTo("ok");
+        assertThat(r.get(1).status().wireName()).as(r.get(1).stderr()).isEqualTo("ok");
         String fresh = r.get(0).stdout();
         assertThat(fresh).contains("'procs': []");
         assertThat(r.get(1).stdout()).isEqualTo(fresh); // the attacker started from the same fresh sandbox
@@ -119,7 +119,7 @@ class BatchIsolationHostileTest {
         String wrong = "import sys\nprint('wrong')\nsys.exit(3)\n";
         List<ExecuteResult> r = batch(attacker, wrong, wrong);
         assertThat(r.get(0).stdout()).isEqualTo("reached []\n");
-        assertThat(r.get(1).status()).isEqualTo("runtime_error");
+        assertThat(r.get(1).status().wireName()).isEqualTo("runtime_error");
         assertThat(r.get(1).exitCode()).isEqualTo(3);
         assertThat(r.get(2).exitCode()).isEqualTo(3);
     }

@@ -25,7 +25,7 @@ class JudgeAndRewardTest {
                 new Judge.TestCase(null, "40 2", "42\n\n"), new Judge.TestCase(null, "1 1", "3"),
                 new Judge.TestCase(null, "2 2", "4")), false);
         assertThat(r.compile()).isNotNull();
-        assertThat(r.compile().status()).isEqualTo("ok");
+        assertThat(r.compile().status().wireName()).isEqualTo("ok");
         assertThat(r.results()).extracting(Judge.CaseResult::status).containsExactly("ok", "ok", "ok", "skipped");
         assertThat(r.results()).extracting(Judge.CaseResult::passed).containsExactly(true, true, false, false);
         assertThat(r.passed()).isEqualTo(2);

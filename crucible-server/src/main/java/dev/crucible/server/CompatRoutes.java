@@ -7,6 +7,7 @@ import dev.crucible.exec.FileInput;
 import dev.crucible.exec.InvalidRequestException;
 import dev.crucible.runtime.LanguageRuntime;
 import dev.crucible.runtime.LimitsSpec;
+import dev.crucible.sandbox.Verdict;
 import io.javalin.http.Context;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -228,12 +229,12 @@ final class CompatRoutes {
     private static Map<String, Object> pistonStage(ExecuteResult r, String interleaved) {
         Map<String, Object> m = new LinkedHashMap<>();
         String status = switch (r.status()) {
-            case "ok" -> null;
-            case "timeout" -> "TO";
-            case "output_limit" -> r.stderrTruncated() && !r.stdoutTruncated() ? "EL" : "OL";
-            case "memory_limit" -> "SG";
-            case "sandbox_error" -> "XX";
-            default -> r.signal() != null ? "SG" : "RE";
+            case OK -> null;
+            case TIMEOUT -> "TO";
+            case OUTPUT_LIMIT -> r.stderrTruncated() && !r.stdoutTruncated() ? "EL" : "OL";
+            case MEMORY_LIMIT -> "SG";
+            case SANDBOX_ERROR -> "XX";
+            case RUNTIME_ERROR, COMPILE_ERROR -> r.signal() != null ? "SG" : "RE";
         };
         m.put("stdout", r.stdout());
         m.put("stderr", r.stderr());
@@ -298,7 +299,7 @@ final class CompatRoutes {
         }
         Map<String, Object> out = new LinkedHashMap<>();
         boolean compileFailed = r.compile() != null && !r.compile().ok();
-        out.put("status", r.status().equals("sandbox_error") ? "SandboxError" : r.ok() ? "Success" : "Failed");
+        out.put("status", r.status() == Verdict.SANDBOX_ERROR ? "SandboxError" : r.ok() ? "Success" : "Failed");
         out.put("message", r.message() == null ? "" : r.message());
         out.put("compile_result", r.compile() == null ? null : fusionStage(r.compile()));
         out.put("run_result", compileFailed ? null : fusionStage(r));
@@ -309,7 +310,7 @@ final class CompatRoutes {
 
     private static Map<String, Object> fusionStage(ExecuteResult r) {
         Map<String, Object> m = new LinkedHashMap<>();
-        m.put("status", r.status().equals("timeout") ? "TimeLimitExceeded" : r.status().equals("sandbox_error")
+        m.put("status", r.status() == Verdict.TIMEOUT ? "TimeLimitExceeded" : r.status() == Verdict.SANDBOX_ERROR
                 ? "Error" : "Finished");
         m.put("execution_time", r.wallMs() / 1000.0);
         m.put("return_code", r.exitCode());
@@ -348,8 +349,8 @@ final class CompatRoutes {
                 : new ExecuteRequest("python", code, null, null, files.isEmpty() ? null : files, null);
         ExecuteResult r = executor.execute(request);
         String text = r.stdout() + r.stderr();
-        if (!r.ok() && !r.status().equals("runtime_error")) {
-            text += (text.isEmpty() || text.endsWith("\n") ? "" : "\n") + "[crucible: " + r.status() + "]\n";
+        if (!r.ok() && r.status() != Verdict.RUNTIME_ERROR) {
+            text += (text.isEmpty() || text.endsWith("\n") ? "" : "\n") + "[crucible: " + r.status().wireName() + "]\n";
         }
         ctx.contentType("text/plain; charset=utf-8").result(text);
     }

@@ -2,6 +2,8 @@ package dev.crucible.server;
 
 import dev.crucible.exec.Executor;
 import dev.crucible.pool.WarmPool;
+import dev.crucible.sandbox.Verdict;
+import dev.crucible.session.CellStatus;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
@@ -41,11 +43,19 @@ final class Metrics {
                 .register(registry).record(Duration.ofNanos(nanos));
     }
 
-    void verdict(String status) {
+    void verdict(Verdict status) {
+        count(status.wireName(), status == Verdict.MEMORY_LIMIT, status == Verdict.TIMEOUT);
+    }
+
+    void verdict(CellStatus status) {
+        count(status.wireName(), status == CellStatus.MEMORY_LIMIT, status == CellStatus.TIMEOUT);
+    }
+
+    private void count(String status, boolean oomKilled, boolean timedOut) {
         Counter.builder("crucible_verdicts").tag("status", status).register(registry).increment();
-        if (status.equals("memory_limit")) {
+        if (oomKilled) {
             Counter.builder("crucible_oom_kills").register(registry).increment();
-        } else if (status.equals("timeout")) {
+        } else if (timedOut) {
             Counter.builder("crucible_timeouts").register(registry).increment();
         }
     }

@@ -7,6 +7,7 @@ import dev.crucible.exec.ExecuteResult;
 import dev.crucible.exec.Executor;
 import dev.crucible.exec.InvalidRequestException;
 import dev.crucible.runtime.LanguageRuntime;
+import dev.crucible.sandbox.Verdict;
 import dev.crucible.session.CellResult;
 import dev.crucible.session.SessionException;
 import dev.crucible.session.SessionManager;
@@ -159,14 +160,14 @@ final class ToolDispatcher {
                     .append("[stderr]\n").append(cut(r.stderr()));
         }
         String status = switch (r.status()) {
-            case "ok" -> null;
-            case "runtime_error" -> r.signal() != null ? "[the program was killed by signal " + r.signal() + "]"
+            case OK -> null;
+            case RUNTIME_ERROR -> r.signal() != null ? "[the program was killed by signal " + r.signal() + "]"
                     : "[the program failed with exit code " + r.exitCode() + "]";
-            case "timeout" -> "[timeout: the program ran past its time limit and was stopped]";
-            case "memory_limit" -> "[memory_limit: the program ran out of memory and was stopped]";
-            case "output_limit" -> "[output_limit: the program printed too much and was stopped]";
-            case "sandbox_error" -> "[Crucible could not run the program: " + r.message() + "]";
-            default -> "[" + r.status() + "]";
+            case TIMEOUT -> "[timeout: the program ran past its time limit and was stopped]";
+            case MEMORY_LIMIT -> "[memory_limit: the program ran out of memory and was stopped]";
+            case OUTPUT_LIMIT -> "[output_limit: the program printed too much and was stopped]";
+            case SANDBOX_ERROR -> "[Crucible could not run the program: " + r.message() + "]";
+            case COMPILE_ERROR -> "[" + r.status().wireName() + "]";
         };
         if (status != null) {
             out.append(out.isEmpty() || out.charAt(out.length() - 1) == '\n' ? "" : "\n").append(status);
@@ -246,10 +247,10 @@ final class ToolDispatcher {
                     : r.error().name() + ": " + r.error().message()));
         }
         switch (r.status()) {
-            case "timeout" -> parts.add("[timeout: the cell ran past its time limit and was interrupted; the "
+            case TIMEOUT -> parts.add("[timeout: the cell ran past its time limit and was interrupted; the "
                     + "variables are kept]");
-            case "incomplete" -> parts.add("[incomplete input: the code is not a complete statement; send it whole]");
-            case "memory_limit" -> parts.add("[memory_limit: the interpreter ran out of memory and will be restarted]");
+            case INCOMPLETE -> parts.add("[incomplete input: the code is not a complete statement; send it whole]");
+            case MEMORY_LIMIT -> parts.add("[memory_limit: the interpreter ran out of memory and will be restarted]");
             default -> { }
         }
         if (parts.isEmpty()) {
