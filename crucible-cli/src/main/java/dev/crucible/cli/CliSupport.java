@@ -1,7 +1,7 @@
 package dev.crucible.cli;
 
 import dev.crucible.Crucible;
-import dev.crucible.exec.InvalidRequestException;
+import dev.crucible.RequestException;
 import dev.crucible.sandbox.SandboxConfig;
 import dev.crucible.sandbox.SandboxUnavailableException;
 import java.io.PrintWriter;
@@ -60,11 +60,11 @@ final class CliSupport {
         return option != null ? option : env == null || env.isBlank() ? null : Path.of(env);
     }
 
-    static int exitCodeOf(InvalidRequestException e) {
+    static int exitCodeOf(RequestException e) {
         return switch (e.code()) {
-            case "unknown_language" -> ExitCodes.UNKNOWN_LANGUAGE;
-            case "runtime_unavailable" -> ExitCodes.RUNTIME_UNAVAILABLE;
-            default -> ExitCodes.INVALID_REQUEST;
+            case UNKNOWN_LANGUAGE -> ExitCodes.UNKNOWN_LANGUAGE;
+            case RUNTIME_UNAVAILABLE -> ExitCodes.RUNTIME_UNAVAILABLE;
+            default -> e.code().httpStatus() >= 500 ? ExitCodes.SANDBOX_ERROR : ExitCodes.INVALID_REQUEST;
         };
     }
 

@@ -1,8 +1,8 @@
 package dev.crucible.cli;
 
 import dev.crucible.Crucible;
+import dev.crucible.RequestException;
 import dev.crucible.eval.Reward;
-import dev.crucible.exec.InvalidRequestException;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
@@ -12,9 +12,9 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
-import picocli.CommandLine.Model.CommandSpec;
 import tools.jackson.core.JacksonException;
 
 /**
@@ -85,7 +85,7 @@ final class RewardCommand implements Callable<Integer> {
             }
             out.flush();
             return 0;
-        } catch (InvalidRequestException e) {
+        } catch (RequestException e) {
             return CliSupport.fail(err, new CliSupport.Failure(CliSupport.exitCodeOf(e), e.getMessage()));
         }
     }

@@ -1,9 +1,9 @@
 package dev.crucible.cli;
 
 import dev.crucible.Crucible;
+import dev.crucible.RequestException;
 import dev.crucible.exec.ExecuteRequest;
 import dev.crucible.exec.ExecuteResult;
-import dev.crucible.exec.InvalidRequestException;
 import dev.crucible.runtime.LanguageRuntime;
 import dev.crucible.runtime.LimitsSpec;
 import java.io.IOException;
@@ -15,10 +15,10 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
-import picocli.CommandLine.Model.CommandSpec;
 
 /** {@code crucible run}: one program in the sandbox; its output, or the {@code /v1/execute} JSON. */
 @Command(name = "run", mixinStandardHelpOptions = true,
@@ -70,7 +70,7 @@ final class RunCommand implements Callable<Integer> {
             }
         } catch (CliSupport.Failure f) {
             return CliSupport.fail(err, f);
-        } catch (InvalidRequestException e) {
+        } catch (RequestException e) {
             return CliSupport.fail(err, new CliSupport.Failure(CliSupport.exitCodeOf(e), e.getMessage()));
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();

@@ -1,9 +1,8 @@
 package dev.crucible.cli;
 
 import dev.crucible.Crucible;
-import dev.crucible.exec.InvalidRequestException;
+import dev.crucible.RequestException;
 import dev.crucible.session.SessionConfig;
-import dev.crucible.session.SessionException;
 import dev.crucible.session.SessionManager;
 import java.io.IOException;
 import java.io.PrintWriter;
@@ -199,10 +198,12 @@ final class SessionCommand implements Callable<Integer> {
                         SessionConfig.defaults(data));
                 String id = sessions.create("", new SessionManager.CreateRequest(language, null, null, null)).id();
                 return new Local(engine, sessions, id, data);
-            } catch (InvalidRequestException e) {
+            } catch (RequestException e) {
                 engine.close();
-                throw new CliSupport.Failure(CliSupport.exitCodeOf(e), e.getMessage());
-            } catch (IOException | SessionException | InterruptedException e) {
+                int exit = CliSupport.exitCodeOf(e);
+                throw new CliSupport.Failure(exit, (exit == ExitCodes.SANDBOX_ERROR ? "cannot start a session: " : "")
+                        + e.getMessage());
+            } catch (IOException | InterruptedException e) {
                 engine.close();
                 throw new CliSupport.Failure(ExitCodes.SANDBOX_ERROR, "cannot start a session: " + e.getMessage());
             }

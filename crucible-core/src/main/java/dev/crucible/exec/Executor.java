@@ -1,5 +1,7 @@
 package dev.crucible.exec;
 
+import dev.crucible.ErrorCode;
+import dev.crucible.RequestException;
 import dev.crucible.pool.WarmPool;
 import dev.crucible.runtime.LanguageRuntime;
 import dev.crucible.runtime.RuntimeRegistry;
@@ -66,7 +68,7 @@ public final class Executor {
     /**
      * Runs one request to its verdict.
      *
-     * @throws InvalidRequestException before any sandbox starts, for anything wrong with the request
+     * @throws RequestException before any sandbox starts, for anything wrong with the request
      */
     public ExecuteResult execute(ExecuteRequest request) throws InterruptedException {
         return execute(request, OutputListener.NONE);
@@ -76,7 +78,7 @@ public final class Executor {
      * Runs one request to its verdict, passing its output to {@code listener} as it is produced. A request the
      * warm pool serves (no files, the runtime's memory limit) takes a ready sandbox; the rest start cold.
      *
-     * @throws InvalidRequestException before any sandbox starts, for anything wrong with the request
+     * @throws RequestException before any sandbox starts, for anything wrong with the request
      */
     public ExecuteResult execute(ExecuteRequest request, OutputListener listener) throws InterruptedException {
         LanguageRuntime runtime = runtimeFor(request.language());
@@ -85,7 +87,7 @@ public final class Executor {
         WarmPool warm = pool;
         if (warm != null && (request.files() == null || request.files().isEmpty()) && warm.serves(runtime, limits)) {
             if (request.code() == null) {
-                throw new InvalidRequestException("invalid_request", "code is required");
+                throw new RequestException(ErrorCode.INVALID_REQUEST, "code is required");
             }
             // the cold path's size cap, without encoding the code twice on this hot path (UTF-8 is <= 3 bytes a char)
             if (request.code().length() * 3L > MAX_TOTAL_BYTES) {
@@ -106,7 +108,7 @@ public final class Executor {
      * Runs one request with its program written under {@code programName} instead of the runtime's file name (Piston
      * keeps a file's own name: argv, tracebacks and compiler messages show it), in a cold sandbox.
      *
-     * @throws InvalidRequestException before any sandbox starts, for anything wrong with the request or the name
+     * @throws RequestException before any sandbox starts, for anything wrong with the request or the name
      */
     public ExecuteResult executeNamed(ExecuteRequest request, String programName, OutputListener listener)
             throws InterruptedException {
@@ -125,17 +127,16 @@ public final class Executor {
     /**
      * The runtime for a language name or alias.
      *
-     * @throws InvalidRequestException {@code unknown_language} or {@code runtime_unavailable}
+     * @throws RequestException {@code unknown_language} or {@code runtime_unavailable}
      */
     public LanguageRuntime runtimeFor(String language) {
         if (language == null || language.isBlank()) {
-            throw new InvalidRequestException("invalid_request", "language is required");
+            throw new RequestException(ErrorCode.INVALID_REQUEST, "language is required");
         }
-        LanguageRuntime runtime = runtimes.find(language).orElseThrow(() -> new InvalidRequestException(
-                "unknown_language", "unknown language '" + language.strip() + "'; known: "
+        LanguageRuntime runtime = runtimes.find(language).orElseThrow(() -> new RequestException(ErrorCode.UNKNOWN_LANGUAGE, "unknown language '" + language.strip() + "'; known: "
                         + String.join(", ", runtimes.list().stream().map(LanguageRuntime::language).toList())));
         if (!runtime.available()) {
-            throw new InvalidRequestException("runtime_unavailable",
+            throw new RequestException(ErrorCode.RUNTIME_UNAVAILABLE,
                     "runtime " + runtime.language() + " is not available: " + runtime.unavailableReason());
         }
         return runtime;
@@ -144,25 +145,25 @@ public final class Executor {
     /**
      * The request's limits over the runtime's defaults.
      *
-     * @throws InvalidRequestException {@code invalid_limits} naming the value out of range
+     * @throws RequestException {@code invalid_limits} naming the value out of range
      */
     public static Limits limitsFor(LanguageRuntime runtime, ExecuteRequest request) {
         try {
             return request.limits() == null ? runtime.limits() : request.limits().applyTo(runtime.limits());
         } catch (IllegalArgumentException e) {
-            throw new InvalidRequestException("invalid_limits", e.getMessage());
+            throw new RequestException(ErrorCode.INVALID_LIMITS, e.getMessage());
         }
     }
 
     /**
      * Writes the program and its files and compiles it when the language needs it. The caller closes it.
      *
-     * @throws InvalidRequestException for missing code, bad file paths or too much data
+     * @throws RequestException for missing code, bad file paths or too much data
      */
     public Program prepare(LanguageRuntime runtime, String code, List<FileInput> extraFiles)
             throws InterruptedException {
         if (code == null) {
-            throw new InvalidRequestException("invalid_request", "code is required");
+            throw new RequestException(ErrorCode.INVALID_REQUEST, "code is required");
         }
         Map<String, byte[]> contents = contents(runtime, code, extraFiles);
         Path dir = programsRoot.resolve(HexFormat.of().formatHex(randomId()));
@@ -199,11 +200,11 @@ public final class Executor {
             return List.of();
         }
         if (args.size() > MAX_ARGS) {
-            throw new InvalidRequestException("invalid_request", "at most " + MAX_ARGS + " args, got " + args.size());
+            throw new RequestException(ErrorCode.INVALID_REQUEST, "at most " + MAX_ARGS + " args, got " + args.size());
         }
         for (String arg : args) {
             if (arg == null || arg.indexOf('\0') >= 0 || arg.length() > MAX_ARG_CHARS) {
-                throw new InvalidRequestException("invalid_request",
+                throw new RequestException(ErrorCode.INVALID_REQUEST,
                         "each arg must be a string without NUL of at most " + MAX_ARG_CHARS + " characters");
             }
         }
@@ -231,17 +232,17 @@ public final class Executor {
         contents.put(runtime.fileName(), source);
         if (extraFiles != null) {
             if (extraFiles.size() > MAX_FILES) {
-                throw new InvalidRequestException("too_many_files", "at most " + MAX_FILES + " files, got "
+                throw new RequestException(ErrorCode.TOO_MANY_FILES, "at most " + MAX_FILES + " files, got "
                         + extraFiles.size());
             }
             for (FileInput f : extraFiles) {
                 if (f == null) {
-                    throw new InvalidRequestException("invalid_file", "a file entry is null");
+                    throw new RequestException(ErrorCode.INVALID_FILE, "a file entry is null");
                 }
                 String path = WorkspacePaths.validate(f.path());
                 if (contents.containsKey(path) || contents.keySet().stream().anyMatch(
                         k -> k.startsWith(path + "/") || path.startsWith(k + "/"))) {
-                    throw new InvalidRequestException("invalid_file", "file path '" + path
+                    throw new RequestException(ErrorCode.INVALID_FILE, "file path '" + path
                             + "' is given twice or collides with the program file");
                 }
                 byte[] bytes = decode(f);
@@ -255,7 +256,7 @@ public final class Executor {
 
     private static void requireWithinCap(long totalBytes) {
         if (totalBytes > MAX_TOTAL_BYTES) {
-            throw new InvalidRequestException("payload_too_large", "code and files exceed " + MAX_TOTAL_BYTES + " bytes");
+            throw new RequestException(ErrorCode.PAYLOAD_TOO_LARGE, "code and files exceed " + MAX_TOTAL_BYTES + " bytes");
         }
     }
 
@@ -268,10 +269,10 @@ public final class Executor {
                 try {
                     yield Base64.getDecoder().decode(content.replaceAll("\\s", ""));
                 } catch (IllegalArgumentException e) {
-                    throw new InvalidRequestException("invalid_file", "file '" + f.path() + "' is not valid base64");
+                    throw new RequestException(ErrorCode.INVALID_FILE, "file '" + f.path() + "' is not valid base64");
                 }
             }
-            default -> throw new InvalidRequestException("invalid_file", "file '" + f.path()
+            default -> throw new RequestException(ErrorCode.INVALID_FILE, "file '" + f.path()
                     + "' has unknown encoding '" + f.encoding() + "' (utf8 or base64)");
         };
     }

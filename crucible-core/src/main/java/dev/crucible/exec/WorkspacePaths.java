@@ -1,5 +1,7 @@
 package dev.crucible.exec;
 
+import dev.crucible.ErrorCode;
+import dev.crucible.RequestException;
 import java.nio.charset.StandardCharsets;
 
 /** Validates workspace-relative file names before anything touches the file system (hostile cases files-upload-*). */
@@ -12,7 +14,7 @@ public final class WorkspacePaths {
     /**
      * Returns {@code path} when it is a safe relative path, else throws.
      *
-     * @throws InvalidRequestException ({@code invalid_file}) for absolute paths, {@code .}/{@code ..}/empty
+     * @throws RequestException ({@code invalid_file}) for absolute paths, {@code .}/{@code ..}/empty
      *     components, NUL, backslashes, control or bidi characters, or names that are too long
      */
     public static String validate(String path) {
@@ -43,8 +45,8 @@ public final class WorkspacePaths {
         return path;
     }
 
-    private static InvalidRequestException invalid(String path, String why) {
+    private static RequestException invalid(String path, String why) {
         String shown = path == null ? "null" : path.replaceAll("\\p{Cntrl}", "?");
-        return new InvalidRequestException("invalid_file", "file path '" + shown + "' " + why);
+        return new RequestException(ErrorCode.INVALID_FILE, "file path '" + shown + "' " + why);
     }
 }

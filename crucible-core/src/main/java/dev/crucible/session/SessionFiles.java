@@ -1,5 +1,7 @@
 package dev.crucible.session;
 
+import dev.crucible.ErrorCode;
+import dev.crucible.RequestException;
 import java.util.List;
 
 /** The files of one session, with the download cap and the workspace quota applied. */
@@ -22,16 +24,16 @@ public final class SessionFiles {
     /**
      * Writes a file (replacing it atomically), creating missing directories.
      *
-     * @throws SessionException {@code file_too_large} past the cap, {@code quota_exceeded} past the quota
+     * @throws RequestException {@code file_too_large} past the cap, {@code quota_exceeded} past the quota
      */
     public void upload(String path, byte[] data) {
         if (data.length > maxFileBytes) {
-            throw new SessionException("file_too_large", "the file has " + data.length + " bytes; uploads are capped at "
+            throw new RequestException(ErrorCode.FILE_TOO_LARGE, "the file has " + data.length + " bytes; uploads are capped at "
                     + maxFileBytes);
         }
         long used = workspace.usage();
         if (used + data.length > quota) {
-            throw new SessionException("quota_exceeded", "the workspace holds " + used + " bytes; with this file it"
+            throw new RequestException(ErrorCode.QUOTA_EXCEEDED, "the workspace holds " + used + " bytes; with this file it"
                     + " would pass its quota of " + quota);
         }
         workspace.write(path, data);

@@ -1,7 +1,8 @@
 package dev.crucible.session;
 
 import com.fasterxml.jackson.annotation.JsonProperty;
-import dev.crucible.exec.InvalidRequestException;
+import dev.crucible.ErrorCode;
+import dev.crucible.RequestException;
 
 /**
  * Limits of one session: memory, tasks and CPU quota for the whole session (its cgroup), and per cell a wall-clock
@@ -28,7 +29,7 @@ public record SessionLimits(
     /**
      * These limits with each non-null override applied.
      *
-     * @throws InvalidRequestException ({@code invalid_limits}) naming the first value out of range
+     * @throws RequestException ({@code invalid_limits}) naming the first value out of range
      */
     public SessionLimits with(Integer memoryMb, Integer pids, Double cpus, Long timeoutMs, Integer outputBytes) {
         return new SessionLimits(
@@ -45,7 +46,7 @@ public record SessionLimits(
         }
         double v = value.doubleValue();
         if (!(v >= min && v <= max)) {
-            throw new InvalidRequestException("invalid_limits", name + " must be between " + format(min) + " and "
+            throw new RequestException(ErrorCode.INVALID_LIMITS, name + " must be between " + format(min) + " and "
                     + format(max) + ", got " + value);
         }
         return v;

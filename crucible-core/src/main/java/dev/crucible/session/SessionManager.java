@@ -1,6 +1,7 @@
 package dev.crucible.session;
 
-import dev.crucible.exec.InvalidRequestException;
+import dev.crucible.ErrorCode;
+import dev.crucible.RequestException;
 import dev.crucible.runtime.LanguageRuntime;
 import dev.crucible.runtime.RuntimeRegistry;
 import dev.crucible.sandbox.Limits;
@@ -15,6 +16,7 @@ import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.security.SecureRandom;
 import java.time.Instant;
+import java.time.InstantSource;
 import java.util.ArrayList;
 import java.util.BitSet;
 import java.util.Comparator;
@@ -60,6 +62,7 @@ public final class SessionManager implements AutoCloseable {
     private final long memoryBudgetMb;
     private final long diskBudgetBytes;
     private final ScheduledExecutorService reaper;
+    private final InstantSource clock;
     private volatile boolean closed;
 
     /** What a session keeps on disk ({@code session.json}). */
@@ -76,7 +79,7 @@ public final class SessionManager implements AutoCloseable {
         Interpreter interpreter;
         boolean resumePending;
         boolean restartPending;
-        volatile long lastUsedMs = System.currentTimeMillis();
+        volatile long lastUsedMs = clock.millis();
         volatile boolean gone;
 
         Session(Stored stored, boolean resumed) {
@@ -99,7 +102,9 @@ public final class SessionManager implements AutoCloseable {
         }
     }
 
-    private SessionManager(Sandbox sandbox, RuntimeRegistry runtimes, SessionConfig config) throws IOException {
+    private SessionManager(Sandbox sandbox, RuntimeRegistry runtimes, SessionConfig config, InstantSource clock)
+            throws IOException {
+        this.clock = clock;
         this.sandbox = sandbox;
         this.runtimes = runtimes;
         this.config = config;
@@ -140,7 +145,16 @@ public final class SessionManager implements AutoCloseable {
      */
     public static SessionManager start(Sandbox sandbox, RuntimeRegistry runtimes, SessionConfig config)
             throws IOException {
-        SessionManager manager = new SessionManager(sandbox, runtimes, config);
+        return start(sandbox, runtimes, config, InstantSource.system());
+    }
+
+    /**
+     * As {@link #start(Sandbox, RuntimeRegistry, SessionConfig)}, with {@code clock} as the time of idle timeouts,
+     * lifetimes and the times a session reports (a test advances its own clock and calls {@link #reap()}).
+     */
+    public static SessionManager start(Sandbox sandbox, RuntimeRegistry runtimes, SessionConfig config,
+            InstantSource clock) throws IOException {
+        SessionManager manager = new SessionManager(sandbox, runtimes, config, clock);
         manager.load();
         long every = Math.max(10, config.reapEvery().toMillis());
         manager.reaper.scheduleWithFixedDelay(manager::reap, every, every, TimeUnit.MILLISECONDS);
@@ -162,7 +176,7 @@ public final class SessionManager implements AutoCloseable {
                     if (!dir.getFileName().toString().equals(stored.id())) {
                         continue;
                     }
-                    if (System.currentTimeMillis() > stored.endOfLifeMs()) {
+                    if (clock.millis() > stored.endOfLifeMs()) {
                         removeFiles(new Session(stored, true));
                         continue;
                     }
@@ -232,15 +246,14 @@ public final class SessionManager implements AutoCloseable {
     /**
      * Creates a session and starts its interpreter.
      *
-     * @throws InvalidRequestException for an unknown language or one without sessions, bad limits or restore
-     * @throws SessionException {@code too_many_sessions} at the global or the owner's cap
+     * @throws RequestException for an unknown language or one without sessions, bad limits or restore
+     * @throws RequestException {@code too_many_sessions} at the global or the owner's cap
      */
     public SessionInfo create(String owner, CreateRequest request) throws InterruptedException {
         String language = request.language() == null || request.language().isBlank() ? "python" : request.language();
-        LanguageRuntime runtime = runtimes.find(language).orElseThrow(() -> new InvalidRequestException(
-                "unknown_language", "unknown language '" + language.strip() + "'"));
+        LanguageRuntime runtime = runtimes.find(language).orElseThrow(() -> new RequestException(ErrorCode.UNKNOWN_LANGUAGE, "unknown language '" + language.strip() + "'"));
         if (!runtime.interactive()) {
-            throw new InvalidRequestException("runtime_unavailable", "runtime " + runtime.language()
+            throw new RequestException(ErrorCode.RUNTIME_UNAVAILABLE, "runtime " + runtime.language()
                     + (runtime.available() ? " has no session agent; sessions run: " + interactiveLanguages()
                             : " is not available: " + runtime.unavailableReason()));
         }
@@ -249,34 +262,34 @@ public final class SessionManager implements AutoCloseable {
                 limits.outputBytes()); // validated
         long idle = request.idleTimeoutS() == null ? config.idleTimeout().toSeconds() : request.idleTimeoutS();
         if (idle < 1 || idle > config.maxLifetime().toSeconds()) {
-            throw new InvalidRequestException("invalid_request", "idle_timeout_s must be between 1 and "
+            throw new RequestException(ErrorCode.INVALID_REQUEST, "idle_timeout_s must be between 1 and "
                     + config.maxLifetime().toSeconds());
         }
         String restore = request.restore() == null ? "none" : request.restore();
         if (!restore.equals("none") && !restore.equals("replay")) {
-            throw new InvalidRequestException("invalid_request", "restore must be \"none\" or \"replay\"");
+            throw new RequestException(ErrorCode.INVALID_REQUEST, "restore must be \"none\" or \"replay\"");
         }
         int number;
         synchronized (numbers) {
             if (sessions.size() >= config.maxSessions()) {
-                throw new SessionException("too_many_sessions", "the server holds its maximum of "
+                throw new RequestException(ErrorCode.TOO_MANY_SESSIONS, "the server holds its maximum of "
                         + config.maxSessions() + " sessions; delete one or wait for idle ones to expire");
             }
             long mine = sessions.values().stream().filter(s -> s.stored.owner().equals(owner)).count();
             if (mine >= config.maxPerOwner()) {
-                throw new SessionException("too_many_sessions", "this token holds its maximum of "
+                throw new RequestException(ErrorCode.TOO_MANY_SESSIONS, "this token holds its maximum of "
                         + config.maxPerOwner() + " sessions; delete one first");
             }
             long memory = reservedMb.values().stream().mapToLong(Integer::longValue).sum();
             if (memory + limits.memoryMb() > memoryBudgetMb) {
-                throw new SessionException("memory_budget_exhausted", "sessions already reserve " + memory + " of the "
+                throw new RequestException(ErrorCode.MEMORY_BUDGET_EXHAUSTED, "sessions already reserve " + memory + " of the "
                         + memoryBudgetMb + " MiB of memory the server gives them; this one needs " + limits.memoryMb()
                         + ": delete a session, ask for a smaller memory_mb, or wait for idle ones to expire");
             }
             long quota = Math.max(WorkspaceDisk.MIN_BYTES, config.workspaceQuota());
             long disk = (long) reservedMb.size() * quota;
             if (disk + quota > diskBudgetBytes) {
-                throw new SessionException("disk_budget_exhausted", "sessions already reserve " + disk / (1 << 20)
+                throw new RequestException(ErrorCode.DISK_BUDGET_EXHAUSTED, "sessions already reserve " + disk / (1 << 20)
                         + " of the " + diskBudgetBytes / (1 << 20) + " MiB of disk the server gives them and each"
                         + " workspace takes " + quota / (1 << 20) + " MiB: delete a session or wait for idle ones to"
                         + " expire");
@@ -287,7 +300,7 @@ public final class SessionManager implements AutoCloseable {
         }
         byte[] idBytes = new byte[16];
         random.nextBytes(idBytes);
-        long now = System.currentTimeMillis();
+        long now = clock.millis();
         Stored stored = new Stored(HEX.formatHex(idBytes), owner, runtime.language(), limits, idle, now,
                 now + config.maxLifetime().toMillis(), restore, number);
         Session session = new Session(stored, false);
@@ -311,7 +324,7 @@ public final class SessionManager implements AutoCloseable {
             if (e instanceof RuntimeException re) {
                 throw re;
             }
-            throw new SessionException("interpreter_unavailable", "cannot start the " + runtime.language()
+            throw new RequestException(ErrorCode.INTERPRETER_UNAVAILABLE, "cannot start the " + runtime.language()
                     + " interpreter: " + e.getMessage());
         }
     }
@@ -328,8 +341,7 @@ public final class SessionManager implements AutoCloseable {
     }
 
     private Interpreter startInterpreter(Session session) throws IOException, InterruptedException {
-        LanguageRuntime runtime = runtimes.find(session.stored.language()).orElseThrow(() -> new SessionException(
-                "interpreter_unavailable", "runtime " + session.stored.language() + " is no longer configured"));
+        LanguageRuntime runtime = runtimes.find(session.stored.language()).orElseThrow(() -> new RequestException(ErrorCode.INTERPRETER_UNAVAILABLE, "runtime " + session.stored.language() + " is no longer configured"));
         SessionLimits l = session.stored.limits();
         Limits limits = new Limits(Limits.MAXIMUM.timeoutMs(), Limits.MAXIMUM.cpuMs(), l.memoryMb(), 64 * 1024, l.pids());
         SandboxSpec spec = new SandboxSpec(runtime.sessionArgv(limits), runtime.env(), Map.of(), null, false,
@@ -344,7 +356,7 @@ public final class SessionManager implements AutoCloseable {
     private Session find(String owner, String id) {
         Session s = id == null ? null : sessions.get(id);
         if (s == null || s.gone || !s.stored.owner().equals(owner)) {
-            throw new SessionException("session_not_found", "no session " + shown(id));
+            throw new RequestException(ErrorCode.SESSION_NOT_FOUND, "no session " + shown(id));
         }
         return s;
     }
@@ -373,37 +385,37 @@ public final class SessionManager implements AutoCloseable {
      *
      * @param mode {@code auto} (default), {@code exec} or {@code single}
      * @param timeoutMs this cell's timeout, or null for the session's
-     * @throws SessionException {@code session_not_found}, {@code cell_too_large}, {@code session_busy}
+     * @throws RequestException {@code session_not_found}, {@code cell_too_large}, {@code session_busy}
      */
     public CellResult execute(String owner, String id, String code, String mode, Long timeoutMs)
             throws InterruptedException {
         Session session = find(owner, id);
         if (code == null) {
-            throw new InvalidRequestException("invalid_request", "code is required");
+            throw new RequestException(ErrorCode.INVALID_REQUEST, "code is required");
         }
         String m = mode == null ? "auto" : mode;
         if (!MODES.contains(m)) {
-            throw new InvalidRequestException("invalid_request", "mode must be one of " + MODES);
+            throw new RequestException(ErrorCode.INVALID_REQUEST, "mode must be one of " + MODES);
         }
         long timeout = timeoutMs == null ? session.stored.limits().timeoutMs() : timeoutMs;
         if (timeout < 1 || timeout > SessionLimits.MAXIMUM.timeoutMs()) {
-            throw new InvalidRequestException("invalid_limits", "timeout_ms must be between 1 and "
+            throw new RequestException(ErrorCode.INVALID_LIMITS, "timeout_ms must be between 1 and "
                     + SessionLimits.MAXIMUM.timeoutMs());
         }
         if (code.length() > config.maxCellBytes() || code.getBytes(StandardCharsets.UTF_8).length > config.maxCellBytes()) {
-            throw new SessionException("cell_too_large", "the cell is larger than " + config.maxCellBytes() + " bytes");
+            throw new RequestException(ErrorCode.CELL_TOO_LARGE, "the cell is larger than " + config.maxCellBytes() + " bytes");
         }
         if (!session.lock.tryLock(timeout + config.graceMs() + 5_000, TimeUnit.MILLISECONDS)) {
-            throw new SessionException("session_busy", "another cell of this session is still running");
+            throw new RequestException(ErrorCode.SESSION_BUSY, "another cell of this session is still running");
         }
         try {
             if (session.gone) {
-                throw new SessionException("session_not_found", "no session " + id);
+                throw new RequestException(ErrorCode.SESSION_NOT_FOUND, "no session " + id);
             }
-            session.lastUsedMs = System.currentTimeMillis();
+            session.lastUsedMs = clock.millis();
             return runCell(session, code, m, timeout);
         } finally {
-            session.lastUsedMs = System.currentTimeMillis();
+            session.lastUsedMs = clock.millis();
             session.lock.unlock();
         }
     }
@@ -598,9 +610,9 @@ public final class SessionManager implements AutoCloseable {
                 session.restartPending = false;
                 session.resumePending = false;
             } catch (IOException e) {
-                throw new SessionException("interpreter_unavailable", "cannot start the interpreter: " + e.getMessage());
+                throw new RequestException(ErrorCode.INTERPRETER_UNAVAILABLE, "cannot start the interpreter: " + e.getMessage());
             }
-            session.lastUsedMs = System.currentTimeMillis();
+            session.lastUsedMs = clock.millis();
             return session.info();
         } finally {
             session.lock.unlock();
@@ -677,13 +689,13 @@ public final class SessionManager implements AutoCloseable {
     /** The files of a session, with the caps and the quota of this manager. */
     public SessionFiles files(String owner, String id) {
         Session session = find(owner, id);
-        session.lastUsedMs = System.currentTimeMillis();
+        session.lastUsedMs = clock.millis();
         return new SessionFiles(session.workspace, config.maxFileBytes(), config.workspaceQuota());
     }
 
     /** Removes sessions idle past their timeout or past their lifetime; a session running a cell waits. */
     void reap() {
-        long now = System.currentTimeMillis();
+        long now = clock.millis();
         for (Session session : List.copyOf(sessions.values())) {
             if (now >= session.expiresAtMs() && session.lock.tryLock()) {
                 try {

@@ -1,21 +1,10 @@
 package dev.crucible.session;
 
-import static dev.crucible.os.Linux.AT_REMOVEDIR;
-import static dev.crucible.os.Linux.O_CLOEXEC;
-import static dev.crucible.os.Linux.O_CREAT;
-import static dev.crucible.os.Linux.O_DIRECTORY;
-import static dev.crucible.os.Linux.O_EXCL;
-import static dev.crucible.os.Linux.O_NOFOLLOW;
-import static dev.crucible.os.Linux.O_NONBLOCK;
-import static dev.crucible.os.Linux.O_PATH;
-import static dev.crucible.os.Linux.O_RDONLY;
-import static dev.crucible.os.Linux.O_WRONLY;
-import static dev.crucible.os.Linux.RESOLVE_STRICT;
-
-import dev.crucible.exec.InvalidRequestException;
+import dev.crucible.ErrorCode;
+import dev.crucible.RequestException;
 import dev.crucible.exec.WorkspacePaths;
-import dev.crucible.os.Linux;
 import dev.crucible.os.Linux.ErrnoException;
+import dev.crucible.os.Linux;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -32,6 +21,17 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.ThreadLocalRandom;
+import static dev.crucible.os.Linux.AT_REMOVEDIR;
+import static dev.crucible.os.Linux.O_CLOEXEC;
+import static dev.crucible.os.Linux.O_CREAT;
+import static dev.crucible.os.Linux.O_DIRECTORY;
+import static dev.crucible.os.Linux.O_EXCL;
+import static dev.crucible.os.Linux.O_NOFOLLOW;
+import static dev.crucible.os.Linux.O_NONBLOCK;
+import static dev.crucible.os.Linux.O_PATH;
+import static dev.crucible.os.Linux.O_RDONLY;
+import static dev.crucible.os.Linux.O_WRONLY;
+import static dev.crucible.os.Linux.RESOLVE_STRICT;
 
 /**
  * A session's files, reached from the host without ever following a path the sandbox could have planted: every
@@ -120,16 +120,16 @@ public final class Workspace {
                     Path opened = Path.of("/proc/self/fd/" + fd);
                     BasicFileAttributes attrs = Files.readAttributes(opened, BasicFileAttributes.class);
                     if (!attrs.isRegularFile()) {
-                        throw new SessionException("not_a_file", "'" + path + "' is not a regular file");
+                        throw new RequestException(ErrorCode.NOT_A_FILE, "'" + path + "' is not a regular file");
                     }
                     if (attrs.size() > cap) {
-                        throw new SessionException("file_too_large", "'" + path + "' has " + attrs.size()
+                        throw new RequestException(ErrorCode.FILE_TOO_LARGE, "'" + path + "' has " + attrs.size()
                                 + " bytes; downloads are capped at " + cap);
                     }
                     try (InputStream in = Files.newInputStream(opened)) {
                         byte[] data = in.readNBytes((int) Math.min(Integer.MAX_VALUE - 8, cap + 1));
                         if (data.length > cap) {
-                            throw new SessionException("file_too_large", "'" + path + "' grew past the download cap of "
+                            throw new RequestException(ErrorCode.FILE_TOO_LARGE, "'" + path + "' grew past the download cap of "
                                     + cap + " bytes");
                         }
                         return data;
@@ -278,7 +278,7 @@ public final class Workspace {
 
     private void removeTree(int parentFd, String name, int depth) throws IOException {
         if (depth > MAX_DEPTH) {
-            throw new SessionException("not_a_file", "directory nesting deeper than " + MAX_DEPTH);
+            throw new RequestException(ErrorCode.NOT_A_FILE, "directory nesting deeper than " + MAX_DEPTH);
         }
         int fd = asOwner(() -> Linux.openat2(parentFd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0,
                 RESOLVE_STRICT));
@@ -411,13 +411,13 @@ public final class Workspace {
         } catch (InterruptedException e) {
             future.cancel(true);
             Thread.currentThread().interrupt();
-            throw new SessionException("interrupted", "interrupted");
+            throw new RequestException(ErrorCode.INTERRUPTED, "interrupted");
         } catch (ExecutionException e) {
             Throwable cause = e.getCause();
-            if (cause instanceof SessionException se) {
+            if (cause instanceof RequestException se) {
                 throw se;
             }
-            if (cause instanceof InvalidRequestException ie) {
+            if (cause instanceof RequestException ie) {
                 throw ie;
             }
             if (cause instanceof ErrnoException ee) {
@@ -429,18 +429,18 @@ public final class Workspace {
 
     private static RuntimeException fromErrno(ErrnoException e, String path) {
         return switch (e.errno()) {
-            case Linux.ENOENT -> new SessionException("file_not_found", "no such file in the workspace: '" + path + "'");
-            case Linux.ELOOP, Linux.EXDEV -> new InvalidRequestException("invalid_file", "'" + path
+            case Linux.ENOENT -> new RequestException(ErrorCode.FILE_NOT_FOUND, "no such file in the workspace: '" + path + "'");
+            case Linux.ELOOP, Linux.EXDEV -> new RequestException(ErrorCode.INVALID_FILE, "'" + path
                     + "' is or goes through a symbolic link; links are never followed");
-            case Linux.ENOTDIR -> new InvalidRequestException("invalid_file", "a component of '" + path
+            case Linux.ENOTDIR -> new RequestException(ErrorCode.INVALID_FILE, "a component of '" + path
                     + "' is not a directory (symbolic links are never followed)");
-            case Linux.EISDIR -> new SessionException("not_a_file", "'" + path + "' is a directory");
-            case Linux.ENOTEMPTY -> new SessionException("not_a_file", "'" + path
+            case Linux.EISDIR -> new RequestException(ErrorCode.NOT_A_FILE, "'" + path + "' is a directory");
+            case Linux.ENOTEMPTY -> new RequestException(ErrorCode.NOT_A_FILE, "'" + path
                     + "' kept changing while it was deleted; try again");
-            case 13, 1 -> new SessionException("permission_denied", "the session's user may not do that to '"
+            case 13, 1 -> new RequestException(ErrorCode.PERMISSION_DENIED, "the session's user may not do that to '"
                     + path + "'");
-            case 28, 122 -> new SessionException("quota_exceeded", "no space left for '" + path + "'");
-            default -> new SessionException("file_error", "cannot access '" + path + "' (errno " + e.errno() + ")");
+            case 28, 122 -> new RequestException(ErrorCode.QUOTA_EXCEEDED, "no space left for '" + path + "'");
+            default -> new RequestException(ErrorCode.FILE_ERROR, "cannot access '" + path + "' (errno " + e.errno() + ")");
         };
     }
 }

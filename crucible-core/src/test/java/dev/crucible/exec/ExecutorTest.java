@@ -1,8 +1,7 @@
 package dev.crucible.exec;
 
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
-
+import dev.crucible.ErrorCode;
+import dev.crucible.RequestException;
 import dev.crucible.TestHost;
 import dev.crucible.runtime.LimitsSpec;
 import java.io.FileInputStream;
@@ -16,6 +15,8 @@ import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /** The sandbox's isolation and the executor's contract, checked against the real sandbox. */
 class ExecutorTest {
@@ -183,25 +184,25 @@ class ExecutorTest {
     @Test
     void badRequestsAreRefusedBeforeAnySandboxStarts() {
         assertThatThrownBy(() -> executor.execute(ExecuteRequest.of("cobol", "x")))
-                .isInstanceOf(InvalidRequestException.class).hasMessageContaining("unknown language 'cobol'")
-                .extracting(e -> ((InvalidRequestException) e).code()).isEqualTo("unknown_language");
+                .isInstanceOf(RequestException.class).hasMessageContaining("unknown language 'cobol'")
+                .extracting(e -> ((RequestException) e).code()).isEqualTo(ErrorCode.UNKNOWN_LANGUAGE);
         assertThatThrownBy(() -> executor.execute(ExecuteRequest.of("python", null)))
-                .extracting(e -> ((InvalidRequestException) e).code()).isEqualTo("invalid_request");
+                .extracting(e -> ((RequestException) e).code()).isEqualTo(ErrorCode.INVALID_REQUEST);
         assertThatThrownBy(() -> executor.execute(ExecuteRequest.of("python", "1")
                 .withLimits(new LimitsSpec(null, null, 1 << 20, null, null))))
                 .hasMessageContaining("memory_mb must be between")
-                .extracting(e -> ((InvalidRequestException) e).code()).isEqualTo("invalid_limits");
+                .extracting(e -> ((RequestException) e).code()).isEqualTo(ErrorCode.INVALID_LIMITS);
         for (String bad : List.of("../../etc/cron.d/evil", "/etc/passwd", "a\u0000b", "..", ".", "", "a/../../b",
                 "a\\..\\b", "x/", "\u202etxt.exe", "a".repeat(4096), "main.py")) {
             ExecuteRequest request = new ExecuteRequest("python", "print(1)", null, null,
                     List.of(new FileInput(bad, "x", null)), null);
             assertThatThrownBy(() -> executor.execute(request)).as(bad)
-                    .isInstanceOf(InvalidRequestException.class)
-                    .extracting(e -> ((InvalidRequestException) e).code()).isEqualTo("invalid_file");
+                    .isInstanceOf(RequestException.class)
+                    .extracting(e -> ((RequestException) e).code()).isEqualTo(ErrorCode.INVALID_FILE);
         }
         assertThatThrownBy(() -> executor.execute(new ExecuteRequest("python", "1", null, null,
                 List.of(new FileInput("a.bin", "!!!", "base64")), null))).hasMessageContaining("not valid base64");
         assertThatThrownBy(() -> executor.execute(new ExecuteRequest("python", "1", null, List.of("a\u0000b"), null, null)))
-                .extracting(e -> ((InvalidRequestException) e).code()).isEqualTo("invalid_request");
+                .extracting(e -> ((RequestException) e).code()).isEqualTo(ErrorCode.INVALID_REQUEST);
     }
 }

@@ -1,14 +1,14 @@
 package dev.crucible.session;
 
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
-
 import dev.crucible.Crucible;
+import dev.crucible.RequestException;
 import dev.crucible.TestHost;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * Issue 10, class 4: deleting a session removes everything, whatever modes its sandbox left, without following a
@@ -51,7 +51,7 @@ class SessionDeleteHostileTest {
 
         SessionManager again = start(data);
         try {
-            assertThatThrownBy(() -> again.get(ME, id)).isInstanceOf(SessionException.class);
+            assertThatThrownBy(() -> again.get(ME, id)).isInstanceOf(RequestException.class);
             assertThat(again.list(ME)).isEmpty();
         } finally {
             again.close();
@@ -70,7 +70,7 @@ class SessionDeleteHostileTest {
 
         SessionManager again = start(data);
         try {
-            assertThatThrownBy(() -> again.get(ME, id)).isInstanceOf(SessionException.class);
+            assertThatThrownBy(() -> again.get(ME, id)).isInstanceOf(RequestException.class);
             assertThat(dir).as("swept at start").doesNotExist();
         } finally {
             again.close();

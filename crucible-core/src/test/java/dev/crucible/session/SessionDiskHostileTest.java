@@ -1,9 +1,8 @@
 package dev.crucible.session;
 
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
-
 import dev.crucible.Crucible;
+import dev.crucible.ErrorCode;
+import dev.crucible.RequestException;
 import dev.crucible.TestHost;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -11,6 +10,8 @@ import java.util.stream.Stream;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * Issue 10, class 3: the workspace quota holds against writes from inside the sandbox (a kernel bound: each
@@ -86,7 +87,7 @@ class SessionDiskHostileTest {
             assertThat(sessions.execute(ME, id, "import shutil\nshutil.rmtree('/workspace/d0')\nopen('ok', 'w').write('y')",
                     null, null).status().wireName()).isEqualTo("ok");
             assertThatThrownBy(() -> sessions.files(ME, id).upload("too-big", new byte[30 << 20]))
-                    .isInstanceOf(SessionException.class);
+                    .isInstanceOf(RequestException.class);
         }
     }
 
@@ -117,8 +118,8 @@ class SessionDiskHostileTest {
             sessions.create(ME, new SessionManager.CreateRequest("python", half, null, null));
             SessionLimits small = SessionLimits.DEFAULT.with(64, null, null, null, null);
             assertThatThrownBy(() -> sessions.create(ME, new SessionManager.CreateRequest("python", small, null, null)))
-                    .isInstanceOf(SessionException.class).hasMessageContaining("1024 MiB")
-                    .extracting(e -> ((SessionException) e).code()).isEqualTo("memory_budget_exhausted");
+                    .isInstanceOf(RequestException.class).hasMessageContaining("1024 MiB")
+                    .extracting(e -> ((RequestException) e).code()).isEqualTo(ErrorCode.MEMORY_BUDGET_EXHAUSTED);
             sessions.delete(ME, first);
             assertThat(sessions.create(ME, new SessionManager.CreateRequest("python", small, null, null)).id())
                     .as("a delete gives its reservation back").isNotBlank();
@@ -131,8 +132,8 @@ class SessionDiskHostileTest {
             String first = sessions.create(ME, new SessionManager.CreateRequest("python", null, null, null)).id();
             sessions.create(ME, new SessionManager.CreateRequest("python", null, null, null));
             assertThatThrownBy(() -> sessions.create(ME, new SessionManager.CreateRequest("python", null, null, null)))
-                    .isInstanceOf(SessionException.class)
-                    .extracting(e -> ((SessionException) e).code()).isEqualTo("disk_budget_exhausted");
+                    .isInstanceOf(RequestException.class)
+                    .extracting(e -> ((RequestException) e).code()).isEqualTo(ErrorCode.DISK_BUDGET_EXHAUSTED);
             sessions.delete(ME, first);
             assertThat(sessions.create(ME, new SessionManager.CreateRequest("python", null, null, null)).id()).isNotBlank();
         }

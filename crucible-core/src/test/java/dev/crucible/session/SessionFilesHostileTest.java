@@ -1,11 +1,9 @@
 package dev.crucible.session;
 
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
-
 import dev.crucible.Crucible;
+import dev.crucible.ErrorCode;
+import dev.crucible.RequestException;
 import dev.crucible.TestHost;
-import dev.crucible.exec.InvalidRequestException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -24,6 +22,8 @@ import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 
@@ -87,8 +87,8 @@ class SessionFilesHostileTest {
     }
 
     static void refusedAsLink(ThrowingRunnable call) {
-        assertThatThrownBy(call::run).isInstanceOf(InvalidRequestException.class).extracting("code")
-                .isEqualTo("invalid_file");
+        assertThatThrownBy(call::run).isInstanceOf(RequestException.class).extracting("code")
+                .isEqualTo(ErrorCode.INVALID_FILE);
     }
 
     interface ThrowingRunnable {
@@ -151,8 +151,8 @@ class SessionFilesHostileTest {
         String out = bash(codeOf("files-fifo-and-device"));
         assertThat(out).contains("done").contains("Operation not permitted");
         long start = System.nanoTime();
-        assertThatThrownBy(() -> files.download("out.txt")).isInstanceOf(SessionException.class)
-                .extracting("code").isEqualTo("not_a_file");
+        assertThatThrownBy(() -> files.download("out.txt")).isInstanceOf(RequestException.class)
+                .extracting("code").isEqualTo(ErrorCode.NOT_A_FILE);
         assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(5)); // never hangs
         assertThat(files.list("")).extracting(Workspace.Entry::path, Workspace.Entry::type)
                 .containsExactly(org.assertj.core.groups.Tuple.tuple("out.txt", "other"));
@@ -165,16 +165,16 @@ class SessionFilesHostileTest {
     void filesHugeDownload() throws Exception {
         CellResult r = sessions.execute(ME, session.id(), codeOf("files-huge-download"), null, null);
         assertThat(r.stdout()).contains("created");
-        assertThatThrownBy(() -> files.download("out.bin")).isInstanceOf(SessionException.class)
-                .extracting("code").isEqualTo("file_too_large");
+        assertThatThrownBy(() -> files.download("out.bin")).isInstanceOf(RequestException.class)
+                .extracting("code").isEqualTo(ErrorCode.FILE_TOO_LARGE);
         assertThatThrownBy(() -> files.upload("big.bin", new byte[(int) files.maxFileBytes() + 1]))
-                .extracting("code").isEqualTo("file_too_large");
+                .extracting("code").isEqualTo(ErrorCode.FILE_TOO_LARGE);
     }
 
     @Test
     void filesUploadPathTraversal() {
         assertThatThrownBy(() -> files.upload("../../etc/cron.d/evil", "* * * * * root id".getBytes(StandardCharsets.UTF_8)))
-                .isInstanceOf(InvalidRequestException.class).extracting("code").isEqualTo("invalid_file");
+                .isInstanceOf(RequestException.class).extracting("code").isEqualTo(ErrorCode.INVALID_FILE);
         assertThat(Path.of("/etc/cron.d/evil")).doesNotExist();
         assertThat(files.list("")).isEmpty();
     }
@@ -183,7 +183,7 @@ class SessionFilesHostileTest {
     void filesUploadAbsolutePath() throws Exception {
         byte[] before = Files.readAllBytes(Path.of("/etc/passwd"));
         assertThatThrownBy(() -> files.upload("/etc/passwd", "x".getBytes(StandardCharsets.UTF_8)))
-                .isInstanceOf(InvalidRequestException.class).extracting("code").isEqualTo("invalid_file");
+                .isInstanceOf(RequestException.class).extracting("code").isEqualTo(ErrorCode.INVALID_FILE);
         assertThat(Files.readAllBytes(Path.of("/etc/passwd"))).isEqualTo(before);
         assertThat(files.list("")).isEmpty();
     }
@@ -194,7 +194,7 @@ class SessionFilesHostileTest {
                 "a".repeat(4096), "./a", "a//b");
         for (String name : names) {
             assertThatThrownBy(() -> files.upload(name, new byte[] {1})).as(name)
-                    .isInstanceOf(InvalidRequestException.class).extracting("code").isEqualTo("invalid_file");
+                    .isInstanceOf(RequestException.class).extracting("code").isEqualTo(ErrorCode.INVALID_FILE);
         }
         assertThat(files.list("")).isEmpty();
         files.upload("CON", new byte[] {1}); // an ordinary name on Linux, kept inside the workspace
@@ -249,7 +249,7 @@ class SessionFilesHostileTest {
                 if (got.contains("root:")) {
                     leaked.add(got);
                 }
-            } catch (InvalidRequestException | SessionException e) {
+            } catch (RequestException e) {
                 refused.incrementAndGet();
             }
         }

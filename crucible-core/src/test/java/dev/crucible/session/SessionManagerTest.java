@@ -1,11 +1,10 @@
 package dev.crucible.session;
 
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
-
 import dev.crucible.Crucible;
+import dev.crucible.ErrorCode;
+import dev.crucible.FakeClock;
+import dev.crucible.RequestException;
 import dev.crucible.TestHost;
-import dev.crucible.exec.InvalidRequestException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -15,6 +14,8 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /** Sessions on the real sandbox: state, modes, interrupts, crashes, ownership, expiry, resume after a restart. */
 class SessionManagerTest {
@@ -25,12 +26,15 @@ class SessionManagerTest {
     static Path data;
 
     static SessionManager sessions;
+    /** The sessions' time: idle timeouts and lifetimes pass when a test advances it, never by waiting. */
+    static final FakeClock CLOCK = FakeClock.atNow();
 
     @BeforeAll
     static void start() throws Exception {
         Crucible c = TestHost.crucible();
         sessions = SessionManager.start(c.sandbox(), c.runtimes(), SessionConfig.defaults(data)
-                .withMaxSessions(12, 8).withTimes(Duration.ofMinutes(10), Duration.ofHours(1), Duration.ofMillis(200)));
+                .withMaxSessions(12, 8).withTimes(Duration.ofMinutes(10), Duration.ofHours(1), Duration.ofMillis(200)),
+                CLOCK);
     }
 
     @AfterAll
@@ -217,12 +221,12 @@ class SessionManagerTest {
         SessionInfo s = python();
         try {
             assertThatThrownBy(() -> sessions.execute(OTHER, s.id(), "1", null, null))
-                    .isInstanceOf(SessionException.class).extracting("code").isEqualTo("session_not_found");
-            assertThatThrownBy(() -> sessions.files(OTHER, s.id())).extracting("code").isEqualTo("session_not_found");
-            assertThatThrownBy(() -> sessions.delete(OTHER, s.id())).extracting("code").isEqualTo("session_not_found");
+                    .isInstanceOf(RequestException.class).extracting("code").isEqualTo(ErrorCode.SESSION_NOT_FOUND);
+            assertThatThrownBy(() -> sessions.files(OTHER, s.id())).extracting("code").isEqualTo(ErrorCode.SESSION_NOT_FOUND);
+            assertThatThrownBy(() -> sessions.delete(OTHER, s.id())).extracting("code").isEqualTo(ErrorCode.SESSION_NOT_FOUND);
             assertThat(sessions.list(OTHER)).isEmpty();
             assertThat(sessions.list(ME)).extracting(SessionInfo::id).contains(s.id());
-            assertThatThrownBy(() -> sessions.get(ME, "0".repeat(32))).extracting("code").isEqualTo("session_not_found");
+            assertThatThrownBy(() -> sessions.get(ME, "0".repeat(32))).extracting("code").isEqualTo(ErrorCode.SESSION_NOT_FOUND);
         } finally {
             sessions.delete(ME, s.id());
         }
@@ -231,17 +235,17 @@ class SessionManagerTest {
     @Test
     void badRequestsAreRefusedBeforeAnyInterpreterRuns() throws Exception {
         assertThatThrownBy(() -> sessions.create(ME, new SessionManager.CreateRequest("cobol", null, null, null)))
-                .isInstanceOf(InvalidRequestException.class).extracting("code").isEqualTo("unknown_language");
+                .isInstanceOf(RequestException.class).extracting("code").isEqualTo(ErrorCode.UNKNOWN_LANGUAGE);
         assertThatThrownBy(() -> sessions.create(ME, new SessionManager.CreateRequest("c", null, null, null)))
-                .extracting("code").isEqualTo("runtime_unavailable");
+                .extracting("code").isEqualTo(ErrorCode.RUNTIME_UNAVAILABLE);
         assertThatThrownBy(() -> sessions.create(ME, new SessionManager.CreateRequest("python", null, null, "later")))
-                .extracting("code").isEqualTo("invalid_request");
+                .extracting("code").isEqualTo(ErrorCode.INVALID_REQUEST);
         SessionInfo s = python();
         try {
             assertThatThrownBy(() -> run(s, "x = '" + "a".repeat(1024 * 1024) + "'"))
-                    .extracting("code").isEqualTo("cell_too_large");
+                    .extracting("code").isEqualTo(ErrorCode.CELL_TOO_LARGE);
             assertThatThrownBy(() -> sessions.execute(ME, s.id(), "1", "eval", null)).extracting("code")
-                    .isEqualTo("invalid_request");
+                    .isEqualTo(ErrorCode.INVALID_REQUEST);
         } finally {
             sessions.delete(ME, s.id());
         }
@@ -270,7 +274,7 @@ class SessionManagerTest {
             // b sees none of it, by API or from its code
             assertThat(sessions.files(ME, b.id()).list("")).isEmpty();
             assertThatThrownBy(() -> sessions.files(ME, b.id()).download("note.txt")).extracting("code")
-                    .isEqualTo("file_not_found");
+                    .isEqualTo(ErrorCode.FILE_NOT_FOUND);
             assertThat(run(b, "import os\nos.listdir('/workspace')").result()).isEqualTo("[]");
             sessions.files(ME, a.id()).delete("data");
             assertThat(sessions.files(ME, a.id()).list("")).extracting(Workspace.Entry::path)
@@ -287,13 +291,30 @@ class SessionManagerTest {
         SessionInfo s = sessions.create(ME, new SessionManager.CreateRequest("python", null, 1L, null));
         Path dir = data.resolve("sessions").resolve(s.id());
         assertThat(dir).isDirectory();
-        long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
-        while (sessions.list(ME).stream().anyMatch(i -> i.id().equals(s.id())) && System.nanoTime() < deadline) {
-            Thread.sleep(100);
-        }
+        CLOCK.advance(Duration.ofMillis(900));
+        sessions.reap();
+        assertThat(sessions.list(ME)).as("idle 0.9 s of 1 s").extracting(SessionInfo::id).contains(s.id());
+        assertThat(run(s, "1").status()).isEqualTo(CellStatus.OK); // a cell makes it new again
+        CLOCK.advance(Duration.ofMillis(900));
+        sessions.reap();
+        assertThat(sessions.list(ME)).as("idle 0.9 s since its cell").extracting(SessionInfo::id).contains(s.id());
+        CLOCK.advance(Duration.ofMillis(200));
+        sessions.reap();
         assertThat(sessions.list(ME)).extracting(SessionInfo::id).doesNotContain(s.id());
         assertThat(dir).doesNotExist();
-        assertThatThrownBy(() -> run(s, "1")).extracting("code").isEqualTo("session_not_found");
+        assertThatThrownBy(() -> run(s, "1")).extracting("code").isEqualTo(ErrorCode.SESSION_NOT_FOUND);
+    }
+
+    @Test
+    void aSessionEndsAtItsLifetimeHoweverBusy() throws Exception {
+        SessionInfo s = sessions.create(ME, new SessionManager.CreateRequest("python", null, 3000L, null));
+        CLOCK.advance(Duration.ofMinutes(50));
+        assertThat(run(s, "1").status()).isEqualTo(CellStatus.OK);
+        sessions.reap();
+        assertThat(sessions.list(ME)).as("50 min of a 1 h life").extracting(SessionInfo::id).contains(s.id());
+        CLOCK.advance(Duration.ofMinutes(11));
+        sessions.reap();
+        assertThat(sessions.list(ME)).as("61 min, used 11 min ago").extracting(SessionInfo::id).doesNotContain(s.id());
     }
 
     @Test
@@ -303,8 +324,8 @@ class SessionManagerTest {
             while (mine.size() < 8) {
                 mine.add(python());
             }
-            assertThatThrownBy(SessionManagerTest::python).isInstanceOf(SessionException.class)
-                    .extracting("code").isEqualTo("too_many_sessions");
+            assertThatThrownBy(SessionManagerTest::python).isInstanceOf(RequestException.class)
+                    .extracting("code").isEqualTo(ErrorCode.TOO_MANY_SESSIONS);
         } finally {
             for (SessionInfo s : mine) {
                 sessions.delete(ME, s.id());
@@ -338,7 +359,7 @@ class SessionManagerTest {
             assertThat(replayed.replayed()).isEqualTo(2);
             assertThat(replayed.result()).isEqualTo("43");
             assertThatThrownBy(() -> second.execute(OTHER, replay, "y", null, null)).extracting("code")
-                    .isEqualTo("session_not_found");
+                    .isEqualTo(ErrorCode.SESSION_NOT_FOUND);
             second.delete(ME, plain);
             second.delete(ME, replay);
         }

@@ -1,7 +1,8 @@
 package dev.crucible.eval;
 
 import com.fasterxml.jackson.annotation.JsonProperty;
-import dev.crucible.exec.InvalidRequestException;
+import dev.crucible.ErrorCode;
+import dev.crucible.RequestException;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
@@ -45,7 +46,7 @@ public sealed interface Comparison {
     /**
      * The comparison a spec names; null means the default ({@code lines}).
      *
-     * @throws InvalidRequestException ({@code invalid_request}) for an unknown mode or a negative tolerance
+     * @throws RequestException ({@code invalid_request}) for an unknown mode or a negative tolerance
      */
     static Comparison of(Spec spec) {
         String mode = spec == null || spec.mode() == null ? "lines" : spec.mode();
@@ -58,12 +59,12 @@ public sealed interface Comparison {
                 double abs = spec.absTol() == null ? 1e-9 : spec.absTol();
                 double rel = spec.relTol() == null ? 1e-9 : spec.relTol();
                 if (!(abs >= 0) || !(rel >= 0)) {
-                    throw new InvalidRequestException("invalid_request", "abs_tol and rel_tol must be >= 0");
+                    throw new RequestException(ErrorCode.INVALID_REQUEST, "abs_tol and rel_tol must be >= 0");
                 }
                 yield new Numeric(abs, rel);
             }
             case "partial" -> new Partial();
-            default -> throw new InvalidRequestException("invalid_request", "compare mode must be one of " + MODES
+            default -> throw new RequestException(ErrorCode.INVALID_REQUEST, "compare mode must be one of " + MODES
                     + ", got '" + mode + "'");
         };
     }

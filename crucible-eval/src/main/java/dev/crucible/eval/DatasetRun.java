@@ -1,10 +1,10 @@
 package dev.crucible.eval;
 
 import com.fasterxml.jackson.annotation.JsonProperty;
+import dev.crucible.RequestException;
 import dev.crucible.exec.ExecuteRequest;
 import dev.crucible.exec.ExecuteResult;
 import dev.crucible.exec.Executor;
-import dev.crucible.exec.InvalidRequestException;
 import dev.crucible.runtime.LimitsSpec;
 import dev.crucible.sandbox.Verdict;
 import java.io.BufferedWriter;
@@ -287,7 +287,7 @@ public final class DatasetRun {
             return new SampleResult(t.problem().id(), t.sample(), failed == null, failed == null ? "ok" : failed.status(),
                     failed == null ? "passed" : "failed: test " + (r.results().indexOf(failed) + 1) + ": "
                             + failed.reason(), wall);
-        } catch (InvalidRequestException e) {
+        } catch (RequestException e) {
             return new SampleResult(t.problem().id(), t.sample(), false, "invalid", "failed: " + e.getMessage(), 0);
         }
     }

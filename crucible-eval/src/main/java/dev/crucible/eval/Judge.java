@@ -2,11 +2,12 @@ package dev.crucible.eval;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonProperty;
+import dev.crucible.ErrorCode;
+import dev.crucible.RequestException;
 import dev.crucible.exec.ExecuteRequest;
 import dev.crucible.exec.ExecuteResult;
 import dev.crucible.exec.Executor;
 import dev.crucible.exec.FileInput;
-import dev.crucible.exec.InvalidRequestException;
 import dev.crucible.exec.Program;
 import dev.crucible.runtime.LanguageRuntime;
 import dev.crucible.runtime.LimitsSpec;
@@ -78,19 +79,19 @@ public final class Judge {
             @JsonProperty("compile") ExecuteResult compile) {}
 
     /**
-     * @throws InvalidRequestException for an unknown language, no test cases, too many, a bad comparison or limits
+     * @throws RequestException for an unknown language, no test cases, too many, a bad comparison or limits
      */
     public Result evaluate(Request request) throws InterruptedException {
         LanguageRuntime runtime = executor.runtimeFor(request.language());
         if (request.code() == null) {
-            throw new InvalidRequestException("invalid_request", "code is required");
+            throw new RequestException(ErrorCode.INVALID_REQUEST, "code is required");
         }
         List<TestCase> cases = request.testcases() == null ? List.of() : request.testcases();
         if (cases.isEmpty() || cases.size() > MAX_CASES) {
-            throw new InvalidRequestException("invalid_request", "testcases must hold 1 to " + MAX_CASES + " cases");
+            throw new RequestException(ErrorCode.INVALID_REQUEST, "testcases must hold 1 to " + MAX_CASES + " cases");
         }
         if (cases.stream().anyMatch(c -> c == null)) {
-            throw new InvalidRequestException("invalid_request", "a test case is null");
+            throw new RequestException(ErrorCode.INVALID_REQUEST, "a test case is null");
         }
         Comparison comparison = Comparison.of(request.compare());
         ExecuteRequest base = new ExecuteRequest(request.language(), request.code(), null, null, request.files(),

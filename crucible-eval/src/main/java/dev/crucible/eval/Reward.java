@@ -2,10 +2,11 @@ package dev.crucible.eval;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonProperty;
+import dev.crucible.ErrorCode;
+import dev.crucible.RequestException;
 import dev.crucible.exec.ExecuteRequest;
 import dev.crucible.exec.ExecuteResult;
 import dev.crucible.exec.Executor;
-import dev.crucible.exec.InvalidRequestException;
 import dev.crucible.runtime.LanguageRuntime;
 import dev.crucible.runtime.LimitsSpec;
 import java.util.ArrayList;
@@ -84,7 +85,7 @@ public final class Reward {
     /** Scores one item. Bad input of the caller (no messages, unknown language, limits) throws; the model's never. */
     public Result score(Request r) throws InterruptedException {
         if (r.messages() == null || r.messages().isEmpty()) {
-            throw new InvalidRequestException("invalid_request", "messages is required");
+            throw new RequestException(ErrorCode.INVALID_REQUEST, "messages is required");
         }
         String language = r.language() == null || r.language().isBlank() ? "python" : r.language();
         LanguageRuntime runtime = executor.runtimeFor(language);
@@ -154,7 +155,7 @@ public final class Reward {
     /** Scores many items at once (each waits for its own sandbox); the results in the items' order. */
     public List<Result> scoreAll(List<Request> items) throws InterruptedException {
         if (items == null || items.isEmpty() || items.size() > MAX_BATCH) {
-            throw new InvalidRequestException("invalid_request", "items must hold 1 to " + MAX_BATCH + " requests");
+            throw new RequestException(ErrorCode.INVALID_REQUEST, "items must hold 1 to " + MAX_BATCH + " requests");
         }
         List<Result> results = new ArrayList<>();
         try (ExecutorService threads = Executors.newVirtualThreadPerTaskExecutor()) {
@@ -163,7 +164,7 @@ public final class Reward {
                 futures.add(threads.submit((Callable<Result>) () -> {
                     try {
                         return score(item);
-                    } catch (InvalidRequestException e) {
+                    } catch (RequestException e) {
                         return new Result(0, Map.of("error", new Metric(0, e.getMessage())));
                     }
                 }));

@@ -1,7 +1,8 @@
 package dev.crucible.eval;
 
+import dev.crucible.ErrorCode;
+import dev.crucible.RequestException;
 import dev.crucible.exec.ExecuteResult;
-import dev.crucible.exec.InvalidRequestException;
 import java.security.SecureRandom;
 import java.util.HexFormat;
 import java.util.List;
@@ -52,7 +53,7 @@ final class TestProof {
      * The program with the epilogue that writes the marker once the test code (the end of {@code program}) ran.
      *
      * @param language a canonical runtime name
-     * @throws InvalidRequestException for a language whose test code cannot be sealed, or a C/C++/Java program
+     * @throws RequestException for a language whose test code cannot be sealed, or a C/C++/Java program
      *     without a {@code main} to wrap
      */
     String seal(String language, String program) {
@@ -69,7 +70,7 @@ final class TestProof {
                     + line + "'; fi\nexit \"$crucible_status\"\n";
             case "c", "cpp" -> sealC(program, line);
             case "java" -> sealJava(program, line);
-            default -> throw new InvalidRequestException("invalid_request", "test code in " + language + " cannot be"
+            default -> throw new RequestException(ErrorCode.INVALID_REQUEST, "test code in " + language + " cannot be"
                     + " checked to have run to its end (exit status alone is no proof); test code is supported for "
                     + String.join(", ", LANGUAGES) + ", and any language can be judged by stdin and expected output");
         };
@@ -78,14 +79,14 @@ final class TestProof {
     private String sealC(String program, String line) {
         Matcher m = last(C_MAIN, program);
         if (m == null) {
-            throw new InvalidRequestException("invalid_request", "the program and its test code define no"
+            throw new RequestException(ErrorCode.INVALID_REQUEST, "the program and its test code define no"
                     + " `int main(...)`: the tests' main is what Crucible wraps to know they ran to the end");
         }
         String params = m.group(1).strip();
         boolean args = !(params.isEmpty() || params.equals("void"));
         int close = closingBrace(program, m.end());
         if (close < 0) {
-            throw new InvalidRequestException("invalid_request", "the tests' `int main(...)` has no body Crucible can"
+            throw new RequestException(ErrorCode.INVALID_REQUEST, "the tests' `int main(...)` has no body Crucible can"
                     + " find the end of (unbalanced braces)");
         }
         // main alone may end without a return (it returns 0); the renamed function must say so
@@ -135,7 +136,7 @@ final class TestProof {
     private String sealJava(String program, String line) {
         Matcher m = last(JAVA_MAIN, program);
         if (m == null) {
-            throw new InvalidRequestException("invalid_request", "the program and its test code define no"
+            throw new RequestException(ErrorCode.INVALID_REQUEST, "the program and its test code define no"
                     + " `public static void main(String[] args)`: the tests' main is what Crucible wraps to know they"
                     + " ran to the end");
         }

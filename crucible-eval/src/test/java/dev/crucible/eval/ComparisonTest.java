@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.within;
 
-import dev.crucible.exec.InvalidRequestException;
+import dev.crucible.RequestException;
 import org.junit.jupiter.api.Test;
 
 class ComparisonTest {
@@ -42,9 +42,9 @@ class ComparisonTest {
         assertThat(rel.compare("1000000", "1000500").passed()).isTrue();
         assertThat(rel.compare("1000000", "1002000").passed()).isFalse();
         assertThatThrownBy(() -> Comparison.of(new Comparison.Spec("numeric", -1.0, null)))
-                .isInstanceOf(InvalidRequestException.class);
+                .isInstanceOf(RequestException.class);
         assertThatThrownBy(() -> Comparison.of(new Comparison.Spec("fuzzy", null, null)))
-                .isInstanceOf(InvalidRequestException.class).hasMessageContaining("partial");
+                .isInstanceOf(RequestException.class).hasMessageContaining("partial");
     }
 
     @Test

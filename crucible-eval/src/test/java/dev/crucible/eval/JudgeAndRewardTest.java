@@ -3,8 +3,8 @@ package dev.crucible.eval;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import dev.crucible.RequestException;
 import dev.crucible.TestHost;
-import dev.crucible.exec.InvalidRequestException;
 import dev.crucible.runtime.LimitsSpec;
 import java.util.List;
 import org.junit.jupiter.api.Test;
@@ -50,10 +50,10 @@ class JudgeAndRewardTest {
         assertThat(r.results()).extracting(Judge.CaseResult::status)
                 .containsExactly("ok", "ok", "timeout", "output_limit", "runtime_error");
         assertThat(r.passed()).isEqualTo(2);
-        assertThatThrownBy(() -> judge("python", "1", List.of(), false)).isInstanceOf(InvalidRequestException.class);
+        assertThatThrownBy(() -> judge("python", "1", List.of(), false)).isInstanceOf(RequestException.class);
         assertThatThrownBy(() -> JUDGE.evaluate(new Judge.Request("python", "1", List.of(new Judge.TestCase(null, null,
                 null)), new Comparison.Spec("fuzzy", null, null), false, null, null)))
-                .isInstanceOf(InvalidRequestException.class);
+                .isInstanceOf(RequestException.class);
     }
 
     static Reward.Request reward(String assistant, String expected, List<Reward.TestCase> cases, String user) {

@@ -4,8 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.crucible.Crucible;
+import dev.crucible.RequestException;
 import dev.crucible.TestHost;
-import dev.crucible.exec.InvalidRequestException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -174,7 +174,7 @@ class TestsRanToTheEndTest {
     void testCodeInALanguageThatCannotBeSealedIsAClearError() {
         assertThatThrownBy(() -> judge.evaluate(new Judge.Request("c", "int f(void) { return 1; }",
                 List.of(new Judge.TestCase("/* no main */", null, null)), null, false, null, null)))
-                .isInstanceOf(InvalidRequestException.class).hasMessageContaining("int main");
+                .isInstanceOf(RequestException.class).hasMessageContaining("int main");
     }
 
     @Test

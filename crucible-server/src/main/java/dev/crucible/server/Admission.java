@@ -1,5 +1,7 @@
 package dev.crucible.server;
 
+import dev.crucible.ErrorCode;
+import dev.crucible.RequestException;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.atomic.AtomicInteger;
 
@@ -22,12 +24,12 @@ final class Admission {
     /** A turn to run; close it when done. */
     AutoCloseable enter() throws InterruptedException {
         if (closed) {
-            throw new ApiException(503, "shutting_down", "the server is shutting down");
+            throw new RequestException(ErrorCode.SHUTTING_DOWN, "the server is shutting down");
         }
         if (!turns.tryAcquire()) {
             if (waiting.incrementAndGet() > maxQueued) {
                 waiting.decrementAndGet();
-                throw new ApiException(429, "too_many_requests", "all sandboxes are busy and the queue is full", "1");
+                throw new RequestException(ErrorCode.TOO_MANY_REQUESTS, "all sandboxes are busy and the queue is full");
             }
             try {
                 turns.acquire();

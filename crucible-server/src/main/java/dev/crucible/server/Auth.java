@@ -1,5 +1,7 @@
 package dev.crucible.server;
 
+import dev.crucible.ErrorCode;
+import dev.crucible.RequestException;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.util.List;
@@ -19,14 +21,14 @@ final class Auth {
 
     /**
      * @param authorization the Authorization header, or null
-     * @throws ApiException 401 when tokens are configured and the header carries none of them
+     * @throws RequestException 401 when tokens are configured and the header carries none of them
      */
     void check(String authorization) {
         if (tokens.isEmpty()) {
             return;
         }
         if (authorization == null || !authorization.regionMatches(true, 0, "Bearer ", 0, 7)) {
-            throw new ApiException(401, "unauthorized", "missing bearer token (Authorization: Bearer <token>)");
+            throw new RequestException(ErrorCode.UNAUTHORIZED, "missing bearer token (Authorization: Bearer <token>)");
         }
         byte[] given = authorization.substring(7).strip().getBytes(StandardCharsets.UTF_8);
         boolean match = false;
@@ -34,7 +36,7 @@ final class Auth {
             match |= MessageDigest.isEqual(token, given); // every token compared: no early exit to time
         }
         if (!match) {
-            throw new ApiException(401, "unauthorized", "invalid bearer token");
+            throw new RequestException(ErrorCode.UNAUTHORIZED, "invalid bearer token");
         }
     }
 

@@ -1,5 +1,7 @@
 package dev.crucible.server;
 
+import dev.crucible.ErrorCode;
+import dev.crucible.RequestException;
 import io.javalin.http.Context;
 import java.net.URI;
 import java.util.List;
@@ -34,16 +36,16 @@ final class BrowserGuard {
         this.names = loopback ? List.of("127.0.0.1", "localhost", "[::1]") : List.of(bindHost.toLowerCase(Locale.ROOT));
     }
 
-    /** @throws ApiException 403 for a foreign Host or Origin, 415 for a POST a browser could send cross-site */
+    /** @throws RequestException 403 for a foreign Host or Origin, 415 for a POST a browser could send cross-site */
     void check(Context ctx) {
         if (loopback && !names.contains(hostName(ctx.header("Host")))) {
-            throw new ApiException(403, "forbidden_host", "the Host header must name this server (127.0.0.1,"
+            throw new RequestException(ErrorCode.FORBIDDEN_HOST, "the Host header must name this server (127.0.0.1,"
                     + " localhost or [::1]) when it listens on loopback: a request for another name is a web page's"
                     + " (DNS rebinding)");
         }
         String origin = ctx.header("Origin");
         if (origin != null && !ownOrigin(origin)) {
-            throw new ApiException(403, "forbidden_origin", "requests from the web origin '" + origin + "' are refused;"
+            throw new RequestException(ErrorCode.FORBIDDEN_ORIGIN, "requests from the web origin '" + origin + "' are refused;"
                     + " call the API from a program, not from a page of another site");
         }
         if (ctx.method().name().equals("POST") && ctx.header(REQUEST_HEADER) == null) {
@@ -52,7 +54,7 @@ final class BrowserGuard {
             boolean notBrowser = origin == null && ctx.header("Sec-Fetch-Site") == null
                     && ctx.header("Sec-Fetch-Mode") == null;
             if (!json && !(compatible(ctx.path()) && notBrowser)) {
-                throw new ApiException(415, "unsupported_media_type", "a POST must be sent with Content-Type:"
+                throw new RequestException(ErrorCode.UNSUPPORTED_MEDIA_TYPE, "a POST must be sent with Content-Type:"
                         + " application/json (or the header " + REQUEST_HEADER + ": 1 when it has no JSON body)");
             }
         }

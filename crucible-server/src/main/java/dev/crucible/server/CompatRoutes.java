@@ -1,10 +1,11 @@
 package dev.crucible.server;
 
+import dev.crucible.ErrorCode;
+import dev.crucible.RequestException;
 import dev.crucible.exec.ExecuteRequest;
 import dev.crucible.exec.ExecuteResult;
 import dev.crucible.exec.Executor;
 import dev.crucible.exec.FileInput;
-import dev.crucible.exec.InvalidRequestException;
 import dev.crucible.runtime.LanguageRuntime;
 import dev.crucible.runtime.LimitsSpec;
 import dev.crucible.sandbox.Verdict;
@@ -49,11 +50,11 @@ final class CompatRoutes {
         try {
             JsonNode node = json.readTree(bytes);
             if (node == null || !node.isObject()) {
-                throw new ApiException(400, "invalid_json", "send a JSON object");
+                throw new RequestException(ErrorCode.INVALID_JSON, "send a JSON object");
             }
             return node;
         } catch (JacksonException e) {
-            throw new ApiException(400, "invalid_json", "the body is not valid JSON");
+            throw new RequestException(ErrorCode.INVALID_JSON, "the body is not valid JSON");
         }
     }
 
@@ -124,7 +125,7 @@ final class CompatRoutes {
         LanguageRuntime runtime;
         try {
             runtime = executor.runtimeFor(language);
-        } catch (dev.crucible.exec.InvalidRequestException e) {
+        } catch (RequestException e) {
             throw piston(lang.asString() + "-" + version + " runtime is unknown");
         }
         if (!version.equals("*") && !version.equals("x") && !runtime.version().startsWith(version.replaceAll("\\.x$", ""))) {
@@ -191,8 +192,8 @@ final class CompatRoutes {
         ctx.json(out);
     }
 
-    private static ApiException piston(String message) {
-        return new ApiException(400, "invalid_request", message);
+    private static RequestException piston(String message) {
+        return new RequestException(ErrorCode.INVALID_REQUEST, message);
     }
 
     /** stdout and stderr in the order the program wrote them, as Piston's {@code output} (bounded). */
@@ -272,7 +273,7 @@ final class CompatRoutes {
         String language = text(b, "language");
         String code = text(b, "code");
         if (language == null || code == null) {
-            throw new ApiException(400, "invalid_request", "code and language are required");
+            throw new RequestException(ErrorCode.INVALID_REQUEST, "code and language are required");
         }
         language = switch (language.toLowerCase(Locale.ROOT)) {
             case "nodejs", "node" -> "javascript";
@@ -293,7 +294,7 @@ final class CompatRoutes {
         try {
             r = executor.execute(new ExecuteRequest(language, code, text(b, "stdin"), null, files.isEmpty() ? null : files,
                     limits));
-        } catch (InvalidRequestException e) {
+        } catch (RequestException e) {
             ctx.json(Map.of("status", "SandboxError", "message", e.getMessage(), "files", Map.of()));
             return;
         }
@@ -335,7 +336,7 @@ final class CompatRoutes {
         JsonNode b = body(ctx);
         String code = text(b, "code");
         if (code == null) {
-            throw new ApiException(400, "invalid_request", "code is required");
+            throw new RequestException(ErrorCode.INVALID_REQUEST, "code is required");
         }
         List<FileInput> files = new ArrayList<>();
         if (b.has("files") && b.get("files").isObject()) {

@@ -1,19 +1,19 @@
 package dev.crucible.server;
 
 import dev.crucible.Crucible;
+import dev.crucible.ErrorCode;
+import dev.crucible.RequestException;
+import dev.crucible.eval.Judge;
+import dev.crucible.eval.Reward;
 import dev.crucible.exec.ExecuteRequest;
 import dev.crucible.exec.ExecuteResult;
 import dev.crucible.exec.Executor;
-import dev.crucible.exec.InvalidRequestException;
-import dev.crucible.eval.Judge;
-import dev.crucible.eval.Reward;
-import dev.crucible.session.SessionException;
 import dev.crucible.session.SessionManager;
 import io.javalin.Javalin;
-import io.micrometer.core.instrument.Gauge;
 import io.javalin.http.Context;
 import io.javalin.http.Handler;
 import io.javalin.json.JavalinJackson3;
+import io.micrometer.core.instrument.Gauge;
 import java.io.IOException;
 import java.io.InputStream;
 import java.time.Duration;
@@ -162,9 +162,9 @@ public final class CrucibleServer implements AutoCloseable {
                     s::upload));
             cfg.routes.delete("/v1/sessions/{id}/files/<path>", server.route("/v1/sessions/{id}/files/{path}", true,
                     s::deleteFile));
-            cfg.routes.error(404, ctx -> server.fallback(ctx, 404, "not_found", "no such route: " + ctx.method()
+            cfg.routes.error(404, ctx -> server.fallback(ctx, ErrorCode.NOT_FOUND, "no such route: " + ctx.method()
                     + " " + ctx.path()));
-            cfg.routes.error(405, ctx -> server.fallback(ctx, 405, "method_not_allowed", ctx.method()
+            cfg.routes.error(405, ctx -> server.fallback(ctx, ErrorCode.METHOD_NOT_ALLOWED, ctx.method()
                     + " is not allowed on " + ctx.path()));
         }).start(config.host(), config.port());
         return server;
@@ -189,33 +189,20 @@ public final class CrucibleServer implements AutoCloseable {
                     auth.check(ctx.header("Authorization"));
                 }
                 handler.handle(ctx);
-            } catch (ApiException e) {
-                error(ctx, e.status, e.code, e.getMessage(), e.retryAfter);
-            } catch (InvalidRequestException e) {
-                error(ctx, statusOf(e.code()), e.code(), e.getMessage(), null);
-            } catch (SessionException e) {
-                error(ctx, SessionRoutes.statusOf(e.code()), e.code(), e.getMessage(),
-                        SessionRoutes.statusOf(e.code()) == 429 ? "60" : null);
+            } catch (RequestException e) {
+                error(ctx, e.code(), e.getMessage());
             } catch (JacksonException e) {
-                error(ctx, 400, "invalid_json", "the body is not valid JSON for this route: "
-                        + oneLine(e.getOriginalMessage()), null);
+                error(ctx, ErrorCode.INVALID_JSON, "the body is not valid JSON for this route: "
+                        + oneLine(e.getOriginalMessage()));
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
-                error(ctx, 503, "shutting_down", "the server is shutting down", null);
+                error(ctx, ErrorCode.SHUTTING_DOWN, "the server is shutting down");
             } catch (Exception e) {
                 LOG.log(System.Logger.Level.ERROR, "internal error on " + name, e);
-                error(ctx, 500, "internal", "internal error; see the server log", null);
+                error(ctx, ErrorCode.INTERNAL, "internal error; see the server log");
             } finally {
                 metrics.request(name, ctx.method().name(), ctx.statusCode(), System.nanoTime() - start);
             }
-        };
-    }
-
-    static int statusOf(String code) {
-        return switch (code) {
-            case "payload_too_large" -> 413;
-            case "invalid_limits", "too_many_files", "runtime_unavailable" -> 422;
-            default -> 400;
         };
     }
 
@@ -224,17 +211,18 @@ public final class CrucibleServer implements AutoCloseable {
         return line.length() > 300 ? line.substring(0, 300) + "…" : line;
     }
 
-    private void error(Context ctx, int status, String code, String message, String retryAfter) {
+    /** The answer to a refused request: the code's status, its {@code Retry-After} if it has one, the JSON error. */
+    private void error(Context ctx, ErrorCode code, String message) {
         drainRefusedBody(ctx);
-        if (retryAfter != null) {
-            ctx.header("Retry-After", retryAfter);
+        if (code.retryAfterSeconds() > 0) {
+            ctx.header("Retry-After", Integer.toString(code.retryAfterSeconds()));
         }
-        ctx.status(status).json(errorBody(ctx, code, message));
+        ctx.status(code.httpStatus()).json(errorBody(ctx, code, message));
         ctx.attribute("crucible.error", Boolean.TRUE);
     }
 
     /** Ours, {@code {"error": {code, message}}}; on Piston's routes Piston's own {@code {"message": …}}. */
-    private static Object errorBody(Context ctx, String code, String message) {
+    private static Object errorBody(Context ctx, ErrorCode code, String message) {
         return ctx.path().startsWith("/api/v2/") ? Map.of("message", message) : ErrorBody.of(code, message);
     }
 
@@ -265,11 +253,11 @@ public final class CrucibleServer implements AutoCloseable {
         }
     }
 
-    private void fallback(Context ctx, int status, String code, String message) {
+    private void fallback(Context ctx, ErrorCode code, String message) {
         drainRefusedBody(ctx);
         if (ctx.attribute("crucible.error") == null) {
-            ctx.status(status).json(errorBody(ctx, code, message));
-            metrics.request("unmatched", ctx.method().name(), status, 0);
+            ctx.status(code.httpStatus()).json(errorBody(ctx, code, message));
+            metrics.request("unmatched", ctx.method().name(), code.httpStatus(), 0);
         }
     }
 
@@ -277,15 +265,15 @@ public final class CrucibleServer implements AutoCloseable {
     private <T> T body(Context ctx, Class<T> type) throws IOException {
         String contentType = ctx.header("Content-Type");
         if (contentType == null || !contentType.toLowerCase(Locale.ROOT).startsWith("application/json")) {
-            throw new ApiException(415, "unsupported_media_type", "send the body as JSON with Content-Type: application/json");
+            throw new RequestException(ErrorCode.UNSUPPORTED_MEDIA_TYPE, "send the body as JSON with Content-Type: application/json");
         }
         byte[] bytes = bodyBytes(ctx);
         if (bytes.length == 0) {
-            throw new ApiException(400, "invalid_json", "the body is empty; send a JSON object");
+            throw new RequestException(ErrorCode.INVALID_JSON, "the body is empty; send a JSON object");
         }
         T value = json.readValue(bytes, type);
         if (value == null) {
-            throw new ApiException(400, "invalid_json", "the body is JSON null; send a JSON object");
+            throw new RequestException(ErrorCode.INVALID_JSON, "the body is JSON null; send a JSON object");
         }
         return value;
     }
@@ -294,11 +282,11 @@ public final class CrucibleServer implements AutoCloseable {
     byte[] bodyBytes(Context ctx) throws IOException {
         String length = ctx.header("Content-Length");
         if (length != null && length.matches("\\d{1,18}") && Long.parseLong(length) > config.maxBodyBytes()) {
-            throw new ApiException(413, "payload_too_large", "the body is larger than " + config.maxBodyBytes() + " bytes");
+            throw new RequestException(ErrorCode.PAYLOAD_TOO_LARGE, "the body is larger than " + config.maxBodyBytes() + " bytes");
         }
         byte[] bytes = ctx.req().getInputStream().readNBytes((int) Math.min(Integer.MAX_VALUE - 8, config.maxBodyBytes() + 1));
         if (bytes.length > config.maxBodyBytes()) {
-            throw new ApiException(413, "payload_too_large", "the body is larger than " + config.maxBodyBytes() + " bytes");
+            throw new RequestException(ErrorCode.PAYLOAD_TOO_LARGE, "the body is larger than " + config.maxBodyBytes() + " bytes");
         }
         return bytes;
     }
@@ -308,7 +296,7 @@ public final class CrucibleServer implements AutoCloseable {
         // refused before any sandbox or turn is taken
         Executor.limitsFor(executor.runtimeFor(request.language()), request);
         if (request.code() == null) {
-            throw new ApiException(400, "invalid_request", "code is required");
+            throw new RequestException(ErrorCode.INVALID_REQUEST, "code is required");
         }
         String accept = ctx.header("Accept") == null ? "" : ctx.header("Accept").toLowerCase(Locale.ROOT);
         boolean sse = accept.contains("text/event-stream");
@@ -364,7 +352,7 @@ public final class CrucibleServer implements AutoCloseable {
             ctx.json(dev.crucible.client.Tools.render(dev.crucible.client.Tools.of(
                     dev.crucible.client.Tools.Set.parse(set), tools.languages()), format));
         } catch (IllegalArgumentException e) {
-            throw new ApiException(400, "invalid_request", e.getMessage());
+            throw new RequestException(ErrorCode.INVALID_REQUEST, e.getMessage());
         }
     }
 
@@ -378,7 +366,7 @@ public final class CrucibleServer implements AutoCloseable {
                 @com.fasterxml.jackson.annotation.JsonProperty("session_id") String sessionId) {}
         Call call = body(ctx, Call.class);
         if (call.name() == null) {
-            throw new ApiException(400, "invalid_request", "name is required: the tool the model called");
+            throw new RequestException(ErrorCode.INVALID_REQUEST, "name is required: the tool the model called");
         }
         String owner = auth.owner(ctx.header("Authorization"));
         dev.crucible.client.ToolOutcome outcome = tools.call(owner, call.name(), call.arguments(),

@@ -1,5 +1,6 @@
 package dev.crucible.server;
 
+import dev.crucible.ErrorCode;
 import java.nio.ByteBuffer;
 import org.eclipse.jetty.http.HttpFields;
 import org.eclipse.jetty.http.HttpHeader;
@@ -38,11 +39,11 @@ final class JettyErrorHandler extends ErrorHandler {
     }
 
     private byte[] body(int status, String reason) {
-        String code = switch (status) {
-            case 413 -> "payload_too_large";
-            case 414 -> "uri_too_long";
-            case 431 -> "headers_too_large";
-            default -> status >= 500 ? "internal" : "invalid_request";
+        ErrorCode code = switch (status) {
+            case 413 -> ErrorCode.PAYLOAD_TOO_LARGE;
+            case 414 -> ErrorCode.URI_TOO_LONG;
+            case 431 -> ErrorCode.HEADERS_TOO_LARGE;
+            default -> status >= 500 ? ErrorCode.INTERNAL : ErrorCode.INVALID_REQUEST;
         };
         String message = "the HTTP request was refused before it reached Crucible"
                 + (reason == null || reason.isBlank() ? "" : ": " + reason)

@@ -1,8 +1,8 @@
 package dev.crucible.server;
 
+import dev.crucible.RequestException;
 import dev.crucible.client.ToolOutcome;
 import dev.crucible.client.Tools;
-import dev.crucible.session.SessionException;
 import dev.crucible.session.SessionManager;
 import io.modelcontextprotocol.common.McpTransportContext;
 import io.modelcontextprotocol.json.McpJsonDefaults;
@@ -138,7 +138,7 @@ public final class McpEndpoint {
                 try {
                     sessions.get(owner, id);
                     return id;
-                } catch (SessionException e) {
+                } catch (RequestException e) {
                     defaults.remove(key); // closed or reaped: start another
                 }
             }
@@ -158,11 +158,11 @@ public final class McpEndpoint {
         return (request, response, chain) -> {
             try {
                 auth.check(((HttpServletRequest) request).getHeader("Authorization"));
-            } catch (ApiException e) {
+            } catch (RequestException e) {
                 HttpServletResponse r = (HttpServletResponse) response;
-                r.setStatus(e.status);
+                r.setStatus(e.code().httpStatus());
                 r.setContentType("application/json");
-                r.getOutputStream().write(json.writeValueAsBytes(ErrorBody.of(e.code, e.getMessage())));
+                r.getOutputStream().write(json.writeValueAsBytes(ErrorBody.of(e.code(), e.getMessage())));
                 return;
             }
             chain.doFilter(request, response);

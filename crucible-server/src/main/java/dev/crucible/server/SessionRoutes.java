@@ -1,6 +1,8 @@
 package dev.crucible.server;
 
 import com.fasterxml.jackson.annotation.JsonProperty;
+import dev.crucible.ErrorCode;
+import dev.crucible.RequestException;
 import dev.crucible.session.CellResult;
 import dev.crucible.session.SessionFiles;
 import dev.crucible.session.SessionLimits;
@@ -111,7 +113,7 @@ final class SessionRoutes {
         long cap = files.maxFileBytes();
         long declared = ctx.req().getContentLengthLong();
         if (declared > cap) {
-            throw new ApiException(413, "file_too_large", "the file has " + declared + " bytes; uploads are capped at "
+            throw new RequestException(ErrorCode.FILE_TOO_LARGE, "the file has " + declared + " bytes; uploads are capped at "
                     + cap);
         }
         byte[] data = ctx.req().getInputStream().readNBytes((int) Math.min(Integer.MAX_VALUE - 8, cap + 1));
@@ -122,19 +124,5 @@ final class SessionRoutes {
     void deleteFile(Context ctx) {
         sessions.files(owner(ctx), ctx.pathParam("id")).delete(ctx.pathParam("path"));
         ctx.json(Map.of("path", ctx.pathParam("path"), "deleted", true));
-    }
-
-    /** HTTP status of a session error code. */
-    static int statusOf(String code) {
-        return switch (code) {
-            case "session_not_found", "file_not_found" -> 404;
-            case "too_many_sessions", "memory_budget_exhausted" -> 429;
-            case "disk_budget_exhausted" -> 507;
-            case "session_busy" -> 409;
-            case "cell_too_large", "file_too_large", "quota_exceeded" -> 413;
-            case "permission_denied" -> 403;
-            case "interpreter_unavailable", "interrupted" -> 503;
-            default -> 400;
-        };
     }
 }

@@ -1,15 +1,14 @@
 package dev.crucible.server;
 
+import dev.crucible.RequestException;
 import dev.crucible.client.ToolOutcome;
 import dev.crucible.client.Tools;
 import dev.crucible.exec.ExecuteRequest;
 import dev.crucible.exec.ExecuteResult;
 import dev.crucible.exec.Executor;
-import dev.crucible.exec.InvalidRequestException;
 import dev.crucible.runtime.LanguageRuntime;
 import dev.crucible.sandbox.Verdict;
 import dev.crucible.session.CellResult;
-import dev.crucible.session.SessionException;
 import dev.crucible.session.SessionManager;
 import dev.crucible.session.Workspace;
 import java.nio.ByteBuffer;
@@ -96,10 +95,10 @@ final class ToolDispatcher {
                 case Tools.CLOSE_SESSION -> closeSession(owner, args, defaultSession);
                 default -> ToolOutcome.error("There is no tool named '" + name + "'. Tools: " + toolNames() + ".");
             };
-        } catch (InvalidRequestException | SessionException | IllegalArgumentException e) {
+        } catch (RequestException e) {
+            return ToolOutcome.error(e.getMessage() + (e.code().retryAfterSeconds() > 0 ? "; try again in a moment." : ""));
+        } catch (IllegalArgumentException e) {
             return ToolOutcome.error(e.getMessage());
-        } catch (ApiException e) {
-            return ToolOutcome.error(e.getMessage() + (e.status == 429 ? "; try again in a moment." : "."));
         } catch (InterruptedException e) {
             throw e;
         } catch (Exception e) {
@@ -137,7 +136,7 @@ final class ToolDispatcher {
         language = language == null || language.isBlank() ? "python" : language.strip();
         try {
             executor.runtimeFor(language);
-        } catch (InvalidRequestException e) {
+        } catch (RequestException e) {
             return ToolOutcome.error(e.getMessage());
         }
         ExecuteResult r = runner.run(new ExecuteRequest(language, code, optional(args, "stdin"), null, null, null));
