@@ -42,8 +42,8 @@ public final class Crucible implements AutoCloseable {
      * @throws IllegalArgumentException when the runtimes file is unreadable or invalid
      */
     public static Crucible start(SandboxConfig config, Path runtimesFile) {
-        // The two halves share nothing and each costs about as much as a JVM start (the TOML mapper's classes; the
-        // seccomp program and the self-test): on two cores, doing them side by side shortens `crucible run`.
+        // The two halves share nothing and each costs tens of milliseconds of a `crucible run` (the TOML mapper's
+        // classes; the launcher's set-up and self-test): on two cores, doing them side by side shortens the wait.
         Once<RuntimeRegistry> loading = new Once<>(() -> RuntimeRegistry.load(runtimesFile));
         loading.startInBackground("crucible-runtimes");
         Sandbox sandbox = null;

@@ -39,10 +39,6 @@ public final class UserCache {
         return new UserCache(base.resolve("crucible"));
     }
 
-    public Path directory() {
-        return directory;
-    }
-
     /** The content of {@code name} if it is there, trusted (see the class) and at most {@code maxBytes} long. */
     public Optional<byte[]> read(String name, int maxBytes) {
         try {

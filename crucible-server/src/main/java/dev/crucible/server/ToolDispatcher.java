@@ -7,7 +7,6 @@ import dev.crucible.exec.ExecuteRequest;
 import dev.crucible.exec.ExecuteResult;
 import dev.crucible.exec.Executor;
 import dev.crucible.runtime.LanguageRuntime;
-import dev.crucible.sandbox.Verdict;
 import dev.crucible.session.CellResult;
 import dev.crucible.session.SessionManager;
 import dev.crucible.session.Workspace;
