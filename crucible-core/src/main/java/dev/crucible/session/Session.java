@@ -1,0 +1,73 @@
+package dev.crucible.session;
+
+import java.time.Instant;
+import java.time.InstantSource;
+import java.util.concurrent.locks.ReentrantLock;
+
+/**
+ * One session: what is stored, its workspace, and the live interpreter when there is one. {@link #interpreter} and
+ * the state change under {@link #lock} (the cells of a session run one at a time); {@link #state} and
+ * {@link #lastUsedMs} may be read without it.
+ */
+final class Session {
+    /** Where a session is in its life. */
+    enum State {
+        /** Kept from an earlier run of the server, no interpreter yet: the next one resumes it (replaying if asked). */
+        DORMANT,
+        /** An interpreter was started for it (it may have died since: the next cell finds out). */
+        LIVE,
+        /** Its interpreter died or broke the protocol: the next cell starts a fresh one and reports a restart. */
+        BROKEN,
+        /** Deleted or expired: it no longer exists for anyone. */
+        GONE
+    }
+
+    final SessionStore.Stored stored;
+    final Workspace workspace;
+    final ReentrantLock lock = new ReentrantLock();
+    private final InstantSource clock;
+    Interpreter interpreter;
+    volatile State state;
+    volatile long lastUsedMs;
+
+    Session(SessionStore.Stored stored, Workspace workspace, State state, InstantSource clock) {
+        this.stored = stored;
+        this.workspace = workspace;
+        this.state = state;
+        this.clock = clock;
+        this.lastUsedMs = clock.millis();
+    }
+
+    void touch() {
+        lastUsedMs = clock.millis();
+    }
+
+    boolean gone() {
+        return state == State.GONE;
+    }
+
+    /** When the reaper removes it: idle past its timeout, or past its lifetime, whichever comes first. */
+    long expiresAtMs() {
+        return Math.min(lastUsedMs + stored.idleTimeoutS() * 1000, stored.endOfLifeMs());
+    }
+
+    boolean expired() {
+        return clock.millis() >= expiresAtMs();
+    }
+
+    /** Closes the interpreter (a running cell ends with the interpreter's death); the state is the caller's. */
+    void stopInterpreter() {
+        Interpreter live = interpreter;
+        if (live != null) {
+            live.close();
+        }
+    }
+
+    SessionInfo info() {
+        Interpreter live = interpreter;
+        return new SessionInfo(stored.id(), stored.language(), Instant.ofEpochMilli(stored.createdAtMs()).toString(),
+                Instant.ofEpochMilli(expiresAtMs()).toString(), Instant.ofEpochMilli(lastUsedMs).toString(),
+                stored.idleTimeoutS(), stored.restore(), live != null && live.alive() ? "running" : "dormant",
+                stored.limits());
+    }
+}

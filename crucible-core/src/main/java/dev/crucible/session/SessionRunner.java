@@ -1,0 +1,196 @@
+package dev.crucible.session;
+
+import dev.crucible.ErrorCode;
+import dev.crucible.RequestException;
+import dev.crucible.runtime.LanguageRuntime;
+import dev.crucible.runtime.RuntimeRegistry;
+import dev.crucible.sandbox.Limits;
+import dev.crucible.sandbox.Sandbox;
+import dev.crucible.sandbox.SandboxSpec;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+import tools.jackson.databind.node.ObjectNode;
+
+/**
+ * Runs the cells of a session in its interpreter: starts the interpreter when there is none (resuming, replaying or
+ * restarting as the session's {@link Session.State} says), maps each {@link Interpreter.Outcome} to a
+ * {@link CellResult} and moves the state on. The caller holds the session's lock.
+ */
+final class SessionRunner {
+    private static final long READY_MS = 20_000;
+
+    private final Sandbox sandbox;
+    private final RuntimeRegistry runtimes;
+    private final SessionStore store;
+    private final JsonMapper json;
+    private final long graceMs;
+
+    SessionRunner(Sandbox sandbox, RuntimeRegistry runtimes, SessionStore store, JsonMapper json, long graceMs) {
+        this.sandbox = sandbox;
+        this.runtimes = runtimes;
+        this.store = store;
+        this.json = json;
+        this.graceMs = graceMs;
+    }
+
+    /** Starts a fresh interpreter in a sandbox of the session's own uid, cgroups and workspace. */
+    Interpreter start(Session session) throws IOException, InterruptedException {
+        SessionStore.Stored stored = session.stored;
+        LanguageRuntime runtime = runtimes.find(stored.language()).orElseThrow(() -> new RequestException(
+                ErrorCode.INTERPRETER_UNAVAILABLE, "runtime " + stored.language() + " is no longer configured"));
+        SessionLimits l = stored.limits();
+        Limits limits = new Limits(Limits.MAXIMUM.timeoutMs(), Limits.MAXIMUM.cpuMs(), l.memoryMb(), 64 * 1024, l.pids());
+        Path workspace = store.dir(stored.id()).resolve("workspace");
+        SandboxSpec spec = new SandboxSpec(runtime.sessionArgv(limits), runtime.env(), Map.of(), null, false,
+                runtime.binds(), runtime.rootfs(), null, limits, workspace);
+        Path log = store.freshInterpreterLog(stored);
+        Sandbox.Interactive box = sandbox.open(spec, stored.number(), l.cpus(), log);
+        return Interpreter.start(box, json, READY_MS, log);
+    }
+
+    /** Replaces the interpreter by a fresh one: variables and logged cells gone, files kept. */
+    void restart(Session session) throws InterruptedException {
+        session.stopInterpreter();
+        session.interpreter = null;
+        store.clearCells(session.stored);
+        try {
+            session.interpreter = start(session);
+            session.state = Session.State.LIVE;
+        } catch (IOException e) {
+            throw new RequestException(ErrorCode.INTERPRETER_UNAVAILABLE, "cannot start the interpreter: " + e.getMessage());
+        }
+    }
+
+    /** Runs one cell; never throws for what the cell or its interpreter does. */
+    CellResult run(Session session, String code, String mode, long timeout) throws InterruptedException {
+        long start = System.nanoTime();
+        boolean restarted = session.state == Session.State.BROKEN;
+        boolean resumed = false;
+        Integer replayed = null;
+        if (session.interpreter == null || !session.interpreter.alive()) {
+            if (session.interpreter != null) {
+                session.interpreter.close();
+                restarted = true;
+            }
+            resumed = session.state == Session.State.DORMANT;
+            try {
+                session.interpreter = start(session);
+            } catch (IOException e) {
+                session.interpreter = null;
+                return failure(CellStatus.SANDBOX_ERROR, "InterpreterUnavailable",
+                        "cannot start the interpreter: " + e.getMessage(), start, restarted, resumed);
+            }
+            session.state = Session.State.LIVE;
+            if (resumed && session.stored.restore().equals("replay")) {
+                replayed = replay(session);
+            } else if (!resumed) {
+                store.clearCells(session.stored); // a fresh interpreter after a crash: the logged cells' variables are gone
+            }
+        }
+        ObjectNode request = json.createObjectNode().put("code", code).put("mode", mode)
+                .put("output_bytes", session.stored.limits().outputBytes()).put("timeout_ms", timeout);
+        return switch (session.interpreter.call(request, timeout, graceMs)) {
+            case Interpreter.Outcome.Answered a -> {
+                CellResult r = answered(a.answer(), a.interruptedByTimeout(), timeout, start, restarted, resumed, replayed);
+                if (r.status() == CellStatus.OK) {
+                    store.appendCell(session.stored, code, mode);
+                }
+                yield r;
+            }
+            case Interpreter.Outcome.Died d -> {
+                broken(session);
+                String why = d.oomKilled() ? "the interpreter was killed for using more than its "
+                        + session.stored.limits().memoryMb() + " MiB"
+                        : "the interpreter exited" + (d.exitCode() == null ? "" : " with code " + d.exitCode());
+                yield failure(d.oomKilled() ? CellStatus.MEMORY_LIMIT : CellStatus.RUNTIME_ERROR, "InterpreterDied",
+                        why + "; the session restarts with a fresh interpreter on the next call", start, restarted,
+                        resumed);
+            }
+            case Interpreter.Outcome.Violated v -> {
+                broken(session);
+                yield failure(CellStatus.RUNTIME_ERROR, "ProtocolViolation", "the interpreter's answer channel carried "
+                        + v.why() + "; cells must not write to the agent's own descriptors. The session restarts with a"
+                        + " fresh interpreter on the next call", start, restarted, resumed);
+            }
+            case Interpreter.Outcome.Stuck s -> {
+                String message = "the cell did not stop within " + graceMs + " ms of being interrupted at " + timeout
+                        + " ms; the session was restarted and its variables are lost";
+                try {
+                    restart(session);
+                } catch (RequestException e) {
+                    session.state = Session.State.BROKEN;
+                    message += " (the new interpreter did not start: " + e.getMessage().replaceFirst(
+                            "^cannot start the interpreter: ", "") + ")";
+                }
+                yield failure(CellStatus.TIMEOUT, "TimeoutError", message, start, true, resumed);
+            }
+        };
+    }
+
+    private static void broken(Session session) {
+        session.interpreter.close();
+        session.state = Session.State.BROKEN;
+    }
+
+    /** Replays the logged cells in a fresh interpreter. Returns how many ran ok. */
+    private int replay(Session session) throws InterruptedException {
+        int ok = 0;
+        for (SessionStore.Cell cell : store.cells(session.stored)) {
+            ObjectNode request = json.createObjectNode().put("code", cell.code()).put("mode", cell.mode())
+                    .put("output_bytes", 1024);
+            var outcome = session.interpreter.call(request, session.stored.limits().timeoutMs(), graceMs);
+            if (!(outcome instanceof Interpreter.Outcome.Answered a)) {
+                break;
+            }
+            if (CellStatus.fromAgent(a.answer().path("status").asString("")) == CellStatus.OK) {
+                ok++;
+            }
+        }
+        return ok;
+    }
+
+    private static CellResult answered(JsonNode a, boolean byTimeout, long timeout, long start, boolean restarted,
+            boolean resumed, Integer replayed) {
+        CellStatus status = CellStatus.fromAgent(a.path("status").asString(""));
+        CellResult.CellError error = null;
+        if (a.hasNonNull("error")) {
+            JsonNode e = a.get("error");
+            error = new CellResult.CellError(e.path("name").asString(""), e.path("message").asString(""),
+                    e.path("traceback").asString(""));
+        }
+        if (byTimeout && (status == CellStatus.INTERRUPTED || status == CellStatus.OK || status == CellStatus.RUNTIME_ERROR)) {
+            status = CellStatus.TIMEOUT;
+            String why = "the cell ran past its " + timeout + " ms and was interrupted; the session and its variables"
+                    + " are kept";
+            error = error == null ? new CellResult.CellError("TimeoutError", why, "")
+                    : new CellResult.CellError(error.name(), why, error.traceback());
+        }
+        List<CellResult.Display> display = null;
+        if (a.hasNonNull("display")) {
+            display = new ArrayList<>();
+            for (JsonNode d : a.get("display")) {
+                display.add(new CellResult.Display(d.path("mime").asString(""), d.path("data").asString("")));
+            }
+        }
+        return new CellResult(status, a.path("stdout").asString(""), a.path("stderr").asString(""),
+                a.path("stdout_truncated").asBoolean(false), a.path("stderr_truncated").asBoolean(false),
+                a.hasNonNull("result") ? a.get("result").asString() : null, display, error,
+                a.path("execution_count").asInt(0), millisSince(start), restarted, resumed, replayed);
+    }
+
+    private static CellResult failure(CellStatus status, String name, String message, long start,
+            boolean restarted, boolean resumed) {
+        return new CellResult(status, "", "", false, false, null, null, new CellResult.CellError(name, message, ""), 0,
+                millisSince(start), restarted, resumed, null);
+    }
+
+    private static long millisSince(long start) {
+        return TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+    }
+}
