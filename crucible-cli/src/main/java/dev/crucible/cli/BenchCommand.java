@@ -9,11 +9,11 @@ import java.io.PrintWriter;
 import java.util.Arrays;
 import java.util.List;
 import java.util.concurrent.Callable;
-import tools.jackson.databind.JsonNode;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
-import picocli.CommandLine.Model.CommandSpec;
+import tools.jackson.databind.JsonNode;
 
 /**
  * {@code crucible bench}: Python {@code print(1)} through a running server over HTTP (default) or in a cold
@@ -163,8 +163,9 @@ final class BenchCommand implements Callable<Integer> {
         }
         String python = dev.crucible.runtime.RuntimeRegistry.builtIn().find("python").orElseThrow().runCommand().getFirst();
         int workers = concurrency;
-        try (Crucible crucible = CliSupport.start(null)) {
+        return CliSupport.withEngine(spec.commandLine().getErr(), null, crucible -> {
             crucible.startPool(java.util.Map.of("python", workers));
+            dev.crucible.eval.Judge judge = dev.crucible.server.Services.stateless(crucible).judge();
             Thread.sleep(1000); // the pool fills
             double[] bare = new double[rounds];
             double[] sandboxed = new double[rounds];
@@ -183,14 +184,14 @@ final class BenchCommand implements Callable<Integer> {
                 bare[r] = (System.nanoTime() - t0) / 1e9;
                 java.nio.file.Path results = dir.resolve("results-" + r + ".jsonl");
                 t0 = System.nanoTime();
-                var summary = new dev.crucible.eval.DatasetRun(crucible.executor()).run(new dev.crucible.eval.DatasetRun.Options(
+                var summary = new dev.crucible.eval.DatasetRun(judge).run(new dev.crucible.eval.DatasetRun.Options(
                         "humaneval", humaneval, null, List.of(1), results, workers, 10_000),
                         dev.crucible.eval.DatasetRun.Progress.NONE, new java.util.ArrayList<>());
                 sandboxed[r] = (System.nanoTime() - t0) / 1e9;
                 passedSandboxed = summary.passed();
                 results = dir.resolve("batch-" + r + ".jsonl");
                 t0 = System.nanoTime();
-                var batchSummary = new dev.crucible.eval.DatasetRun(crucible.executor(), crucible.sandbox()).run(
+                var batchSummary = new dev.crucible.eval.DatasetRun(judge, crucible.sandbox()).run(
                         new dev.crucible.eval.DatasetRun.Options("humaneval", humaneval, null, List.of(1), results,
                                 workers, 10_000, true), dev.crucible.eval.DatasetRun.Progress.NONE, new java.util.ArrayList<>());
                 batched[r] = (System.nanoTime() - t0) / 1e9;
@@ -210,12 +211,12 @@ final class BenchCommand implements Callable<Integer> {
             out.printf("crucible --isolation batch: %5.2f s  %6.1f samples/s  (%d passed)%n", t, n / t, passedBatched);
             out.printf("time ratio crucible/bare sequential: %.2f (--isolation batch: %.2f)%n", s / b, t / b);
             out.flush();
-        }
-        return 0;
+            return 0;
+        });
     }
 
     private int coldBench(PrintWriter out) throws Exception {
-        try (Crucible crucible = CliSupport.start(null)) {
+        return CliSupport.withEngine(spec.commandLine().getErr(), null, crucible -> {
             LanguageRuntime python = crucible.executor().runtimeFor("python");
             List<String> bare = List.of(python.runCommand().getFirst(), "-c", code);
             ExecuteRequest request = ExecuteRequest.of("python", code);
@@ -244,7 +245,7 @@ final class BenchCommand implements Callable<Integer> {
             crucible.sandbox().describe().forEach(line -> out.println("  " + line));
             out.flush();
             return 0;
-        }
+        });
     }
 
     private static void spawnBare(List<String> argv) throws IOException, InterruptedException {

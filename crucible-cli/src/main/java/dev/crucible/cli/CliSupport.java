@@ -32,6 +32,32 @@ final class CliSupport {
         }
     }
 
+    /** What a command does with a started engine: its exit code. */
+    interface EngineCommand {
+        int run(Crucible engine) throws Exception;
+    }
+
+    /**
+     * The engine start-up every command shares: starts the engine (with {@code runtimesFile}), runs {@code command} on
+     * it and closes it. A failure to start, a {@link Failure} or a refused request ends the command with one line on
+     * {@code err} and its exit code.
+     */
+    static int withEngine(PrintWriter err, Path runtimesFile, EngineCommand command) throws Exception {
+        Crucible engine;
+        try {
+            engine = start(runtimesFile);
+        } catch (Failure f) {
+            return fail(err, f);
+        }
+        try (engine) {
+            return command.run(engine);
+        } catch (Failure f) {
+            return fail(err, f);
+        } catch (RequestException e) {
+            return fail(err, new Failure(exitCodeOf(e), e.getMessage()));
+        }
+    }
+
     static Crucible start(Path runtimesFile) {
         return start(SandboxConfig.defaults(), runtimesFile);
     }

@@ -3,6 +3,7 @@ package dev.crucible.cli;
 import dev.crucible.Crucible;
 import dev.crucible.eval.Dataset;
 import dev.crucible.eval.DatasetRun;
+import dev.crucible.server.Services;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Files;
@@ -13,9 +14,9 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
-import picocli.CommandLine.Model.CommandSpec;
 
 /** {@code crucible eval …}: evaluation workflows. */
 @Command(name = "eval", mixinStandardHelpOptions = true,
@@ -95,13 +96,7 @@ final class EvalCommand implements Runnable {
                 }
             }
             int workers = concurrency != null ? concurrency : 2 * Runtime.getRuntime().availableProcessors();
-            Crucible engine;
-            try {
-                engine = CliSupport.start(CliSupport.runtimesFile(runtimesFile));
-            } catch (CliSupport.Failure f) {
-                return CliSupport.fail(err, f);
-            }
-            try (engine) {
+            return CliSupport.withEngine(err, CliSupport.runtimesFile(runtimesFile), engine -> {
                 engine.startPool(Map.of("python", workers, "javascript", 1));
                 boolean terminal = System.console() != null;
                 long[] lastLine = {0};
@@ -125,7 +120,7 @@ final class EvalCommand implements Runnable {
                 List<Dataset.Malformed> malformed = new ArrayList<>();
                 DatasetRun.Summary summary;
                 try {
-                    summary = new DatasetRun(engine.executor(), engine.sandbox()).run(new DatasetRun.Options(format,
+                    summary = new DatasetRun(Services.stateless(engine).judge(), engine.sandbox()).run(new DatasetRun.Options(format,
                             problems, samples, kList, out, workers, timeoutMs, isolation.equals("batch")), progress,
                             malformed);
                 } catch (IllegalArgumentException | IOException e) {
@@ -138,7 +133,7 @@ final class EvalCommand implements Runnable {
                 stdout.println(CliSupport.json().writeValueAsString(Map.of("summary", summary)));
                 stdout.flush();
                 return 0;
-            }
+            });
         }
     }
 
@@ -232,20 +227,21 @@ final class EvalCommand implements Runnable {
         @Override
         public Integer call() throws Exception {
             PrintWriter err = spec.commandLine().getErr();
+            tools.jackson.databind.node.ObjectNode root;
             try {
-                var root = readToml(in);
-                try (Crucible engine = CliSupport.start(null)) {
-                    var summary = new dev.crucible.eval.CodexRunner(engine.executor()).runTests(root, timeoutMs);
-                    dev.crucible.eval.CodexRunner.write(root, out);
-                    summary.problems().forEach(p -> err.println("crucible: " + p));
-                    err.printf("crucible: %d questions, %d completions, %d of %d tests passed; written to %s%n",
-                            summary.questions(), summary.completions(), summary.passed(), summary.tests(), out);
-                    err.flush();
-                    return 0;
-                }
+                root = readToml(in);
             } catch (CliSupport.Failure f) {
                 return CliSupport.fail(err, f);
             }
+            return CliSupport.withEngine(err, null, engine -> {
+                var summary = new dev.crucible.eval.CodexRunner(engine.executor()).runTests(root, timeoutMs);
+                dev.crucible.eval.CodexRunner.write(root, out);
+                summary.problems().forEach(p -> err.println("crucible: " + p));
+                err.printf("crucible: %d questions, %d completions, %d of %d tests passed; written to %s%n",
+                        summary.questions(), summary.completions(), summary.passed(), summary.tests(), out);
+                err.flush();
+                return 0;
+            });
         }
     }
 

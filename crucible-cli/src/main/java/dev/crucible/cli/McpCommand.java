@@ -3,8 +3,8 @@ package dev.crucible.cli;
 import dev.crucible.Crucible;
 import dev.crucible.server.McpEndpoint;
 import dev.crucible.server.ServerConfig;
+import dev.crucible.server.Services;
 import dev.crucible.session.SessionConfig;
-import dev.crucible.session.SessionManager;
 import io.modelcontextprotocol.server.McpSyncServer;
 import java.io.FilterInputStream;
 import java.io.IOException;
@@ -46,12 +46,10 @@ final class McpCommand implements Callable<Integer> {
             return CliSupport.fail(err, new CliSupport.Failure(ExitCodes.USAGE, "cannot create the data directory "
                     + data + ": " + e.getMessage()));
         }
-        Crucible engine;
-        try {
-            engine = CliSupport.start(CliSupport.runtimesFile(runtimesFile));
-        } catch (CliSupport.Failure f) {
-            return CliSupport.fail(err, f);
-        }
+        return CliSupport.withEngine(err, CliSupport.runtimesFile(runtimesFile), engine -> serve(engine, data, err));
+    }
+
+    private static int serve(Crucible engine, Path data, PrintWriter err) throws Exception {
         engine.sandbox().warnings().forEach(w -> err.println("crucible: warning: " + w));
         err.flush();
         CountDownLatch ended = new CountDownLatch(1);
@@ -73,9 +71,8 @@ final class McpCommand implements Callable<Integer> {
                 return n;
             }
         };
-        try (engine; SessionManager sessions = SessionManager.start(engine.sandbox(), engine.runtimes(),
-                SessionConfig.defaults(data))) {
-            McpSyncServer server = McpEndpoint.stdio(engine, sessions, in, System.out);
+        try (Services services = Services.start(engine, SessionConfig.defaults(data), ServerConfig.defaults().turns())) {
+            McpSyncServer server = McpEndpoint.stdio(services, in, System.out);
             ended.await();
             server.close();
         }

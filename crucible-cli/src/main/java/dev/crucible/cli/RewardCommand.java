@@ -1,8 +1,7 @@
 package dev.crucible.cli;
 
-import dev.crucible.Crucible;
-import dev.crucible.RequestException;
 import dev.crucible.eval.Reward;
+import dev.crucible.server.Services;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
@@ -68,14 +67,8 @@ final class RewardCommand implements Callable<Integer> {
             return CliSupport.fail(err, new CliSupport.Failure(ExitCodes.INVALID_REQUEST, "not a reward request: "
                     + e.getOriginalMessage().replaceAll("\\s*\\(start marker.*$", "")));
         }
-        Crucible engine;
-        try {
-            engine = CliSupport.start(null);
-        } catch (CliSupport.Failure f) {
-            return CliSupport.fail(err, f);
-        }
-        try (engine) {
-            Reward reward = new Reward(engine.executor());
+        return CliSupport.withEngine(err, null, engine -> {
+            Reward reward = Services.stateless(engine).reward();
             if (single) {
                 out.println(CliSupport.json().writeValueAsString(reward.score(items.getFirst())));
             } else {
@@ -85,9 +78,7 @@ final class RewardCommand implements Callable<Integer> {
             }
             out.flush();
             return 0;
-        } catch (RequestException e) {
-            return CliSupport.fail(err, new CliSupport.Failure(CliSupport.exitCodeOf(e), e.getMessage()));
-        }
+        });
     }
 
     private static boolean isOneObject(String text) {

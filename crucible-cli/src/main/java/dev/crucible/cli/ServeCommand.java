@@ -10,9 +10,9 @@ import java.nio.file.Path;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
-import picocli.CommandLine.Model.CommandSpec;
 
 /** {@code crucible serve}: the HTTP service, until SIGTERM or Ctrl-C (then a graceful shutdown). */
 @Command(name = "serve", mixinStandardHelpOptions = true,
@@ -91,19 +91,16 @@ final class ServeCommand implements Callable<Integer> {
             return CliSupport.fail(err, new CliSupport.Failure(ExitCodes.USAGE, "refusing to listen on " + host
                     + " without a token: set CRUCIBLE_TOKENS (comma-separated bearer tokens) or bind 127.0.0.1"));
         }
-        Path runtimes = CliSupport.runtimesFile(runtimesFile);
         long t0 = System.nanoTime();
-        Crucible engine;
-        try {
-            engine = CliSupport.start(runtimes);
-        } catch (CliSupport.Failure f) {
-            return CliSupport.fail(err, f);
-        }
+        ServerConfig serving = config;
+        return CliSupport.withEngine(err, CliSupport.runtimesFile(runtimesFile), engine -> serve(engine, serving, t0, err));
+    }
+
+    private int serve(Crucible engine, ServerConfig config, long t0, PrintWriter err) throws InterruptedException {
         CrucibleServer server;
         try {
             server = CrucibleServer.start(config, engine);
         } catch (RuntimeException e) {
-            engine.close();
             return CliSupport.fail(err, new CliSupport.Failure(ExitCodes.USAGE, "cannot serve on " + host + ":" + port
                     + ": " + e.getMessage()));
         }
@@ -122,7 +119,6 @@ final class ServeCommand implements Callable<Integer> {
         err.println("crucible: shutting down (running requests get " + config.shutdownGrace().toSeconds() + " s)");
         err.flush();
         server.close();
-        engine.close();
         return 0;
     }
 

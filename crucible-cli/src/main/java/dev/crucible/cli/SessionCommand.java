@@ -2,6 +2,8 @@ package dev.crucible.cli;
 
 import dev.crucible.Crucible;
 import dev.crucible.RequestException;
+import dev.crucible.server.ServerConfig;
+import dev.crucible.server.Services;
 import dev.crucible.session.SessionConfig;
 import dev.crucible.session.SessionManager;
 import java.io.IOException;
@@ -177,33 +179,39 @@ final class SessionCommand implements Callable<Integer> {
 
     /** The local engine, with a session kept in a temporary data directory removed at the end. */
     static final class Local implements Backend {
-        private final Crucible engine;
+        private final Services services;
         private final SessionManager sessions;
         private final String id;
         private final Path data;
 
-        private Local(Crucible engine, SessionManager sessions, String id, Path data) {
-            this.engine = engine;
-            this.sessions = sessions;
+        private Local(Services services, String id, Path data) {
+            this.services = services;
+            this.sessions = services.sessions();
             this.id = id;
             this.data = data;
         }
 
         static Local open(Path runtimes, String language) {
             Crucible engine = CliSupport.start(runtimes);
-            Path data = null;
+            Services services = null;
             try {
-                data = Files.createTempDirectory("crucible-session-");
-                SessionManager sessions = SessionManager.start(engine.sandbox(), engine.runtimes(),
-                        SessionConfig.defaults(data));
-                String id = sessions.create("", new SessionManager.CreateRequest(language, null, null, null)).id();
-                return new Local(engine, sessions, id, data);
+                Path data = Files.createTempDirectory("crucible-session-");
+                services = Services.start(engine, SessionConfig.defaults(data), ServerConfig.defaults().turns());
+                String id = services.sessions().create("", new SessionManager.CreateRequest(language, null, null, null))
+                        .id();
+                return new Local(services, id, data);
             } catch (RequestException e) {
+                if (services != null) {
+                    services.close();
+                }
                 engine.close();
                 int exit = CliSupport.exitCodeOf(e);
                 throw new CliSupport.Failure(exit, (exit == ExitCodes.SANDBOX_ERROR ? "cannot start a session: " : "")
                         + e.getMessage());
             } catch (IOException | InterruptedException e) {
+                if (services != null) {
+                    services.close();
+                }
                 engine.close();
                 throw new CliSupport.Failure(ExitCodes.SANDBOX_ERROR, "cannot start a session: " + e.getMessage());
             }
@@ -236,8 +244,8 @@ final class SessionCommand implements Callable<Integer> {
             } catch (RuntimeException e) {
                 // best effort
             }
-            sessions.close();
-            engine.close();
+            services.close();
+            services.engine().close();
             try (var walk = Files.walk(data)) {
                 walk.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
             } catch (IOException e) {

@@ -159,10 +159,10 @@ public final class CodeTools implements AutoCloseable {
             ArrayNode parts = result.putArray("content");
             parts.addObject().put("type", "text").put("text", textFor(outcome, true));
             for (ToolOutcome.Content c : outcome.content()) {
-                if ("image".equals(c.type())) {
+                if (c instanceof ToolOutcome.Content.Image i) {
                     ObjectNode image = parts.addObject().put("type", "image");
-                    image.putObject("source").put("type", "base64").put("media_type", c.mimeType())
-                            .put("data", c.data());
+                    image.putObject("source").put("type", "base64").put("media_type", i.mimeType())
+                            .put("data", i.data());
                 }
             }
             if (outcome.isError()) {
@@ -230,7 +230,7 @@ public final class CodeTools implements AutoCloseable {
     /** The outcome's text; images are named where the format cannot carry them. */
     private static String textFor(ToolOutcome outcome, boolean imagesCarried) {
         String text = outcome.text();
-        long images = outcome.content().stream().filter(c -> "image".equals(c.type())).count();
+        long images = outcome.content().stream().filter(c -> c instanceof ToolOutcome.Content.Image).count();
         if (images > 0 && !imagesCarried) {
             text += "\n[" + images + " image(s) made, e.g. a figure; this reply format cannot show them]";
         }

@@ -1,6 +1,9 @@
 package dev.crucible.client;
 
+import com.fasterxml.jackson.annotation.JsonSubTypes;
+import com.fasterxml.jackson.annotation.JsonTypeInfo;
 import java.util.List;
+import java.util.Objects;
 import java.util.stream.Collectors;
 import tools.jackson.databind.JsonNode;
 
@@ -11,10 +14,22 @@ import tools.jackson.databind.JsonNode;
  */
 public record ToolOutcome(List<Content> content, boolean isError, JsonNode result) {
 
-    /** A text ({@code type} "text") or an image ({@code type} "image", base64 {@code data}, {@code mimeType}). */
-    public record Content(String type, String text, String mimeType, String data) {
-        public static Content text(String text) {
-            return new Content("text", text, null, null);
+    /**
+     * A part of the content, written with its {@code type}: {@code "text"} or {@code "image"}. A type this client does
+     * not know (a newer server's) reads as a text without text, which {@link #text()} passes over.
+     */
+    @JsonTypeInfo(use = JsonTypeInfo.Id.NAME, property = "type", defaultImpl = Content.Text.class)
+    @JsonSubTypes({@JsonSubTypes.Type(value = Content.Text.class, name = "text"),
+            @JsonSubTypes.Type(value = Content.Image.class, name = "image")})
+    public sealed interface Content permits Content.Text, Content.Image {
+        /** Text for the model. */
+        record Text(String text) implements Content {}
+
+        /** An image, such as a matplotlib figure: base64 {@code data} of type {@code mimeType}. */
+        record Image(String mimeType, String data) implements Content {}
+
+        static Content text(String text) {
+            return new Text(text);
         }
     }
 
@@ -24,7 +39,7 @@ public record ToolOutcome(List<Content> content, boolean isError, JsonNode resul
 
     /** The text parts, one after the other. */
     public String text() {
-        return content.stream().filter(c -> "text".equals(c.type())).map(Content::text)
+        return content.stream().map(c -> c instanceof Content.Text t ? t.text() : null).filter(Objects::nonNull)
                 .collect(Collectors.joining("\n"));
     }
 }

@@ -37,14 +37,14 @@ public final class DatasetRun {
     private final Judge judge;
     private final dev.crucible.sandbox.Sandbox sandbox;
 
-    public DatasetRun(Executor executor) {
-        this(executor, null);
+    public DatasetRun(Judge judge) {
+        this(judge, null);
     }
 
     /** With a sandbox, {@link Options#batch()} runs Python samples many to a sandbox ({@link BatchRunner}). */
-    public DatasetRun(Executor executor, dev.crucible.sandbox.Sandbox sandbox) {
-        this.executor = executor;
-        this.judge = new Judge(executor);
+    public DatasetRun(Judge judge, dev.crucible.sandbox.Sandbox sandbox) {
+        this.executor = judge.executor();
+        this.judge = judge;
         this.sandbox = sandbox;
     }
 

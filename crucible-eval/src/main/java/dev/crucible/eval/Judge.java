@@ -36,6 +36,11 @@ public final class Judge {
         this.executor = executor;
     }
 
+    /** The executor the cases run on. */
+    public Executor executor() {
+        return executor;
+    }
+
     /** One test case: any of test code (appended to the program), stdin, expected stdout. */
     public record TestCase(
             @JsonProperty("code") String code,

@@ -40,9 +40,10 @@ public final class Reward {
     private final Executor executor;
     private final Judge judge;
 
-    public Reward(Executor executor) {
-        this.executor = executor;
-        this.judge = new Judge(executor);
+    /** Scores with {@code judge}, running on its executor. */
+    public Reward(Judge judge) {
+        this.executor = judge.executor();
+        this.judge = judge;
     }
 
     public record Message(@JsonProperty("role") String role, @JsonProperty("content") Object content) {

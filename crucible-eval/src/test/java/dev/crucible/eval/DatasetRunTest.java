@@ -31,7 +31,7 @@ class DatasetRunTest {
     static void start() {
         Crucible c = TestHost.crucible();
         c.startPool(Map.of("python", 4));
-        runner = new DatasetRun(c.executor(), c.sandbox());
+        runner = new DatasetRun(new Judge(c.executor()), c.sandbox());
     }
 
     static DatasetRun.Summary batch(Path problems, Path samples, Path out, long timeoutMs, int concurrency)

@@ -12,7 +12,7 @@ import org.junit.jupiter.api.Test;
 /** Judging and rewards through the real sandbox. */
 class JudgeAndRewardTest {
     static final Judge JUDGE = new Judge(TestHost.crucible().executor());
-    static final Reward REWARD = new Reward(TestHost.crucible().executor());
+    static final Reward REWARD = new Reward(new Judge(TestHost.crucible().executor()));
 
     static Judge.Result judge(String language, String code, List<Judge.TestCase> cases, boolean all) throws Exception {
         return JUDGE.evaluate(new Judge.Request(language, code, cases, null, all, null, null));

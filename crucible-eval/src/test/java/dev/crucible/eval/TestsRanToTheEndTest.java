@@ -32,7 +32,7 @@ class TestsRanToTheEndTest {
     @BeforeAll
     static void start() {
         Crucible c = TestHost.crucible();
-        runner = new DatasetRun(c.executor(), c.sandbox());
+        runner = new DatasetRun(new Judge(c.executor()), c.sandbox());
         judge = new Judge(c.executor());
     }
 

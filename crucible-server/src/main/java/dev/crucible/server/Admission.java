@@ -2,23 +2,37 @@ package dev.crucible.server;
 
 import dev.crucible.ErrorCode;
 import dev.crucible.RequestException;
+import java.time.Duration;
+import java.time.Instant;
+import java.time.InstantSource;
 import java.util.concurrent.Semaphore;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.locks.Condition;
+import java.util.concurrent.locks.ReentrantLock;
 
 /**
  * Back-pressure: at most {@code running} executions at once and {@code queued} more waiting; beyond that 429 with
- * Retry-After. After {@link #close()} new work gets 503. Thread-safe.
+ * Retry-After. After {@link #close()} new work gets 503 and {@link #awaitDrained} waits for the rest by the clock
+ * given, so a test advances time instead of waiting for a grace period. Thread-safe.
  */
 final class Admission {
+    /** How often a drain re-reads its clock: a clock moved by a test is noticed within this. */
+    private static final long RECHECK_NANOS = TimeUnit.MILLISECONDS.toNanos(20);
+
     private final Semaphore turns;
     private final int maxQueued;
+    private final InstantSource clock;
     private final AtomicInteger waiting = new AtomicInteger();
     private final AtomicInteger inFlight = new AtomicInteger();
+    private final ReentrantLock lock = new ReentrantLock();
+    private final Condition idle = lock.newCondition();
     private volatile boolean closed;
 
-    Admission(int running, int queued) {
+    Admission(int running, int queued, InstantSource clock) {
         this.turns = new Semaphore(running, true);
         this.maxQueued = queued;
+        this.clock = clock;
     }
 
     /** A turn to run; close it when done. */
@@ -28,20 +42,31 @@ final class Admission {
         }
         if (!turns.tryAcquire()) {
             if (waiting.incrementAndGet() > maxQueued) {
-                waiting.decrementAndGet();
+                left(waiting);
                 throw new RequestException(ErrorCode.TOO_MANY_REQUESTS, "all sandboxes are busy and the queue is full");
             }
             try {
                 turns.acquire();
             } finally {
-                waiting.decrementAndGet();
+                left(waiting);
             }
         }
         inFlight.incrementAndGet();
         return () -> {
-            inFlight.decrementAndGet();
+            left(inFlight);
             turns.release();
         };
+    }
+
+    private void left(AtomicInteger counter) {
+        if (counter.decrementAndGet() == 0) {
+            lock.lock();
+            try {
+                idle.signalAll();
+            } finally {
+                lock.unlock();
+            }
+        }
     }
 
     int queued() {
@@ -52,7 +77,37 @@ final class Admission {
         return inFlight.get();
     }
 
+    boolean busy() {
+        return running() > 0 || queued() > 0;
+    }
+
+    /** Refuses new work from now on (503). */
     void close() {
         closed = true;
+    }
+
+    /**
+     * Waits until nothing runs or waits, or until {@code grace} has passed on the clock.
+     *
+     * @return whether it drained in time
+     */
+    boolean awaitDrained(Duration grace) throws InterruptedException {
+        return awaitDrainedUntil(clock.instant().plus(grace));
+    }
+
+    /** As {@link #awaitDrained(Duration)}, until {@code deadline} on the clock. */
+    boolean awaitDrainedUntil(Instant deadline) throws InterruptedException {
+        lock.lock();
+        try {
+            while (busy()) {
+                if (!clock.instant().isBefore(deadline)) {
+                    return false;
+                }
+                idle.awaitNanos(RECHECK_NANOS);
+            }
+            return true;
+        } finally {
+            lock.unlock();
+        }
     }
 }

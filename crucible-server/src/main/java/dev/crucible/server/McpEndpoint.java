@@ -66,12 +66,9 @@ public final class McpEndpoint {
     }
 
     /** Serves MCP over {@code in}/{@code out} (JSON-RPC lines) until {@code in} ends. */
-    public static McpSyncServer stdio(dev.crucible.Crucible engine, SessionManager sessions, InputStream in,
-            OutputStream out) {
-        JsonMapper json = JsonMapper.builder().build();
-        ToolDispatcher dispatcher = new ToolDispatcher(engine.executor(), sessions, engine.executor()::execute, json);
+    public static McpSyncServer stdio(Services services, InputStream in, OutputStream out) {
         var transport = new StdioServerTransportProvider(McpJsonDefaults.getMapper(), in, out);
-        return new McpEndpoint(dispatcher, sessions, json).serve(McpServer.sync(transport));
+        return new McpEndpoint(services.tools(), services.sessions(), services.json()).serve(McpServer.sync(transport));
     }
 
     /** The hosts and origins the HTTP transport accepts (DNS-rebinding protection); empty lists check nothing. */
@@ -121,10 +118,9 @@ public final class McpEndpoint {
         }
         McpSchema.CallToolResult.Builder result = McpSchema.CallToolResult.builder().isError(outcome.isError());
         for (ToolOutcome.Content c : outcome.content()) {
-            if ("image".equals(c.type())) {
-                result.addContent(new McpSchema.ImageContent(null, c.data(), c.mimeType()));
-            } else {
-                result.addTextContent(c.text());
+            switch (c) {
+                case ToolOutcome.Content.Image i -> result.addContent(new McpSchema.ImageContent(null, i.data(), i.mimeType()));
+                case ToolOutcome.Content.Text t -> result.addTextContent(t.text());
             }
         }
         return result.build();

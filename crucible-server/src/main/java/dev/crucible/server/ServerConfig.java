@@ -2,8 +2,8 @@ package dev.crucible.server;
 
 import dev.crucible.session.SessionConfig;
 import java.net.InetAddress;
-import java.nio.file.Path;
 import java.net.UnknownHostException;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
@@ -60,6 +60,11 @@ public record ServerConfig(
         }
         boolean root = "root".equals(System.getProperty("user.name"));
         return root ? Path.of("/var/lib/crucible") : Path.of(System.getProperty("user.home"), ".local", "share", "crucible");
+    }
+
+    /** The admission of stateless runs: {@link #maxConcurrent()} at once, {@link #maxQueued()} more waiting. */
+    public Services.Turns turns() {
+        return Services.Turns.of(maxConcurrent, maxQueued);
     }
 
     public ServerConfig withSessions(SessionConfig value) {

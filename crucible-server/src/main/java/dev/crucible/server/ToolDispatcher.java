@@ -213,7 +213,7 @@ final class ToolDispatcher {
         content.add(ToolOutcome.Content.text(describe(r)));
         for (CellResult.Display d : r.display() == null ? List.<CellResult.Display>of() : r.display()) {
             if (d.mime().startsWith("image/") && !d.mime().contains("svg")) {
-                content.add(new ToolOutcome.Content("image", null, d.mime(), d.data()));
+                content.add(new ToolOutcome.Content.Image(d.mime(), d.data()));
             }
         }
         return new ToolOutcome(content, false, json.valueToTree(r));

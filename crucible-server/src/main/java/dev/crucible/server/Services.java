@@ -1,0 +1,140 @@
+package dev.crucible.server;
+
+import dev.crucible.Crucible;
+import dev.crucible.eval.Judge;
+import dev.crucible.eval.Reward;
+import dev.crucible.exec.ExecuteRequest;
+import dev.crucible.exec.ExecuteResult;
+import dev.crucible.exec.Executor;
+import dev.crucible.session.SessionConfig;
+import dev.crucible.session.SessionManager;
+import io.micrometer.core.instrument.Gauge;
+import java.io.IOException;
+import java.time.InstantSource;
+import tools.jackson.databind.DeserializationFeature;
+import tools.jackson.databind.json.JsonMapper;
+
+/**
+ * The one place where what runs on the engine is built: sessions, judging, rewards, tool calls, the admission of
+ * stateless runs and their metrics. Each front end (the HTTP server, {@code crucible mcp}, {@code crucible session},
+ * the one-shot CLI commands) is handed these instead of building its own. Closing it stops the sessions'
+ * interpreters (their files stay for the next start); the engine belongs to whoever started it.
+ *
+ * <pre>{@code
+ * try (Crucible engine = Crucible.start(SandboxConfig.defaults(), null);
+ *      Services services = Services.start(engine, SessionConfig.defaults(dataDir), Services.Turns.of(4, 64))) {
+ *     services.sessions().create(owner, request);
+ * }
+ * }</pre>
+ */
+public final class Services implements AutoCloseable {
+    /** How many stateless runs proceed at once, and how many more may wait for a turn. */
+    public record Turns(int running, int queued) {
+        public static Turns of(int running, int queued) {
+            return new Turns(running, queued);
+        }
+    }
+
+    private final Crucible engine;
+    private final SessionManager sessions;
+    private final Judge judge;
+    private final Reward reward;
+    private final Admission admission;
+    private final Metrics metrics;
+    private final JsonMapper json;
+    private final ToolDispatcher tools;
+
+    private Services(Crucible engine, SessionManager sessions, Turns turns, InstantSource clock) {
+        this.engine = engine;
+        this.sessions = sessions;
+        this.judge = new Judge(engine.executor());
+        this.reward = new Reward(judge);
+        this.admission = new Admission(turns.running(), turns.queued(), clock);
+        this.metrics = new Metrics(admission, engine.executor());
+        this.json = JsonMapper.builder().disable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES).build();
+        this.tools = sessions == null ? null : new ToolDispatcher(engine.executor(), sessions, this::run, json);
+        if (sessions != null) {
+            Gauge.builder("crucible_sessions", sessions, SessionManager::size).description("sessions kept")
+                    .register(metrics.registry);
+        }
+    }
+
+    /**
+     * Everything, sessions included: loads the sessions kept under {@code sessionConfig}'s data directory.
+     *
+     * @throws IOException when the data directory cannot be used
+     */
+    public static Services start(Crucible engine, SessionConfig sessionConfig, Turns turns) throws IOException {
+        return start(engine, sessionConfig, turns, InstantSource.system());
+    }
+
+    /** As {@link #start(Crucible, SessionConfig, Turns)}, with {@code clock} for session times and admission waits. */
+    public static Services start(Crucible engine, SessionConfig sessionConfig, Turns turns, InstantSource clock)
+            throws IOException {
+        SessionManager sessions = SessionManager.start(engine.sandbox(), engine.runtimes(), sessionConfig, clock);
+        return new Services(engine, sessions, turns, clock);
+    }
+
+    /** Judging and rewards only, no sessions (nothing is kept on disk): one-shot commands. */
+    public static Services stateless(Crucible engine) {
+        return new Services(engine, null, Turns.of(Integer.MAX_VALUE / 2, 0), InstantSource.system());
+    }
+
+    public Crucible engine() {
+        return engine;
+    }
+
+    public Executor executor() {
+        return engine.executor();
+    }
+
+    /** @throws IllegalStateException when started {@link #stateless} */
+    public SessionManager sessions() {
+        if (sessions == null) {
+            throw new IllegalStateException("these services were started without sessions");
+        }
+        return sessions;
+    }
+
+    public Judge judge() {
+        return judge;
+    }
+
+    public Reward reward() {
+        return reward;
+    }
+
+    ToolDispatcher tools() {
+        sessions();
+        return tools;
+    }
+
+    Admission admission() {
+        return admission;
+    }
+
+    Metrics metrics() {
+        return metrics;
+    }
+
+    JsonMapper json() {
+        return json;
+    }
+
+    /** One stateless run with a turn of the admission, counted in the metrics, as {@code /v1/execute} takes it. */
+    ExecuteResult run(ExecuteRequest request) throws Exception {
+        try (AutoCloseable turn = admission.enter()) {
+            ExecuteResult result = engine.executor().execute(request);
+            metrics.verdict(result.status());
+            return result;
+        }
+    }
+
+    /** Stops the sessions' interpreters; their files stay. The engine is left to its owner. */
+    @Override
+    public void close() {
+        if (sessions != null) {
+            sessions.close();
+        }
+    }
+}
