@@ -39,7 +39,7 @@ final class McpCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         PrintWriter err = spec.commandLine().getErr();
-        Path data = dataDir != null ? dataDir : ServerConfig.defaultDataDir();
+        Path data = dataDir != null ? dataDir : ServerConfig.defaultDataDir(System.getenv());
         try {
             Files.createDirectories(data);
         } catch (IOException e) {

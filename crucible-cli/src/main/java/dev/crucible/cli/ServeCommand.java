@@ -65,7 +65,7 @@ final class ServeCommand implements Callable<Integer> {
         PrintWriter err = spec.commandLine().getErr();
         ServerConfig config;
         try {
-            ServerConfig base = ServerConfig.defaults().withHost(host).withPort(port);
+            ServerConfig base = ServerConfig.fromEnvironment(System.getenv()).withHost(host).withPort(port);
             if (pool != null) {
                 base = base.withPool(ServerConfig.poolFrom(pool, base.pool()));
             }
@@ -123,7 +123,7 @@ final class ServeCommand implements Callable<Integer> {
     }
 
     private Path prepareDataDir() {
-        Path dir = dataDir != null ? dataDir : ServerConfig.defaultDataDir();
+        Path dir = dataDir != null ? dataDir : ServerConfig.defaultDataDir(System.getenv());
         try {
             Files.createDirectories(dir);
             return dir;

@@ -15,7 +15,7 @@ import java.time.Duration;
  * @param maxCellBytes the largest cell (its code, UTF-8)
  * @param maxFileBytes the largest upload or download
  * @param workspaceQuota uploads are refused past this many bytes in a workspace
- * @param graceMs how long an interrupted cell may take to stop before the session is restarted
+ * @param grace how long an interrupted cell may take to stop before the session is restarted
  * @param limits default limits of a session
  * @param reapEvery how often expired sessions are looked for
  * @param memoryBudgetMb the sum of the memory limits of all sessions may not pass this (each limit is enforced by
@@ -25,7 +25,7 @@ import java.time.Duration;
  */
 public record SessionConfig(
         Path dataDir, int maxSessions, int maxPerOwner, Duration idleTimeout, Duration maxLifetime, int maxCellBytes,
-        long maxFileBytes, long workspaceQuota, long graceMs, SessionLimits limits, Duration reapEvery,
+        long maxFileBytes, long workspaceQuota, Duration grace, SessionLimits limits, Duration reapEvery,
         long memoryBudgetMb, long diskBudgetBytes) {
 
     public SessionConfig {
@@ -37,22 +37,27 @@ public record SessionConfig(
     /** Defaults: 1000 sessions (250 per token), 30 min idle, 24 h life, 1 MiB cells, 32 MiB files, 1 GiB quota. */
     public static SessionConfig defaults(Path dataDir) {
         return new SessionConfig(dataDir, 1000, 250, Duration.ofMinutes(30), Duration.ofHours(24), 1024 * 1024,
-                32L * 1024 * 1024, 1024L * 1024 * 1024, 2_000, SessionLimits.DEFAULT, Duration.ofSeconds(5), 0, 0);
+                32L * 1024 * 1024, 1024L * 1024 * 1024, Duration.ofSeconds(2), SessionLimits.DEFAULT, Duration.ofSeconds(5), 0, 0);
+    }
+
+    public SessionConfig withDataDir(Path dir) {
+        return new SessionConfig(dir, maxSessions, maxPerOwner, idleTimeout, maxLifetime, maxCellBytes, maxFileBytes,
+                workspaceQuota, grace, limits, reapEvery, memoryBudgetMb, diskBudgetBytes);
     }
 
     public SessionConfig withMaxSessions(int global, int perOwner) {
         return new SessionConfig(dataDir, global, perOwner, idleTimeout, maxLifetime, maxCellBytes, maxFileBytes,
-                workspaceQuota, graceMs, limits, reapEvery, memoryBudgetMb, diskBudgetBytes);
+                workspaceQuota, grace, limits, reapEvery, memoryBudgetMb, diskBudgetBytes);
     }
 
     public SessionConfig withTimes(Duration idle, Duration lifetime, Duration reap) {
         return new SessionConfig(dataDir, maxSessions, maxPerOwner, idle, lifetime, maxCellBytes, maxFileBytes,
-                workspaceQuota, graceMs, limits, reap, memoryBudgetMb, diskBudgetBytes);
+                workspaceQuota, grace, limits, reap, memoryBudgetMb, diskBudgetBytes);
     }
 
     public SessionConfig withCaps(int cellBytes, long fileBytes, long quota) {
         return new SessionConfig(dataDir, maxSessions, maxPerOwner, idleTimeout, maxLifetime, cellBytes, fileBytes,
-                quota, graceMs, limits, reapEvery, memoryBudgetMb, diskBudgetBytes);
+                quota, grace, limits, reapEvery, memoryBudgetMb, diskBudgetBytes);
     }
 
     /** Budgets over all sessions: 0 leaves one automatic (see the components). */
@@ -61,6 +66,6 @@ public record SessionConfig(
             throw new IllegalArgumentException("session budgets must be positive (0 = automatic)");
         }
         return new SessionConfig(dataDir, maxSessions, maxPerOwner, idleTimeout, maxLifetime, maxCellBytes, maxFileBytes,
-                workspaceQuota, graceMs, limits, reapEvery, memoryMb, diskBytes);
+                workspaceQuota, grace, limits, reapEvery, memoryMb, diskBytes);
     }
 }

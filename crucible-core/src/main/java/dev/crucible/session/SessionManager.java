@@ -59,7 +59,7 @@ public final class SessionManager implements AutoCloseable {
         long diskBudgetBytes = config.diskBudgetBytes() > 0 ? config.diskBudgetBytes() : store.defaultDiskBudget();
         this.numbers = new SessionNumbers(config.maxSessions(), config.maxPerOwner(), memoryBudgetMb, diskBudgetBytes,
                 config.workspaceQuota());
-        this.runner = new SessionRunner(sandbox, runtimes, store, json, config.graceMs());
+        this.runner = new SessionRunner(sandbox, runtimes, store, json, config.grace().toMillis());
     }
 
     /**
@@ -229,7 +229,7 @@ public final class SessionManager implements AutoCloseable {
         if (code.length() > config.maxCellBytes() || code.getBytes(StandardCharsets.UTF_8).length > config.maxCellBytes()) {
             throw new RequestException(ErrorCode.CELL_TOO_LARGE, "the cell is larger than " + config.maxCellBytes() + " bytes");
         }
-        if (!session.lock.tryLock(timeout + config.graceMs() + 5_000, TimeUnit.MILLISECONDS)) {
+        if (!session.lock.tryLock(timeout + config.grace().toMillis() + 5_000, TimeUnit.MILLISECONDS)) {
             throw new RequestException(ErrorCode.SESSION_BUSY, "another cell of this session is still running");
         }
         try {

@@ -37,26 +37,38 @@ public record ServerConfig(
     }
 
     /**
-     * Defaults: 127.0.0.1:8080, tokens from {@code CRUCIBLE_TOKENS} (comma-separated), {@code 2 × cores}
-     * concurrent executions, 64 queued, 32 MiB bodies, 10 s shutdown grace, a warm pool of 2 Python and
-     * 1 JavaScript sandboxes ({@code CRUCIBLE_POOL}, e.g. {@code python=4,javascript=0}), sessions under
-     * {@link #defaultDataDir()}.
+     * Defaults, whatever the environment: 127.0.0.1:8080, no token, {@code 2 × cores} concurrent executions, 64
+     * queued, 32 MiB bodies, 10 s shutdown grace, a warm pool of 2 Python and 1 JavaScript sandboxes, sessions under
+     * {@link #defaultDataDir(Map)} of an empty environment.
      */
     public static ServerConfig defaults() {
-        return new ServerConfig("127.0.0.1", 8080, tokensFrom(System.getenv("CRUCIBLE_TOKENS")),
-                2 * Runtime.getRuntime().availableProcessors(), 64, 32L * 1024 * 1024, Duration.ofSeconds(10),
-                poolFrom(System.getenv("CRUCIBLE_POOL"), Map.of("python", 2, "javascript", 1)),
-                SessionConfig.defaults(defaultDataDir()));
+        return new ServerConfig("127.0.0.1", 8080, Set.of(), 2 * Runtime.getRuntime().availableProcessors(), 64,
+                32L * 1024 * 1024, Duration.ofSeconds(10), Map.of("python", 2, "javascript", 1),
+                SessionConfig.defaults(defaultDataDir(Map.of())));
     }
 
     /**
-     * {@code CRUCIBLE_DATA_DIR}, else {@code /var/lib/crucible} for root (the sandboxes' uids must be able to reach
-     * it, and root's home is closed to them), else {@code ~/.local/share/crucible}.
+     * The defaults with what the environment sets (read by the CLI, the edge): {@code CRUCIBLE_TOKENS}
+     * (comma-separated bearer tokens), {@code CRUCIBLE_POOL} (e.g. {@code python=4,javascript=0}) and
+     * {@code CRUCIBLE_DATA_DIR}.
+     *
+     * @throws IllegalArgumentException for a malformed {@code CRUCIBLE_POOL}
      */
-    public static Path defaultDataDir() {
-        String env = System.getenv("CRUCIBLE_DATA_DIR");
-        if (env != null && !env.isBlank()) {
-            return Path.of(env);
+    public static ServerConfig fromEnvironment(Map<String, String> env) {
+        ServerConfig d = defaults();
+        return new ServerConfig(d.host, d.port, tokensFrom(env.get("CRUCIBLE_TOKENS")), d.maxConcurrent, d.maxQueued,
+                d.maxBodyBytes, d.shutdownGrace, poolFrom(env.get("CRUCIBLE_POOL"), d.pool),
+                SessionConfig.defaults(defaultDataDir(env)));
+    }
+
+    /**
+     * {@code CRUCIBLE_DATA_DIR} of {@code env}, else {@code /var/lib/crucible} for root (the sandboxes' uids must be
+     * able to reach it, and root's home is closed to them), else {@code ~/.local/share/crucible}.
+     */
+    public static Path defaultDataDir(Map<String, String> env) {
+        String dir = env.get("CRUCIBLE_DATA_DIR");
+        if (dir != null && !dir.isBlank()) {
+            return Path.of(dir);
         }
         boolean root = "root".equals(System.getProperty("user.name"));
         return root ? Path.of("/var/lib/crucible") : Path.of(System.getProperty("user.home"), ".local", "share", "crucible");
@@ -72,10 +84,7 @@ public record ServerConfig(
     }
 
     public ServerConfig withDataDir(Path dir) {
-        return withSessions(new SessionConfig(dir, sessions.maxSessions(), sessions.maxPerOwner(), sessions.idleTimeout(),
-                sessions.maxLifetime(), sessions.maxCellBytes(), sessions.maxFileBytes(), sessions.workspaceQuota(),
-                sessions.graceMs(), sessions.limits(), sessions.reapEvery(), sessions.memoryBudgetMb(),
-                sessions.diskBudgetBytes()));
+        return withSessions(sessions.withDataDir(dir));
     }
 
     public ServerConfig withHost(String value) {

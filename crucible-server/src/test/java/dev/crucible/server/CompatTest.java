@@ -2,45 +2,30 @@ package dev.crucible.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.crucible.TestHost;
 import java.net.URI;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.util.Map;
-import java.util.Set;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 
-/** Piston v2, SandboxFusion and Replit code-exec requests, as their clients send them, against the real server. */
+/** Piston v2, SandboxFusion and Replit code-exec requests, as their clients send them, against the real SERVER.server(). */
 class CompatTest {
     static final JsonMapper JSON = JsonMapper.builder().build();
-    static CrucibleServer server;
-    static Http http;
-
-    @BeforeAll
-    static void start() {
-        server = CrucibleServer.start(Http.config().withPort(0).withTokens(Set.of()).withPool(Map.of()),
-                TestHost.crucible());
-        http = Http.to(server, null);
-    }
-
-    @AfterAll
-    static void stop() {
-        server.close();
-    }
+    @RegisterExtension
+    static final TestServer SERVER = TestServer.with(c -> c.withPool(Map.of()));
 
     /** As piston-client sends it: JSON, but with no JSON content type. */
     static HttpResponse<String> raw(String path, String body) throws Exception {
-        return http.send(HttpRequest.newBuilder(URI.create(http.base() + path)).header("Content-Type", "text/plain")
+        return SERVER.http().send(HttpRequest.newBuilder(URI.create(SERVER.http().base() + path)).header("Content-Type", "text/plain")
                 .POST(HttpRequest.BodyPublishers.ofString(body)));
     }
 
     @Test
     void pistonRuntimesAndExecute() throws Exception {
-        JsonNode runtimes = JSON.readTree(http.get("/api/v2/runtimes").body());
+        JsonNode runtimes = JSON.readTree(SERVER.http().get("/api/v2/runtimes").body());
         assertThat(runtimes.findValuesAsString("language")).contains("python", "c++", "javascript");
         JsonNode r = JSON.readTree(raw("/api/v2/execute", """
                 {"language": "python", "version": "*", "files": [{"name": "main.py", "content": "import sys\\nprint(input(), sys.argv[1:])\\nsys.exit(3)"}],
@@ -64,7 +49,7 @@ class CompatTest {
 
     @Test
     void sandboxFusionRunCodeAsVerlSendsIt() throws Exception {
-        JsonNode ok = JSON.readTree(http.postJson("/run_code", """
+        JsonNode ok = JSON.readTree(SERVER.http().postJson("/run_code", """
                 {"code": "print(open('data.txt').read().upper())", "language": "python", "stdin": "",
                  "compile_timeout": 10, "run_timeout": 5, "memory_limit_MB": 256,
                  "files": {"data.txt": "aGVsbG8="}, "fetch_files": []}""").body());
@@ -72,14 +57,14 @@ class CompatTest {
         assertThat(ok.get("run_result").get("status").asString()).isEqualTo("Finished");
         assertThat(ok.get("run_result").get("stdout").asString()).isEqualTo("HELLO\n");
         assertThat(ok.get("run_result").get("return_code").asInt()).isZero();
-        JsonNode slow = JSON.readTree(http.postJson("/run_code",
+        JsonNode slow = JSON.readTree(SERVER.http().postJson("/run_code",
                 "{\"code\": \"while True: pass\", \"language\": \"python\", \"run_timeout\": 0.5}").body());
         assertThat(slow.get("status").asString()).isEqualTo("Failed");
         assertThat(slow.get("run_result").get("status").asString()).isEqualTo("TimeLimitExceeded");
-        JsonNode js = JSON.readTree(http.postJson("/run_code",
+        JsonNode js = JSON.readTree(SERVER.http().postJson("/run_code",
                 "{\"code\": \"console.log(1 + 1)\", \"language\": \"nodejs\"}").body());
         assertThat(js.get("run_result").get("stdout").asString()).isEqualTo("2\n");
-        JsonNode unknown = JSON.readTree(http.postJson("/run_code", "{\"code\": \"x\", \"language\": \"cobol\"}").body());
+        JsonNode unknown = JSON.readTree(SERVER.http().postJson("/run_code", "{\"code\": \"x\", \"language\": \"cobol\"}").body());
         assertThat(unknown.get("status").asString()).isEqualTo("SandboxError");
     }
 
@@ -166,13 +151,13 @@ class CompatTest {
     void javaAssertsAreCheckedOnEveryRoute() throws Exception {
         String failing = "public class Main { public static void main(String[] a) { assert 1 == 2 : \"one is not two\";"
                 + " System.out.println(\"unreachable\"); } }";
-        JsonNode execute = JSON.readTree(http.postJson("/v1/execute", JSON.writeValueAsString(
+        JsonNode execute = JSON.readTree(SERVER.http().postJson("/v1/execute", JSON.writeValueAsString(
                 java.util.Map.of("language", "java", "code", failing))).body());
         assertThat(execute.get("status").asString()).as(execute.toString()).isEqualTo("runtime_error");
         assertThat(execute.get("stderr").asString()).contains("AssertionError: one is not two");
         assertThat(execute.get("stdout").asString()).isEmpty();
 
-        JsonNode fusion = JSON.readTree(http.postJson("/run_code", JSON.writeValueAsString(
+        JsonNode fusion = JSON.readTree(SERVER.http().postJson("/run_code", JSON.writeValueAsString(
                 java.util.Map.of("language", "java", "code", failing))).body());
         assertThat(fusion.get("status").asString()).isEqualTo("Failed");
         assertThat(fusion.get("run_result").get("return_code").asInt()).isEqualTo(1);
@@ -182,21 +167,21 @@ class CompatTest {
         assertThat(piston.get("run").get("code").asInt()).as(piston.toString()).isEqualTo(1);
         assertThat(piston.get("run").get("stderr").asString()).contains("AssertionError");
 
-        JsonNode passing = JSON.readTree(http.postJson("/v1/execute", JSON.writeValueAsString(java.util.Map.of(
+        JsonNode passing = JSON.readTree(SERVER.http().postJson("/v1/execute", JSON.writeValueAsString(java.util.Map.of(
                 "language", "java", "code", failing.replace("1 == 2", "1 == 1")))).body());
         assertThat(passing.get("stdout").asString()).isEqualTo("unreachable\n");
     }
 
     @Test
     void replitEvalAnswersPlainText() throws Exception {
-        HttpResponse<String> r = http.postJson("/replit/eval", "{\"code\": \"print('hi')\\nimport sys\\nprint('e', file=sys.stderr)\"}");
+        HttpResponse<String> r = SERVER.http().postJson("/replit/eval", "{\"code\": \"print('hi')\\nimport sys\\nprint('e', file=sys.stderr)\"}");
         assertThat(r.headers().firstValue("Content-Type").orElse("")).startsWith("text/plain");
         assertThat(r.body()).isEqualTo("hi\ne\n");
-        assertThat(http.postJson("/replit/eval", "{\"code\": \"x = 2\\nx * 21\\n'done'\", \"interpreter_mode\": true}").body())
+        assertThat(SERVER.http().postJson("/replit/eval", "{\"code\": \"x = 2\\nx * 21\\n'done'\", \"interpreter_mode\": true}").body())
                 .isEqualTo("42\n'done'\n");
-        assertThat(http.postJson("/replit/eval", "{\"code\": \"print(open('f.txt').read())\", \"files\": {\"f.txt\": \"content\"}}")
+        assertThat(SERVER.http().postJson("/replit/eval", "{\"code\": \"print(open('f.txt').read())\", \"files\": {\"f.txt\": \"content\"}}")
                 .body()).isEqualTo("content\n");
-        assertThat(http.postJson("/replit/eval", "{}").statusCode()).isEqualTo(400);
+        assertThat(SERVER.http().postJson("/replit/eval", "{}").statusCode()).isEqualTo(400);
     }
 
     @Test
@@ -208,7 +193,7 @@ class CompatTest {
                     + " installs it with npm ci)");
         }
         org.junit.jupiter.api.Assumptions.assumeTrue(installed, "piston-client is not installed");
-        Process node = new ProcessBuilder("node", "piston.mjs", http.base()).directory(dir.toFile())
+        Process node = new ProcessBuilder("node", "piston.mjs", SERVER.http().base()).directory(dir.toFile())
                 .redirectErrorStream(true).start();
         String out = new String(node.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
         assertThat(node.waitFor()).as(out).isZero();

@@ -7,7 +7,6 @@ import dev.crucible.TestHost;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.net.URI;
-import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
@@ -16,29 +15,16 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 
 /** Every route against the real server on port 0 with the real sandbox behind it. */
 class ServerTest {
     static final JsonMapper JSON = JsonMapper.builder().build();
-    static CrucibleServer server;
-    static Http http;
-
-    @BeforeAll
-    static void start() {
-        server = CrucibleServer.start(Http.config().withPort(0).withTokens(Set.of())
-                .withPool(Map.of("python", 1)), TestHost.crucible());
-        http = Http.to(server, null);
-    }
-
-    @AfterAll
-    static void stop() {
-        server.close();
-    }
+    @RegisterExtension
+    static final TestServer SERVER = TestServer.with(c -> c.withPool(Map.of("python", 1)));
 
     static JsonNode json(HttpResponse<String> r) {
         return JSON.readTree(r.body());
@@ -46,7 +32,7 @@ class ServerTest {
 
     @Test
     void executeRunsAProgramAndAnswersTheResult() throws Exception {
-        HttpResponse<String> r = http.postJson("/v1/execute", """
+        HttpResponse<String> r = SERVER.http().postJson("/v1/execute", """
                 {"language": "python", "code": "import sys\\nprint(input().upper(), sys.argv[1:])", "stdin": "hi\\n",
                  "args": ["x"], "limits": {"timeout_ms": 5000}, "unknown_field": "tolerated"}""");
         assertThat(r.statusCode()).isEqualTo(200);
@@ -58,20 +44,20 @@ class ServerTest {
         for (String field : List.of("stderr", "stdout_truncated", "stderr_truncated", "wall_ms", "cpu_ms", "memory_bytes")) {
             assertThat(body.has(field)).as(field).isTrue();
         }
-        JsonNode c = json(http.postJson("/v1/execute", "{\"language\":\"c\",\"code\":\"int main(){return 2;}\"}"));
+        JsonNode c = json(SERVER.http().postJson("/v1/execute", "{\"language\":\"c\",\"code\":\"int main(){return 2;}\"}"));
         assertThat(c.get("status").asString()).isEqualTo("runtime_error");
         assertThat(c.get("compile").get("status").asString()).isEqualTo("ok");
     }
 
     @Test
     void runtimesHealthAndMetricsAnswer() throws Exception {
-        JsonNode runtimes = json(http.get("/v1/runtimes"));
+        JsonNode runtimes = json(SERVER.http().get("/v1/runtimes"));
         assertThat(runtimes.size()).isEqualTo(6);
         assertThat(runtimes.get(0).get("language").asString()).isEqualTo("python");
         assertThat(runtimes.get(0).get("available").asBoolean()).isTrue();
-        assertThat(json(http.get("/healthz")).get("status").asString()).isEqualTo("ok");
-        http.postJson("/v1/execute", "{\"language\":\"python\",\"code\":\"print(1)\"}");
-        String metrics = http.get("/metrics").body();
+        assertThat(json(SERVER.http().get("/healthz")).get("status").asString()).isEqualTo("ok");
+        SERVER.http().postJson("/v1/execute", "{\"language\":\"python\",\"code\":\"print(1)\"}");
+        String metrics = SERVER.http().get("/metrics").body();
         assertThat(metrics).contains("crucible_http_requests_total{method=\"POST\",route=\"/v1/execute\",status=\"200\"}")
                 .contains("crucible_http_request_duration_seconds_bucket").contains("crucible_verdicts_total{status=\"ok\"}")
                 .contains("crucible_pool_ready").contains("crucible_pool_hits_total").contains("crucible_pool_misses_total")
@@ -80,21 +66,21 @@ class ServerTest {
 
     @Test
     void openApiDocumentListsExactlyTheRoutesServed() throws Exception {
-        JsonNode doc = json(http.get("/openapi.json"));
+        JsonNode doc = json(SERVER.http().get("/openapi.json"));
         assertThat(doc.get("openapi").asString()).startsWith("3.1");
         Set<String> documented = new TreeSet<>();
         doc.get("paths").properties().forEach(path -> path.getValue().properties().stream()
                 .filter(op -> !op.getKey().equals("parameters"))
                 .forEach(op -> documented.add(op.getKey().toUpperCase() + " " + path.getKey())));
-        assertThat(documented).isEqualTo(new TreeSet<>(server.routes()));
-        for (String route : server.routes()) {
+        assertThat(documented).isEqualTo(new TreeSet<>(SERVER.server().routes()));
+        for (String route : SERVER.server().routes()) {
             String[] parts = route.split(" ");
             String path = parts[1].replace("{id}", "0".repeat(32)).replace("{path}", "x.txt");
             HttpResponse<String> r = switch (parts[0]) {
-                case "GET" -> http.get(path);
-                case "PUT" -> http.put(path, new byte[1]);
-                case "DELETE" -> http.delete(path);
-                default -> http.postJson(path, "{}");
+                case "GET" -> SERVER.http().get(path);
+                case "PUT" -> SERVER.http().put(path, new byte[1]);
+                case "DELETE" -> SERVER.http().delete(path);
+                default -> SERVER.http().postJson(path, "{}");
             };
             assertThat(r.statusCode()).as(route + " is served").isNotEqualTo(405);
             if (r.statusCode() == 404) { // a session that does not exist, not a route that does not
@@ -107,25 +93,25 @@ class ServerTest {
     void badRequestsGetJsonErrorsWithTheRightStatus() throws Exception {
         record Case(int status, String code, HttpResponse<String> response) {}
         List<Case> cases = new ArrayList<>();
-        cases.add(new Case(400, "invalid_json", http.postJson("/v1/execute", "{\"language\": \"python\", \"code\": ")));
-        cases.add(new Case(400, "invalid_json", http.postJson("/v1/execute", "")));
-        cases.add(new Case(400, "invalid_json", http.postJson("/v1/execute", "[1, 2]")));
-        cases.add(new Case(400, "invalid_json", http.postJson("/v1/execute", "{\"language\": 5, \"code\": {}}")));
-        cases.add(new Case(400, "invalid_request", http.postJson("/v1/execute", "{\"code\": \"print(1)\"}")));
-        cases.add(new Case(400, "invalid_request", http.postJson("/v1/execute", "{\"language\": \"python\"}")));
-        cases.add(new Case(400, "unknown_language", http.postJson("/v1/execute", "{\"language\":\"cobol\",\"code\":\"x\"}")));
-        cases.add(new Case(422, "invalid_limits", http.postJson("/v1/execute",
+        cases.add(new Case(400, "invalid_json", SERVER.http().postJson("/v1/execute", "{\"language\": \"python\", \"code\": ")));
+        cases.add(new Case(400, "invalid_json", SERVER.http().postJson("/v1/execute", "")));
+        cases.add(new Case(400, "invalid_json", SERVER.http().postJson("/v1/execute", "[1, 2]")));
+        cases.add(new Case(400, "invalid_json", SERVER.http().postJson("/v1/execute", "{\"language\": 5, \"code\": {}}")));
+        cases.add(new Case(400, "invalid_request", SERVER.http().postJson("/v1/execute", "{\"code\": \"print(1)\"}")));
+        cases.add(new Case(400, "invalid_request", SERVER.http().postJson("/v1/execute", "{\"language\": \"python\"}")));
+        cases.add(new Case(400, "unknown_language", SERVER.http().postJson("/v1/execute", "{\"language\":\"cobol\",\"code\":\"x\"}")));
+        cases.add(new Case(422, "invalid_limits", SERVER.http().postJson("/v1/execute",
                 "{\"language\":\"python\",\"code\":\"1\",\"limits\":{\"memory_mb\":999999}}")));
-        cases.add(new Case(400, "invalid_file", http.postJson("/v1/execute",
+        cases.add(new Case(400, "invalid_file", SERVER.http().postJson("/v1/execute",
                 "{\"language\":\"python\",\"code\":\"1\",\"files\":[{\"path\":\"../../etc/cron.d/evil\",\"content\":\"x\"}]}")));
         // Expect: 100-continue, as a careful client sends a large body: the 413 comes before the body is sent
-        cases.add(new Case(413, "payload_too_large", http.send(HttpRequest.newBuilder(URI.create(http.base() + "/v1/execute"))
+        cases.add(new Case(413, "payload_too_large", SERVER.http().send(HttpRequest.newBuilder(URI.create(SERVER.http().base() + "/v1/execute"))
                 .expectContinue(true).header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofString(
                         "{\"language\":\"python\",\"code\":\"" + "x".repeat(33 * 1024 * 1024) + "\"}")))));
-        cases.add(new Case(415, "unsupported_media_type", http.send(HttpRequest.newBuilder(URI.create(http.base() + "/v1/execute"))
+        cases.add(new Case(415, "unsupported_media_type", SERVER.http().send(HttpRequest.newBuilder(URI.create(SERVER.http().base() + "/v1/execute"))
                 .header("Content-Type", "text/plain").POST(HttpRequest.BodyPublishers.ofString("{}")))));
-        cases.add(new Case(404, "not_found", http.get("/v2/nothing")));
-        cases.add(new Case(405, "method_not_allowed", http.send(HttpRequest.newBuilder(URI.create(http.base() + "/v1/runtimes"))
+        cases.add(new Case(404, "not_found", SERVER.http().get("/v2/nothing")));
+        cases.add(new Case(405, "method_not_allowed", SERVER.http().send(HttpRequest.newBuilder(URI.create(SERVER.http().base() + "/v1/runtimes"))
                 .DELETE())));
         for (Case c : cases) {
             assertThat(c.response().statusCode()).as(c.code() + ": " + c.response().body()).isEqualTo(c.status());
@@ -139,7 +125,7 @@ class ServerTest {
     void streamingSendsOutputAsItIsProducedThenTheResult() throws Exception {
         String body = "{\"language\":\"python\",\"code\":\"import sys, time\\nfor i in range(3):\\n    print(i, flush=True)\\n"
                 + "    time.sleep(0.3)\\nsys.stderr.write('\\u00e9' * 3)\"}";
-        HttpResponse<java.io.InputStream> r = http.client().send(HttpRequest.newBuilder(URI.create(http.base() + "/v1/execute"))
+        HttpResponse<java.io.InputStream> r = SERVER.http().client().send(HttpRequest.newBuilder(URI.create(SERVER.http().base() + "/v1/execute"))
                 .header("Content-Type", "application/json").header("Accept", "application/x-ndjson")
                 .POST(HttpRequest.BodyPublishers.ofString(body)).build(), HttpResponse.BodyHandlers.ofInputStream());
         assertThat(r.headers().firstValue("Content-Type").orElse("")).startsWith("application/x-ndjson");
@@ -160,7 +146,7 @@ class ServerTest {
         // the first line arrived well before the last: it was sent when printed, not at the end
         assertThat(arrivals.get(3) - arrivals.get(0)).isGreaterThan(400_000_000L);
 
-        HttpResponse<String> sse = http.send(HttpRequest.newBuilder(URI.create(http.base() + "/v1/execute"))
+        HttpResponse<String> sse = SERVER.http().send(HttpRequest.newBuilder(URI.create(SERVER.http().base() + "/v1/execute"))
                 .header("Content-Type", "application/json").header("Accept", "text/event-stream")
                 .POST(HttpRequest.BodyPublishers.ofString("{\"language\":\"bash\",\"code\":\"echo one\"}")));
         assertThat(sse.headers().firstValue("Content-Type").orElse("")).startsWith("text/event-stream");
@@ -173,7 +159,7 @@ class ServerTest {
         String code = "{\"language\":\"python\",\"code\":\"import os\\nprint(os.path.exists('/tmp/x'), os.path.exists('y'))\\n"
                 + "open('/tmp/x','w').write('1'); open('y','w').write('1')\"}";
         for (int i = 0; i < 3; i++) {
-            assertThat(json(http.postJson("/v1/execute", code)).get("stdout").asString()).isEqualTo("False False\n");
+            assertThat(json(SERVER.http().postJson("/v1/execute", code)).get("stdout").asString()).isEqualTo("False False\n");
         }
     }
 
