@@ -52,7 +52,7 @@ final class McpCommand implements Callable<Integer> {
         } catch (CliSupport.Failure f) {
             return CliSupport.fail(err, f);
         }
-        engine.sandbox().warnings().forEach(w -> err.println("crucible: warning: " + w));
+        engine.sandbox().host().warnings().forEach(w -> err.println("crucible: warning: " + w));
         err.flush();
         CountDownLatch ended = new CountDownLatch(1);
         InputStream in = new FilterInputStream(System.in) {
