@@ -1,17 +1,18 @@
 /*
  * crucible-launch: the privileged steps of one sandbox launch in a single exec
- * (sandbox-security.md 3.2, step 3), replacing the portable `sh` + `setpriv` chain:
+ * (docs/sandbox-recipe.md, The launch chain), replacing the portable `sh` + `setpriv` chain:
  *
  *   1. join the run's cgroups, before anything else can fork (the pid goes into each cgroup.procs);
  *   2. set the rlimits (second guards: fsize, nofile, core, cpu, nproc, as);
  *   3. open the seccomp program as fd 3, the only descriptor besides 0, 1, 2 that reaches bwrap;
  *   4. when root: drop every capability from the bounding set, leave all groups, become the slot's
- *      unprivileged uid and gid, set no_new_privs (never launch bwrap as real root: finding 1);
+ *      unprivileged uid and gid, set no_new_privs (bwrap run as real root leaves the sandbox host uid 0, which
+ *      may write the host's sysctls);
  *   5. ask for SIGKILL when the spawning thread dies (a crashed or kill -9'ed server takes its sandboxes with it:
  *      bwrap's --die-with-parent then tears the namespace down);
  *   6. leave the server's session and process group (setsid), so a terminal's Ctrl-C, which goes to its foreground
  *      process group, reaches the server (to interrupt a cell) and never the sandbox; exec bwrap with an EMPTY
- *      environment (finding 2).
+ *      environment (bwrap's own environment is readable inside the sandbox as /proc/1/environ).
  *
  * usage: crucible-launch [--cgroup FILE]... [--rlimit RES=VALUE]... --seccomp FILE [--uid N] -- BWRAP ARGS...
  * RES is one of fsize, nofile, core, cpu, nproc, as. Exit code 125 means a step failed (message on stderr,
@@ -118,7 +119,7 @@ int main(int argc, char **argv) {
         if (dup2(fd, 3) != 3) die("cannot dup the seccomp fd", NULL);
         close(fd);
     }
-    /* nothing but 0, 1, 2 and the seccomp program may reach the sandbox (finding 3) */
+    /* nothing but 0, 1, 2 and the seccomp program may reach the sandbox: an inherited fd is a way out */
     if (syscall(SYS_close_range, 4, ~0U, 0) != 0) {
         for (int f = 4; f < 1024; f++) close(f);
     }

@@ -31,7 +31,7 @@ public final class Crucible implements AutoCloseable {
         this.sandbox = sandbox;
         this.slots = slots;
         this.runtimes = runtimes;
-        this.executor = new Executor(sandbox, runtimes, Path.of(sandbox.workRoot().toString(), "programs"));
+        this.executor = new Executor(sandbox, runtimes, Path.of(sandbox.host().workRoot().toString(), "programs"));
     }
 
     /**

@@ -32,13 +32,13 @@ public final class TestHost {
     public static void assertNothingLeft() throws Exception {
         Crucible c = crucible();
         assertThat(c.sandbox().awaitIdle(Duration.ofSeconds(15))).as("sandbox idle").isTrue();
-        assertThat(c.sandbox().liveRunGroups()).as("run cgroups left").isZero();
+        assertThat(c.sandbox().host().liveRunGroups()).as("run cgroups left").isZero();
         assertThat(ProcessHandle.current().descendants().filter(ProcessHandle::isAlive).count())
                 .as("child processes left").isZero();
-        if (c.sandbox().sharedUid() < 0) {
+        if (c.sandbox().host().sharedUid() < 0) {
             // a namespace's init leaves its cgroup before it has reaped the last of its children (a fork bomb's):
             // it may outlive the cgroup by a moment, never more
-            int base = c.sandbox().uidBase();
+            int base = c.sandbox().host().uidBase();
             long left = processesOfUids(base, base + 4);
             for (int i = 0; i < 100 && left > 0; i++) {
                 Thread.sleep(50);
@@ -46,7 +46,7 @@ public final class TestHost {
             }
             assertThat(left).as("processes of slot uids").isZero();
         }
-        Path programs = c.sandbox().workRoot().resolve("programs");
+        Path programs = c.sandbox().host().workRoot().resolve("programs");
         try (Stream<Path> left = Files.list(programs)) {
             assertThat(left.count()).as("program directories left").isZero();
         }

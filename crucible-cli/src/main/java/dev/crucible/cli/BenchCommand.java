@@ -242,7 +242,7 @@ final class BenchCommand implements Callable<Integer> {
             row(out, "bare python3 -c", spawned);
             row(out, "sandbox (cold)", sandboxed);
             out.printf("ratio sandbox/bare (p50): %.2f%n", pct(sandboxed, 50) / pct(spawned, 50));
-            crucible.sandbox().describe().forEach(line -> out.println("  " + line));
+            crucible.sandbox().host().describe().forEach(line -> out.println("  " + line));
             out.flush();
             return 0;
         });

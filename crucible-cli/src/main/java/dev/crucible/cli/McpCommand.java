@@ -50,7 +50,7 @@ final class McpCommand implements Callable<Integer> {
     }
 
     private static int serve(Crucible engine, Path data, PrintWriter err) throws Exception {
-        engine.sandbox().warnings().forEach(w -> err.println("crucible: warning: " + w));
+        engine.sandbox().host().warnings().forEach(w -> err.println("crucible: warning: " + w));
         err.flush();
         CountDownLatch ended = new CountDownLatch(1);
         InputStream in = new FilterInputStream(System.in) {

@@ -28,8 +28,8 @@ final class RuntimesCommand implements Callable<Integer> {
                         r.available() ? "available" : "unavailable: " + r.unavailableReason());
             }
             out.println();
-            crucible.sandbox().describe().forEach(out::println);
-            crucible.sandbox().warnings().forEach(w -> out.println("warning: " + w));
+            crucible.sandbox().host().describe().forEach(out::println);
+            crucible.sandbox().host().warnings().forEach(w -> out.println("warning: " + w));
             out.flush();
             return 0;
         } catch (CliSupport.Failure f) {

@@ -113,7 +113,7 @@ final class ServeCommand implements Callable<Integer> {
         err.printf("crucible: serving on http://%s:%d (started in %d ms; %s)%n", host, server.port(),
                 (System.nanoTime() - t0) / 1_000_000, config.tokens().isEmpty()
                         ? "no token: loopback only" : config.tokens().size() + " token(s)");
-        engine.sandbox().warnings().forEach(w -> err.println("crucible: warning: " + w));
+        engine.sandbox().host().warnings().forEach(w -> err.println("crucible: warning: " + w));
         err.flush();
         stop.await();
         err.println("crucible: shutting down (running requests get " + config.shutdownGrace().toSeconds() + " s)");

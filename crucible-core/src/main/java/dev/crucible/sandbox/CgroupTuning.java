@@ -18,7 +18,7 @@ import java.util.concurrent.TimeUnit;
 final class CgroupTuning {
     private CgroupTuning() {}
 
-    /** Applies the option once and says what happened, in one line for {@link Sandbox#describe()}. */
+    /** Applies the option once and says what happened, in one line for {@link SandboxHost#describe()}. */
     static String favorDynamicModifications(boolean root) {
         if ("0".equals(System.getenv("CRUCIBLE_CGROUP_FAVORDYNMODS"))) {
             return "favordynmods: left alone (CRUCIBLE_CGROUP_FAVORDYNMODS=0)";

@@ -9,7 +9,8 @@ import java.util.Map;
 
 /**
  * cgroup v1: one group per run in each of the memory, pids, cpu and cpuacct hierarchies, under a {@code crucible}
- * group beneath this process's own group (verified recipe, {@code sandbox-security.md} A3 and 3.2).
+ * group beneath this process's own group: rlimits are per process or per uid, only a cgroup bounds a whole run (see
+ * docs/sandbox-recipe.md, Cgroups).
  */
 record CgroupV1(Path memory, Path pids, Path cpu, Path cpuacct) implements Cgroups {
 

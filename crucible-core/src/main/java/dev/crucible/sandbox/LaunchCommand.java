@@ -1,77 +1,148 @@
 package dev.crucible.sandbox;
 
+import java.io.IOException;
+import java.io.InputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.stream.Collectors;
 
 /**
- * The argv of one run, built exactly as {@code sandbox-security.md} 3.2 step 3 lays it out:
- * {@code sh} joins the run's cgroups before anything else runs, sets the rlimits, opens the seccomp program as fd 3
- * and drops every variable; then {@code setpriv} becomes the slot's unprivileged uid (when we are root); then
- * {@code bwrap} builds the sandbox and execs the program.
+ * The one argv builder of every sandbox, one-shot runs and sessions alike (see docs/sandbox-recipe.md, The launch
+ * chain): a launcher joins the run's cgroups before anything else runs, sets the rlimits, opens the seccomp program
+ * as fd 3 and drops every variable; then, when we are root, becomes the slot's unprivileged uid; then {@code bwrap}
+ * builds the sandbox and execs the program. The launcher is {@code crucible-launch} (one static exec) when this
+ * build has it, else {@code sh} followed by {@code setpriv}; both get the same rlimits and the same bwrap argv.
+ * Immutable.
  */
 final class LaunchCommand {
+    private static final System.Logger LOG = System.getLogger("crucible.sandbox");
+
     /**
      * Exit code of the launcher when a privileged step fails; with a {@code crucible-launch: } line on stderr,
-     * {@link BwrapSandbox} reports a sandbox error.
+     * {@link Launched} reports a sandbox error.
      */
     static final int JOIN_FAILED = 125;
 
-    private LaunchCommand() {}
+    private final SandboxConfig config;
+    private final Path etc;
+    private final Path seccomp;
+    private final Path bwrap;
+    private final Path setpriv;
+    private final Path helper;
 
     /**
-     * The argv through {@code crucible-launch} (one static exec that does what sh and setpriv do below).
-     *
-     * @param helper the extracted crucible-launch binary
+     * @param etc the synthetic /etc directory
+     * @param seccomp the seccomp program's file, opened as fd 3 by the launcher
+     * @param helper the extracted crucible-launch binary, or null to launch through sh and setpriv
      */
-    static List<String> viaHelper(
-            SandboxConfig config, Path workRoot, Path helper, Path seccomp, Path bwrap, int uid, List<Path> procsFiles,
-            boolean fallbackMemory, SandboxSpec spec) {
-        List<String> argv = new ArrayList<>(List.of(helper.toString()));
-        for (Path procs : procsFiles) {
-            argv.addAll(List.of("--cgroup", procs.toString()));
+    LaunchCommand(SandboxConfig config, Path etc, Path seccomp, HostTools tools, Path helper) {
+        this.config = config;
+        this.etc = etc;
+        this.seccomp = seccomp;
+        this.bwrap = tools.bwrap();
+        this.setpriv = tools.setpriv();
+        this.helper = helper;
+    }
+
+    /** Copies the crucible-launch binary for this architecture out of the JAR, or returns null when there is none. */
+    static Path extractHelper(Path workRoot) throws IOException {
+        String arch = switch (System.getProperty("os.arch")) {
+            case "amd64", "x86_64" -> "x86_64";
+            case "aarch64", "arm64" -> "aarch64";
+            default -> System.getProperty("os.arch");
+        };
+        try (InputStream in = LaunchCommand.class.getResourceAsStream("crucible-launch-" + arch)) {
+            if (in == null) {
+                LOG.log(System.Logger.Level.INFO, "no crucible-launch for " + arch + " in this build; using sh + setpriv");
+                return null;
+            }
+            Path target = workRoot.resolve("crucible-launch");
+            Files.write(target, in.readAllBytes());
+            Files.setPosixFilePermissions(target, PosixFilePermissions.fromString("rwx------"));
+            return target;
         }
-        Limits limits = spec.limits();
-        argv.addAll(List.of("--rlimit", "core=0", "--rlimit", "nofile=" + config.openFiles(),
-                "--rlimit", "fsize=" + config.fileSizeBytes()));
-        if (spec.workspace() == null) { // a session lives on: its CPU is bounded by the cgroup's quota instead
-            argv.addAll(List.of("--rlimit", "cpu=" + cpuSeconds(limits)));
-        }
-        if (uid >= 0) {
-            argv.addAll(List.of("--rlimit", "nproc=" + (limits.pids() + 32)));
-        }
-        if (fallbackMemory) {
-            argv.addAll(List.of("--rlimit", "as=" + (limits.memoryMb() + 64L) * 1024 * 1024));
-        }
-        argv.addAll(List.of("--seccomp", seccomp.toString()));
-        if (uid >= 0) {
-            argv.addAll(List.of("--uid", Integer.toString(uid)));
-        }
-        argv.add("--");
-        argv.addAll(bwrapArguments(config, workRoot, bwrap, spec));
+    }
+
+    /** Whether sandboxes start through crucible-launch (else sh + setpriv). */
+    boolean viaHelper() {
+        return helper != null;
+    }
+
+    /** The bwrap binary every sandbox is built by. */
+    Path bwrap() {
+        return bwrap;
+    }
+
+    /**
+     * The argv of one sandbox.
+     *
+     * @param uid the host uid to become, or -1 to stay the server's uid
+     * @param group the cgroups to join before anything runs, or null without cgroups (memory is then bounded by
+     *     RLIMIT_AS instead)
+     */
+    List<String> argv(int uid, Cgroups.RunGroup group, SandboxSpec spec) {
+        List<Path> procsFiles = group == null ? List.of() : group.procsFiles();
+        List<Rlimit> rlimits = rlimits(uid, group == null, spec);
+        List<String> argv = helper != null ? viaHelper(procsFiles, rlimits, uid) : viaShell(procsFiles, rlimits, uid);
+        argv.addAll(bwrapArguments(spec));
         argv.add("--");
         argv.addAll(spec.command());
         return argv;
+    }
+
+    /**
+     * One rlimit in bytes (or the resource's own unit), named as crucible-launch takes it, with {@code ulimit}'s flag
+     * and the divisor to {@code ulimit}'s unit.
+     */
+    private record Rlimit(String name, char flag, long value, long shellUnit) {}
+
+    /** The rlimits: second guards behind the cgroups (see docs/sandbox-recipe.md, Rlimits). */
+    private List<Rlimit> rlimits(int uid, boolean fallbackMemory, SandboxSpec spec) {
+        Limits limits = spec.limits();
+        List<Rlimit> r = new ArrayList<>(List.of(new Rlimit("core", 'c', 0, 1),
+                new Rlimit("nofile", 'n', config.openFiles(), 1),
+                new Rlimit("fsize", 'f', config.fileSizeBytes(), 512)));
+        if (spec.workspace() == null) { // a session lives on: its CPU is bounded by the cgroup's quota instead
+            r.add(new Rlimit("cpu", 't', cpuSeconds(limits), 1));
+        }
+        if (uid >= 0) {
+            // per host uid, so only meaningful with a uid of our own; the pids cgroup is the real bound
+            r.add(new Rlimit("nproc", 'p', limits.pids() + 32, 1));
+        }
+        if (fallbackMemory) {
+            r.add(new Rlimit("as", 'v', (limits.memoryMb() + 64L) * 1024 * 1024, 1024));
+        }
+        return r;
     }
 
     private static long cpuSeconds(Limits limits) {
         return Math.max(1, (limits.cpuMs() + 999) / 1000) + 1;
     }
 
-    /**
-     * The portable argv: {@code sh} and {@code setpriv}, for hosts where crucible-launch could not be built.
-     *
-     * @param uid the slot uid to become, or -1 to stay the server's uid
-     * @param procsFiles the cgroup.procs files to join (empty without cgroups)
-     * @param fallbackMemory whether to bound memory by RLIMIT_AS because no memory cgroup exists
-     */
-    static List<String> viaShell(
-            SandboxConfig config, Path workRoot, Path seccomp, Path bwrap, Path setpriv, int uid,
-            List<Path> procsFiles, boolean fallbackMemory, SandboxSpec spec) {
-        List<String> argv = new ArrayList<>(List.of("/bin/sh", "-c", wrapperScript(config, seccomp, uid, fallbackMemory,
-                spec), "crucible-launch"));
+    /** crucible-launch's options, up to and including the {@code --} before bwrap. */
+    private List<String> viaHelper(List<Path> procsFiles, List<Rlimit> rlimits, int uid) {
+        List<String> argv = new ArrayList<>(List.of(helper.toString()));
+        for (Path procs : procsFiles) {
+            argv.addAll(List.of("--cgroup", procs.toString()));
+        }
+        for (Rlimit r : rlimits) {
+            argv.addAll(List.of("--rlimit", r.name() + "=" + r.value()));
+        }
+        argv.addAll(List.of("--seccomp", seccomp.toString()));
+        if (uid >= 0) {
+            argv.addAll(List.of("--uid", Integer.toString(uid)));
+        }
+        argv.add("--");
+        return argv;
+    }
+
+    /** The portable launcher, for hosts where crucible-launch could not be built: {@code sh}, then {@code setpriv}. */
+    private List<String> viaShell(List<Path> procsFiles, List<Rlimit> rlimits, int uid) {
+        List<String> argv = new ArrayList<>(List.of("/bin/sh", "-c", wrapperScript(rlimits), "crucible-launch"));
         for (Path procs : procsFiles) {
             argv.add(procs.toString());
         }
@@ -80,30 +151,15 @@ final class LaunchCommand {
             argv.addAll(List.of(setpriv.toString(), "--reuid=" + uid, "--regid=" + uid, "--clear-groups",
                     "--inh-caps=-all", "--bounding-set=-all", "--no-new-privs", "--pdeathsig=SIGKILL", "--"));
         }
-        argv.addAll(bwrapArguments(config, workRoot, bwrap, spec));
-        argv.add("--");
-        argv.addAll(spec.command());
         return argv;
     }
 
-    private static String wrapperScript(SandboxConfig config, Path seccomp, int uid, boolean fallbackMemory,
-            SandboxSpec spec) {
-        Limits limits = spec.limits();
+    private String wrapperScript(List<Rlimit> rlimits) {
         StringBuilder s = new StringBuilder();
         s.append("for g; do [ \"$g\" = -- ] && break; echo $$ > \"$g\" || { echo \"crucible-launch: cannot join $g\" >&2; exit ").append(JOIN_FAILED).append("; }").append("; done\n");
         s.append("while [ \"$1\" != -- ]; do shift; done; shift\n");
-        s.append("ulimit -c 0; ulimit -n ").append(config.openFiles());
-        s.append("; ulimit -f ").append(config.fileSizeBytes() / 512);
-        if (spec.workspace() == null) {
-            s.append("; ulimit -t ").append(cpuSeconds(limits));
-        }
-        if (uid >= 0) {
-            // per host uid, so only meaningful with a uid of our own; the pids cgroup is the real bound
-            s.append("; ulimit -p ").append(limits.pids() + 32);
-        }
-        if (fallbackMemory) {
-            s.append("; ulimit -v ").append(limits.memoryMb() * 1024L + 64 * 1024);
-        }
+        s.append(rlimits.stream().map(r -> "ulimit -" + r.flag() + " " + r.value() / r.shellUnit())
+                .collect(Collectors.joining("; ")));
         s.append('\n');
         s.append("exec 3< '").append(seccomp).append("'\n");
         s.append("unset PWD\n");
@@ -113,7 +169,7 @@ final class LaunchCommand {
         return s.toString();
     }
 
-    private static List<String> bwrapArguments(SandboxConfig config, Path workRoot, Path bwrap, SandboxSpec spec) {
+    private List<String> bwrapArguments(SandboxSpec spec) {
         long tmpfs = Math.min(config.tmpfsBytes(), spec.limits().memoryMb() * 1024L * 1024L / 2);
         Path usr = spec.rootfs() == null ? Path.of("/usr") : spec.rootfs().resolve("usr");
         Path etcRoot = spec.rootfs() == null ? Path.of("/etc") : spec.rootfs().resolve("etc");
@@ -126,14 +182,14 @@ final class LaunchCommand {
             a.addAll(List.of("--symlink", "usr/lib64", "/lib64"));
         }
         if (spec.rootfs() == null) {
-            a.addAll(List.of("--ro-bind", workRoot.resolve("etc").toString(), "/etc"));
+            a.addAll(List.of("--ro-bind", etc.toString(), "/etc"));
         } else {
             a.addAll(List.of(
                     "--ro-bind-try", etcRoot.resolve("alternatives").toString(), "/etc/alternatives",
                     "--ro-bind-try", etcRoot.resolve("ld.so.cache").toString(), "/etc/ld.so.cache",
-                    "--ro-bind", workRoot.resolve("etc/passwd").toString(), "/etc/passwd",
-                    "--ro-bind", workRoot.resolve("etc/group").toString(), "/etc/group",
-                    "--ro-bind", workRoot.resolve("etc/hosts").toString(), "/etc/hosts"));
+                    "--ro-bind", etc.resolve("passwd").toString(), "/etc/passwd",
+                    "--ro-bind", etc.resolve("group").toString(), "/etc/group",
+                    "--ro-bind", etc.resolve("hosts").toString(), "/etc/hosts"));
         }
         for (String path : spec.readOnlyBindsIfPresent()) {
             a.addAll(List.of("--ro-bind-try", path, path));

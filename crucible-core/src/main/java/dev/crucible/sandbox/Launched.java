@@ -1,10 +1,10 @@
 package dev.crucible.sandbox;
 
 import java.io.IOException;
-import java.io.InputStream;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
+import java.util.concurrent.ExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 
@@ -25,29 +25,22 @@ final class Launched implements Sandbox.Launch {
     private final java.util.concurrent.Future<?> out;
     private final java.util.concurrent.Future<?> err;
     private final AtomicBoolean used = new AtomicBoolean();
-
-    /**
-     * Pipe reads and writes block in native code, which pins a virtual thread's carrier; enough waiting sandboxes
-     * (a warm pool) would pin every carrier and stall the server. They run on reusable platform threads instead.
-     */
-    static final java.util.concurrent.ExecutorService PIPES = java.util.concurrent.Executors.newCachedThreadPool(r -> {
-        Thread t = new Thread(r, "crucible-pipe");
-        t.setDaemon(true);
-        return t;
-    });
-
+    /** The launcher's platform threads: pipes and cgroup files block in native code (see {@link PipeThreads}). */
+    private final ExecutorService pipes;
     private final boolean background;
 
-    Launched(Process process, Cgroups.RunGroup group, boolean background, int outputCap, Runnable onDone) {
+    Launched(Process process, Cgroups.RunGroup group, boolean background, int outputCap, ExecutorService pipes,
+            Runnable onDone) {
         this.process = process;
+        this.pipes = pipes;
         this.group = group;
         this.background = background;
         this.onDone = onDone;
         Runnable kill = process::destroyForcibly;
         this.stdout = new Output(outputCap, false, kill);
         this.stderr = new Output(outputCap, true, kill);
-        this.out = PIPES.submit(() -> stdout.drain(process.getInputStream()));
-        this.err = PIPES.submit(() -> stderr.drain(process.getErrorStream()));
+        this.out = pipes.submit(() -> stdout.drain(process.getInputStream()));
+        this.err = pipes.submit(() -> stderr.drain(process.getErrorStream()));
     }
 
     @Override
@@ -77,7 +70,7 @@ final class Launched implements Sandbox.Launch {
         }
         // on a platform thread: the cgroup files and pipes are blocking I/O, which on a virtual thread costs a
         // compensating carrier per call
-        var task = PIPES.submit(() -> supervise(stdin, limits, listener));
+        var task = pipes.submit(() -> supervise(stdin, limits, listener));
         try {
             return task.get();
         } catch (InterruptedException e) {
@@ -103,7 +96,7 @@ final class Launched implements Sandbox.Launch {
                 }
             } catch (IOException e) {
                 process.destroyForcibly();
-                return BwrapSandbox.failure("cannot set the run's limits: " + e.getMessage());
+                return FailedLaunch.result("cannot set the run's limits: " + e.getMessage());
             }
         }
         stdout.configure(limits.outputBytes(), listener);
@@ -112,7 +105,7 @@ final class Launched implements Sandbox.Launch {
         long cpuStart = group == null ? 0 : Math.max(0, group.cpuNanos());
         // a small input fits the pipe's buffer: written here, with no hand-off; a large one gets its own thread
         var in = stdin.length <= 16 * 1024 ? feedNow(process.getOutputStream(), stdin)
-                : PIPES.submit(() -> feed(process.getOutputStream(), stdin));
+                : pipes.submit(() -> feed(process.getOutputStream(), stdin));
         boolean timedOut = false;
         boolean cpuExceeded = false;
         long deadline = start + TimeUnit.MILLISECONDS.toNanos(limits.timeoutMs());

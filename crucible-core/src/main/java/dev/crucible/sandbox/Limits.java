@@ -11,7 +11,7 @@ package dev.crucible.sandbox;
  */
 public record Limits(long timeoutMs, long cpuMs, int memoryMb, int outputBytes, int pids) {
 
-    /** Defaults for a stateless run (from the verified recipe, {@code sandbox-security.md} 3.3). */
+    /** Defaults for a stateless run, as the hostile cases were verified with (see docs/sandbox-recipe.md, Limits). */
     public static final Limits DEFAULT = new Limits(5_000, 5_000, 256, 64 * 1024, 64);
 
     /** The largest values a caller may ask for. */

@@ -9,9 +9,11 @@ import java.util.concurrent.Future;
 
 /**
  * Starts every sandbox from one long-lived platform thread. bubblewrap's {@code --die-with-parent} is
- * PR_SET_PDEATHSIG, which fires when the spawning <em>thread</em> exits (finding 5): a sandbox started from a
- * short-lived or virtual carrier thread could be killed mid-run. The child gets an empty environment, and the JDK
- * closes every descriptor but 0, 1 and 2 in it (finding 3).
+ * PR_SET_PDEATHSIG, which fires when the spawning <em>thread</em> exits: a sandbox started from a short-lived or
+ * virtual carrier thread could be killed mid-run. The child gets an empty environment (bwrap's own environment is
+ * readable inside as /proc/1/environ), and the JDK closes every descriptor but 0, 1 and 2 in it (an inherited
+ * descriptor would be a way out of the sandbox's view). See docs/sandbox-recipe.md, One launcher thread, Descriptors
+ * and Environment emptied.
  */
 final class ProcessSpawner implements AutoCloseable {
     private final ExecutorService thread = Executors.newSingleThreadExecutor(r -> {

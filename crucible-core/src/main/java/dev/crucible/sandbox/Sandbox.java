@@ -1,7 +1,5 @@
 package dev.crucible.sandbox;
 
-import java.util.List;
-
 /**
  * Runs programs in ephemeral bubblewrap sandboxes: all namespaces, no network, read-only system, fresh tmpfs
  * {@code /tmp} and {@code /workspace}, a seccomp filter, per-run cgroups and rlimits, never as host root.
@@ -123,32 +121,19 @@ public interface Sandbox extends AutoCloseable {
      */
     boolean awaitIdle(java.time.Duration timeout) throws InterruptedException;
 
-    /** Human-readable facts about the isolation in force: privilege model, cgroups, seccomp size. */
-    List<String> describe();
-
-    /** Warnings about what is weaker than the full recipe on this host (not root, no cgroups); empty when none. */
-    List<String> warnings();
-
     /** Kills every sandbox running or waiting now (shutdown after the grace period); their runs end as killed. */
     void killRunning();
 
     /** Whether memory and pids limits can be changed after launch (cgroups present), as a warm pool needs. */
     boolean limitsAdjustable();
 
-    /** How many per-run cgroups exist right now (0 when idle; a leftover otherwise). */
-    int liveRunGroups();
-
-    /** The private work directory of this launcher (removed on close). */
-    java.nio.file.Path workRoot();
-
     /**
-     * First host uid of this launcher's block when root (slot N runs as base + N, session N as base + 1000 + N),
-     * leased host-wide so that no other Crucible process uses these uids while this one runs; -1 when not root.
+     * What this launcher reports about its host (isolation in force, warnings, work root, uids, run cgroups). The
+     * default reports nothing ({@link SandboxHost#NONE}), which is all a stand-in for tests of the layers above needs.
      */
-    int uidBase();
-
-    /** Host uid of the server when the sandboxes run as it (not root), else -1. */
-    int sharedUid();
+    default SandboxHost host() {
+        return SandboxHost.NONE;
+    }
 
     /** Waits up to 10 s for runs to finish (kills nothing), then removes the work root. */
     @Override

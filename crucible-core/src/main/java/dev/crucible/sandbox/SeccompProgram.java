@@ -24,11 +24,11 @@ import java.util.List;
  * Builds the sandbox's seccomp program with libseccomp, called through the FFM API, and exports it as the raw
  * {@code struct sock_filter[]} that {@code bwrap --seccomp FD} loads.
  *
- * <p>The rules are those of {@code sandbox-security.md} A4: a deny-list (EPERM) of cross-process, mount/namespace,
- * admin and kernel-attack-surface calls (io_uring, bpf, userfaultfd, keyctl, perf), sockets of any family but
- * AF_UNIX (which stops AF_VSOCK, finding 4), {@code clone} with namespace flags, {@code clone3} forced to ENOSYS so
- * glibc falls back to the inspectable {@code clone}, and TIOCSTI/TIOCLINUX. libseccomp checks the architecture in
- * the program: a call through another ABI (i386 {@code int 0x80}, x32) kills the process (finding 7).
+ * <p>The rules (see docs/sandbox-recipe.md, Seccomp): a deny-list (EPERM) of cross-process, mount/namespace, admin
+ * and kernel-attack-surface calls (io_uring, bpf, userfaultfd, keyctl, perf), sockets of any family but AF_UNIX
+ * (AF_VSOCK is not network-namespaced), {@code clone} with namespace flags, {@code clone3} forced to ENOSYS so glibc
+ * falls back to the inspectable {@code clone}, and TIOCSTI/TIOCLINUX. libseccomp checks the architecture: a call
+ * through another ABI (i386 {@code int 0x80}, x32), which the native rules would not match, kills the process.
  */
 final class SeccompProgram {
     private static final int SCMP_ACT_ALLOW = 0x7fff0000;

@@ -23,7 +23,7 @@ import java.util.List;
  * <p>Thread-safe: immutable once acquired; {@link #close()} is idempotent.
  */
 final class UidLease implements AutoCloseable {
-    /** Uids per block: slots from the base, sessions from base + 1000 ({@link BwrapSandbox#SESSION_UID_OFFSET}). */
+    /** Uids per block: slots from the base, sessions from base + 1000 ({@link Slots#SESSION_UID_OFFSET}). */
     static final int BLOCK = 4000;
     /** How many blocks are tried above the first one before giving up. */
     static final int BLOCKS = 16;

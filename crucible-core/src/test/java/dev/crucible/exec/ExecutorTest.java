@@ -89,7 +89,7 @@ class ExecutorTest {
     void sandboxProcessesRunAsAnUnprivilegedHostUid() throws Exception {
         ExecuteResult r = python("import os\nprint(os.getuid(), open('/proc/self/uid_map').read().split())");
         assertThat(r.stdout()).startsWith("1000 ");
-        if (TestHost.crucible().sandbox().sharedUid() >= 0) {
+        if (TestHost.crucible().sandbox().host().sharedUid() >= 0) {
             System.out.println("not root: sandboxes share the server's uid; per-slot uid check skipped");
             return;
         }
@@ -107,7 +107,7 @@ class ExecutorTest {
             uid = hostUidOf("crucible-uid-probe");
         }
         run.join();
-        long base = TestHost.crucible().sandbox().uidBase();
+        long base = TestHost.crucible().sandbox().host().uidBase();
         assertThat(uid).isBetween(base, base + 63);
     }
 

@@ -31,7 +31,7 @@ class FallbackLauncherTest {
     @BeforeAll
     static void start() {
         crucible = Crucible.start(SandboxConfig.defaults().withSlots(2).withLaunchHelper(false), null);
-        assertThat(crucible.sandbox().describe().getFirst()).contains("via sh + setpriv");
+        assertThat(crucible.sandbox().host().describe().getFirst()).contains("via sh + setpriv");
     }
 
     @AfterAll
@@ -61,6 +61,6 @@ class FallbackLauncherTest {
                 new ExecuteRequest(c.get("language").asString(), c.get("code").asString(), null, null, null, limits));
         HostileCasesTest.check(expect, r, id + " -> " + r.status() + "\n" + r.stdout() + r.stderr());
         assertThat(crucible.sandbox().awaitIdle(Duration.ofSeconds(15))).isTrue();
-        assertThat(crucible.sandbox().liveRunGroups()).isZero();
+        assertThat(crucible.sandbox().host().liveRunGroups()).isZero();
     }
 }

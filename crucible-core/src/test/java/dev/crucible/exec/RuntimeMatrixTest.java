@@ -110,7 +110,7 @@ class RuntimeMatrixTest {
     @ParameterizedTest(name = "{0}")
     @MethodSource("programs")
     void memoryHogMeetsTheMemoryLimit(String language, Programs p) throws Exception {
-        boolean cgroups = TestHost.crucible().sandbox().describe().stream().noneMatch(l -> l.startsWith("cgroups: none"));
+        boolean cgroups = TestHost.crucible().sandbox().host().describe().stream().noneMatch(l -> l.startsWith("cgroups: none"));
         org.junit.jupiter.api.Assumptions.assumeTrue(cgroups,
                 "no writable cgroup on this host (not root?): memory is bounded by RLIMIT_AS only, memory_limit is not reported");
         ExecuteResult r = run(language, p.hog(), new LimitsSpec(10_000L, null, 128, null, null));

@@ -168,7 +168,7 @@ class WarmPoolTest {
             p.close();
             assertThat(p.size()).isZero();
             assertThat(other.sandbox().awaitIdle(Duration.ofSeconds(10))).isTrue();
-            assertThat(other.sandbox().liveRunGroups()).isZero();
+            assertThat(other.sandbox().host().liveRunGroups()).isZero();
         }
     }
 }

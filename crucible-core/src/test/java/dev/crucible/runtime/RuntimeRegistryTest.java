@@ -90,7 +90,7 @@ class RuntimeRegistryTest {
         RuntimeRegistry registry = RuntimeRegistry.load(file);
         assertThat(registry.find("noimage").orElseThrow().unavailableReason()).contains("has no usr directory");
         Executor executor = new Executor(TestHost.crucible().sandbox(), registry,
-                TestHost.crucible().sandbox().workRoot().resolve("programs"));
+                TestHost.crucible().sandbox().host().workRoot().resolve("programs"));
         ExecuteResult r = executor.execute(ExecuteRequest.of("imgpy", "import os; print(os.path.exists('/usr/bin/python3'))"));
         assertThat(r.status().wireName()).as(r.toString()).isEqualTo("ok");
         assertThat(r.stdout()).isEqualTo("True\n");

@@ -20,7 +20,7 @@ class StaleGroupsTest {
             try (Sandbox sandbox = Sandbox.create(SandboxConfig.defaults().withSlots(1))) {
                 // the start-up self-test's own group goes in the background
                 assertThat(sandbox.awaitIdle(java.time.Duration.ofSeconds(10))).isTrue();
-                assertThat(sandbox.liveRunGroups()).isZero();
+                assertThat(sandbox.host().liveRunGroups()).isZero();
             }
             assertThat(Files.exists(stale)).isFalse();
             assertThat(Files.exists(alive)).as("a live process's group is left alone").isTrue();

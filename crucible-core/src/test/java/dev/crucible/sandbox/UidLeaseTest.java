@@ -98,11 +98,11 @@ class UidLeaseTest {
                 "needs root: only root runs sandboxes as per-slot uids");
         try (Sandbox a = Sandbox.create(SandboxConfig.defaults().withSlots(2));
                 Sandbox b = Sandbox.create(SandboxConfig.defaults().withSlots(2))) {
-            assertThat(Math.abs(a.uidBase() - b.uidBase())).isGreaterThanOrEqualTo(UidLease.BLOCK);
-            assertThat(Files.readString(UidLease.DIRECTORY.resolve("uids-" + a.uidBase() + ".lock")).strip())
+            assertThat(Math.abs(a.host().uidBase() - b.host().uidBase())).isGreaterThanOrEqualTo(UidLease.BLOCK);
+            assertThat(Files.readString(UidLease.DIRECTORY.resolve("uids-" + a.host().uidBase() + ".lock")).strip())
                     .isEqualTo(Long.toString(ProcessHandle.current().pid()));
             for (Sandbox s : List.of(a, b)) {
-                String marker = "7." + s.uidBase(); // a sleep this long is ours
+                String marker = "7." + s.host().uidBase(); // a sleep this long is ours
                 Thread run = Thread.ofPlatform().start(() -> {
                     try {
                         s.run(SandboxSpec.of(List.of("/usr/bin/sleep", marker), Limits.DEFAULT));
@@ -117,7 +117,7 @@ class UidLeaseTest {
                 }
                 s.killRunning();
                 run.join();
-                assertThat(uid).as("host uid of the sandboxed sleep").isBetween((long) s.uidBase(), s.uidBase() + 1L);
+                assertThat(uid).as("host uid of the sandboxed sleep").isBetween((long) s.host().uidBase(), s.host().uidBase() + 1L);
             }
         }
     }

@@ -30,7 +30,7 @@ class SessionUidBlockTest {
             before.close();
             // `first` still holds its block: the restart below takes the next one
             try (Sandbox second = Sandbox.create(SandboxConfig.defaults().withSlots(2))) {
-                assertThat(second.uidBase()).isNotEqualTo(first.uidBase());
+                assertThat(second.host().uidBase()).isNotEqualTo(first.host().uidBase());
                 SessionManager after = SessionManager.start(second, runtimes, config);
                 try {
                     CellResult r = after.execute("me", id, "open('d/b.txt', 'w').write(open('d/a.txt').read())\n"

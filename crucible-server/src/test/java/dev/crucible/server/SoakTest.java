@@ -116,10 +116,10 @@ class SoakTest {
                 }).count();
             }
             long dirs;
-            try (Stream<Path> s = Files.list(engine.sandbox().workRoot().resolve("programs"))) {
+            try (Stream<Path> s = Files.list(engine.sandbox().host().workRoot().resolve("programs"))) {
                 dirs = s.count();
             }
-            return new Counts(processes, engine.sandbox().liveRunGroups(), fds, dirs);
+            return new Counts(processes, engine.sandbox().host().liveRunGroups(), fds, dirs);
         }
     }
 

@@ -1,0 +1,25 @@
+package dev.crucible.sandbox;
+
+/** A launch that failed before a process existed: completing it reports {@code why} as the sandbox error. */
+record FailedLaunch(String why) implements Sandbox.Launch {
+
+    /** The result of a run the sandbox itself failed: no exit code, no output, {@code why} as the sandbox error. */
+    static SandboxResult result(String why) {
+        return new SandboxResult(-1, null, new byte[0], new byte[0], false, false, 0, -1, -1, false, false, false, why);
+    }
+
+    @Override
+    public SandboxResult complete(byte[] stdin, Limits limits, OutputListener listener) {
+        return result(why);
+    }
+
+    @Override
+    public boolean alive() {
+        return false;
+    }
+
+    @Override
+    public void abandon() {
+        // nothing was started
+    }
+}
