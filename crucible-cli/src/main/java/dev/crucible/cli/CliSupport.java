@@ -59,7 +59,7 @@ final class CliSupport {
     }
 
     static Crucible start(Path runtimesFile) {
-        return start(SandboxConfig.defaults(), runtimesFile);
+        return start(sandboxConfig(), runtimesFile);
     }
 
     /**
@@ -67,7 +67,7 @@ final class CliSupport {
      * same words when the host cannot build a sandbox.
      */
     static Crucible startForOneRun(Path runtimesFile) {
-        return start(SandboxConfig.defaults().withSelfTest(false), runtimesFile);
+        return start(sandboxConfig().withSelfTest(false), runtimesFile);
     }
 
     private static Crucible start(SandboxConfig config, Path runtimesFile) {
@@ -77,6 +77,15 @@ final class CliSupport {
             throw new Failure(ExitCodes.SANDBOX_UNAVAILABLE, e.getMessage());
         } catch (IllegalArgumentException e) {
             throw new Failure(ExitCodes.NO_INPUT, e.getMessage());
+        }
+    }
+
+    /** The sandbox settings with what the environment sets; a malformed variable is a usage error. */
+    private static SandboxConfig sandboxConfig() {
+        try {
+            return SandboxConfig.fromEnvironment(System.getenv());
+        } catch (IllegalArgumentException e) {
+            throw new Failure(ExitCodes.USAGE, e.getMessage());
         }
     }
 

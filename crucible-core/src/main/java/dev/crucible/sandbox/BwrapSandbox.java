@@ -43,7 +43,7 @@ final class BwrapSandbox implements Sandbox {
         this.cgroups = Cgroups.detect();
         cgroups.removeStale();
         String tuning = cgroups instanceof Cgroups.None ? "favordynmods: not needed (no cgroups)"
-                : CgroupTuning.favorDynamicModifications(tools.uid() == 0);
+                : CgroupTuning.favorDynamicModifications(tools.uid() == 0, config.tuneCgroups());
         this.slots = new Slots(config, cgroups, tools.uid() == 0, tools.uid(), pipes);
         this.spawner = new ProcessSpawner();
         this.host = BwrapHost.report(config, tools, command, cgroups, tuning, program.length / 8, slots, workRoot);

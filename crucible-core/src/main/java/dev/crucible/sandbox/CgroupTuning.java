@@ -19,8 +19,8 @@ final class CgroupTuning {
     private CgroupTuning() {}
 
     /** Applies the option once and says what happened, in one line for {@link SandboxHost#describe()}. */
-    static String favorDynamicModifications(boolean root) {
-        if ("0".equals(System.getenv("CRUCIBLE_CGROUP_FAVORDYNMODS"))) {
+    static String favorDynamicModifications(boolean root, boolean allowed) {
+        if (!allowed) {
             return "favordynmods: left alone (CRUCIBLE_CGROUP_FAVORDYNMODS=0)";
         }
         List<String> mounts;

@@ -1,6 +1,7 @@
 package dev.crucible.sandbox;
 
 import java.nio.file.Path;
+import java.util.Map;
 
 /**
  * Host-side settings of the sandbox launcher. Immutable; {@link #defaults()} documents each default.
@@ -19,10 +20,12 @@ import java.nio.file.Path;
  * @param selfTest whether {@link Sandbox#create} runs {@code /usr/bin/true} in a sandbox first, so that a host which
  *     cannot build one fails at start with bwrap's words; false where a run follows at once (a one-shot CLI command)
  *     and reports the same failure as its {@code sandbox_error}
+ * @param tuneCgroups whether to switch the cgroup hierarchy to {@code favordynmods} when root (host-wide, until the
+ *     next mount; see {@code CgroupTuning}); false leaves the host's cgroup mount alone
  */
 public record SandboxConfig(
         Path workParent, int slots, int slotUidBase, long fileSizeBytes, int openFiles, long tmpfsBytes,
-        boolean launchHelper, boolean selfTest) {
+        boolean launchHelper, boolean selfTest, boolean tuneCgroups) {
 
     public SandboxConfig {
         if (slots < 1 || slots > 1024) {
@@ -34,40 +37,60 @@ public record SandboxConfig(
     }
 
     /**
-     * Defaults: the work directory under {@code /dev/shm} (a tmpfs) when writable, else {@code java.io.tmpdir},
-     * {@code max(16, 4 × cores)} slots (running and warm-pool sandboxes both hold one),
-     * uids from 61000 (below systemd's dynamic range 61184-65519 for up to 184 slots, overridable with
-     * {@code CRUCIBLE_SLOT_UID_BASE}), 64 MiB files, 256 open files, 64 MiB tmpfs, the launch helper unless
-     * {@code CRUCIBLE_LAUNCHER=sh}.
+     * Defaults, whatever the environment: the work directory under {@code /dev/shm} (a tmpfs) when writable, else
+     * {@code java.io.tmpdir}, {@code max(16, 4 × cores)} slots (running and warm-pool sandboxes both hold one), uids
+     * from 61000 (below systemd's dynamic range 61184-65519 for up to 184 slots), 64 MiB files, 256 open files,
+     * 64 MiB tmpfs, the launch helper, the self-test, cgroups tuned.
      */
     public static SandboxConfig defaults() {
-        String base = System.getenv("CRUCIBLE_SLOT_UID_BASE");
         return new SandboxConfig(
                 java.nio.file.Files.isDirectory(Path.of("/dev/shm")) && java.nio.file.Files.isWritable(Path.of("/dev/shm"))
                         ? Path.of("/dev/shm") : Path.of(System.getProperty("java.io.tmpdir")),
                 Math.max(16, 4 * Runtime.getRuntime().availableProcessors()),
-                base == null ? 61000 : Integer.parseInt(base.trim()),
+                61000,
                 64L * 1024 * 1024,
                 256,
                 64L * 1024 * 1024,
-                !"sh".equals(System.getenv("CRUCIBLE_LAUNCHER")),
+                true,
+                true,
                 true);
+    }
+
+    /**
+     * The defaults with what the environment sets (read by the CLI, the edge): {@code CRUCIBLE_SLOT_UID_BASE} (the
+     * first slot uid), {@code CRUCIBLE_LAUNCHER=sh} (the portable launch chain), {@code CRUCIBLE_CGROUP_FAVORDYNMODS=0}
+     * (leave the cgroup mount alone).
+     *
+     * @throws IllegalArgumentException for a uid base that is not a number or is a system uid
+     */
+    public static SandboxConfig fromEnvironment(Map<String, String> env) {
+        SandboxConfig d = defaults();
+        String base = env.get("CRUCIBLE_SLOT_UID_BASE");
+        int uidBase;
+        try {
+            uidBase = base == null || base.isBlank() ? d.slotUidBase : Integer.parseInt(base.trim());
+        } catch (NumberFormatException e) {
+            throw new IllegalArgumentException("CRUCIBLE_SLOT_UID_BASE must be a uid, e.g. 61000; got " + base);
+        }
+        return new SandboxConfig(d.workParent, d.slots, uidBase, d.fileSizeBytes, d.openFiles, d.tmpfsBytes,
+                !"sh".equals(env.get("CRUCIBLE_LAUNCHER")), d.selfTest,
+                !"0".equals(env.get("CRUCIBLE_CGROUP_FAVORDYNMODS")));
     }
 
     /** These settings with another slot count. */
     public SandboxConfig withSlots(int count) {
         return new SandboxConfig(workParent, count, slotUidBase, fileSizeBytes, openFiles, tmpfsBytes, launchHelper,
-                selfTest);
+                selfTest, tuneCgroups);
     }
 
     /** These settings with the launch helper on or off. */
     public SandboxConfig withLaunchHelper(boolean on) {
-        return new SandboxConfig(workParent, slots, slotUidBase, fileSizeBytes, openFiles, tmpfsBytes, on, selfTest);
+        return new SandboxConfig(workParent, slots, slotUidBase, fileSizeBytes, openFiles, tmpfsBytes, on, selfTest, tuneCgroups);
     }
 
     /** These settings with the start-up self-test on or off. */
     public SandboxConfig withSelfTest(boolean on) {
-        return new SandboxConfig(workParent, slots, slotUidBase, fileSizeBytes, openFiles, tmpfsBytes, launchHelper, on);
+        return new SandboxConfig(workParent, slots, slotUidBase, fileSizeBytes, openFiles, tmpfsBytes, launchHelper, on, tuneCgroups);
     }
 
 }
