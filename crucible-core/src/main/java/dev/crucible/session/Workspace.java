@@ -16,10 +16,6 @@ import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.concurrent.Callable;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 import java.util.concurrent.ThreadLocalRandom;
 import static dev.crucible.os.Linux.AT_REMOVEDIR;
 import static dev.crucible.os.Linux.O_CLOEXEC;
@@ -47,13 +43,6 @@ public final class Workspace {
     private static final int MAX_DEPTH = 64;
     private static final int MAX_ENTRIES = 100_000;
 
-    /** The per-thread file-system uid needs platform threads that do nothing else in between. */
-    private static final ExecutorService FILES = Executors.newFixedThreadPool(4, r -> {
-        Thread t = new Thread(r, "crucible-files");
-        t.setDaemon(true);
-        return t;
-    });
-
     private final Path root;
     private final int uid;
 
@@ -72,7 +61,7 @@ public final class Workspace {
     /** Writes {@code data} to {@code path}, creating missing directories, replacing what was there atomically. */
     public void write(String path, byte[] data) {
         String[] parts = split(path);
-        run(() -> {
+        WorkspaceCalls.run(() -> {
             int rootFd = openRoot();
             int dir = -1;
             try {
@@ -111,7 +100,7 @@ public final class Workspace {
     /** Reads the regular file at {@code path}, refusing one larger than {@code cap} bytes. */
     public byte[] read(String path, long cap) {
         String[] parts = split(path);
-        return run(() -> {
+        return WorkspaceCalls.run(() -> {
             int rootFd = openRoot();
             try {
                 int fd = asOwner(() -> Linux.openat2(rootFd, String.join("/", parts),
@@ -147,7 +136,7 @@ public final class Workspace {
     public List<Entry> list(String directory) {
         String[] parts = directory == null || directory.isEmpty() || directory.equals(".") ? new String[0]
                 : split(directory);
-        return run(() -> {
+        return WorkspaceCalls.run(() -> {
             int rootFd = openRoot();
             int fd = -1;
             try {
@@ -182,7 +171,7 @@ public final class Workspace {
     /** Deletes the file, symlink or directory (with everything in it) at {@code path}. */
     public void delete(String path) {
         String[] parts = split(path);
-        run(() -> {
+        WorkspaceCalls.run(() -> {
             int rootFd = openRoot();
             int dir = -1;
             try {
@@ -211,7 +200,7 @@ public final class Workspace {
      * sandbox made unreadable or unwritable ({@code chmod 000}) goes too. Only while no sandbox runs for it.
      */
     public void clear() {
-        run(() -> {
+        WorkspaceCalls.run(() -> {
             int rootFd = openRoot();
             try {
                 ownerOnly(rootFd);
@@ -233,7 +222,7 @@ public final class Workspace {
 
     /** Bytes in regular files under the workspace (symlinks not followed). */
     public long usage() {
-        return run(() -> {
+        return WorkspaceCalls.run(() -> {
             int rootFd = openRoot();
             try {
                 long[] counted = new long[2];
@@ -401,46 +390,5 @@ public final class Workspace {
 
     private static String typeOf(BasicFileAttributes a) {
         return a.isRegularFile() ? "file" : a.isDirectory() ? "directory" : a.isSymbolicLink() ? "symlink" : "other";
-    }
-
-    /** Runs a file operation on a files thread and maps errno to the API's errors. */
-    private static <T> T run(Callable<T> task, String path) {
-        Future<T> future = FILES.submit(task);
-        try {
-            return future.get();
-        } catch (InterruptedException e) {
-            future.cancel(true);
-            Thread.currentThread().interrupt();
-            throw new RequestException(ErrorCode.INTERRUPTED, "interrupted");
-        } catch (ExecutionException e) {
-            Throwable cause = e.getCause();
-            if (cause instanceof RequestException se) {
-                throw se;
-            }
-            if (cause instanceof RequestException ie) {
-                throw ie;
-            }
-            if (cause instanceof ErrnoException ee) {
-                throw fromErrno(ee, path);
-            }
-            throw new IllegalStateException("file operation on '" + path + "' failed: " + cause, cause);
-        }
-    }
-
-    private static RuntimeException fromErrno(ErrnoException e, String path) {
-        return switch (e.errno()) {
-            case Linux.ENOENT -> new RequestException(ErrorCode.FILE_NOT_FOUND, "no such file in the workspace: '" + path + "'");
-            case Linux.ELOOP, Linux.EXDEV -> new RequestException(ErrorCode.INVALID_FILE, "'" + path
-                    + "' is or goes through a symbolic link; links are never followed");
-            case Linux.ENOTDIR -> new RequestException(ErrorCode.INVALID_FILE, "a component of '" + path
-                    + "' is not a directory (symbolic links are never followed)");
-            case Linux.EISDIR -> new RequestException(ErrorCode.NOT_A_FILE, "'" + path + "' is a directory");
-            case Linux.ENOTEMPTY -> new RequestException(ErrorCode.NOT_A_FILE, "'" + path
-                    + "' kept changing while it was deleted; try again");
-            case 13, 1 -> new RequestException(ErrorCode.PERMISSION_DENIED, "the session's user may not do that to '"
-                    + path + "'");
-            case 28, 122 -> new RequestException(ErrorCode.QUOTA_EXCEEDED, "no space left for '" + path + "'");
-            default -> new RequestException(ErrorCode.FILE_ERROR, "cannot access '" + path + "' (errno " + e.errno() + ")");
-        };
     }
 }
