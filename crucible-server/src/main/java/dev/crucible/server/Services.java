@@ -49,9 +49,10 @@ public final class Services implements AutoCloseable {
         this.sessions = sessions;
         this.judge = new Judge(engine.executor());
         this.reward = new Reward(judge);
-        this.admission = new Admission(turns.running(), turns.queued(), clock);
-        this.metrics = new Metrics(admission, engine.executor());
         this.json = JsonMapper.builder().disable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES).build();
+        // a one-shot command (no sessions) serves nothing: no admission, no metrics registry to build at start-up
+        this.admission = sessions == null ? null : new Admission(turns.running(), turns.queued(), clock);
+        this.metrics = sessions == null ? null : new Metrics(admission, engine.executor());
         this.tools = sessions == null ? null : new ToolDispatcher(engine.executor(), sessions, this::run, json);
         if (sessions != null) {
             Gauge.builder("crucible_sessions", sessions, SessionManager::size).description("sessions kept")
@@ -75,9 +76,9 @@ public final class Services implements AutoCloseable {
         return new Services(engine, sessions, turns, clock);
     }
 
-    /** Judging and rewards only, no sessions (nothing is kept on disk): one-shot commands. */
+    /** Judging and rewards only, no sessions (nothing is kept on disk), nothing served: one-shot commands. */
     public static Services stateless(Crucible engine) {
-        return new Services(engine, null, Turns.of(Integer.MAX_VALUE / 2, 0), InstantSource.system());
+        return new Services(engine, null, null, InstantSource.system());
     }
 
     public Crucible engine() {
@@ -110,10 +111,12 @@ public final class Services implements AutoCloseable {
     }
 
     Admission admission() {
+        sessions();
         return admission;
     }
 
     Metrics metrics() {
+        sessions();
         return metrics;
     }
 

@@ -2,17 +2,14 @@ package dev.crucible.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.crucible.TestHost;
 import java.io.ByteArrayOutputStream;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.util.Map;
-import java.util.Set;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 
 /**
  * Issue 10, class 5: a web page cannot drive a token-less server through a visitor's browser — neither by DNS
@@ -20,23 +17,14 @@ import org.junit.jupiter.api.Test;
  * needs no preflight (text/plain, a form, an empty body). Raw HTTP over a socket, so that Host is what a browser sends.
  */
 class BrowserGuardTest {
-    static CrucibleServer server;
+    @RegisterExtension
+    static final TestServer SERVER = TestServer.with(c -> c.withPool(Map.of()));
 
-    @BeforeAll
-    static void start() {
-        server = CrucibleServer.start(Http.config().withPort(0).withTokens(Set.of()).withPool(Map.of()),
-                TestHost.crucible());
-    }
-
-    @AfterAll
-    static void stop() {
-        server.close();
-    }
 
     record Answer(int status, String body) {}
 
     static Answer raw(String method, String path, Map<String, String> headers, String body) throws Exception {
-        try (Socket s = new Socket("127.0.0.1", server.port())) {
+        try (Socket s = new Socket("127.0.0.1", SERVER.server().port())) {
             s.setSoTimeout(30_000);
             byte[] bytes = body == null ? new byte[0] : body.getBytes(StandardCharsets.UTF_8);
             StringBuilder request = new StringBuilder(method + " " + path + " HTTP/1.1\r\n");
@@ -63,7 +51,7 @@ class BrowserGuardTest {
 
     @Test
     void aForeignHostIsRefusedOnEveryRouteBeforeAnythingRuns() throws Exception {
-        for (String host : new String[] {"attacker.example", "attacker.example:" + server.port(), "localhost.",
+        for (String host : new String[] {"attacker.example", "attacker.example:" + SERVER.server().port(), "localhost.",
                 "127.0.0.1.nip.io", "0.0.0.0", "[::ffff:127.0.0.1]"}) {
             Answer a = raw("POST", "/v1/execute", json(host), RUN);
             assertThat(a.status()).as(host).isEqualTo(403);
@@ -79,7 +67,7 @@ class BrowserGuardTest {
 
     @Test
     void loopbackNamesWithAnyPortAreWelcome() throws Exception {
-        for (String host : new String[] {"127.0.0.1:" + server.port(), "localhost", "LOCALHOST:1", "[::1]:" + server.port()}) {
+        for (String host : new String[] {"127.0.0.1:" + SERVER.server().port(), "localhost", "LOCALHOST:1", "[::1]:" + SERVER.server().port()}) {
             Answer a = raw("POST", "/v1/execute", json(host), RUN);
             assertThat(a.status()).as(host).isEqualTo(200);
             assertThat(a.body()).as(host).contains("\"stdout\":\"42\\n\"");

@@ -2,7 +2,6 @@ package dev.crucible.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.crucible.TestHost;
 import java.io.ByteArrayOutputStream;
 import java.net.Socket;
 import java.net.URI;
@@ -11,10 +10,8 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.util.Map;
-import java.util.Set;
-import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 
@@ -24,23 +21,14 @@ import tools.jackson.databind.json.JsonMapper;
  * request instead of losing it on the closed socket.
  */
 class RefusedByJettyTest {
-    static CrucibleServer server;
+    @RegisterExtension
+    static final TestServer SERVER = TestServer.with(c -> c.withPool(Map.of()));
     static final JsonMapper JSON = JsonMapper.builder().build();
 
-    @BeforeAll
-    static void start() {
-        server = CrucibleServer.start(Http.config().withPort(0).withTokens(Set.of()).withPool(Map.of()),
-                TestHost.crucible());
-    }
-
-    @AfterAll
-    static void stop() {
-        server.close();
-    }
 
     /** The raw answer to {@code head} (request line and headers, without the blank line) and a one-byte body. */
     static String raw(String head) throws Exception {
-        try (Socket s = new Socket("127.0.0.1", server.port())) {
+        try (Socket s = new Socket("127.0.0.1", SERVER.server().port())) {
             s.setSoTimeout(30_000);
             s.getOutputStream().write((head + "\r\nContent-Length: 1\r\n\r\nx").getBytes(StandardCharsets.ISO_8859_1));
             ByteArrayOutputStream answer = new ByteArrayOutputStream();
@@ -76,7 +64,7 @@ class RefusedByJettyTest {
     @Test
     void aKeepAliveClientGoesOnAfterARefusedRequest() throws Exception {
         HttpClient client = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
-        String base = "http://127.0.0.1:" + server.port();
+        String base = "http://127.0.0.1:" + SERVER.server().port();
         for (int i = 0; i < 20; i++) {
             HttpResponse<String> refused = client.send(HttpRequest.newBuilder(URI.create(base + "/v1/sessions/x/files/a%00b"))
                     .PUT(HttpRequest.BodyPublishers.ofString("x")).build(), HttpResponse.BodyHandlers.ofString());
