@@ -1,6 +1,7 @@
 package dev.crucible;
 
 import dev.crucible.exec.Executor;
+import dev.crucible.image.Images;
 import dev.crucible.pool.WarmPool;
 import dev.crucible.runtime.LanguageRuntime;
 import dev.crucible.runtime.RuntimeRegistry;
@@ -10,6 +11,7 @@ import dev.crucible.util.Once;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
 import java.util.Map;
+import java.util.Optional;
 
 /**
  * The composition root: wires the sandbox launcher, the runtime registry and the executor by hand.
@@ -42,9 +44,21 @@ public final class Crucible implements AutoCloseable {
      * @throws IllegalArgumentException when the runtimes file is unreadable or invalid
      */
     public static Crucible start(SandboxConfig config, Path runtimesFile) {
+        return start(config, runtimesFile, Images.none());
+    }
+
+    /**
+     * Checks the host, prepares the sandbox launcher and loads the runtimes, which may run in {@code images}; the
+     * engine closes {@code images} when it closes.
+     *
+     * @param runtimesFile a user runtimes TOML file, or null for the built-in runtimes only
+     * @throws dev.crucible.sandbox.SandboxUnavailableException when the host cannot run sandboxes
+     * @throws IllegalArgumentException when the runtimes file is unreadable or invalid
+     */
+    public static Crucible start(SandboxConfig config, Path runtimesFile, Images images) {
         // The two halves share nothing and each costs tens of milliseconds of a `crucible run` (the TOML mapper's
         // classes; the launcher's set-up and self-test): on two cores, doing them side by side shortens the wait.
-        Once<RuntimeRegistry> loading = new Once<>(() -> RuntimeRegistry.load(runtimesFile));
+        Once<RuntimeRegistry> loading = new Once<>(() -> RuntimeRegistry.load(runtimesFile, images));
         loading.startInBackground("crucible-runtimes");
         Sandbox sandbox = null;
         RuntimeException sandboxFailure = null;
@@ -70,7 +84,7 @@ public final class Crucible implements AutoCloseable {
 
     /**
      * Starts a warm pool: for each language named, that many sandboxes kept ready (unknown or not poolable
-     * languages are ignored). Replaces any pool started before. A waiting pooled sandbox holds a slot, so the pool
+     * languages are ignored; {@code LANGUAGE@IMAGE} keeps sandboxes of a language in an image of the store). Replaces any pool started before. A waiting pooled sandbox holds a slot, so the pool
      * is cut to at most half the slots (the rest serve cold runs and refills): a pool as large as the slots would
      * leave a cold run waiting for a slot forever.
      *
@@ -78,7 +92,7 @@ public final class Crucible implements AutoCloseable {
      */
     public synchronized WarmPool startPool(Map<String, Integer> sizes) {
         Map<LanguageRuntime, Integer> byRuntime = new LinkedHashMap<>();
-        sizes.forEach((language, size) -> runtimes.find(language).ifPresent(r -> byRuntime.put(r, Math.max(0, size))));
+        sizes.forEach((key, size) -> pooled(key).ifPresent(r -> byRuntime.put(r, Math.max(0, size))));
         int total = byRuntime.values().stream().mapToInt(Integer::intValue).sum();
         int room = Math.max(1, slots / 2);
         if (total > room) {
@@ -93,6 +107,21 @@ public final class Crucible implements AutoCloseable {
             old.close();
         }
         return pool;
+    }
+
+    /** The runtime a pool key names: {@code LANGUAGE} or {@code LANGUAGE@IMAGE}. */
+    private Optional<LanguageRuntime> pooled(String key) {
+        int at = key.indexOf('@');
+        if (at < 0) {
+            return runtimes.find(key);
+        }
+        try {
+            return Optional.of(executor.runtimeFor(key.substring(0, at), key.substring(at + 1)));
+        } catch (RequestException e) {
+            System.getLogger("crucible.pool").log(System.Logger.Level.WARNING, "no warm pool for " + key + ": "
+                    + e.getMessage());
+            return Optional.empty();
+        }
     }
 
     public Sandbox sandbox() {
@@ -114,5 +143,6 @@ public final class Crucible implements AutoCloseable {
             pool.close();
         }
         sandbox.close();
+        runtimes.images().close();
     }
 }

@@ -40,12 +40,16 @@ public enum ErrorCode {
     TOO_MANY_FILES(422),
     /** The runtime is known but its tools are not installed on this host. */
     RUNTIME_UNAVAILABLE(422),
+    /** The request names an image that is not in the store (and may not be pulled). */
+    IMAGE_NOT_FOUND(422),
     /** All sandboxes are busy and the queue is full. */
     TOO_MANY_REQUESTS(429, 1),
     TOO_MANY_SESSIONS(429, 60),
     MEMORY_BUDGET_EXHAUSTED(429, 60),
     HEADERS_TOO_LARGE(431),
     INTERNAL(500),
+    /** The server was allowed to pull the image, but the registry refused, failed or sent what may not be used. */
+    IMAGE_PULL_FAILED(502),
     INTERPRETER_UNAVAILABLE(503),
     INTERRUPTED(503),
     SHUTTING_DOWN(503),

@@ -13,6 +13,7 @@ import java.util.List;
  * @param args arguments after the run command, or null
  * @param files extra workspace files, or null
  * @param limits limit overrides, or null for the runtime's defaults
+ * @param image an image of the store to run in instead of the runtime's own file system, or null
  */
 public record ExecuteRequest(
         @JsonProperty("language") String language,
@@ -20,20 +21,32 @@ public record ExecuteRequest(
         @JsonProperty("stdin") String stdin,
         @JsonProperty("args") List<String> args,
         @JsonProperty("files") List<FileInput> files,
-        @JsonProperty("limits") LimitsSpec limits) {
+        @JsonProperty("limits") LimitsSpec limits,
+        @JsonProperty("image") String image) {
+
+    /** A request on the runtime's own file system. */
+    public ExecuteRequest(String language, String code, String stdin, List<String> args, List<FileInput> files,
+            LimitsSpec limits) {
+        this(language, code, stdin, args, files, limits, null);
+    }
 
     /** A request for {@code code} in {@code language} with nothing else. */
     public static ExecuteRequest of(String language, String code) {
-        return new ExecuteRequest(language, code, null, null, null, null);
+        return new ExecuteRequest(language, code, null, null, null, null, null);
     }
 
     /** This request with {@code input} as stdin. */
     public ExecuteRequest withStdin(String input) {
-        return new ExecuteRequest(language, code, input, args, files, limits);
+        return new ExecuteRequest(language, code, input, args, files, limits, image);
+    }
+
+    /** This request run in {@code reference} (an image of the store), or on the runtime's own file system (null). */
+    public ExecuteRequest withImage(String reference) {
+        return new ExecuteRequest(language, code, stdin, args, files, limits, reference);
     }
 
     /** This request with limit overrides. */
     public ExecuteRequest withLimits(LimitsSpec overrides) {
-        return new ExecuteRequest(language, code, stdin, args, files, overrides);
+        return new ExecuteRequest(language, code, stdin, args, files, overrides, image);
     }
 }

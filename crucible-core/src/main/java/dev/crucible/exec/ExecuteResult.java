@@ -15,6 +15,7 @@ import java.nio.charset.StandardCharsets;
  * @param signal the signal that ended the program, or null
  * @param compile the compile step's result for compiled languages, or null
  * @param message why the sandbox failed, for {@code sandbox_error} only
+ * @param imageDigest the digest of the image the program ran in, or null when it ran on the host's /usr
  */
 @JsonInclude(JsonInclude.Include.NON_NULL)
 public record ExecuteResult(
@@ -29,7 +30,8 @@ public record ExecuteResult(
         @JsonProperty("cpu_ms") long cpuMs,
         @JsonProperty("memory_bytes") long memoryBytes,
         @JsonProperty("compile") ExecuteResult compile,
-        @JsonProperty("message") String message) {
+        @JsonProperty("message") String message,
+        @JsonProperty("image_digest") String imageDigest) {
 
     /** The wire form of one sandboxed step. */
     static ExecuteResult of(SandboxResult r, ExecuteResult compile) {
@@ -37,13 +39,19 @@ public record ExecuteResult(
         return new ExecuteResult(v, r.sandboxError() == null ? r.exitCode() : null, r.signal(),
                 new String(r.stdout(), StandardCharsets.UTF_8), new String(r.stderr(), StandardCharsets.UTF_8),
                 r.stdoutTruncated(), r.stderrTruncated(), r.wallMs(), r.cpuMs(), r.memoryBytes(), compile,
-                r.sandboxError());
+                r.sandboxError(), null);
     }
 
     /** The answer when compiling failed: the program never ran. */
     static ExecuteResult compileFailed(ExecuteResult compile) {
         Verdict status = compile.status() == Verdict.SANDBOX_ERROR ? Verdict.SANDBOX_ERROR : Verdict.COMPILE_ERROR;
-        return new ExecuteResult(status, null, null, "", "", false, false, 0, 0, 0, compile, compile.message());
+        return new ExecuteResult(status, null, null, "", "", false, false, 0, 0, 0, compile, compile.message(), null);
+    }
+
+    /** This result as run in the image with {@code digest} (null: on the host). */
+    public ExecuteResult withImageDigest(String digest) {
+        return digest == null ? this : new ExecuteResult(status, exitCode, signal, stdout, stderr, stdoutTruncated,
+                stderrTruncated, wallMs, cpuMs, memoryBytes, compile, message, digest);
     }
 
     /** Whether the verdict is {@code ok}. */

@@ -81,7 +81,12 @@ public final class Executor {
      * @throws RequestException before any sandbox starts, for anything wrong with the request
      */
     public ExecuteResult execute(ExecuteRequest request, OutputListener listener) throws InterruptedException {
-        LanguageRuntime runtime = runtimeFor(request.language());
+        LanguageRuntime runtime = runtimeFor(request.language(), request.image());
+        return execute(runtime, request, listener).withImageDigest(runtime.imageDigest());
+    }
+
+    private ExecuteResult execute(LanguageRuntime runtime, ExecuteRequest request, OutputListener listener)
+            throws InterruptedException {
         Limits limits = limitsFor(runtime, request);
         List<String> args = validArgs(request.args());
         WarmPool warm = pool;
@@ -112,16 +117,30 @@ public final class Executor {
      */
     public ExecuteResult executeNamed(ExecuteRequest request, String programName, OutputListener listener)
             throws InterruptedException {
-        LanguageRuntime runtime = runtimeFor(request.language());
+        LanguageRuntime runtime = runtimeFor(request.language(), request.image());
         if (programName == null || programName.equals(runtime.fileName())) {
-            return execute(request, listener);
+            return execute(runtime, request, listener).withImageDigest(runtime.imageDigest());
         }
         runtime = runtime.withFileName(WorkspacePaths.validate(programName));
         Limits limits = limitsFor(runtime, request);
         List<String> args = validArgs(request.args());
         try (Program program = prepare(runtime, request.code(), request.files())) {
-            return program.run(request.stdin(), args, limits, listener);
+            return program.run(request.stdin(), args, limits, listener).withImageDigest(runtime.imageDigest());
         }
+    }
+
+    /**
+     * The runtime for a language name or alias, in {@code image} when it is not null (an image of the store, or
+     * one the operator lets a request pull).
+     *
+     * @throws RequestException {@code unknown_language}, {@code image_not_found} or {@code runtime_unavailable}
+     */
+    public LanguageRuntime runtimeFor(String language, String image) {
+        if (image == null) {
+            return runtimeFor(language);
+        }
+        LanguageRuntime runtime = runtimes.inImage(known(language), runtimes.images().require(image));
+        return requireAvailable(runtime);
     }
 
     /**
@@ -130,11 +149,19 @@ public final class Executor {
      * @throws RequestException {@code unknown_language} or {@code runtime_unavailable}
      */
     public LanguageRuntime runtimeFor(String language) {
+        return requireAvailable(known(language));
+    }
+
+    private LanguageRuntime known(String language) {
         if (language == null || language.isBlank()) {
             throw new RequestException(ErrorCode.INVALID_REQUEST, "language is required");
         }
-        LanguageRuntime runtime = runtimes.find(language).orElseThrow(() -> new RequestException(ErrorCode.UNKNOWN_LANGUAGE, "unknown language '" + language.strip() + "'; known: "
+        return runtimes.find(language).orElseThrow(() -> new RequestException(ErrorCode.UNKNOWN_LANGUAGE,
+                "unknown language '" + language.strip() + "'; known: "
                         + String.join(", ", runtimes.list().stream().map(LanguageRuntime::language).toList())));
+    }
+
+    private static LanguageRuntime requireAvailable(LanguageRuntime runtime) {
         if (!runtime.available()) {
             throw new RequestException(ErrorCode.RUNTIME_UNAVAILABLE,
                     "runtime " + runtime.language() + " is not available: " + runtime.unavailableReason());

@@ -64,7 +64,7 @@ public final class Program implements AutoCloseable {
             return ExecuteResult.compileFailed(compile);
         }
         SandboxSpec spec = new SandboxSpec(runtime.runArgv(limits, args), runtime.env(), files,
-                runtime.compiled() ? dir.resolve("build") : null, false, runtime.binds(), runtime.rootfs(),
+                runtime.compiled() ? dir.resolve("build") : null, false, runtime.binds(), runtime.root(),
                 stdin == null ? null : stdin.getBytes(StandardCharsets.UTF_8), limits);
         return ExecuteResult.of(sandbox.run(spec, listener), compile);
     }
@@ -73,7 +73,7 @@ public final class Program implements AutoCloseable {
             throws InterruptedException {
         Limits limits = runtime.compileLimits();
         SandboxSpec spec = new SandboxSpec(runtime.compileArgv(limits), runtime.env(), files, dir.resolve("build"),
-                true, runtime.binds(), runtime.rootfs(), null, limits);
+                true, runtime.binds(), runtime.root(), null, limits);
         return ExecuteResult.of(sandbox.run(spec), null);
     }
 

@@ -162,7 +162,7 @@ public final class WarmPool implements AutoCloseable {
             try {
                 Limits limits = launchLimits(runtime);
                 SandboxSpec spec = new SandboxSpec(runtime.poolArgv(limits), runtime.env(), Map.of(), null, false,
-                        runtime.binds(), runtime.rootfs(), null, limits);
+                        runtime.binds(), runtime.root(), null, limits);
                 Sandbox.Launch launch = sandbox.launch(spec, true);
                 launches.incrementAndGet();
                 if (closed || !launch.alive()) {

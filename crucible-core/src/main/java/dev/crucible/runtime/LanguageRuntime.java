@@ -1,7 +1,7 @@
 package dev.crucible.runtime;
 
 import dev.crucible.sandbox.Limits;
-import java.nio.file.Path;
+import dev.crucible.sandbox.SandboxRoot;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -21,12 +21,13 @@ import java.util.Map;
  * @param env variables set in the sandbox
  * @param limits default limits of a run
  * @param compileLimits limits of the compile step
- * @param rootfs a directory whose {@code usr} replaces the host's, or null
+ * @param root what the sandbox sees as its file system: the host's /usr, a rootfs's, or an image's whole root
  * @param binds host paths bound read-only when present
  * @param unavailableReason why it cannot run here, or null when it can
  * @param poolCommand the warm-pool agent's command (runs one program from stdin), or empty when not poolable
  * @param sessionCommand the session agent's command (a persistent interpreter speaking the framed protocol), or
  *     empty when the language has no sessions
+ * @param image the image it runs in (its reference as asked for and the digest it resolved to), or null on the host
  */
 public record LanguageRuntime(
         String language,
@@ -39,11 +40,12 @@ public record LanguageRuntime(
         Map<String, String> env,
         Limits limits,
         Limits compileLimits,
-        Path rootfs,
+        SandboxRoot root,
         List<String> binds,
         String unavailableReason,
         List<String> poolCommand,
-        List<String> sessionCommand) {
+        List<String> sessionCommand,
+        RuntimeImage image) {
 
     public LanguageRuntime {
         aliases = List.copyOf(aliases);
@@ -54,12 +56,18 @@ public record LanguageRuntime(
         binds = List.copyOf(binds);
         poolCommand = List.copyOf(poolCommand);
         sessionCommand = List.copyOf(sessionCommand);
+        root = root == null ? SandboxRoot.HOST : root;
     }
 
     /** This runtime with the program written as {@code name} (a client's own file name); the commands follow it. */
     public LanguageRuntime withFileName(String name) {
         return new LanguageRuntime(language, aliases, extensions, version, name, compileCommand, runCommand, env, limits,
-                compileLimits, rootfs, binds, unavailableReason, poolCommand, sessionCommand);
+                compileLimits, root, binds, unavailableReason, poolCommand, sessionCommand, image);
+    }
+
+    /** The digest of the image it runs in, or null on the host: what results carry as {@code image_digest}. */
+    public String imageDigest() {
+        return image == null ? null : image.digest();
     }
 
     /** Whether sessions (a persistent interpreter) can run this language. */

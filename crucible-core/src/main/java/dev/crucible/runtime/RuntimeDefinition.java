@@ -18,6 +18,7 @@ record RuntimeDefinition(
         @JsonProperty("limits") LimitsSpec limits,
         @JsonProperty("compile_limits") LimitsSpec compileLimits,
         @JsonProperty("rootfs") String rootfs,
+        @JsonProperty("image") String image,
         @JsonProperty("binds") List<String> binds,
         @JsonProperty("pool_command") List<String> poolCommand,
         @JsonProperty("session_command") List<String> sessionCommand) {

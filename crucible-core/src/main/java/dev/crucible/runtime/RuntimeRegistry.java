@@ -1,6 +1,9 @@
 package dev.crucible.runtime;
 
+import dev.crucible.image.Image;
+import dev.crucible.image.Images;
 import dev.crucible.sandbox.Limits;
+import dev.crucible.sandbox.SandboxRoot;
 import dev.crucible.util.Once;
 import dev.crucible.util.UserCache;
 import java.io.IOException;
@@ -14,6 +17,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -37,13 +41,19 @@ public final class RuntimeRegistry {
     private static final Once<List<RuntimeDefinition>> BUILT_IN = new Once<>(RuntimeRegistry::parseBuiltIn);
 
     private final Map<String, LanguageRuntime> byLanguage;
+    private final List<LanguageRuntime> ordered;
+    private final Map<String, RuntimeDefinition> definitions;
+    private final Images images;
+    /** Runtimes resolved in an image, by language and image digest: an image's content never changes. */
+    private final Map<String, LanguageRuntime> inImages = new ConcurrentHashMap<>();
 
-    private RuntimeRegistry(Map<String, LanguageRuntime> byLanguage) {
+    private RuntimeRegistry(Map<String, LanguageRuntime> byLanguage, Map<String, RuntimeDefinition> definitions,
+            Images images) {
         this.byLanguage = Map.copyOf(byLanguage);
         this.ordered = List.copyOf(byLanguage.values());
+        this.definitions = Map.copyOf(definitions);
+        this.images = images;
     }
-
-    private final List<LanguageRuntime> ordered;
 
     /** The built-in runtimes only. */
     public static RuntimeRegistry builtIn() {
@@ -57,6 +67,16 @@ public final class RuntimeRegistry {
      * @throws IllegalArgumentException with the file name and the reason when the file cannot be read or parsed
      */
     public static RuntimeRegistry load(Path userFile) {
+        return load(userFile, Images.none());
+    }
+
+    /**
+     * The built-in runtimes with those of {@code userFile}; a runtime with {@code image = "REF"} runs in that image
+     * of {@code images} (unavailable, with the pull command as the reason, while it is not in the store).
+     *
+     * @throws IllegalArgumentException with the file name and the reason when the file cannot be read or parsed
+     */
+    public static RuntimeRegistry load(Path userFile, Images images) {
         Map<String, RuntimeDefinition> definitions = new LinkedHashMap<>();
         for (RuntimeDefinition d : BUILT_IN.get()) {
             definitions.put(d.language(), d);
@@ -77,7 +97,7 @@ public final class RuntimeRegistry {
         Map<String, LanguageRuntime> resolved = java.util.Collections.synchronizedMap(new LinkedHashMap<>());
         VersionCache versions = new VersionCache(UserCache.standard());
         for (RuntimeDefinition d : definitions.values()) {
-            probes.add(Thread.ofVirtual().start(() -> resolved.put(d.language(), resolve(d, versions))));
+            probes.add(Thread.ofVirtual().start(() -> resolved.put(d.language(), resolve(d, versions, images))));
         }
         for (Thread t : probes) {
             try {
@@ -91,7 +111,7 @@ public final class RuntimeRegistry {
             runtimes.put(language, resolved.get(language));
         }
         versions.save();
-        return new RuntimeRegistry(runtimes);
+        return new RuntimeRegistry(runtimes, definitions, images);
     }
 
     private static List<RuntimeDefinition> parseBuiltIn() {
@@ -120,6 +140,10 @@ public final class RuntimeRegistry {
                 throw new IllegalArgumentException("runtimes file " + source + ": runtime " + d.language()
                         + " has no run_command");
             }
+            if (d.image() != null && d.rootfs() != null) {
+                throw new IllegalArgumentException("runtimes file " + source + ": runtime " + d.language()
+                        + " has both image and rootfs; keep one");
+            }
             if (d.fileName() == null || d.fileName().isBlank() || d.fileName().contains("/")) {
                 throw new IllegalArgumentException("runtimes file " + source + ": runtime " + d.language()
                         + " needs a plain file_name");
@@ -134,39 +158,96 @@ public final class RuntimeRegistry {
         return file.runtime();
     }
 
-    private static LanguageRuntime resolve(RuntimeDefinition d, VersionCache versions) {
+    private static LanguageRuntime resolve(RuntimeDefinition d, VersionCache versions, Images images) {
+        if (d.image() != null) {
+            return inImage(d, d.image(), images.find(d.image()).orElse(null));
+        }
         Path rootfs = d.rootfs() == null ? null : Path.of(d.rootfs());
         List<String> problems = new ArrayList<>();
         if (rootfs != null && !Files.isDirectory(rootfs.resolve("usr"))) {
             problems.add("rootfs " + rootfs + " has no usr directory");
         }
-        List<String> compile = d.compileCommand() == null || d.compileCommand().isEmpty() ? List.of()
-                : resolveCommand(d.compileCommand(), rootfs, problems);
-        List<String> run = resolveCommand(d.runCommand(), rootfs, problems);
-        List<String> pool = d.poolCommand() == null || d.poolCommand().isEmpty() ? List.of()
-                : withAgent(resolveCommand(d.poolCommand(), rootfs, problems), "{agent}", d.language());
-        List<String> session = d.sessionCommand() == null || d.sessionCommand().isEmpty() ? List.of()
-                : withAgent(resolveCommand(d.sessionCommand(), rootfs, problems), "{repl}", d.language() + "-repl");
-        Limits[] limits = limitsOf(d); // validated by parse()
+        Commands commands = Commands.of(d, command -> resolveCommand(command, rootfs, problems));
         String version = d.version() != null ? d.version()
                 : problems.isEmpty() && rootfs == null && d.versionCommand() != null
                         ? probeVersion(resolveCommand(d.versionCommand(), null, new ArrayList<>()), versions) : "";
+        return build(d, version, commands, d.env() == null ? Map.of() : d.env(),
+                rootfs == null ? SandboxRoot.HOST : new SandboxRoot.Usr(rootfs), problems, null);
+    }
+
+    /**
+     * {@code d} running in {@code image} (null when it is not in the store): executables are looked up in the
+     * image's PATH inside the image, the image's Env comes under the runtime's, the version is the image's
+     * {@code <LANGUAGE>_VERSION} unless the runtime gives one.
+     */
+    private static LanguageRuntime inImage(RuntimeDefinition d, String reference, Image image) {
+        List<String> problems = new ArrayList<>();
+        if (image == null) {
+            problems.add("image " + reference + " is not in the store; run: crucible image pull " + reference);
+        }
+        Map<String, String> env = new LinkedHashMap<>(image == null ? Map.of() : InImage.env(image.env()));
+        String path = env.getOrDefault("PATH", InImage.DEFAULT_PATH);
+        Commands commands = Commands.of(d, command -> image == null ? command
+                : inImageCommand(command, image.rootfs(), path, reference, problems));
+        if (d.env() != null) {
+            env.putAll(d.env());
+        }
+        String version = d.version() != null ? d.version()
+                : env.getOrDefault(d.language().toUpperCase(Locale.ROOT) + "_VERSION", "");
+        return build(d, version, commands, env, image == null ? SandboxRoot.HOST : new SandboxRoot.Image(image.rootfs()),
+                problems, new RuntimeImage(reference, image == null ? null : image.digest()));
+    }
+
+    private static List<String> inImageCommand(List<String> command, Path root, String path, String reference,
+            List<String> problems) {
+        String exe = command.getFirst();
+        if (exe.startsWith("/build/")) {
+            return command; // produced by the compile step
+        }
+        Optional<String> found = exe.startsWith("/") ? InImage.which(root, "/", exe.substring(1)).map(p -> exe)
+                : InImage.which(root, path, exe);
+        if (found.isEmpty()) {
+            problems.add(exe + " is not in image " + reference + " (looked in " + path + ")");
+            return command;
+        }
+        List<String> resolved = new ArrayList<>(command);
+        resolved.set(0, found.get());
+        return resolved;
+    }
+
+    /** A definition's commands, resolved, with the built-in agents in place. */
+    private record Commands(List<String> compile, List<String> run, List<String> pool, List<String> session) {
+        static Commands of(RuntimeDefinition d, java.util.function.UnaryOperator<List<String>> resolve) {
+            return new Commands(
+                    d.compileCommand() == null || d.compileCommand().isEmpty() ? List.of() : resolve.apply(d.compileCommand()),
+                    resolve.apply(d.runCommand()),
+                    d.poolCommand() == null || d.poolCommand().isEmpty() ? List.of()
+                            : withAgent(resolve.apply(d.poolCommand()), "{agent}", d.language()),
+                    d.sessionCommand() == null || d.sessionCommand().isEmpty() ? List.of()
+                            : withAgent(resolve.apply(d.sessionCommand()), "{repl}", d.language() + "-repl"));
+        }
+    }
+
+    private static LanguageRuntime build(RuntimeDefinition d, String version, Commands c, Map<String, String> env,
+            SandboxRoot root, List<String> problems, RuntimeImage image) {
+        Limits[] limits = limitsOf(d); // validated by parse()
         return new LanguageRuntime(
                 d.language().toLowerCase(Locale.ROOT),
                 lower(d.aliases()),
                 lower(d.extensions()),
                 version,
                 d.fileName(),
-                compile,
-                run,
-                d.env() == null ? Map.of() : d.env(),
+                c.compile(),
+                c.run(),
+                env,
                 limits[0],
                 limits[1],
-                rootfs,
+                root,
                 d.binds() == null ? List.of() : d.binds(),
                 problems.isEmpty() ? null : String.join("; ", problems),
-                pool,
-                session);
+                c.pool(),
+                c.session(),
+                image);
     }
 
     /** The run and compile limits of a definition: its overrides over the defaults. */
@@ -253,9 +334,49 @@ public final class RuntimeRegistry {
         }
     }
 
-    /** Every runtime, in file order. */
+    /** Every runtime, in file order; a runtime in an image as the store has it now. */
     public List<LanguageRuntime> list() {
-        return ordered;
+        return ordered.stream().map(this::current).toList();
+    }
+
+    /** The images this registry's runtimes run in. */
+    public Images images() {
+        return images;
+    }
+
+    /**
+     * {@code runtime} as it is now: a runtime whose TOML names an image is looked up in the store again (an image
+     * pulled after start-up makes it available); others are returned as they are.
+     */
+    public LanguageRuntime current(LanguageRuntime runtime) {
+        if (runtime.image() == null || !byLanguage.containsKey(runtime.language())) {
+            return runtime;
+        }
+        RuntimeDefinition d = definitionOf(runtime);
+        if (d == null || d.image() == null) {
+            return runtime;
+        }
+        return images.find(d.image()).map(image -> inImage(runtime, image))
+                .orElse(byLanguage.get(runtime.language()));
+    }
+
+    /**
+     * {@code runtime}'s language running in {@code image}: its commands looked up inside the image (unavailable,
+     * with the reason, when the image lacks them). Kept per language and image digest.
+     */
+    public LanguageRuntime inImage(LanguageRuntime runtime, Image image) {
+        RuntimeDefinition d = definitionOf(runtime);
+        if (d == null) {
+            throw new IllegalArgumentException("not a runtime of this registry: " + runtime.language());
+        }
+        String reference = d.image() != null && images.find(d.image()).map(Image::digest).orElse("")
+                .equals(image.digest()) ? d.image() : image.name();
+        return inImages.computeIfAbsent(runtime.language() + "@" + image.digest(), k -> inImage(d, reference, image));
+    }
+
+    private RuntimeDefinition definitionOf(LanguageRuntime runtime) {
+        return definitions.values().stream().filter(d -> d.language().equalsIgnoreCase(runtime.language()))
+                .findFirst().orElse(null);
     }
 
     /** The runtime named {@code name} (language or alias, any case), if any. */
@@ -266,9 +387,9 @@ public final class RuntimeRegistry {
         String key = name.toLowerCase(Locale.ROOT).strip();
         LanguageRuntime exact = byLanguage.get(key);
         if (exact != null) {
-            return Optional.of(exact);
+            return Optional.of(current(exact));
         }
-        return ordered.stream().filter(r -> r.aliases().contains(key)).findFirst();
+        return ordered.stream().filter(r -> r.aliases().contains(key)).findFirst().map(this::current);
     }
 
     /** The runtime for a file name's extension, if any. */
@@ -278,6 +399,6 @@ public final class RuntimeRegistry {
             return Optional.empty();
         }
         String ext = fileName.substring(dot + 1).toLowerCase(Locale.ROOT);
-        return ordered.stream().filter(r -> r.extensions().contains(ext)).findFirst();
+        return ordered.stream().filter(r -> r.extensions().contains(ext)).findFirst().map(this::current);
     }
 }

@@ -170,30 +170,34 @@ final class LaunchCommand {
     }
 
     private List<String> bwrapArguments(SandboxSpec spec) {
-        long tmpfs = Math.min(config.tmpfsBytes(), spec.limits().memoryMb() * 1024L * 1024L / 2);
-        Path usr = spec.rootfs() == null ? Path.of("/usr") : spec.rootfs().resolve("usr");
-        Path etcRoot = spec.rootfs() == null ? Path.of("/etc") : spec.rootfs().resolve("etc");
         List<String> a = new ArrayList<>(List.of(bwrap.toString(),
                 "--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent", "--new-session",
-                "--uid", "1000", "--gid", "1000", "--hostname", "sandbox",
-                "--ro-bind", usr.toString(), "/usr",
-                "--symlink", "usr/bin", "/bin", "--symlink", "usr/lib", "/lib", "--symlink", "usr/sbin", "/sbin"));
-        if (Files.isDirectory(usr.resolve("lib64"))) {
-            a.addAll(List.of("--symlink", "usr/lib64", "/lib64"));
+                "--uid", "1000", "--gid", "1000", "--hostname", "sandbox"));
+        switch (spec.root()) {
+            case SandboxRoot.Host() -> {
+                usrOf(Path.of("/usr"), a);
+                a.addAll(List.of("--ro-bind", etc.toString(), "/etc"));
+            }
+            case SandboxRoot.Usr(Path dir) -> {
+                usrOf(dir.resolve("usr"), a);
+                Path etcRoot = dir.resolve("etc");
+                a.addAll(List.of(
+                        "--ro-bind-try", etcRoot.resolve("alternatives").toString(), "/etc/alternatives",
+                        "--ro-bind-try", etcRoot.resolve("ld.so.cache").toString(), "/etc/ld.so.cache"));
+                syntheticIdentity(a);
+            }
+            case SandboxRoot.Image(Path dir) -> {
+                // the image's whole root, read-only; the store made every mount point below, so nothing is created in it
+                a.addAll(List.of("--ro-bind", dir.toString(), "/"));
+                syntheticIdentity(a);
+            }
         }
-        if (spec.rootfs() == null) {
-            a.addAll(List.of("--ro-bind", etc.toString(), "/etc"));
-        } else {
-            a.addAll(List.of(
-                    "--ro-bind-try", etcRoot.resolve("alternatives").toString(), "/etc/alternatives",
-                    "--ro-bind-try", etcRoot.resolve("ld.so.cache").toString(), "/etc/ld.so.cache",
-                    "--ro-bind", etc.resolve("passwd").toString(), "/etc/passwd",
-                    "--ro-bind", etc.resolve("group").toString(), "/etc/group",
-                    "--ro-bind", etc.resolve("hosts").toString(), "/etc/hosts"));
+        if (!(spec.root() instanceof SandboxRoot.Image)) { // host paths mean nothing in an image
+            for (String path : spec.readOnlyBindsIfPresent()) {
+                a.addAll(List.of("--ro-bind-try", path, path));
+            }
         }
-        for (String path : spec.readOnlyBindsIfPresent()) {
-            a.addAll(List.of("--ro-bind-try", path, path));
-        }
+        long tmpfs = Math.min(config.tmpfsBytes(), spec.limits().memoryMb() * 1024L * 1024L / 2);
         // /dev/shm lives in the fresh tmpfs that --dev mounts: private, memory-charged, RLIMIT_FSIZE per file
         a.addAll(List.of("--proc", "/proc", "--dev", "/dev",
                 "--size", Long.toString(tmpfs), "--tmpfs", "/tmp"));
@@ -221,5 +225,22 @@ final class LaunchCommand {
         }
         a.addAll(List.of("--cap-drop", "ALL", "--seccomp", "3"));
         return a;
+    }
+
+    /** {@code usr} read-only at /usr, with the usr-merge links /bin, /lib, /sbin (and /lib64 where it exists). */
+    private static void usrOf(Path usr, List<String> a) {
+        a.addAll(List.of("--ro-bind", usr.toString(), "/usr",
+                "--symlink", "usr/bin", "/bin", "--symlink", "usr/lib", "/lib", "--symlink", "usr/sbin", "/sbin"));
+        if (Files.isDirectory(usr.resolve("lib64"))) {
+            a.addAll(List.of("--symlink", "usr/lib64", "/lib64"));
+        }
+    }
+
+    /** The synthetic passwd, group and hosts over a root that is not the host's (see docs/sandbox-recipe.md). */
+    private void syntheticIdentity(List<String> a) {
+        a.addAll(List.of(
+                "--ro-bind", etc.resolve("passwd").toString(), "/etc/passwd",
+                "--ro-bind", etc.resolve("group").toString(), "/etc/group",
+                "--ro-bind", etc.resolve("hosts").toString(), "/etc/hosts"));
     }
 }

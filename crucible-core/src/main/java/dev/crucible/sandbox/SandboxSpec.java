@@ -14,7 +14,7 @@ import java.util.Objects;
  * @param buildDir host directory bound at {@code /build}, or null for none
  * @param buildWritable whether {@code /build} is writable (a compile step) or read-only (a run step)
  * @param readOnlyBindsIfPresent host paths bound read-only at the same place when they exist (e.g. a JDK's /etc)
- * @param rootfs a directory whose {@code usr} replaces the host's {@code /usr}, or null for the host's
+ * @param root the file system the sandbox sees: the host's {@code /usr}, a rootfs's, or an image's whole root
  * @param stdin bytes written to the program's standard input, then closed
  * @param limits resource limits
  * @param workspace host directory bound read-write at {@code /workspace} (a session's), or null for a fresh tmpfs
@@ -30,7 +30,7 @@ public record SandboxSpec(
         Path buildDir,
         boolean buildWritable,
         List<String> readOnlyBindsIfPresent,
-        Path rootfs,
+        SandboxRoot root,
         byte[] stdin,
         Limits limits,
         Path workspace,
@@ -46,25 +46,26 @@ public record SandboxSpec(
         readOnlyBindsIfPresent = List.copyOf(readOnlyBindsIfPresent);
         stdin = stdin == null ? new byte[0] : stdin;
         Objects.requireNonNull(limits, "limits");
+        root = root == null ? SandboxRoot.HOST : root;
     }
 
     /** A spec whose program is not the sandbox's init. */
     public SandboxSpec(List<String> command, Map<String, String> env, Map<String, Path> files, Path buildDir,
-            boolean buildWritable, List<String> readOnlyBindsIfPresent, Path rootfs, byte[] stdin, Limits limits,
+            boolean buildWritable, List<String> readOnlyBindsIfPresent, SandboxRoot root, byte[] stdin, Limits limits,
             Path workspace) {
-        this(command, env, files, buildDir, buildWritable, readOnlyBindsIfPresent, rootfs, stdin, limits, workspace,
+        this(command, env, files, buildDir, buildWritable, readOnlyBindsIfPresent, root, stdin, limits, workspace,
                 false);
     }
 
     /** A spec with a fresh tmpfs {@code /workspace}. */
     public SandboxSpec(List<String> command, Map<String, String> env, Map<String, Path> files, Path buildDir,
-            boolean buildWritable, List<String> readOnlyBindsIfPresent, Path rootfs, byte[] stdin, Limits limits) {
-        this(command, env, files, buildDir, buildWritable, readOnlyBindsIfPresent, rootfs, stdin, limits, null);
+            boolean buildWritable, List<String> readOnlyBindsIfPresent, SandboxRoot root, byte[] stdin, Limits limits) {
+        this(command, env, files, buildDir, buildWritable, readOnlyBindsIfPresent, root, stdin, limits, null);
     }
 
     /** A spec that runs {@code command} with the given limits and nothing else. */
     public static SandboxSpec of(List<String> command, Limits limits) {
-        return new SandboxSpec(command, Map.of(), Map.of(), null, false, List.of(), null, null, limits);
+        return new SandboxSpec(command, Map.of(), Map.of(), null, false, List.of(), SandboxRoot.HOST, null, limits);
     }
 
 }

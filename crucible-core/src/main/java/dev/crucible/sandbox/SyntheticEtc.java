@@ -54,7 +54,7 @@ final class SyntheticEtc {
 
     /** A bind below /etc needs its mount point in the read-only /etc; create the empty directory or file once. */
     void addMountPoints(SandboxSpec spec) throws IOException {
-        if (spec.rootfs() != null) {
+        if (!(spec.root() instanceof SandboxRoot.Host)) {
             return;
         }
         for (String path : spec.readOnlyBindsIfPresent()) {

@@ -68,6 +68,7 @@ final class Session {
         return new SessionInfo(stored.id(), stored.language(), Instant.ofEpochMilli(stored.createdAtMs()).toString(),
                 Instant.ofEpochMilli(expiresAtMs()).toString(), Instant.ofEpochMilli(lastUsedMs).toString(),
                 stored.idleTimeoutS(), stored.restore(), live != null && live.alive() ? "running" : "dormant",
-                stored.limits());
+                stored.limits(), stored.image() == null ? null : stored.image().reference(),
+                stored.image() == null ? null : stored.image().digest());
     }
 }

@@ -7,6 +7,8 @@ import com.fasterxml.jackson.annotation.JsonProperty;
  *
  * @param state {@code running} (an interpreter is up) or {@code dormant} (none yet since a restart or a crash; the
  *     next cell starts one)
+ * @param image the image the session runs in as it was asked for, or null on the host's file system
+ * @param imageDigest that image's digest, which the session keeps across restarts
  * @param expiresAt when the session is removed if unused: the idle timeout from its last use, capped by its lifetime
  */
 public record SessionInfo(
@@ -18,4 +20,6 @@ public record SessionInfo(
         @JsonProperty("idle_timeout_s") long idleTimeoutS,
         @JsonProperty("restore") String restore,
         @JsonProperty("state") String state,
-        @JsonProperty("limits") SessionLimits limits) {}
+        @JsonProperty("limits") SessionLimits limits,
+        @JsonProperty("image") String image,
+        @JsonProperty("image_digest") String imageDigest) {}

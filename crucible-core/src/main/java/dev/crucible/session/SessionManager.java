@@ -112,8 +112,13 @@ public final class SessionManager implements AutoCloseable {
         return new Workspace(store.dir(stored.id()).resolve("workspace"), sandbox.sessionUid(stored.number()));
     }
 
-    /** A session to create: every field optional. */
-    public record CreateRequest(String language, SessionLimits limits, Long idleTimeoutS, String restore) {}
+    /** A session to create: every field optional; {@code image} is an image of the store to run the session in. */
+    public record CreateRequest(String language, SessionLimits limits, Long idleTimeoutS, String restore, String image) {
+        /** A session on the runtime's own file system. */
+        public CreateRequest(String language, SessionLimits limits, Long idleTimeoutS, String restore) {
+            this(language, limits, idleTimeoutS, restore, null);
+        }
+    }
 
     /**
      * Creates a session and starts its interpreter.
@@ -125,6 +130,9 @@ public final class SessionManager implements AutoCloseable {
         String language = request.language() == null || request.language().isBlank() ? "python" : request.language();
         LanguageRuntime runtime = runtimes.find(language).orElseThrow(() -> new RequestException(
                 ErrorCode.UNKNOWN_LANGUAGE, "unknown language '" + language.strip() + "'"));
+        if (request.image() != null) {
+            runtime = runtimes.inImage(runtime, runtimes.images().require(request.image()));
+        }
         if (!runtime.interactive()) {
             throw new RequestException(ErrorCode.RUNTIME_UNAVAILABLE, "runtime " + runtime.language()
                     + (runtime.available() ? " has no session agent; sessions run: " + interactiveLanguages()
@@ -147,7 +155,7 @@ public final class SessionManager implements AutoCloseable {
         random.nextBytes(idBytes);
         long now = clock.millis();
         SessionStore.Stored stored = new SessionStore.Stored(HEX.formatHex(idBytes), owner, runtime.language(), limits,
-                idle, now, now + config.maxLifetime().toMillis(), restore, number);
+                idle, now, now + config.maxLifetime().toMillis(), restore, number, runtime.image());
         Session session = new Session(stored, workspace(stored), Session.State.LIVE, clock);
         try {
             store.create(stored, config.workspaceQuota());

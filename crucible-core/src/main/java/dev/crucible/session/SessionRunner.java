@@ -44,11 +44,18 @@ final class SessionRunner {
         SessionStore.Stored stored = session.stored;
         LanguageRuntime runtime = runtimes.find(stored.language()).orElseThrow(() -> new RequestException(
                 ErrorCode.INTERPRETER_UNAVAILABLE, "runtime " + stored.language() + " is no longer configured"));
+        if (stored.image() != null) { // the image it started on, by digest, even if its name now points elsewhere
+            String digest = stored.image().digest();
+            runtime = runtimes.inImage(runtime, runtimes.images().find(digest).orElseThrow(() -> new RequestException(
+                    ErrorCode.INTERPRETER_UNAVAILABLE, "the session's image " + stored.image().reference() + " ("
+                            + digest + ") is no longer in the store; run: crucible image pull "
+                            + stored.image().reference())));
+        }
         SessionLimits l = stored.limits();
         Limits limits = new Limits(Limits.MAXIMUM.timeoutMs(), Limits.MAXIMUM.cpuMs(), l.memoryMb(), 64 * 1024, l.pids());
         Path workspace = store.dir(stored.id()).resolve("workspace");
         SandboxSpec spec = new SandboxSpec(runtime.sessionArgv(limits), runtime.env(), Map.of(), null, false,
-                runtime.binds(), runtime.rootfs(), null, limits, workspace);
+                runtime.binds(), runtime.root(), null, limits, workspace);
         Path log = store.freshInterpreterLog(stored);
         Sandbox.Interactive box = sandbox.open(spec, stored.number(), l.cpus(), log);
         return Interpreter.start(box, json, READY_MS, log);

@@ -1,5 +1,6 @@
 package dev.crucible.session;
 
+import dev.crucible.runtime.RuntimeImage;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -26,12 +27,15 @@ final class SessionStore {
     private static final System.Logger LOG = System.getLogger("crucible.session");
     private static final LinkOption NOFOLLOW = LinkOption.NOFOLLOW_LINKS;
 
-    /** What a session keeps on disk ({@code session.json}). */
+    /**
+     * What a session keeps on disk ({@code session.json}); {@code image} is the image it runs in, pinned to the digest
+     * it started on (null on the host's file system, and in records written before images).
+     */
     record Stored(
             String id, String owner, String language, SessionLimits limits, long idleTimeoutS, long createdAtMs,
-            long endOfLifeMs, String restore, int number) {
+            long endOfLifeMs, String restore, int number, RuntimeImage image) {
         Stored withNumber(int n) {
-            return new Stored(id, owner, language, limits, idleTimeoutS, createdAtMs, endOfLifeMs, restore, n);
+            return new Stored(id, owner, language, limits, idleTimeoutS, createdAtMs, endOfLifeMs, restore, n, image);
         }
     }
 

@@ -79,7 +79,7 @@ final class BatchRunner {
                 python.limits().pids());
         List<String> command = List.of(python.runCommand().getFirst(), "-c", AGENT);
         SandboxResult r = sandbox.run(new SandboxSpec(command, python.env(), Map.of(), null, false, python.binds(),
-                python.rootfs(), input.toByteArray(), limits, null, true));
+                python.root(), input.toByteArray(), limits, null, true));
         List<ExecuteResult> results = new ArrayList<>();
         ByteBuffer frames = ByteBuffer.wrap(r.stdout());
         while (results.size() < programs.size()) {
@@ -152,7 +152,7 @@ final class BatchRunner {
             Verdict status = timedOut ? Verdict.TIMEOUT : outCut || errCut ? Verdict.OUTPUT_LIMIT
                     : signal != null && signal == 9 ? Verdict.MEMORY_LIMIT : exit == 0 ? Verdict.OK : Verdict.RUNTIME_ERROR;
             return new ExecuteResult(status, exit, signal, stdout, stderr, outCut, errCut, a.path("wall_ms").asLong(0),
-                    -1, -1, null, null);
+                    -1, -1, null, null, null);
         }
     }
 }

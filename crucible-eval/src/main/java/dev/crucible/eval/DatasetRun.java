@@ -53,10 +53,15 @@ public final class DatasetRun {
      * many to a sandbox, one after another (processes and files reset between two), instead of one sandbox each.
      */
     public record Options(String format, Path problems, Path samples, List<Integer> ks, Path out, int concurrency,
-            long timeoutMs, boolean batch) {
+            long timeoutMs, boolean batch, String image) {
         public Options(String format, Path problems, Path samples, List<Integer> ks, Path out, int concurrency,
                 long timeoutMs) {
-            this(format, problems, samples, ks, out, concurrency, timeoutMs, false);
+            this(format, problems, samples, ks, out, concurrency, timeoutMs, false, null);
+        }
+
+        public Options(String format, Path problems, Path samples, List<Integer> ks, Path out, int concurrency,
+                long timeoutMs, boolean batch) {
+            this(format, problems, samples, ks, out, concurrency, timeoutMs, batch, null);
         }
     }
 
@@ -212,10 +217,10 @@ public final class DatasetRun {
     private List<SampleResult> runChunk(Dataset dataset, List<Todo> chunk, Options o) throws InterruptedException {
         List<SampleResult> results = new ArrayList<>();
         if (chunk.size() == 1 && !batchable(dataset, chunk.getFirst(), o)) {
-            results.add(runOne(dataset, chunk.getFirst(), o.timeoutMs()));
+            results.add(runOne(dataset, chunk.getFirst(), o));
             return results;
         }
-        BatchRunner batch = new BatchRunner(sandbox, executor.runtimeFor("python"));
+        BatchRunner batch = new BatchRunner(sandbox, executor.runtimeFor("python", o.image()));
         List<TestProof> proofs = chunk.stream().map(t -> TestProof.fresh()).toList();
         List<String> programs = new ArrayList<>();
         for (int i = 0; i < chunk.size(); i++) {
@@ -226,7 +231,7 @@ public final class DatasetRun {
         for (int i = 0; i < chunk.size(); i++) {
             Todo t = chunk.get(i);
             ExecuteResult r = answers.get(i);
-            results.add(r == null ? runOne(dataset, t, o.timeoutMs()) // the batch died before it: alone
+            results.add(r == null ? runOne(dataset, t, o) // the batch died before it: alone
                     : sampleResult(t, proofs.get(i).judged(r)));
         }
         return results;
@@ -269,7 +274,9 @@ public final class DatasetRun {
         return done;
     }
 
-    private SampleResult runOne(Dataset dataset, Todo t, long timeoutMs) throws InterruptedException {
+    private SampleResult runOne(Dataset dataset, Todo t, Options o) throws InterruptedException {
+        long timeoutMs = o.timeoutMs();
+        String image = o.image();
         Dataset.Job job = dataset.job(t.problem(), t.completion());
         // judged programs print whole answers: a larger output cap than a stateless run's default
         LimitsSpec limits = new LimitsSpec(timeoutMs, null, null, OUTPUT_BYTES, null);
@@ -277,11 +284,11 @@ public final class DatasetRun {
             if (job.tests().isEmpty()) { // the program ends with its tests: they must be seen to run to the end
                 TestProof proof = TestProof.fresh();
                 ExecuteResult r = executor.execute(new ExecuteRequest(job.language(), proof.seal(job.language(),
-                        job.code()), null, null, null, limits));
+                        job.code()), null, null, null, limits, image));
                 return sampleResult(t, proof.judged(r));
             }
             Judge.Result r = judge.evaluate(new Judge.Request(job.language(), job.code(), job.tests(), null, false,
-                    limits, null));
+                    limits, null, image));
             Judge.CaseResult failed = r.results().stream().filter(c -> !c.passed()).findFirst().orElse(null);
             long wall = r.results().stream().mapToLong(Judge.CaseResult::wallMs).sum();
             return new SampleResult(t.problem().id(), t.sample(), failed == null, failed == null ? "ok" : failed.status(),

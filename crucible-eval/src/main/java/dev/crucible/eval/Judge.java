@@ -47,7 +47,7 @@ public final class Judge {
             @JsonProperty("stdin") String stdin,
             @JsonProperty("expect") String expect) {}
 
-    /** The body of {@code POST /v1/evaluate}. */
+    /** The body of {@code POST /v1/evaluate}; {@code image} is an image of the store to run in, or null. */
     public record Request(
             @JsonProperty("language") String language,
             @JsonProperty("code") String code,
@@ -55,7 +55,15 @@ public final class Judge {
             @JsonProperty("compare") Comparison.Spec compare,
             @JsonProperty("run_all_cases") Boolean runAllCases,
             @JsonProperty("limits") LimitsSpec limits,
-            @JsonProperty("files") List<FileInput> files) {}
+            @JsonProperty("files") List<FileInput> files,
+            @JsonProperty("image") String image) {
+
+        /** A request on the runtime's own file system. */
+        public Request(String language, String code, List<TestCase> testcases, Comparison.Spec compare,
+                Boolean runAllCases, LimitsSpec limits, List<FileInput> files) {
+            this(language, code, testcases, compare, runAllCases, limits, files, null);
+        }
+    }
 
     /** One case's verdict: {@code status} is the run's verdict, or {@code skipped} after an earlier failure. */
     @JsonInclude(JsonInclude.Include.NON_NULL)
@@ -81,13 +89,14 @@ public final class Judge {
             @JsonProperty("passed") int passed,
             @JsonProperty("total") int total,
             @JsonProperty("score") double score,
-            @JsonProperty("compile") ExecuteResult compile) {}
+            @JsonProperty("compile") ExecuteResult compile,
+            @JsonProperty("image_digest") String imageDigest) {}
 
     /**
      * @throws RequestException for an unknown language, no test cases, too many, a bad comparison or limits
      */
     public Result evaluate(Request request) throws InterruptedException {
-        LanguageRuntime runtime = executor.runtimeFor(request.language());
+        LanguageRuntime runtime = executor.runtimeFor(request.language(), request.image());
         if (request.code() == null) {
             throw new RequestException(ErrorCode.INVALID_REQUEST, "code is required");
         }
@@ -100,7 +109,7 @@ public final class Judge {
         }
         Comparison comparison = Comparison.of(request.compare());
         ExecuteRequest base = new ExecuteRequest(request.language(), request.code(), null, null, request.files(),
-                request.limits());
+                request.limits(), request.image());
         Limits limits = Executor.limitsFor(runtime, base);
         boolean all = Boolean.TRUE.equals(request.runAllCases());
         boolean shared = runtime.compiled() && cases.stream().allMatch(c -> c.code() == null || c.code().isEmpty());
@@ -116,7 +125,7 @@ public final class Judge {
                         failed.add(new CaseResult(false, status, 0, "the program did not compile", "",
                                 compile.stderr(), null, 0));
                     }
-                    return summarise(failed, compile);
+                    return summarise(failed, compile, runtime.imageDigest());
                 }
                 results = run(cases, all, c -> judge(program.run(c.stdin(), List.of(), limits), c, comparison));
             }
@@ -129,12 +138,12 @@ public final class Judge {
             results = run(cases, all, c -> {
                 Sealed s = sealed.get(c);
                 ExecuteResult r = executor.execute(new ExecuteRequest(request.language(), s.program(), c.stdin(), null,
-                        request.files(), request.limits()));
+                        request.files(), request.limits(), request.image()));
                 return judge(s.proof() == null ? new TestProof.Judged(r, r.ok(), null) : s.proof().judged(r), c,
                         comparison);
             });
         }
-        return summarise(results, compile);
+        return summarise(results, compile, runtime.imageDigest());
     }
 
     @FunctionalInterface
@@ -206,9 +215,9 @@ public final class Judge {
                 r.wallMs());
     }
 
-    private static Result summarise(List<CaseResult> results, ExecuteResult compile) {
+    private static Result summarise(List<CaseResult> results, ExecuteResult compile, String imageDigest) {
         int passed = (int) results.stream().filter(CaseResult::passed).count();
         double score = results.stream().mapToDouble(CaseResult::score).sum() / results.size();
-        return new Result(results, passed, results.size(), score, compile);
+        return new Result(results, passed, results.size(), score, compile, imageDigest);
     }
 }
