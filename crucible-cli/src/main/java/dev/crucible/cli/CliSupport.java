@@ -2,9 +2,14 @@ package dev.crucible.cli;
 
 import dev.crucible.Crucible;
 import dev.crucible.RequestException;
+import dev.crucible.image.ImageStore;
+import dev.crucible.image.Images;
 import dev.crucible.sandbox.SandboxConfig;
 import dev.crucible.sandbox.SandboxUnavailableException;
+import dev.crucible.server.ServerConfig;
+import java.io.IOException;
 import java.io.PrintWriter;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import tools.jackson.databind.SerializationFeature;
 import tools.jackson.databind.json.JsonMapper;
@@ -43,9 +48,20 @@ final class CliSupport {
      * {@code err} and its exit code.
      */
     static int withEngine(PrintWriter err, Path runtimesFile, EngineCommand command) throws Exception {
+        return withEngine(err, runtimesFile, () -> images(null, Images.PullPolicy.never()), command);
+    }
+
+    /** Where an engine's images come from; opened only when a command starts its engine. */
+    interface ImagesSource {
+        Images open();
+    }
+
+    /** {@link #withEngine(PrintWriter, Path, EngineCommand)} with the images of {@code images}. */
+    static int withEngine(PrintWriter err, Path runtimesFile, ImagesSource images, EngineCommand command)
+            throws Exception {
         Crucible engine;
         try {
-            engine = start(runtimesFile);
+            engine = start(sandboxConfig(), runtimesFile, images.open());
         } catch (Failure f) {
             return fail(err, f);
         }
@@ -59,7 +75,7 @@ final class CliSupport {
     }
 
     static Crucible start(Path runtimesFile) {
-        return start(sandboxConfig(), runtimesFile);
+        return start(sandboxConfig(), runtimesFile, images(null, Images.PullPolicy.never()));
     }
 
     /**
@@ -67,12 +83,12 @@ final class CliSupport {
      * same words when the host cannot build a sandbox.
      */
     static Crucible startForOneRun(Path runtimesFile) {
-        return start(sandboxConfig().withSelfTest(false), runtimesFile);
+        return start(sandboxConfig().withSelfTest(false), runtimesFile, images(null, Images.PullPolicy.never()));
     }
 
-    private static Crucible start(SandboxConfig config, Path runtimesFile) {
+    private static Crucible start(SandboxConfig config, Path runtimesFile, Images images) {
         try {
-            return Crucible.start(config, runtimesFile);
+            return Crucible.start(config, runtimesFile, images);
         } catch (SandboxUnavailableException e) {
             throw new Failure(ExitCodes.SANDBOX_UNAVAILABLE, e.getMessage());
         } catch (IllegalArgumentException e) {
@@ -86,6 +102,23 @@ final class CliSupport {
             return SandboxConfig.fromEnvironment(System.getenv());
         } catch (IllegalArgumentException e) {
             throw new Failure(ExitCodes.USAGE, e.getMessage());
+        }
+    }
+
+    /**
+     * The images of the store under {@code dataDir} (null: the default data dir). Without a pull policy the store is
+     * opened only when it exists, so that a plain {@code crucible run} creates nothing; a serve with {@code
+     * --allow-pull} creates it.
+     */
+    static Images images(Path dataDir, Images.PullPolicy pull) {
+        Path dir = (dataDir != null ? dataDir : ServerConfig.defaultDataDir(System.getenv())).resolve("images");
+        if (!Files.isDirectory(dir) && pull.registries().isEmpty()) {
+            return Images.none();
+        }
+        try {
+            return Images.of(ImageStore.open(dir), pull);
+        } catch (IOException e) {
+            throw new Failure(ExitCodes.NO_INPUT, "cannot open the image store " + dir + ": " + e.getMessage());
         }
     }
 

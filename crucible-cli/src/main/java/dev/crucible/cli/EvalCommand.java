@@ -70,6 +70,10 @@ final class EvalCommand implements Runnable {
                     "batch: Python samples many to a sandbox, one after another, processes and files reset between two."})
         String isolation;
 
+        @Option(names = "--image", paramLabel = "REF",
+                description = "Run every sample in this image of the store (e.g. a per-task image for SWE-style evaluation).")
+        String image;
+
         @Override
         public Integer call() throws Exception {
             PrintWriter err = spec.commandLine().getErr();
@@ -97,7 +101,8 @@ final class EvalCommand implements Runnable {
             }
             int workers = concurrency != null ? concurrency : 2 * Runtime.getRuntime().availableProcessors();
             return CliSupport.withEngine(err, CliSupport.runtimesFile(runtimesFile), engine -> {
-                engine.startPool(Map.of("python", workers, "javascript", 1));
+                engine.startPool(image == null ? Map.of("python", workers, "javascript", 1)
+                        : Map.of("python@" + image, workers, "javascript@" + image, 1));
                 boolean terminal = System.console() != null;
                 long[] lastLine = {0};
                 DatasetRun.Progress progress = (done, total, passed) -> {
@@ -121,7 +126,7 @@ final class EvalCommand implements Runnable {
                 DatasetRun.Summary summary;
                 try {
                     summary = new DatasetRun(Services.stateless(engine).judge(), engine.sandbox()).run(new DatasetRun.Options(format,
-                            problems, samples, kList, out, workers, timeoutMs, isolation.equals("batch")), progress,
+                            problems, samples, kList, out, workers, timeoutMs, isolation.equals("batch"), image), progress,
                             malformed);
                 } catch (IllegalArgumentException | IOException e) {
                     return CliSupport.fail(err, new CliSupport.Failure(ExitCodes.NO_INPUT, e.getMessage()));

@@ -47,6 +47,10 @@ final class RunCommand implements Callable<Integer> {
     @Option(names = "--memory-mb", paramLabel = "N", description = "Memory limit in MiB.")
     Integer memoryMb;
 
+    @Option(names = "--image", paramLabel = "REF", description = "Run in this image of the store (crucible image pull REF"
+            + " first); --language still picks the commands.")
+    String image;
+
     @Option(names = "--json", description = "Print the /v1/execute result as JSON and exit 0.")
     boolean json;
 
@@ -64,7 +68,7 @@ final class RunCommand implements Callable<Integer> {
             try (Crucible crucible = CliSupport.startForOneRun(runtimes)) {
                 String lang = language != null ? language : languageFromFile(crucible);
                 ExecuteRequest request = new ExecuteRequest(lang, code, input, args, null,
-                        new LimitsSpec(timeoutMs, null, memoryMb, null, null));
+                        new LimitsSpec(timeoutMs, null, memoryMb, null, null), image);
                 ExecuteResult result = crucible.executor().execute(request);
                 return report(result);
             }

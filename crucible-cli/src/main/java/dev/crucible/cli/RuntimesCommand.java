@@ -24,8 +24,10 @@ final class RuntimesCommand implements Callable<Integer> {
         var out = spec.commandLine().getOut();
         try (Crucible crucible = CliSupport.start(CliSupport.runtimesFile(runtimesFile))) {
             for (LanguageRuntime r : crucible.runtimes().list()) {
-                out.printf("%-12s %-10s %s%n", r.language(), r.version().isEmpty() ? "-" : r.version(),
-                        r.available() ? "available" : "unavailable: " + r.unavailableReason());
+                out.printf("%-12s %-10s %s%s%n", r.language(), r.version().isEmpty() ? "-" : r.version(),
+                        r.available() ? "available" : "unavailable: " + r.unavailableReason(), r.image() == null ? ""
+                                : "  (image " + r.image().reference() + (r.imageDigest() == null ? ""
+                                        : " " + r.imageDigest()) + ")");
             }
             out.println();
             crucible.sandbox().host().describe().forEach(out::println);

@@ -1,12 +1,18 @@
 package dev.crucible.cli;
 
 import dev.crucible.Crucible;
+import dev.crucible.image.ImagePuller;
+import dev.crucible.image.Images;
+import dev.crucible.image.RegistryCredentials;
 import dev.crucible.server.CrucibleServer;
 import dev.crucible.server.ServerConfig;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Set;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
 import picocli.CommandLine.Command;
@@ -33,7 +39,8 @@ final class ServeCommand implements Callable<Integer> {
     Path dataDir;
 
     @Option(names = "--pool", paramLabel = "LANG=N,...",
-            description = "Warm sandboxes kept ready per language (env CRUCIBLE_POOL; default python=2,javascript=1).")
+            description = "Warm sandboxes kept ready per language, or per LANG@IMAGE (env CRUCIBLE_POOL; default"
+                    + " python=2,javascript=1).")
     String pool;
 
     @Option(names = "--max-concurrent", paramLabel = "N", description = "Executions at once (default 2 x cores).")
@@ -59,6 +66,19 @@ final class ServeCommand implements Callable<Integer> {
 
     @Option(names = "--runtimes", paramLabel = "FILE", description = "A runtimes TOML file (env CRUCIBLE_RUNTIMES).")
     Path runtimesFile;
+
+    @Option(names = "--allow-pull", paramLabel = "REGISTRY,...", split = ",",
+            description = "Registries a request's unknown image may be pulled from (docker.io, ghcr.io, 127.0.0.1:5000…);"
+                    + " default none: a request never triggers a download.")
+    List<String> allowPull = List.of();
+
+    @Option(names = "--insecure-registry", paramLabel = "HOST:PORT", split = ",",
+            description = "Registries spoken to over plain HTTP (loopback ones always may be).")
+    List<String> insecureRegistries = List.of();
+
+    @Option(names = "--pull-max-mb", paramLabel = "MIB", defaultValue = "4096",
+            description = "Largest image (compressed) a request may pull (default 4096).")
+    long pullMaxMb;
 
     @Override
     public Integer call() throws Exception {
@@ -93,7 +113,16 @@ final class ServeCommand implements Callable<Integer> {
         }
         long t0 = System.nanoTime();
         ServerConfig serving = config;
-        return CliSupport.withEngine(err, CliSupport.runtimesFile(runtimesFile), engine -> serve(engine, serving, t0, err));
+        Images.PullPolicy pull;
+        try {
+            pull = allowPull.isEmpty() ? Images.PullPolicy.never() : new Images.PullPolicy(Set.copyOf(allowPull),
+                    new ImagePuller.Options(Set.copyOf(insecureRegistries), pullMaxMb * 1024 * 1024, Duration.ofSeconds(30),
+                            RegistryCredentials.fromEnvironment(System.getenv())));
+        } catch (IllegalArgumentException e) {
+            return CliSupport.fail(err, new CliSupport.Failure(ExitCodes.USAGE, e.getMessage()));
+        }
+        return CliSupport.withEngine(err, CliSupport.runtimesFile(runtimesFile),
+                () -> CliSupport.images(serving.sessions().dataDir(), pull), engine -> serve(engine, serving, t0, err));
     }
 
     private int serve(Crucible engine, ServerConfig config, long t0, PrintWriter err) throws InterruptedException {

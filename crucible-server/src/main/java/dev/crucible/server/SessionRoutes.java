@@ -41,7 +41,8 @@ final class SessionRoutes {
             @JsonProperty("language") String language,
             @JsonProperty("limits") LimitsBody limits,
             @JsonProperty("idle_timeout_s") Long idleTimeoutS,
-            @JsonProperty("restore") String restore) {}
+            @JsonProperty("restore") String restore,
+            @JsonProperty("image") String image) {}
 
     record ExecuteBody(
             @JsonProperty("code") String code,
@@ -54,13 +55,13 @@ final class SessionRoutes {
 
     /** A body is optional here: none, or {}, means every default. */
     void create(Context ctx) throws Exception {
-        CreateBody body = ctx.req().getContentLengthLong() == 0 ? new CreateBody(null, null, null, null)
+        CreateBody body = ctx.req().getContentLengthLong() == 0 ? new CreateBody(null, null, null, null, null)
                 : bodies.read(ctx, CreateBody.class);
         LimitsBody l = body.limits();
         SessionLimits limits = l == null ? null
                 : SessionLimits.DEFAULT.with(l.memoryMb(), l.pids(), l.cpus(), l.timeoutMs(), l.outputBytes());
         ctx.status(201).json(sessions.create(owner(ctx), new SessionManager.CreateRequest(body.language(), limits,
-                body.idleTimeoutS(), body.restore())));
+                body.idleTimeoutS(), body.restore(), body.image())));
     }
 
     void list(Context ctx) {
