@@ -2,6 +2,8 @@ package dev.crucible;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.crucible.image.ImageStore;
+import dev.crucible.image.Images;
 import dev.crucible.sandbox.SandboxConfig;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -16,13 +18,29 @@ public final class TestHost {
 
     private TestHost() {}
 
-    /** The shared engine (started on first use, closed when the JVM exits). */
+    /**
+     * The shared engine (started on first use, closed when the JVM exits), with an image store of its own in a
+     * temporary directory ({@link dev.crucible.image.TestImages} commits images there).
+     */
     public static synchronized Crucible crucible() {
         if (crucible == null) {
-            crucible = Crucible.start(SandboxConfig.defaults().withSlots(4), null);
+            Images images;
+            try {
+                Path store = Files.createTempDirectory("crucible-test-images");
+                Files.setPosixFilePermissions(store, java.nio.file.attribute.PosixFilePermissions.fromString("rwxr-xr-x"));
+                images = Images.of(ImageStore.open(store), Images.PullPolicy.never());
+            } catch (IOException e) {
+                throw new java.io.UncheckedIOException(e);
+            }
+            crucible = Crucible.start(SandboxConfig.defaults().withSlots(4), null, images);
             Runtime.getRuntime().addShutdownHook(new Thread(crucible::close));
         }
         return crucible;
+    }
+
+    /** The shared engine's image store. */
+    public static ImageStore images() {
+        return crucible().runtimes().images().store();
     }
 
     /**

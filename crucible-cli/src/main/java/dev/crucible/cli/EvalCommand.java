@@ -101,6 +101,9 @@ final class EvalCommand implements Runnable {
             }
             int workers = concurrency != null ? concurrency : 2 * Runtime.getRuntime().availableProcessors();
             return CliSupport.withEngine(err, CliSupport.runtimesFile(runtimesFile), engine -> {
+                if (image != null) {
+                    engine.runtimes().images().require(image); // an unknown image is one line before any sample
+                }
                 engine.startPool(image == null ? Map.of("python", workers, "javascript", 1)
                         : Map.of("python@" + image, workers, "javascript@" + image, 1));
                 boolean terminal = System.console() != null;

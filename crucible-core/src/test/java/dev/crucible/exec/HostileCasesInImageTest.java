@@ -1,0 +1,64 @@
+package dev.crucible.exec;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.crucible.TestHost;
+import dev.crucible.image.Image;
+import dev.crucible.image.TestImages;
+import dev.crucible.runtime.LimitsSpec;
+import java.io.IOException;
+import java.util.List;
+import java.util.Set;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+import tools.jackson.databind.JsonNode;
+
+/**
+ * The hostile catalogue's Python and shell cases, run in a real image (Debian with Python) instead of on the host's
+ * /usr: the same expectations hold, since the image changes the file system and nothing of the sandbox around it.
+ */
+class HostileCasesInImageTest {
+    /** The languages the test image has. */
+    private static final Set<String> IN_IMAGE = Set.of("python", "bash");
+
+    static Image image;
+
+    @BeforeAll
+    static void commitTheImage() throws Exception {
+        image = TestImages.debianPython(TestHost.images());
+    }
+
+    static Stream<Arguments> cases() throws IOException {
+        return HostileCasesTest.cases().filter(a -> IN_IMAGE.contains(((JsonNode) a.get()[1]).get("language").asString()));
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("cases")
+    void hostileCaseInAnImageGetsItsExpectedOutcome(String id, JsonNode c, JsonNode expect) throws Exception {
+        Executor executor = TestHost.crucible().executor();
+        try (HostileCasesTest.Listener listener = HostileCasesTest.Listener.open(expect.path("listener").asString(""))) {
+            String code = c.get("code").asString().replace("{HOST_PORT}", Integer.toString(listener.port()));
+            LimitsSpec limits = expect.has("limits")
+                    ? HostileCasesTest.JSON.treeToValue(expect.get("limits"), LimitsSpec.class) : null;
+            ExecuteRequest request = new ExecuteRequest(c.get("language").asString(), code, null, null, null, limits,
+                    image.digest());
+            ExecuteResult result = executor.execute(request);
+            if (expect.path("run_twice").asBoolean(false)) {
+                assertThat(result.status().wireName()).isEqualTo("ok");
+                result = executor.execute(request);
+            }
+            String describe = id + " (in image) -> " + result.status() + " exit=" + result.exitCode() + " signal="
+                    + result.signal() + "\nstdout: " + HostileCasesTest.abbreviate(result.stdout()) + "\nstderr: "
+                    + HostileCasesTest.abbreviate(result.stderr());
+            HostileCasesTest.check(expect, result, describe);
+            assertThat(result.imageDigest()).as(describe).isEqualTo(image.digest());
+            assertThat(listener.connections()).as("connections to the host listener\n" + describe).isZero();
+        }
+        TestHost.assertNothingLeft();
+        assertThat(List.of(image.rootfs().toFile().list())).as("the image root is unchanged")
+                .doesNotContain("pwned", "planted");
+    }
+}
