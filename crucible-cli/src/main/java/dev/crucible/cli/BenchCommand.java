@@ -57,6 +57,10 @@ final class BenchCommand implements Callable<Integer> {
             description = "Think time of each client between its requests, as an agent has (default 0: back to back).")
     long pauseMs;
 
+    @Option(names = "--image", paramLabel = "REF",
+            description = "Also time POST /v1/execute in this image of the server's store, against the host runtime.")
+    String image;
+
     @Option(names = "--token", description = "Bearer token (default: the first of CRUCIBLE_TOKENS).")
     String token;
 
@@ -126,12 +130,27 @@ final class BenchCommand implements Callable<Integer> {
         HttpBench.measure(warmup, concurrency, spawn);
         bench.statuses.clear();
         int perRound = Math.max(1, iterations / rounds);
+        String imageBody = image == null ? null : CliSupport.json().writeValueAsString(
+                java.util.Map.of("language", "python", "code", code, "image", image));
+        HttpBench.Task inImage = (i, start) -> {
+            start.run();
+            while (!bench.post(imageBody)) {
+                Thread.sleep(50);
+            }
+        };
+        if (image != null) {
+            HttpBench.measure(warmup, concurrency, inImage);
+        }
         List<HttpBench.Phase> bares = new java.util.ArrayList<>();
         List<HttpBench.Phase> served = new java.util.ArrayList<>();
+        List<HttpBench.Phase> imaged = new java.util.ArrayList<>();
         for (int r = 0; r < rounds; r++) {
             bares.add(HttpBench.measure(perRound, concurrency, spawn));
             int offset = r * perRound;
             served.add(HttpBench.measure(perRound, concurrency, (i, start) -> server.run(offset + i, start)));
+            if (image != null) {
+                imaged.add(HttpBench.measure(perRound, concurrency, inImage));
+            }
         }
         HttpBench.Phase b = HttpBench.merge(bares);
         HttpBench.Phase s = HttpBench.merge(served);
@@ -142,6 +161,12 @@ final class BenchCommand implements Callable<Integer> {
         HttpBench.report(out, "POST /v1/execute", s);
         out.printf("latency ratio server/bare (p50): %.2f%n", pct(s.latencies(), 50) / pct(b.latencies(), 50));
         out.printf("throughput ratio server/bare: %.2f%n", s.throughput() / b.throughput());
+        if (image != null) {
+            HttpBench.Phase m = HttpBench.merge(imaged);
+            HttpBench.report(out, "POST /v1/execute image", m);
+            out.printf("latency ratio image/host runtime (p50): %.2f; throughput ratio image/host: %.2f (image %s)%n",
+                    pct(m.latencies(), 50) / pct(s.latencies(), 50), m.throughput() / s.throughput(), image);
+        }
         out.printf("verdicts: %s; 5xx: %d; refused (429/503, retried): %d%n", bench.statusCounts(),
                 bench.serverErrors.get(), bench.rejected.get());
         JsonNode after = bench.health();

@@ -45,6 +45,11 @@ public final class Images implements AutoCloseable {
     private final PullPolicy pull;
     private final Map<String, Closeable> leases = new ConcurrentHashMap<>();
     private final Map<String, Object> pulling = new ConcurrentHashMap<>();
+    /** Lookups that found an image, kept briefly: a request in an image must not read the store's files each time. */
+    private final Map<String, Found> recent = new ConcurrentHashMap<>();
+    private static final long RECENT_NANOS = 2_000_000_000L;
+
+    private record Found(Image image, long atNanos) {}
 
     private Images(ImageStore store, PullPolicy pull) {
         this.store = store;
@@ -70,9 +75,16 @@ public final class Images implements AutoCloseable {
         if (store == null) {
             return Optional.empty();
         }
+        Found found = recent.get(reference);
+        if (found != null && System.nanoTime() - found.atNanos() < RECENT_NANOS) {
+            return Optional.of(found.image());
+        }
         try {
             Optional<Image> image = store.find(reference);
-            image.ifPresent(this::lease);
+            image.ifPresent(i -> {
+                lease(i);
+                recent.put(reference, new Found(i, System.nanoTime()));
+            });
             return image;
         } catch (ImageException e) {
             return Optional.empty();
