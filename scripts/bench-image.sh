@@ -1,0 +1,72 @@
+#!/usr/bin/env bash
+# Image benchmarks (issue 13), ratios against baselines taken in the same run:
+#   1. pull of one image from a loopback registry (Debian's docker-registry): `crucible image pull` (download,
+#      verify, unpack) against `skopeo copy` to an OCI directory (download and verify only), alternating rounds;
+#   2. the first run after the pull against a run on the host's /usr;
+#   3. warm POST /v1/execute p50 in the image runtime against the host runtime (crucible bench --image).
+# Needs root, docker-registry, skopeo, umoci and mmdebstrap (apt-get install docker-registry skopeo umoci mmdebstrap).
+# Usage: scripts/bench-image.sh [ROUNDS]
+set -euo pipefail
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+rounds="${1:-3}"
+work="$(mktemp -d /tmp/crucible-bench-image.XXXXXX)"
+chmod 755 "$work"
+port="${CRUCIBLE_BENCH_REGISTRY_PORT:-15123}"
+registry=""
+server=""
+cleanup() {
+  [ -n "$server" ] && kill -TERM "$server" 2>/dev/null && wait "$server" 2>/dev/null || true
+  [ -n "$registry" ] && kill "$registry" 2>/dev/null && wait "$registry" 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+ms() { echo $(( ($(date +%s%N) - $1) / 1000000 )); }
+
+# the image: a Debian bookworm root with Python (the tests' image; built once and cached)
+tarball="${TMPDIR:-/tmp}/crucible-test-images/debian-bookworm-python-tabulate-1.tar"
+if [ ! -f "$tarball" ]; then
+  mkdir -p "$(dirname "$tarball")"
+  mmdebstrap --variant=minbase --mode=root --include=python3-minimal,python3-tabulate \
+    --dpkgopt='path-exclude=/usr/share/doc/*' --dpkgopt='path-exclude=/usr/share/man/*' \
+    --dpkgopt='path-exclude=/usr/share/locale/*' bookworm "$tarball.partial" >/dev/null 2>&1
+  mv "$tarball.partial" "$tarball"
+fi
+umoci init --layout "$work/layout" >/dev/null
+umoci new --image "$work/layout:bench" >/dev/null
+umoci raw add-layer --image "$work/layout:bench" "$tarball" >/dev/null
+
+cat > "$work/registry.yml" <<YML
+version: 0.1
+storage:
+  filesystem:
+    rootdirectory: $work/registry
+http:
+  addr: 127.0.0.1:$port
+YML
+docker-registry serve "$work/registry.yml" >"$work/registry.log" 2>&1 &
+registry=$!
+until curl -sf -o /dev/null "http://127.0.0.1:$port/v2/"; do sleep 0.05; done
+skopeo copy -q --dest-tls-verify=false "oci:$work/layout:bench" "docker://127.0.0.1:$port/bench/debian-python:1"
+ref="127.0.0.1:$port/bench/debian-python:1"
+size=$(du -sb "$work/registry/docker/registry/v2/blobs" | cut -f1)
+echo "image: $ref, $((size / 1048576)) MiB in the registry (compressed)"
+
+crucible_ms=(); skopeo_ms=()
+for r in $(seq "$rounds"); do
+  rm -rf "$work/oci" "$work/data"
+  t=$(date +%s%N); skopeo copy -q --src-tls-verify=false "docker://$ref" "oci:$work/oci:bench"; skopeo_ms+=("$(ms "$t")")
+  t=$(date +%s%N); "$root/crucible" image pull --quiet --data-dir "$work/data" "$ref" >/dev/null; crucible_ms+=("$(ms "$t")")
+done
+median() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
+c=$(median "${crucible_ms[@]}"); s=$(median "${skopeo_ms[@]}")
+echo "pull (median of $rounds): crucible image pull ${c} ms (download, verify, unpack); skopeo copy to an OCI dir ${s} ms (download, verify); ratio $(awk "BEGIN {printf \"%.2f\", $c / $s}")"
+
+t=$(date +%s%N); echo 'import tabulate; print(1)' | CRUCIBLE_DATA_DIR="$work/data" "$root/crucible" run --image "$ref" -l python - >/dev/null; first=$(ms "$t")
+t=$(date +%s%N); echo 'print(1)' | CRUCIBLE_DATA_DIR="$work/data" "$root/crucible" run -l python - >/dev/null; host=$(ms "$t")
+echo "first run after the pull: crucible run --image ${first} ms; on the host's /usr ${host} ms; ratio $(awk "BEGIN {printf \"%.2f\", $first / $host}")"
+
+sport=$((port + 1))
+"$root/crucible" serve --port "$sport" --data-dir "$work/data" --pool "python=2,python@$ref=2" 2>"$work/serve.log" &
+server=$!
+until curl -sf -o /dev/null "http://127.0.0.1:$sport/healthz"; do kill -0 "$server" || { cat "$work/serve.log"; exit 1; }; sleep 0.05; done
+"$root/crucible" bench --url "http://127.0.0.1:$sport" -c 1 -n 300 --warmup 100 --image "$ref"
