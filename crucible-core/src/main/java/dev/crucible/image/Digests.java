@@ -19,7 +19,7 @@ final class Digests {
         if (digest != null && SHA256.matcher(digest).matches()) {
             return digest.substring("sha256:".length());
         }
-        if (digest != null && digest.length() <= 256 && ANY.matcher(digest).matches()) {
+        if (digest != null && digest.length() <= 256 && !digest.startsWith("sha256:") && ANY.matcher(digest).matches()) {
             throw new ImageException(ImageException.Failure.UNSUPPORTED, "digest " + digest
                     + " uses an algorithm Crucible does not store: only sha256 digests are supported");
         }

@@ -230,7 +230,16 @@ public final class ImageStore {
      * @throws ImageException NOT_FOUND if the root is gone (pruned meanwhile)
      */
     public Closeable lease(Image image) throws IOException {
-        return leaseRoot(Digests.hex(image.id()), true);
+        String idHex = Digests.hex(image.id());
+        if (!Files.isDirectory(roots.resolve(idHex), LinkOption.NOFOLLOW_LINKS)) {
+            throw rootGone(idHex);
+        }
+        return leaseRoot(idHex, true);
+    }
+
+    private static ImageException rootGone(String idHex) {
+        return new ImageException(ImageException.Failure.NOT_FOUND, "the root of image sha256:" + idHex
+                + " was pruned; pull or import the image again");
     }
 
     private Closeable leaseRoot(String idHex, boolean rootMustExist) throws IOException {
@@ -242,8 +251,7 @@ public final class ImageStore {
             if (Files.exists(lockFile)) {
                 if (rootMustExist && !Files.isDirectory(roots.resolve(idHex), LinkOption.NOFOLLOW_LINKS)) {
                     lease.close();
-                    throw new ImageException(ImageException.Failure.NOT_FOUND, "the root of image sha256:" + idHex
-                            + " was pruned; pull or import the image again");
+                    throw rootGone(idHex);
                 }
                 return lease;
             }
