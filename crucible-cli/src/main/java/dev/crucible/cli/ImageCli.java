@@ -64,7 +64,7 @@ final class ImageCli {
 
     static ImageException notFound(String reference) {
         return new ImageException(ImageException.Failure.NOT_FOUND, "no image '" + reference
-                + "' in the store: `crucible image ls` lists them, `crucible image pull` fetches one");
+                + "' in the store; `crucible image ls` lists the images, `crucible image pull` fetches one");
     }
 
     /** Images as JSON: paths as plain strings, times as ISO-8601. */

@@ -6,6 +6,7 @@ import static dev.crucible.image.StoreFixtures.tree;
 import static dev.crucible.image.StoreFixtures.umociLayout;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.tuple;
 
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
@@ -98,6 +99,49 @@ class ImageImportTest {
                 .satisfies(e -> assertThat(failureOf(e)).isEqualTo(ImageException.Failure.INVALID_REFERENCE))
                 .hasMessageContaining("--tag");
         assertNothingVisible(store);
+    }
+
+    @Test
+    void aNestedIndexGivesTheHostsPlatformNamedByItsFullNameAnnotation() throws IOException {
+        Path layout = dir.resolve("layout");
+        Path blobs = Files.createDirectories(layout.resolve("blobs").resolve("sha256"));
+        ImageFormats.Platform host = ImageFormats.Platform.host();
+        ImageFormats.Platform foreign = new ImageFormats.Platform("linux", host.architecture().equals("s390x")
+                ? "riscv64" : "s390x", null);
+        ImageFormats.Descriptor mine = platformImage(blobs, "host", host);
+        ImageFormats.Descriptor theirs = platformImage(blobs, "foreign", foreign);
+        byte[] nested = ImageFormats.JSON.writeValueAsBytes(new ImageFormats.Index(2, ImageFormats.OCI_INDEX,
+                List.of(theirs, mine)));
+        String nestedDigest = blob(blobs, nested);
+        byte[] index = ImageFormats.JSON.writeValueAsBytes(new ImageFormats.Index(2, ImageFormats.OCI_INDEX, List.of(
+                new ImageFormats.Descriptor(ImageFormats.OCI_INDEX, nestedDigest, nested.length, Map.of(
+                        OciLayoutImport.CONTAINERD_NAME, "docker.io/library/multi:2", OciLayoutImport.REF_NAME, "2"), null))));
+        Files.write(layout.resolve("index.json"), index);
+        Files.writeString(layout.resolve("oci-layout"), "{\"imageLayoutVersion\":\"1.0.0\"}");
+
+        List<Image> images = importInto("s", layout, null);
+
+        assertThat(images).extracting(Image::name, Image::digest).containsExactly(
+                tuple("docker.io/library/multi:2", mine.digest()));
+        assertThat(images.getFirst().rootfs().resolve("which")).hasContent("host");
+    }
+
+    /** Writes an image of one layer (a file {@code which} saying {@code salt}) into a layout's blobs. */
+    private static ImageFormats.Descriptor platformImage(Path blobs, String salt, ImageFormats.Platform platform)
+            throws IOException {
+        byte[] layer = new StoreFixtures.Layer().file("which", salt).bytes();
+        byte[] config = StoreFixtures.config(salt, List.of(layer));
+        byte[] manifest = StoreFixtures.manifest(config, List.of(layer), ImageFormats.OCI_LAYER_TAR);
+        blob(blobs, layer);
+        blob(blobs, config);
+        return new ImageFormats.Descriptor(ImageFormats.OCI_MANIFEST, blob(blobs, manifest), manifest.length, null,
+                platform);
+    }
+
+    private static String blob(Path blobs, byte[] bytes) throws IOException {
+        String digest = StoreFixtures.sha256(bytes);
+        Files.write(blobs.resolve(digest.substring(7)), bytes);
+        return digest;
     }
 
     @Test

@@ -15,10 +15,15 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.FileTime;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -155,7 +160,7 @@ class ImageStoreTest {
         Files.writeString(killed.resolve("lib.so"), "x");
         Files.createSymbolicLink(killed.resolve("link"), outside);
         Files.createSymbolicLink(killed.resolve("dirlink"), dir);
-        Files.setPosixFilePermissions(killed, java.nio.file.attribute.PosixFilePermissions.fromString("r-xr-xr-x"));
+        Files.setPosixFilePermissions(killed, PosixFilePermissions.fromString("r-xr-xr-x"));
         Files.createDirectories(staging.resolve("garbage"));
         String busyHex = "b".repeat(64);
         Path busy = Files.createDirectories(staging.resolve(busyHex + ".2"));
@@ -208,6 +213,25 @@ class ImageStoreTest {
         assertThat(store.list()).extracting(Image::name)
                 .containsExactly("docker.io/library/app:1", "docker.io/library/app:latest");
         assertThat(entries(store.dir().resolve("roots")).stream().filter(n -> !n.endsWith(".lock"))).hasSize(1);
+    }
+
+    @Test
+    void concurrentCommitsOfOneImageShareOneRoot() throws Exception {
+        ImageStore store = store();
+        List<Future<Image>> commits = new ArrayList<>();
+        try (ExecutorService threads = Executors.newVirtualThreadPerTaskExecutor()) {
+            for (int i = 0; i < 4; i++) {
+                String name = "race:" + i;
+                commits.add(threads.submit(() -> commit(ImageStore.open(dir.resolve("images")), name, "race", base, app)));
+            }
+        }
+        Path root = commits.getFirst().get().rootfs();
+        for (Future<Image> c : commits) {
+            assertThat(c.get().rootfs()).isEqualTo(root);
+        }
+        assertThat(store.list()).hasSize(4);
+        assertThat(root.resolve("app/main.py")).exists();
+        assertThat(entries(store.dir().resolve("staging"))).isEmpty();
     }
 
     @Test

@@ -10,9 +10,7 @@ import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
-import java.security.MessageDigest;
 import java.util.ArrayList;
-import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
@@ -203,13 +201,10 @@ final class StoreFixtures {
                 } else if (Files.isDirectory(p, LinkOption.NOFOLLOW_LINKS)) {
                     kind = "dir " + mode(p);
                 } else {
-                    kind = "file " + mode(p) + " " + HexFormat.of().formatHex(
-                            MessageDigest.getInstance("SHA-256").digest(Files.readAllBytes(p)));
+                    kind = "file " + mode(p) + " " + sha256(Files.readAllBytes(p));
                 }
                 tree.put(root.relativize(p).toString(), kind);
             }
-        } catch (java.security.NoSuchAlgorithmException e) {
-            throw new IllegalStateException(e);
         }
         return tree;
     }
