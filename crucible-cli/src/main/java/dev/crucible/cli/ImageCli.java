@@ -5,6 +5,9 @@ import dev.crucible.image.ImageStore;
 import dev.crucible.server.ServerConfig;
 import java.io.IOException;
 import java.io.PrintWriter;
+import java.nio.file.AccessDeniedException;
+import java.nio.file.FileSystemException;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
@@ -43,10 +46,21 @@ final class ImageCli {
         } catch (ImageException e) {
             return CliSupport.fail(err, new CliSupport.Failure(exitCodeOf(e.failure()), e.getMessage()));
         } catch (IOException e) {
-            return CliSupport.fail(err, new CliSupport.Failure(ExitCodes.IMAGE_IO, "image store: " + e));
+            return CliSupport.fail(err, new CliSupport.Failure(ExitCodes.IMAGE_IO, describe(e)));
         } catch (CliSupport.Failure f) {
             return CliSupport.fail(err, f);
         }
+    }
+
+    /** An I/O failure in words: what went wrong on which file, and what to try. */
+    static String describe(IOException e) {
+        return switch (e) {
+            case AccessDeniedException denied -> "cannot use the image store: permission denied on " + denied.getFile()
+                    + " (run as the store's owner, or give --data-dir)";
+            case NoSuchFileException missing -> "no such file: " + missing.getFile();
+            case FileSystemException fs -> "image store: " + fs.getFile() + ": " + fs.getReason();
+            default -> "image store: " + e.getMessage();
+        };
     }
 
     static int exitCodeOf(ImageException.Failure failure) {

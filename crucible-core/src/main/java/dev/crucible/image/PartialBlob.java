@@ -10,29 +10,31 @@ import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.security.MessageDigest;
-import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.Semaphore;
+import java.util.HashSet;
+import java.util.Set;
 
 /**
  * A download into {@code partial/sha256-<hex>}: appends after what an interrupted attempt kept, then verifies the whole
- * file against its digest and renames it into {@code blobs/}. One writer per blob at a time: threads of this JVM queue
- * on a semaphore, other processes on an exclusive lock of the partial file held through the channel that writes it.
+ * file against its digest and renames it into {@code blobs/}. One writer per blob at a time: threads of this JVM wait
+ * for the partial file to be free here, other processes on an exclusive lock of it, held through the channel that
+ * writes it (the only channel this JVM has on the file, since closing any would drop the lock).
  */
 final class PartialBlob implements ImageStore.BlobWriter {
-    private static final ConcurrentHashMap<Path, Semaphore> WRITERS = new ConcurrentHashMap<>();
+    /** The partial files a writer of this JVM has open; guarded by itself. */
+    private static final Set<Path> WRITING = new HashSet<>();
     private static final int BUFFER = 1 << 16;
 
     private final String digest;
     private final Path partial;
     private final Path blob;
-    private final Semaphore turn;
+    private final Path turn;
     private final FileChannel channel;
     private final ByteBuffer buffer = ByteBuffer.allocate(BUFFER);
     private final OutputStream stream = new Appender();
     private long offset;
     private boolean closed;
 
-    private PartialBlob(String digest, Path partial, Path blob, Semaphore turn, FileChannel channel) throws IOException {
+    private PartialBlob(String digest, Path partial, Path blob, Path turn, FileChannel channel) throws IOException {
         this.digest = digest;
         this.partial = partial;
         this.blob = blob;
@@ -47,13 +49,8 @@ final class PartialBlob implements ImageStore.BlobWriter {
         if (Files.exists(blob)) {
             return new Stored(blob);
         }
-        Semaphore turn = WRITERS.computeIfAbsent(partial.toAbsolutePath(), p -> new Semaphore(1));
-        try {
-            turn.acquire();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new InterruptedIOException("interrupted while waiting to write blob " + digest);
-        }
+        Path turn = partial.toAbsolutePath();
+        take(turn, digest);
         try {
             while (true) {
                 FileChannel channel = FileChannel.open(partial, StandardOpenOption.CREATE, StandardOpenOption.READ,
@@ -62,7 +59,7 @@ final class PartialBlob implements ImageStore.BlobWriter {
                     channel.lock(); // another process writing this blob: wait for it to finish or fail
                     if (Files.exists(blob)) { // it finished: its file was renamed away under us
                         channel.close();
-                        turn.release();
+                        give(turn);
                         return new Stored(blob);
                     }
                     if (Files.exists(partial)) {
@@ -75,8 +72,29 @@ final class PartialBlob implements ImageStore.BlobWriter {
                 }
             }
         } catch (IOException | RuntimeException e) {
-            turn.release();
+            give(turn);
             throw e;
+        }
+    }
+
+    /** Waits until no other writer of this JVM has {@code partial} open, then marks it taken. */
+    private static void take(Path partial, String digest) throws InterruptedIOException {
+        synchronized (WRITING) {
+            while (!WRITING.add(partial)) {
+                try {
+                    WRITING.wait();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new InterruptedIOException("interrupted while waiting to write blob " + digest);
+                }
+            }
+        }
+    }
+
+    private static void give(Path partial) {
+        synchronized (WRITING) {
+            WRITING.remove(partial);
+            WRITING.notifyAll();
         }
     }
 
@@ -130,7 +148,7 @@ final class PartialBlob implements ImageStore.BlobWriter {
             try {
                 channel.close();
             } finally {
-                turn.release();
+                give(turn);
             }
         }
     }

@@ -56,13 +56,20 @@ final class StorePruner {
         return new ImageStore.Pruned(images, roots, blobs, partials, inUse, bytes);
     }
 
+    /** Metadata of unnamed images, and the temp files of a write a crash cut short (writers hold the lock we hold). */
     private void pruneMetadata() throws IOException {
         for (Path file : list(metadata.imagesDir())) {
             String name = file.getFileName().toString();
-            if (name.endsWith(".json") && !keptImages.contains(name.substring(0, name.length() - 5))) {
+            if (!name.endsWith(".json") || !keptImages.contains(name.substring(0, name.length() - 5))) {
                 bytes += Files.size(file);
                 Files.deleteIfExists(file);
-                images++;
+                images += name.endsWith(".json") ? 1 : 0;
+            }
+        }
+        for (Path file : list(dir)) {
+            String name = file.getFileName().toString();
+            if (name.startsWith(".names.json.") && name.endsWith(".tmp")) {
+                Files.deleteIfExists(file);
             }
         }
     }
