@@ -1,6 +1,7 @@
 package dev.crucible.image;
 
 import java.io.IOException;
+import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
@@ -39,7 +40,10 @@ final class StoreFiles {
         Path temp = file.resolveSibling("." + file.getFileName() + "." + UUID.randomUUID() + ".tmp");
         try {
             try (FileChannel out = FileChannel.open(temp, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
-                out.write(java.nio.ByteBuffer.wrap(bytes));
+                ByteBuffer buffer = ByteBuffer.wrap(bytes);
+                while (buffer.hasRemaining()) {
+                    out.write(buffer);
+                }
                 out.force(true);
             }
             Files.setPosixFilePermissions(temp, FILE_READABLE);
