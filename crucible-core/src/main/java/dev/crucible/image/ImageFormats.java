@@ -54,7 +54,7 @@ final class ImageFormats {
         /** Whether an image of this platform runs on {@code host} (an arm64 variant other than v8 does not). */
         boolean runsOn(Platform host) {
             boolean variantFits = variant == null || variant.isEmpty() || variant.equals(host.variant)
-                    || (architecture.equals("arm64") && variant.equals("v8"));
+                    || ("arm64".equals(architecture) && variant.equals("v8"));
             return host.os.equals(os) && host.architecture.equals(architecture) && variantFits;
         }
 
