@@ -41,6 +41,9 @@ crucible_ensure_test_packages() {
   /usr/bin/python3 -c 'import matplotlib' 2>/dev/null || missing+=(python3-matplotlib)
   command -v tmux >/dev/null 2>&1 || missing+=(tmux)
   [ -x /usr/sbin/mkfs.ext4 ] || [ -x /sbin/mkfs.ext4 ] || missing+=(e2fsprogs) # session workspace images
+  command -v umoci >/dev/null 2>&1 || missing+=(umoci)                     # OCI layouts for the image tests
+  command -v skopeo >/dev/null 2>&1 || missing+=(skopeo)                   # docker-save and OCI archives
+  command -v docker-registry >/dev/null 2>&1 || missing+=(docker-registry) # a local registry for the pull tests
   [ ${#missing[@]} -eq 0 ] && return 0
   if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "crucible: installing ${missing[*]} (for the tests)" >&2

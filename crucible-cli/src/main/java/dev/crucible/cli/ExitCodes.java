@@ -27,6 +27,22 @@ final class ExitCodes {
     static final int OUTPUT_LIMIT = 125;
     /** The program did not compile. */
     static final int COMPILE_ERROR = 1;
+    /** {@code crucible image}: no such image in the store, or no such repository, tag or blob in the registry. */
+    static final int IMAGE_NOT_FOUND = 68;
+    /** {@code crucible image}: reading or writing the image store failed (disk full, permissions). */
+    static final int IMAGE_IO = 74;
+    /** {@code crucible image pull}: the registry could not be reached or answered with a server error. */
+    static final int REGISTRY_UNREACHABLE = 75;
+    /** {@code crucible image}: a blob or manifest does not hash to its digest. */
+    static final int DIGEST_MISMATCH = 76;
+    /** {@code crucible image pull}: the registry refused the credentials or an anonymous pull. */
+    static final int REGISTRY_UNAUTHORIZED = 77;
+    /** {@code crucible image}: a media type, platform, compression or archive Crucible does not read. */
+    static final int IMAGE_UNSUPPORTED = 79;
+    /** {@code crucible image}: a layer tries to escape its root or breaks an unpacking rule. */
+    static final int HOSTILE_LAYER = 80;
+    /** {@code crucible image}: past a size, entry-count, path-length or compression-ratio cap. */
+    static final int IMAGE_TOO_LARGE = 81;
 
     private ExitCodes() {}
 }
