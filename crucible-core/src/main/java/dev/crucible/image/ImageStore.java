@@ -310,11 +310,6 @@ public final class ImageStore {
                 + "' in the store; `crucible image ls` lists the images, `crucible image pull` fetches one");
     }
 
-    /** Holds {@code image}'s root against prune while a server uses it; close to let go. */
-    public Closeable lease(Image image) throws IOException {
-        throw new UnsupportedOperationException("issue 13");
-    }
-
     /** A blob being written; the bytes are verified against the digest before it becomes visible. */
     public interface BlobWriter extends Closeable {
         /** Bytes already stored by an earlier, interrupted attempt. */
