@@ -132,6 +132,7 @@ final class CliSupport {
         return switch (e.code()) {
             case UNKNOWN_LANGUAGE -> ExitCodes.UNKNOWN_LANGUAGE;
             case RUNTIME_UNAVAILABLE -> ExitCodes.RUNTIME_UNAVAILABLE;
+            case IMAGE_NOT_FOUND -> ExitCodes.IMAGE_NOT_FOUND;
             default -> e.code().httpStatus() >= 500 ? ExitCodes.SANDBOX_ERROR : ExitCodes.INVALID_REQUEST;
         };
     }
