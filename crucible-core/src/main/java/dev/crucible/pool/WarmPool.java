@@ -45,10 +45,18 @@ public final class WarmPool implements AutoCloseable {
         sizes.forEach((runtime, size) -> {
             if (runtime.poolable() && size > 0 && sandbox.limitsAdjustable()) {
                 Pool pool = new Pool(runtime, size);
-                pools.put(runtime.language(), pool);
+                pools.put(key(runtime), pool);
                 pool.refill();
             }
         });
+    }
+
+    /**
+     * What a pool is kept for: the language and the image it runs in (a sandbox of the host's /usr never serves a
+     * request in an image, nor one image's sandbox another's).
+     */
+    private static String key(LanguageRuntime runtime) {
+        return runtime.imageDigest() == null ? runtime.language() : runtime.language() + "@" + runtime.imageDigest();
     }
 
     /** The limits a pooled sandbox of {@code runtime} starts with; RLIMIT_CPU and pids get the maximum until claimed. */
@@ -62,12 +70,12 @@ public final class WarmPool implements AutoCloseable {
      * Whether a request with these limits and no files can be served from the pool of {@code runtime}.
      */
     public boolean serves(LanguageRuntime runtime, Limits limits) {
-        return pools.containsKey(runtime.language()) && limits.memoryMb() == runtime.limits().memoryMb();
+        return pools.containsKey(key(runtime)) && limits.memoryMb() == runtime.limits().memoryMb();
     }
 
     /** A ready sandbox for {@code runtime}, or empty (a miss) when none is ready; starts a refill either way. */
     public Optional<Sandbox.Launch> take(LanguageRuntime runtime) {
-        Pool pool = pools.get(runtime.language());
+        Pool pool = pools.get(key(runtime));
         if (pool == null) {
             return Optional.empty();
         }

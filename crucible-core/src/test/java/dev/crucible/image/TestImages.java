@@ -54,9 +54,10 @@ public final class TestImages {
             Assumptions.abort(why);
         }
         Files.createDirectories(CACHE);
-        Path partial = Files.createTempFile(CACHE, "debian", ".tar.partial");
+        Path partial = CACHE.resolve("building-" + ProcessHandle.current().pid() + ".tar");
+        Files.deleteIfExists(partial);
         Path log = CACHE.resolve("mmdebstrap.log");
-        Process p = new ProcessBuilder(MMDEBSTRAP, "--variant=minbase", "--mode=root",
+        Process p = new ProcessBuilder(MMDEBSTRAP, "--variant=minbase", "--mode=root", "--format=tar",
                 "--include=python3-minimal,python3-tabulate",
                 "--dpkgopt=path-exclude=/usr/share/doc/*", "--dpkgopt=path-exclude=/usr/share/man/*",
                 "--dpkgopt=path-exclude=/usr/share/locale/*", "bookworm", partial.toString())
