@@ -132,7 +132,12 @@ final class LayerStreams extends InputStream {
         if (tripped != null) {
             throw tripped;
         }
-        int n = decompressed.read(b, off, len);
+        int n;
+        try {
+            n = decompressed.read(b, off, len);
+        } catch (RuntimeException e) { // the zstd reader throws MalformedInputException, unchecked
+            throw new IOException("the compressed stream does not decode: " + e, e);
+        }
         if (n > 0) {
             count += n;
             check();

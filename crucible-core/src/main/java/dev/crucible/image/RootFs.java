@@ -346,6 +346,8 @@ final class RootFs implements AutoCloseable {
                 if (e.getValue().mtime() != null) {
                     Files.setLastModifiedTime(Path.of("/proc/self/fd/" + dir.fd), e.getValue().mtime());
                 }
+            } catch (Refused gone) {
+                // replaced since by something else: every replacement forgets, so this is only defence in depth
             }
         }
     }

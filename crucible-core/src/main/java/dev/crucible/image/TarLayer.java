@@ -73,7 +73,7 @@ final class TarLayer {
         streams.window(owner.headerBudget());
         try {
             return tar.getNextEntry();
-        } catch (IOException e) {
+        } catch (IOException | RuntimeException e) {
             throw unreadable(e);
         } finally {
             streams.unbounded();
@@ -84,7 +84,7 @@ final class TarLayer {
     private void drain() throws IOException {
         try {
             tar.transferTo(OutputStream.nullOutputStream());
-        } catch (IOException e) {
+        } catch (IOException | RuntimeException e) {
             throw unreadable(e);
         }
     }
@@ -152,7 +152,7 @@ final class TarLayer {
             int n;
             try {
                 n = tar.read(buffer);
-            } catch (IOException e) {
+            } catch (IOException | RuntimeException e) {
                 throw unreadable(e);
             }
             if (n < 0) {
@@ -281,8 +281,11 @@ final class TarLayer {
         return s.getBytes(StandardCharsets.UTF_8).length;
     }
 
-    /** A tar or decompression error; a cap the counting stream passed wins over the tar reader's wrapping of it. */
-    private ImageException unreadable(IOException e) {
+    /**
+     * A tar or decompression error (the tar reader may throw unchecked exceptions on a malformed header); a cap the
+     * counting stream passed wins over the tar reader's wrapping of it.
+     */
+    private ImageException unreadable(Exception e) {
         if (streams.tripped() != null) {
             return streams.tripped();
         }

@@ -473,13 +473,22 @@ class LayerUnpackerTest {
     }
 
     @Test
-    void aTruncatedLayerIsRefused() throws IOException {
+    void aTruncatedCorruptOrNonTarLayerIsRefused() throws IOException {
         byte[] whole = new Tar().file("a", "x".repeat(100_000)).file("b", "b").gzip();
 
-        ImageException e = refusal(Arrays.copyOf(whole, whole.length / 2), "sha256:cut");
+        byte[] zstd = new Tar().file("a", "x".repeat(100_000)).file("b", "b").zstd();
+        Arrays.fill(zstd, 6, zstd.length, (byte) 0x5a);
+        byte[] garbage = "this is no tar archive, just text that goes on".repeat(20).getBytes(StandardCharsets.UTF_8);
 
-        assertThat(e.failure()).isEqualTo(Failure.HOSTILE_LAYER);
-        assertThat(e.getMessage()).contains("sha256:cut", "not a readable tar stream");
+        ImageException cut = refusal(Arrays.copyOf(whole, whole.length / 2), "sha256:cut");
+        ImageException corrupt = refusal(zstd, "sha256:corrupt");
+        ImageException text = refusal(garbage, "sha256:text");
+
+        for (ImageException e : List.of(cut, corrupt, text)) {
+            assertThat(e.failure()).isEqualTo(Failure.HOSTILE_LAYER);
+            assertThat(e.getMessage()).contains("not a readable tar stream");
+        }
+        assertThat(cut.getMessage()).contains("sha256:cut", "'a'");
     }
 
     // ---- real shapes ----
