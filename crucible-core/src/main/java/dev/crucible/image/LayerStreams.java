@@ -167,7 +167,7 @@ final class LayerStreams extends InputStream {
         decompressed.close();
     }
 
-    /** Counts the bytes the decompressor pulls from the blob (skips read through, so they count too); never closes it. */
+    /** Counts the bytes the decompressor pulls from the blob (skips read through, so they count); never closes it. */
     private static final class Counted extends InputStream {
         private final InputStream in;
         private long count;

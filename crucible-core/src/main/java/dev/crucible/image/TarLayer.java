@@ -61,7 +61,8 @@ final class TarLayer {
                 throw refuse(Failure.HOSTILE_LAYER, e.getMessage());
             } catch (ErrnoException e) {
                 if (e.errno() == Linux.ENAMETOOLONG) {
-                    throw refuse(Failure.HOSTILE_LAYER, "a path is longer than the kernel allows (" + e.getMessage() + ")");
+                    throw refuse(Failure.HOSTILE_LAYER, "a path is longer than the kernel allows ("
+                            + e.getMessage() + ")");
                 }
                 throw new IOException(where() + ": " + e.getMessage(), e);
             }
@@ -211,7 +212,8 @@ final class TarLayer {
         }
         String name = last.substring(WHITEOUT.length());
         if (name.isEmpty() || name.equals(".") || name.equals("..")) {
-            throw refuse(Failure.HOSTILE_LAYER, "a whiteout must name an entry of its own directory, not '" + name + "'");
+            throw refuse(Failure.HOSTILE_LAYER, "a whiteout must name an entry of its own directory, not '" + name
+                    + "'");
         }
         try (Dir dir = fs.directory(parent, false)) {
             if (dir == null) {
@@ -292,8 +294,8 @@ final class TarLayer {
         if (e instanceof ImageException image) {
             return image;
         }
-        return new ImageException(Failure.HOSTILE_LAYER, "layer " + digest + " is not a readable tar stream (at or after"
-                + " entry '" + entry + "'): " + e.getMessage(), e);
+        return new ImageException(Failure.HOSTILE_LAYER, "layer " + digest + " is not a readable tar stream (at or"
+                + " after entry '" + entry + "'): " + e.getMessage(), e);
     }
 
     ImageException refuse(Failure failure, String rule) {

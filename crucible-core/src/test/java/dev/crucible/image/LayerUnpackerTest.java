@@ -127,7 +127,8 @@ class LayerUnpackerTest {
                 .file("abs/dir/inner", "pwned").plain(), "sha256:samelayerabs");
 
         assertThat(relative.failure()).isEqualTo(Failure.HOSTILE_LAYER);
-        assertThat(relative.getMessage()).contains("sha256:samelayer", "'escape/secret'", "goes through symlink 'escape'");
+        assertThat(relative.getMessage())
+                .contains("sha256:samelayer", "'escape/secret'", "goes through symlink 'escape'");
         assertThat(absolute.getMessage()).contains("goes through symlink 'abs'");
         assertThat(Files.readSymbolicLink(root.resolve("escape"))).hasToString("../outside");
     }
@@ -264,6 +265,23 @@ class LayerUnpackerTest {
 
         assertThat(names(root)).containsExactly("data");
         assertThat(root.resolve("data/keep")).hasContent("k");
+    }
+
+    /** Names travel as UTF-8 bytes through statx and readdir, whatever the JVM's locale makes of paths. */
+    @Test
+    void nonAsciiNamesAreWrittenListedAndRemoved() throws IOException {
+        apply(new Tar().file("données/été.txt", "e").file("données/日本/語.txt", "j").file("ü/old", "o")
+                .file("ü/ñ", "n").gzip(), "sha256:utf8");
+        apply(new Tar().file(".wh.données", "").file("ü/.wh..wh..opq", "").file("ü/ñ", "n2").gzip(), "sha256:wh");
+
+        assertThat(names(root)).hasSize(1);
+        if (!"UTF-8".equals(System.getProperty("sun.jnu.encoding"))) {
+            System.out.println("LayerUnpackerTest: paths are not UTF-8 in this JVM's locale; names not compared");
+            return;
+        }
+        assertThat(names(root)).containsExactly("ü");
+        assertThat(names(root.resolve("ü"))).containsExactly("ñ");
+        assertThat(root.resolve("ü/ñ")).hasContent("n2");
     }
 
     @ParameterizedTest
