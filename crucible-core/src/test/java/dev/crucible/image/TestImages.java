@@ -43,7 +43,7 @@ public final class TestImages {
     }
 
     /** A tar of a Debian minbase root with Python 3 and tabulate, built once by mmdebstrap. */
-    static Path debianRoot() throws IOException, InterruptedException {
+    public static Path debianRoot() throws IOException, InterruptedException {
         Path tar = CACHE.resolve("debian-bookworm-python-tabulate-1.tar");
         if (Files.isRegularFile(tar)) {
             return tar;
