@@ -3,6 +3,7 @@ package dev.crucible.image;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
+import java.net.http.HttpTimeoutException;
 import java.util.Map;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -120,9 +121,11 @@ final class BlobFetch {
         try {
             return in.read(buffer, 0, length);
         } catch (IOException e) {
-            ImageException unreachable = client.unreachable(e);
-            throw new ImageException(unreachable.failure(), unreachable.getMessage() + " (" + done + " of "
-                    + blob.size() + " bytes of blob " + blob.digest() + " kept; pull again to resume)", e);
+            String why = e instanceof HttpTimeoutException && e.getMessage() != null ? e.getMessage()
+                    : "the connection broke (" + (e.getMessage() != null ? e.getMessage() : e.toString()) + ")";
+            throw new ImageException(ImageException.Failure.UNREACHABLE, "registry " + ref.registry() + " unreachable: "
+                    + why + " after " + done + " of " + blob.size() + " bytes of blob " + blob.digest()
+                    + ", which are kept; pull again to resume", e);
         }
     }
 

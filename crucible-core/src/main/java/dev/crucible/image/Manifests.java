@@ -86,15 +86,16 @@ final class Manifests {
             header = response.headers().firstValue("Docker-Content-Digest").orElse(null);
             contentType = response.headers().firstValue("Content-Type").orElse("");
         }
+        String what = reference.equals(ref.reference()) ? "the manifest of " + ref
+                : "the manifest " + reference + " (from the index of " + ref + ")";
         if (bytes.length > MAX_BYTES) {
-            throw new ImageException(ImageException.Failure.TOO_LARGE, "the manifest " + reference + " of " + ref
-                    + " is over " + (MAX_BYTES >> 20) + " MiB: Crucible refuses it");
+            throw new ImageException(ImageException.Failure.TOO_LARGE, what + " is over " + (MAX_BYTES >> 20)
+                    + " MiB: Crucible refuses it");
         }
         String actual = Digests.of(bytes);
         String claimed = expected != null ? expected : Digests.valid(header) ? header : null;
         if (claimed != null && !claimed.equals(actual)) {
-            throw new ImageException(ImageException.Failure.DIGEST_MISMATCH, "the manifest " + reference + " of " + ref
-                    + " should hash to " + claimed + " but arrived as " + actual + ": the registry (or something on"
+            throw new ImageException(ImageException.Failure.DIGEST_MISMATCH, what + " should hash to " + claimed + " but arrived as " + actual + ": the registry (or something on"
                     + " the way) sent other bytes; pull again, or by a digest you trust");
         }
         return new Fetched(actual, bytes, mediaType(bytes, contentType, ref));

@@ -145,11 +145,6 @@ final class RegistryClient implements AutoCloseable {
         }
     }
 
-    /** UNREACHABLE for a network failure while reading from the registry, in words. */
-    ImageException unreachable(IOException e) {
-        return e instanceof ImageException image ? image : unreachable(ref.apiHost(), e, options);
-    }
-
     /** UNREACHABLE for a network failure talking to {@code authority}, in words. */
     static ImageException unreachable(String authority, IOException e, ImagePuller.Options options) {
         String seconds = ReadTimeout.seconds(options.timeout().toNanos());

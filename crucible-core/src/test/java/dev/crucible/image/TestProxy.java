@@ -53,6 +53,8 @@ final class TestProxy implements AutoCloseable {
     private volatile Predicate<String> alterPath;
     private volatile UnaryOperator<byte[]> alteration;
     private volatile String redirectHost;
+    private volatile boolean stall;
+    private volatile boolean ignoreRanges;
 
     private TestProxy(String upstreamHost) throws IOException {
         this.upstream = URI.create("http://" + upstreamHost + "/");
@@ -84,6 +86,17 @@ final class TestProxy implements AutoCloseable {
     void cutOnce(Predicate<String> path, long bytes) {
         cutAfter = bytes;
         cutPath = path;
+    }
+
+    /** The next response whose path matches stops after {@code bytes} bytes of its body, the connection kept open. */
+    void stallOnce(Predicate<String> path, long bytes) {
+        stall = true;
+        cutOnce(path, bytes);
+    }
+
+    /** Range headers are not forwarded: the registry answers every blob GET whole, as some servers do. */
+    void ignoreRanges() {
+        ignoreRanges = true;
     }
 
     /** Bodies of responses whose path matches are replaced by {@code change} of them. */
@@ -133,7 +146,8 @@ final class TestProxy implements AutoCloseable {
                 .method(exchange.getRequestMethod(), HttpRequest.BodyPublishers.ofByteArray(
                         exchange.getRequestBody().readAllBytes()));
         exchange.getRequestHeaders().forEach((name, values) -> {
-            if (!HOP_BY_HOP.contains(name.toLowerCase(Locale.ROOT))) {
+            String lower = name.toLowerCase(Locale.ROOT);
+            if (!HOP_BY_HOP.contains(lower) && !(ignoreRanges && lower.equals("range"))) {
                 values.forEach(value -> request.header(name, value));
             }
         });
@@ -192,11 +206,14 @@ final class TestProxy implements AutoCloseable {
             out.write(body.readNBytes((int) Math.min(cutAfter, length)));
             out.flush();
         }
-        try { // closing with bytes missing makes the server drop the connection
-            exchange.getResponseBody().close();
-        } catch (IOException expected) {
-            // "insufficient bytes written to stream": what we want the client to see as a broken connection
+        if (stall) {
+            try {
+                Thread.sleep(60_000); // until the client gives up, or close() interrupts
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
         }
+        throw new IOException("cut by the test"); // the server drops a connection whose handler throws
     }
 
     @Override
