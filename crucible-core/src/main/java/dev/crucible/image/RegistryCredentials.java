@@ -77,15 +77,16 @@ public final class RegistryCredentials {
         return registry == null ? Optional.empty() : Optional.ofNullable(logins.get(registry.toLowerCase(Locale.ROOT)));
     }
 
-    private static RegistryCredentials read(Path file, boolean required) {
-        if (!required && !Files.exists(file)) {
+    private static RegistryCredentials read(Path file, boolean named) {
+        if (!named && !Files.exists(file)) {
             return none();
         }
         try {
             return parse(Files.readAllBytes(file), file.toString());
         } catch (IOException e) {
-            throw new IllegalArgumentException("cannot read registry logins from " + file + " (" + e + "): "
-                    + "CRUCIBLE_REGISTRY_AUTH is a config.json path or inline JSON");
+            throw new IllegalArgumentException((named ? "CRUCIBLE_REGISTRY_AUTH names " + file + ", which"
+                    : "registry logins in " + file) + " cannot be read (" + e + "): set CRUCIBLE_REGISTRY_AUTH to a"
+                    + " readable config.json or to inline JSON");
         }
     }
 
