@@ -141,7 +141,7 @@ public final class ImagePuller {
     }
 
     private static String megabytes(long bytes) {
-        return bytes == Long.MAX_VALUE ? "unbounded" : String.format(Locale.ROOT, "%.1f MB (%d bytes)", bytes / 1e6,
+        return bytes < 1_000_000 ? bytes + " bytes" : String.format(Locale.ROOT, "%.1f MB (%d bytes)", bytes / 1e6,
                 bytes);
     }
 }

@@ -7,12 +7,14 @@ import java.io.InputStream;
 import java.io.InterruptedIOException;
 import java.net.ConnectException;
 import java.net.URI;
+import java.net.UnknownHostException;
 import java.net.http.HttpClient;
 import java.net.http.HttpConnectTimeoutException;
 import java.net.http.HttpHeaders;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.net.http.HttpTimeoutException;
+import java.nio.channels.UnresolvedAddressException;
 import java.nio.charset.StandardCharsets;
 import java.util.Locale;
 import java.util.Map;
@@ -154,12 +156,24 @@ final class RegistryClient implements AutoCloseable {
             case HttpConnectTimeoutException t -> "no connection within " + seconds + " s";
             case HttpTimeoutException t -> t.getMessage() != null && t.getMessage().startsWith("no data")
                     ? t.getMessage() : "no answer within " + seconds + " s";
-            case ConnectException c -> c.getMessage() != null ? c.getMessage()
-                    : "cannot connect" + (c.getCause() != null ? " (" + c.getCause() + ")" : "");
-            default -> e.getMessage() != null ? e.getMessage() : e.toString();
+            case ConnectException c -> "cannot connect (" + (deepest(c).equals("ClosedChannelException")
+                    ? "connection refused: is it running, on this port?" : deepest(c)) + ")";
+            default -> deepest(e);
         };
         return new ImageException(ImageException.Failure.UNREACHABLE, "registry " + authority + " unreachable: " + why,
                 e);
+    }
+
+    /** The innermost cause in words: the JDK wraps "Connection refused" and unresolvable names in bare exceptions. */
+    private static String deepest(Throwable e) {
+        Throwable inner = e;
+        while (inner.getCause() != null && inner.getCause() != inner) {
+            inner = inner.getCause();
+        }
+        if (inner instanceof UnresolvedAddressException || inner instanceof UnknownHostException) {
+            return "its name does not resolve";
+        }
+        return inner.getMessage() != null ? inner.getMessage() : inner.getClass().getSimpleName();
     }
 
     private ImageException failure(URI uri, int status, HttpResponse<InputStream> response, String notFound)
