@@ -44,6 +44,8 @@ crucible_ensure_test_packages() {
   command -v umoci >/dev/null 2>&1 || missing+=(umoci)                     # OCI layouts for the image tests
   command -v skopeo >/dev/null 2>&1 || missing+=(skopeo)                   # docker-save and OCI archives
   command -v docker-registry >/dev/null 2>&1 || missing+=(docker-registry) # a local registry for the pull tests
+  command -v mmdebstrap >/dev/null 2>&1 || missing+=(mmdebstrap)           # a Debian image with Python for the run tests
+  command -v getfattr >/dev/null 2>&1 || missing+=(attr)                   # no xattr survives unpacking
   [ ${#missing[@]} -eq 0 ] && return 0
   if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "crucible: installing ${missing[*]} (for the tests)" >&2
