@@ -139,7 +139,8 @@ class ImagePullerFaultTest {
     void anAlteredManifestIsADigestMismatchByDigestAndByTag() throws Exception {
         ImageFormats.Manifest manifest = push("altered/app", 1024);
         String digest = registry.manifestDigest("altered/app", "v1");
-        proxy.alter(path -> path.contains("/manifests/"), body -> (new String(body, StandardCharsets.UTF_8) + " ").getBytes(StandardCharsets.UTF_8));
+        proxy.alter(path -> path.contains("/manifests/"),
+                body -> (new String(body, StandardCharsets.UTF_8) + " ").getBytes(StandardCharsets.UTF_8));
         ImageStore store = ImageStore.open(temp.resolve("store"));
 
         for (String reference : List.of("altered/app@" + digest, "altered/app:v1")) {

@@ -48,7 +48,8 @@ public final class TestRegistry implements AutoCloseable {
     /** Skips the calling test, saying why, unless {@code docker-registry} is installed. */
     public static void assumeInstalled() {
         if (!Files.isExecutable(BINARY)) {
-            System.err.println("skipped: " + BINARY + " is not installed (./run-tests installs docker-registry as root)");
+            System.err.println("skipped: " + BINARY + " is not installed (./run-tests installs docker-registry as"
+                    + " root)");
         }
         Assumptions.assumeTrue(Files.isExecutable(BINARY), BINARY + " is not installed");
     }
