@@ -3,6 +3,7 @@ package dev.crucible.os;
 import static java.lang.foreign.ValueLayout.ADDRESS;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
+import static java.lang.foreign.ValueLayout.JAVA_SHORT;
 
 import java.io.IOException;
 import java.lang.foreign.Arena;
@@ -13,11 +14,14 @@ import java.lang.foreign.StructLayout;
 import java.lang.foreign.SymbolLookup;
 import java.lang.invoke.MethodHandle;
 import java.lang.invoke.VarHandle;
+import java.util.ArrayList;
+import java.util.List;
 
 /**
  * The few Linux system calls the JDK does not offer, through the FFM API: {@code openat2} with resolve flags (the
  * host side of file transfer never follows a path the sandbox could have planted), the {@code *at} calls relative
- * to a directory descriptor, {@code setfsuid}/{@code setfsgid} (file access as a sandbox's uid), and {@code kill}.
+ * to a directory descriptor ({@code statx} and {@code readdir} included, so names travel as UTF-8 bytes whatever the
+ * locale), {@code setfsuid}/{@code setfsgid} (file access as a sandbox's uid), and {@code kill}.
  * Each call that fails throws an {@link IOException} carrying errno.
  */
 public final class Linux {
@@ -36,6 +40,11 @@ public final class Linux {
     /** Every component stays below the directory, and no symbolic link of any kind is followed. */
     public static final long RESOLVE_STRICT = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
     public static final int AT_REMOVEDIR = 0x200;
+    public static final int AT_SYMLINK_NOFOLLOW = 0x100;
+    public static final int S_IFMT = 0170000;
+    public static final int S_IFDIR = 0040000;
+    public static final int S_IFREG = 0100000;
+    public static final int S_IFLNK = 0120000;
     public static final int ENOENT = 2;
     public static final int EEXIST = 17;
     public static final int ENOTDIR = 20;
@@ -45,6 +54,7 @@ public final class Linux {
     public static final int EXDEV = 18;
     public static final int ENXIO = 6;
     public static final int EAGAIN = 11;
+    public static final int ENAMETOOLONG = 36;
 
     private static final long SYS_OPENAT2 = 437; // x86_64 and aarch64 alike (the new generic numbers)
     private static final Linker LINKER = Linker.nativeLinker();
@@ -68,6 +78,21 @@ public final class Linux {
     private static final MethodHandle UNLINKAT = errno("unlinkat", FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT));
     private static final MethodHandle RENAMEAT = errno("renameat",
             FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT, ADDRESS));
+    private static final MethodHandle SYMLINKAT = errno("symlinkat",
+            FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT, ADDRESS));
+    private static final MethodHandle LINKAT = errno("linkat",
+            FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT, ADDRESS, JAVA_INT));
+    private static final MethodHandle STATX = errno("statx",
+            FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT, ADDRESS));
+    private static final int STATX_TYPE_AND_MODE = 0x3;
+    private static final long STATX_SIZE = 256;
+    private static final long STATX_MODE_OFFSET = 28; // struct statx is the same on every architecture
+    private static final MethodHandle FDOPENDIR = errno("fdopendir", FunctionDescriptor.of(ADDRESS, JAVA_INT));
+    private static final MethodHandle READDIR = plain("readdir", FunctionDescriptor.of(ADDRESS, ADDRESS));
+    private static final MethodHandle CLOSEDIR = plain("closedir", FunctionDescriptor.of(JAVA_INT, ADDRESS));
+    /** {@code d_name} in glibc's and musl's {@code struct dirent} on 64-bit targets (after ino, off, reclen, type). */
+    private static final long DIRENT_NAME_OFFSET = 19;
+    private static final long DIRENT_NAME_MAX = 256;
     private static final MethodHandle CHMOD = errno("chmod", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT));
     private static final MethodHandle CLOSE = plain("close", FunctionDescriptor.of(JAVA_INT, JAVA_INT));
     private static final MethodHandle SETFSUID = plain("setfsuid", FunctionDescriptor.of(JAVA_INT, JAVA_INT));
@@ -141,6 +166,94 @@ public final class Linux {
     public static void renameat(int fromDir, String from, int toDir, String to) throws ErrnoException {
         check("renameat", to, (state, arena) -> (int) RENAMEAT.invokeExact(state, fromDir, arena.allocateFrom(from), toDir,
                 arena.allocateFrom(to)));
+    }
+
+    /**
+     * {@code symlinkat(target, dirfd, name)}: creates the symbolic link {@code name} below {@code dirfd} holding
+     * {@code target} as text; the target is never resolved, and an existing {@code name} fails with EEXIST.
+     */
+    public static void symlinkat(String target, int dirfd, String name) throws ErrnoException {
+        check("symlinkat", name, (state, arena) -> (int) SYMLINKAT.invokeExact(state, arena.allocateFrom(target), dirfd,
+                arena.allocateFrom(name)));
+    }
+
+    /**
+     * {@code linkat(fromDir, from, toDir, to, flags)}: a new hard link {@code to} below {@code toDir} for the file
+     * {@code from} names below {@code fromDir}. Without {@code AT_SYMLINK_FOLLOW} in {@code flags} (the only flag
+     * there is) a symbolic link {@code from} is linked itself, never followed.
+     */
+    public static void linkat(int fromDir, String from, int toDir, String to, int flags) throws ErrnoException {
+        check("linkat", to, (state, arena) -> (int) LINKAT.invokeExact(state, fromDir, arena.allocateFrom(from), toDir,
+                arena.allocateFrom(to), flags));
+    }
+
+    /**
+     * The {@code st_mode} (type and permission bits) of {@code name} below {@code dirfd}, never following a symlink
+     * ({@code statx} with {@code AT_SYMLINK_NOFOLLOW}). The name is passed as UTF-8 bytes whatever the JVM's
+     * {@code sun.jnu.encoding}: a {@link java.nio.file.Path} cannot name a non-ASCII file under the POSIX locale.
+     */
+    public static int lstatMode(int dirfd, String name) throws ErrnoException {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment buffer = arena.allocate(STATX_SIZE, 8);
+            check("statx", name, (state, a) -> (int) STATX.invokeExact(state, dirfd, a.allocateFrom(name),
+                    AT_SYMLINK_NOFOLLOW, STATX_TYPE_AND_MODE, buffer));
+            return Short.toUnsignedInt(buffer.get(JAVA_SHORT, STATX_MODE_OFFSET));
+        }
+    }
+
+    /**
+     * The names in the directory {@code dirfd} (an {@code O_PATH} descriptor will do), without {@code .} and
+     * {@code ..}, decoded as UTF-8: the directory is reopened as itself ({@code "."} below it) for
+     * {@code fdopendir}/{@code readdir}, so no path is resolved again.
+     */
+    public static List<String> listNames(int dirfd) throws ErrnoException {
+        int fd = openat2(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0, RESOLVE_STRICT);
+        MemorySegment dir;
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment state = arena.allocate(CALL_STATE);
+            dir = (MemorySegment) FDOPENDIR.invokeExact(state, fd);
+            if (dir.equals(MemorySegment.NULL)) {
+                int errno = (int) ERRNO.get(state, 0L);
+                close(fd);
+                throw new ErrnoException("fdopendir", null, errno);
+            }
+        } catch (ErrnoException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new IllegalStateException("fdopendir", t);
+        }
+        try {
+            return readAll(dir);
+        } finally {
+            closeDir(dir);
+        }
+    }
+
+    /** Every name {@code readdir} gives until it answers null (the end; its only error is a bad stream). */
+    private static List<String> readAll(MemorySegment dir) {
+        List<String> names = new ArrayList<>();
+        try {
+            while (true) {
+                MemorySegment entry = (MemorySegment) READDIR.invokeExact(dir);
+                if (entry.equals(MemorySegment.NULL)) {
+                    return names;
+                }
+                String name = entry.reinterpret(DIRENT_NAME_OFFSET + DIRENT_NAME_MAX).getString(DIRENT_NAME_OFFSET);
+                if (!name.equals(".") && !name.equals("..")) {
+                    names.add(name);
+                }
+            }
+        } catch (Throwable t) {
+            throw new IllegalStateException("readdir", t);
+        }
+    }
+
+    private static void closeDir(MemorySegment dir) {
+        try {
+            int ignored = (int) CLOSEDIR.invokeExact(dir);
+        } catch (Throwable t) {
+            throw new IllegalStateException("closedir", t);
+        }
     }
 
     /**
