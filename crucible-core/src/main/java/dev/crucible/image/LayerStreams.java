@@ -19,6 +19,11 @@ import java.util.zip.ZipException;
 final class LayerStreams extends InputStream {
     /** Decompressed bytes read before the ratio is judged: headers and small files compress unevenly. */
     static final long RATIO_FLOOR = 1L << 20;
+    /**
+     * Compressed bytes the gzip reader pulls at once: what it holds unread counts as read, so a larger buffer would
+     * let a bomb run on (to {@code maxRatio} times the buffer) before its ratio shows.
+     */
+    private static final int GZIP_BUFFER = 8192;
     private static final byte[] GZIP = {0x1f, (byte) 0x8b};
     private static final byte[] ZSTD = {0x28, (byte) 0xb5, 0x2f, (byte) 0xfd};
     private static final byte[] BZIP2 = {'B', 'Z', 'h'};
@@ -64,7 +69,7 @@ final class LayerStreams extends InputStream {
 
     private static InputStream decompressor(InputStream in, byte[] magic, String digest) throws IOException {
         if (startsWith(magic, GZIP)) {
-            return new GZIPInputStream(in, 1 << 16);
+            return new GZIPInputStream(in, GZIP_BUFFER);
         }
         if (startsWith(magic, ZSTD)) {
             return new ZstdInputStream(in);
@@ -127,7 +132,12 @@ final class LayerStreams extends InputStream {
         if (tripped != null) {
             throw tripped;
         }
-        int n = decompressed.read(b, off, len);
+        int n;
+        try {
+            n = decompressed.read(b, off, len);
+        } catch (RuntimeException e) { // the zstd reader throws MalformedInputException, unchecked
+            throw new IOException("the compressed stream does not decode: " + e, e);
+        }
         if (n > 0) {
             count += n;
             check();
@@ -137,17 +147,17 @@ final class LayerStreams extends InputStream {
 
     private void check() throws ImageException {
         if (count > limit) {
-            throw trip("tar headers before entry '" + reading + "' take more than " + budget
-                    + " bytes (an oversized PAX or long-name header)");
+            throw trip("", "the tar headers after " + (reading.isEmpty() ? "the start" : "entry '" + reading + "'")
+                    + " take more than " + budget + " bytes (an oversized PAX or long-name header)");
         }
         if (count > RATIO_FLOOR && count > (double) maxRatio * compressed.count) {
-            throw trip("decompression bomb: " + count + " bytes from " + compressed.count
+            throw trip(", entry '" + reading + "'", "decompression bomb: " + count + " bytes from " + compressed.count
                     + " compressed bytes, more than the cap of " + maxRatio + " per compressed byte");
         }
     }
 
-    private ImageException trip(String rule) {
-        tripped = new ImageException(Failure.TOO_LARGE, "layer " + digest + ", entry '" + reading + "': " + rule);
+    private ImageException trip(String where, String rule) {
+        tripped = new ImageException(Failure.TOO_LARGE, "layer " + digest + where + " refused: " + rule);
         return tripped;
     }
 
@@ -157,7 +167,7 @@ final class LayerStreams extends InputStream {
         decompressed.close();
     }
 
-    /** Counts the bytes the decompressor pulls from the blob (skips read through, so they count too); never closes it. */
+    /** Counts the bytes the decompressor pulls from the blob (skips read through, so they count); never closes it. */
     private static final class Counted extends InputStream {
         private final InputStream in;
         private long count;

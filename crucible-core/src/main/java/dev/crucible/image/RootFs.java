@@ -45,7 +45,7 @@ final class RootFs implements AutoCloseable {
     /** A directory's final mode and modification time, applied once every layer is in. */
     record DirMeta(int mode, FileTime mtime) {}
 
-    /** A path the rules refuse (a symlink or non-directory on the way, a bad link target): the caller says which entry. */
+    /** A path the rules refuse (a symlink or a non-directory on the way, a bad link target). */
     static final class Refused extends IOException {
         Refused(String rule) {
             super(rule);
@@ -73,7 +73,7 @@ final class RootFs implements AutoCloseable {
         return new RootFs(fd, dirModes);
     }
 
-    /** An open directory below the root and its path ({@code ""} for the root, whose descriptor is never closed here). */
+    /** An open directory below the root and its path ({@code ""} for the root, whose descriptor stays open). */
     final class Dir implements AutoCloseable {
         final int fd;
         final String path;
@@ -243,7 +243,7 @@ final class RootFs implements AutoCloseable {
         }
     }
 
-    /** Removes {@code name} whatever it is (a directory with everything in it), never following a link; missing is fine. */
+    /** Removes {@code name} whatever it is (a directory with all it holds), never following a link; missing is fine. */
     void remove(Dir parent, String name) throws IOException {
         try {
             Linux.unlinkat(parent.fd, name, 0);
@@ -346,6 +346,8 @@ final class RootFs implements AutoCloseable {
                 if (e.getValue().mtime() != null) {
                     Files.setLastModifiedTime(Path.of("/proc/self/fd/" + dir.fd), e.getValue().mtime());
                 }
+            } catch (Refused gone) {
+                // replaced since by something else: every replacement forgets, so this is only defence in depth
             }
         }
     }

@@ -61,7 +61,8 @@ final class TarLayer {
                 throw refuse(Failure.HOSTILE_LAYER, e.getMessage());
             } catch (ErrnoException e) {
                 if (e.errno() == Linux.ENAMETOOLONG) {
-                    throw refuse(Failure.HOSTILE_LAYER, "a path is longer than the kernel allows (" + e.getMessage() + ")");
+                    throw refuse(Failure.HOSTILE_LAYER, "a path is longer than the kernel allows ("
+                            + e.getMessage() + ")");
                 }
                 throw new IOException(where() + ": " + e.getMessage(), e);
             }
@@ -73,7 +74,7 @@ final class TarLayer {
         streams.window(owner.headerBudget());
         try {
             return tar.getNextEntry();
-        } catch (IOException e) {
+        } catch (IOException | RuntimeException e) {
             throw unreadable(e);
         } finally {
             streams.unbounded();
@@ -84,7 +85,7 @@ final class TarLayer {
     private void drain() throws IOException {
         try {
             tar.transferTo(OutputStream.nullOutputStream());
-        } catch (IOException e) {
+        } catch (IOException | RuntimeException e) {
             throw unreadable(e);
         }
     }
@@ -152,7 +153,7 @@ final class TarLayer {
             int n;
             try {
                 n = tar.read(buffer);
-            } catch (IOException e) {
+            } catch (IOException | RuntimeException e) {
                 throw unreadable(e);
             }
             if (n < 0) {
@@ -211,7 +212,8 @@ final class TarLayer {
         }
         String name = last.substring(WHITEOUT.length());
         if (name.isEmpty() || name.equals(".") || name.equals("..")) {
-            throw refuse(Failure.HOSTILE_LAYER, "a whiteout must name an entry of its own directory, not '" + name + "'");
+            throw refuse(Failure.HOSTILE_LAYER, "a whiteout must name an entry of its own directory, not '" + name
+                    + "'");
         }
         try (Dir dir = fs.directory(parent, false)) {
             if (dir == null) {
@@ -281,16 +283,19 @@ final class TarLayer {
         return s.getBytes(StandardCharsets.UTF_8).length;
     }
 
-    /** A tar or decompression error; a cap the counting stream passed wins over the tar reader's wrapping of it. */
-    private ImageException unreadable(IOException e) {
+    /**
+     * A tar or decompression error (the tar reader may throw unchecked exceptions on a malformed header); a cap the
+     * counting stream passed wins over the tar reader's wrapping of it.
+     */
+    private ImageException unreadable(Exception e) {
         if (streams.tripped() != null) {
             return streams.tripped();
         }
         if (e instanceof ImageException image) {
             return image;
         }
-        return new ImageException(Failure.HOSTILE_LAYER, "layer " + digest + " is not a readable tar stream (at or after"
-                + " entry '" + entry + "'): " + e.getMessage(), e);
+        return new ImageException(Failure.HOSTILE_LAYER, "layer " + digest + " is not a readable tar stream (at or"
+                + " after entry '" + entry + "'): " + e.getMessage(), e);
     }
 
     ImageException refuse(Failure failure, String rule) {
