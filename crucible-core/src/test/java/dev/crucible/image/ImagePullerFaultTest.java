@@ -95,15 +95,16 @@ class ImagePullerFaultTest {
         assertThat(store.hasBlob(manifest.config().digest())).isTrue();
         proxy.clearRequests();
         PullFixtures.Recorder progress = new PullFixtures.Recorder();
-        ImagePuller.Fetched fetched = puller().fetch(viaProxy("resume/app:v1"), store, progress);
+        Image image = puller().pull(viaProxy("resume/app:v1"), store, progress);
 
-        assertThat(fetched.layers()).allMatch(store::hasBlob);
+        assertThat(image.layers()).containsExactly(layer.digest()).allMatch(store::hasBlob);
+        assertThat(image.rootfs().resolve("data.hex")).isRegularFile();
         assertThat(proxy.requests()).filteredOn(TestProxy.Seen::isBlob)
                 .containsExactly(new TestProxy.Seen("GET", "/v2/resume/app/blobs/" + layer.digest(),
                         "bytes=" + kept + "-", null));
         assertThat(progress.events).contains("started " + layer.digest() + " " + layer.size() + " " + kept,
                 "done " + manifest.config().digest() + " " + manifest.config().size() + " false",
-                "done " + layer.digest() + " " + layer.size() + " true");
+                "done " + layer.digest() + " " + layer.size() + " true", "unpacking 1");
     }
 
     @Test
