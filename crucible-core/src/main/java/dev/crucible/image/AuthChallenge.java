@@ -7,8 +7,8 @@ import java.util.Locale;
 import java.util.Map;
 
 /**
- * One challenge of a {@code WWW-Authenticate} header (RFC 7235): {@code Bearer realm="…",service="…",scope="…"} or
- * {@code Basic realm="…"}. The scheme and parameter names are lowercased; quoted values are unescaped.
+ * One challenge of a {@code WWW-Authenticate} header (RFC 7235): {@code Bearer realm="…",service="…",scope="…"}
+ * or {@code Basic realm="…"}. The scheme and parameter names are lowercased; quoted values are unescaped.
  *
  * @param scheme {@code bearer}, {@code basic}, …
  * @param params the auth-params by lowercased name

@@ -16,7 +16,7 @@ import java.util.regex.Pattern;
  */
 final class BlobFetch {
     private static final int BUFFER = 1 << 16;
-    private static final Pattern CONTENT_RANGE = Pattern.compile("bytes ([0-9]+)-.*");
+    private static final Pattern CONTENT_RANGE = Pattern.compile("bytes ([0-9]{1,18})-.*");
 
     private final RegistryClient client;
     private final ImageStore store;
@@ -62,8 +62,9 @@ final class BlobFetch {
         long done = offset;
         for (int attempt = 0; ; attempt++) {
             Map<String, String> range = done > 0 ? Map.of("Range", "bytes=" + done + "-") : Map.of();
-            try (RegistryClient.Response response = client.get("blobs/" + blob.digest(), range, "blob " + blob.digest()
-                    + " of " + ref + " is not in the registry (pull again; if it persists the image is broken there)")) {
+            String missing = "blob " + blob.digest() + " of " + ref + " is not in the registry (pull again; if it"
+                    + " persists the image is broken there)";
+            try (RegistryClient.Response response = client.get("blobs/" + blob.digest(), range, missing)) {
                 int status = response.status();
                 if (status == 200 && done > 0) {
                     writer.discard(); // the registry does not do ranges: start over from its whole answer
@@ -88,13 +89,16 @@ final class BlobFetch {
         return m.matches() ? Long.parseLong(m.group(1)) : -1;
     }
 
-    /** Copies the body after {@code done} bytes, up to the blob's size and not a byte further. */
+    /**
+     * Copies the body after {@code done} bytes, up to the blob's size and not a byte further; a Content-Length that
+     * does not reach exactly the declared size is refused before anything is written.
+     */
     private void copy(RegistryClient.Response response, ImageStore.BlobWriter writer, ImageFormats.Descriptor blob,
             long done) throws IOException {
         long size = blob.size();
         long length = response.headers().firstValueAsLong("Content-Length").orElse(-1);
-        if (length > size - done) {
-            throw tooLong(blob, done + length);
+        if (length >= 0 && length != size - done) {
+            throw wrongLength(blob, done + length);
         }
         InputStream in = response.body();
         OutputStream out = writer.stream();
@@ -112,7 +116,7 @@ final class BlobFetch {
         }
         if (read(in, buffer, 1, blob, done) >= 0) {
             writer.discard(); // nothing of a misbehaving answer is kept
-            throw tooLong(blob, -1);
+            throw wrongLength(blob, -1);
         }
     }
 
@@ -129,7 +133,7 @@ final class BlobFetch {
         }
     }
 
-    private ImageException tooLong(ImageFormats.Descriptor blob, long sent) {
+    private ImageException wrongLength(ImageFormats.Descriptor blob, long sent) {
         return new ImageException(ImageException.Failure.DIGEST_MISMATCH, "registry " + ref.registry() + " sends "
                 + (sent >= 0 ? sent + " bytes" : "more") + " for blob " + blob.digest() + ", which the manifest of "
                 + ref + " says is " + blob.size() + " bytes: refused; pull again, and if it persists the image is"

@@ -32,7 +32,8 @@ public final class ImagePuller {
      * @param timeout connect and per-read timeout
      * @param credentials where logins come from; null is {@link RegistryCredentials#none()}
      */
-    public record Options(Set<String> insecureRegistries, long maxBytes, Duration timeout, RegistryCredentials credentials) {
+    public record Options(Set<String> insecureRegistries, long maxBytes, Duration timeout,
+            RegistryCredentials credentials) {
         public Options {
             insecureRegistries = insecureRegistries == null ? Set.of() : insecureRegistries.stream()
                     .map(RegistryCredentials::registryOf).collect(Collectors.toUnmodifiableSet());

@@ -95,8 +95,9 @@ final class Manifests {
         String actual = Digests.of(bytes);
         String claimed = expected != null ? expected : Digests.valid(header) ? header : null;
         if (claimed != null && !claimed.equals(actual)) {
-            throw new ImageException(ImageException.Failure.DIGEST_MISMATCH, what + " should hash to " + claimed + " but arrived as " + actual + ": the registry (or something on"
-                    + " the way) sent other bytes; pull again, or by a digest you trust");
+            throw new ImageException(ImageException.Failure.DIGEST_MISMATCH, what + " should hash to " + claimed
+                    + " but arrived as " + actual + ": the registry (or something on the way) sent other bytes; pull"
+                    + " again, or by a digest you trust");
         }
         return new Fetched(actual, bytes, mediaType(bytes, contentType, ref));
     }

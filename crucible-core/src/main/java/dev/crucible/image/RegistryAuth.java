@@ -15,9 +15,9 @@ import tools.jackson.core.JacksonException;
 import tools.jackson.databind.JsonNode;
 
 /**
- * Answers a registry's 401: for {@code Bearer realm=…,service=…} a pull token for the repository from the realm (with
- * the registry's login as Basic credentials when there is one), for {@code Basic} the login itself. The login goes to
- * a realm only over https, or plain HTTP to a loopback or insecure-listed host. Not thread-safe.
+ * Answers a registry's 401: for {@code Bearer realm=…,service=…} a pull token for the repository from the realm
+ * (with the registry's login as Basic credentials when there is one), for {@code Basic} the login itself. The login
+ * goes to a realm only over https, or plain HTTP to a loopback or insecure-listed host. Not thread-safe.
  */
 final class RegistryAuth {
     private static final int MAX_TOKEN_RESPONSE = 1 << 20;
@@ -112,7 +112,8 @@ final class RegistryAuth {
             // refused below
         }
         throw new ImageException(ImageException.Failure.UNAUTHORIZED, "the token service " + realm.getRawAuthority()
-                + " of registry " + ref.registry() + " answered without a token (neither \"token\" nor \"access_token\")");
+                + " of registry " + ref.registry() + " answered without a token (neither \"token\" nor"
+                + " \"access_token\")");
     }
 
     private static String basic(RegistryCredentials.Login login) {

@@ -107,13 +107,31 @@ final class RegistryClient implements AutoCloseable {
                     throw new ImageException(ImageException.Failure.UNREACHABLE, "registry " + uri.getRawAuthority()
                             + " unreachable: HTTP " + status + (location == null ? " without a Location" : " loop"));
                 }
-                uri = uri.resolve(location);
+                uri = redirect(uri, location);
             } else if (status == 200 || status == 206 || status == 416) {
                 return new Response(status, response.headers(), new ReadTimeout(response.body(), options.timeout()));
             } else {
                 throw failure(uri, status, response, notFound);
             }
         }
+    }
+
+    /** Where a redirect goes: https, or plain HTTP only where plain HTTP is allowed (never a downgrade elsewhere). */
+    private URI redirect(URI from, String location) throws ImageException {
+        URI to;
+        try {
+            to = from.resolve(location.strip());
+        } catch (IllegalArgumentException e) {
+            to = null;
+        }
+        boolean https = to != null && "https".equalsIgnoreCase(to.getScheme()) && to.getRawAuthority() != null;
+        boolean http = to != null && "http".equalsIgnoreCase(to.getScheme()) && to.getRawAuthority() != null;
+        if (https || http && plainHttpAllowed(to.getRawAuthority(), options.insecureRegistries())) {
+            return to;
+        }
+        throw new ImageException(ImageException.Failure.UNREACHABLE, "registry " + from.getRawAuthority()
+                + " redirected to " + Digests.clip(location) + ", which Crucible does not follow: only https, or plain"
+                + " HTTP to a loopback or insecure-listed host");
     }
 
     /** The registry's own scheme, host and port: the only place the Authorization header goes. */
@@ -182,7 +200,8 @@ final class RegistryClient implements AutoCloseable {
         String host = uri.getRawAuthority();
         return switch (status) {
             case 401, 403 -> new ImageException(ImageException.Failure.UNAUTHORIZED, "registry " + ref.registry()
-                    + " refused access to " + ref.repository() + " (HTTP " + status + detail + "): " + auth.howToLogIn());
+                    + " refused access to " + ref.repository() + " (HTTP " + status + detail + "): "
+                    + auth.howToLogIn());
             case 404 -> new ImageException(ImageException.Failure.NOT_FOUND, notFound + " (" + host + " answered 404"
                     + detail + ")");
             case 429 -> new ImageException(ImageException.Failure.UNREACHABLE, "registry " + host + " refused: too"
@@ -219,7 +238,11 @@ final class RegistryClient implements AutoCloseable {
     static byte[] readAtMost(InputStream in, int max) throws IOException {
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         byte[] buffer = new byte[8192];
-        for (int n; out.size() <= max && (n = in.read(buffer, 0, Math.min(buffer.length, max + 1 - out.size()))) > 0; ) {
+        while (out.size() <= max) {
+            int n = in.read(buffer, 0, Math.min(buffer.length, max + 1 - out.size()));
+            if (n < 0) {
+                break;
+            }
             out.write(buffer, 0, n);
         }
         return out.toByteArray();

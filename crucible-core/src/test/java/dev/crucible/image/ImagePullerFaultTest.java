@@ -14,6 +14,7 @@ import java.util.HexFormat;
 import java.util.List;
 import java.util.Random;
 import java.util.Set;
+import java.util.concurrent.TimeUnit;
 import org.assertj.core.api.ThrowableAssert.ThrowingCallable;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
@@ -95,15 +96,48 @@ class ImagePullerFaultTest {
         assertThat(store.hasBlob(manifest.config().digest())).isTrue();
         proxy.clearRequests();
         PullFixtures.Recorder progress = new PullFixtures.Recorder();
-        ImagePuller.Fetched fetched = puller().fetch(viaProxy("resume/app:v1"), store, progress);
+        Image image = puller().pull(viaProxy("resume/app:v1"), store, progress);
 
-        assertThat(fetched.layers()).allMatch(store::hasBlob);
+        assertThat(image.layers()).containsExactly(layer.digest()).allMatch(store::hasBlob);
+        assertThat(image.rootfs().resolve("data.hex")).isRegularFile();
         assertThat(proxy.requests()).filteredOn(TestProxy.Seen::isBlob)
                 .containsExactly(new TestProxy.Seen("GET", "/v2/resume/app/blobs/" + layer.digest(),
                         "bytes=" + kept + "-", null));
         assertThat(progress.events).contains("started " + layer.digest() + " " + layer.size() + " " + kept,
                 "done " + manifest.config().digest() + " " + manifest.config().size() + " false",
-                "done " + layer.digest() + " " + layer.size() + " true");
+                "done " + layer.digest() + " " + layer.size() + " true", "unpacking 1");
+    }
+
+    @Test
+    void aPullKilledMidBlobResumesFromWhatReachedTheDisk() throws Exception {
+        ImageFormats.Manifest manifest = push("killed/app", 1 << 20);
+        ImageFormats.Descriptor layer = manifest.layers().getFirst();
+        proxy.stallOnce(path -> path.endsWith("/blobs/" + layer.digest()), 300_000);
+        Path dir = temp.resolve("store");
+        Path partial = dir.resolve("partial/sha256-" + layer.digest().substring(7));
+        String java = ProcessHandle.current().info().command().orElseThrow();
+        Process pull = new ProcessBuilder(java, "--enable-native-access=ALL-UNNAMED", "-cp",
+                System.getProperty("java.class.path"), PullProcess.class.getName(),
+                proxy.host() + "/killed/app:v1", dir.toString()).inheritIO().start();
+        try {
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+            while (!(Files.exists(partial) && Files.size(partial) > 0) && pull.isAlive()
+                    && System.nanoTime() < deadline) {
+                Thread.sleep(20);
+            }
+            assertThat(pull.isAlive()).as("the pull stalls mid-blob").isTrue();
+        } finally {
+            pull.destroyForcibly().waitFor(); // SIGKILL: what its buffers held is lost, the file keeps the rest
+        }
+        long kept = Files.size(partial);
+        assertThat(kept).isPositive().isLessThan(layer.size());
+        proxy.clearRequests();
+
+        Image image = puller().pull(viaProxy("killed/app:v1"), ImageStore.open(dir), ImagePuller.Progress.NONE);
+
+        assertThat(image.rootfs().resolve("data.hex")).isRegularFile();
+        assertThat(proxy.requests()).filteredOn(TestProxy.Seen::isBlob).extracting(TestProxy.Seen::range)
+                .containsExactly("bytes=" + kept + "-");
     }
 
     @Test
@@ -139,7 +173,8 @@ class ImagePullerFaultTest {
     void anAlteredManifestIsADigestMismatchByDigestAndByTag() throws Exception {
         ImageFormats.Manifest manifest = push("altered/app", 1024);
         String digest = registry.manifestDigest("altered/app", "v1");
-        proxy.alter(path -> path.contains("/manifests/"), body -> (new String(body, StandardCharsets.UTF_8) + " ").getBytes(StandardCharsets.UTF_8));
+        proxy.alter(path -> path.contains("/manifests/"),
+                body -> (new String(body, StandardCharsets.UTF_8) + " ").getBytes(StandardCharsets.UTF_8));
         ImageStore store = ImageStore.open(temp.resolve("store"));
 
         for (String reference : List.of("altered/app@" + digest, "altered/app:v1")) {

@@ -112,8 +112,8 @@ final class TestProxy implements AutoCloseable {
 
     private void handle(HttpExchange exchange) throws IOException {
         try (exchange) {
-            String path = exchange.getRequestURI().getRawPath()
-                    + (exchange.getRequestURI().getRawQuery() == null ? "" : "?" + exchange.getRequestURI().getRawQuery());
+            URI uri = exchange.getRequestURI();
+            String path = uri.getRawPath() + (uri.getRawQuery() == null ? "" : "?" + uri.getRawQuery());
             Seen request = new Seen(exchange.getRequestMethod(), path, exchange.getRequestHeaders().getFirst("Range"),
                     exchange.getRequestHeaders().getFirst("Authorization"));
             seen.add(request);

@@ -36,6 +36,7 @@ public final class TestRegistry implements AutoCloseable {
     private final String password;
     private final HttpClient http = HttpClient.newBuilder().version(HttpClient.Version.HTTP_1_1).build();
     private Process process;
+    private Thread reaper;
 
     private TestRegistry(Path dir, int port, TestTokenServer tokens, String user, String password) {
         this.dir = dir;
@@ -48,7 +49,8 @@ public final class TestRegistry implements AutoCloseable {
     /** Skips the calling test, saying why, unless {@code docker-registry} is installed. */
     public static void assumeInstalled() {
         if (!Files.isExecutable(BINARY)) {
-            System.err.println("skipped: " + BINARY + " is not installed (./run-tests installs docker-registry as root)");
+            System.err.println("skipped: " + BINARY + " is not installed (./run-tests installs docker-registry as"
+                    + " root)");
         }
         Assumptions.assumeTrue(Files.isExecutable(BINARY), BINARY + " is not installed");
     }
@@ -216,6 +218,9 @@ public final class TestRegistry implements AutoCloseable {
                 .redirectErrorStream(true).redirectOutput(log.toFile());
         builder.environment().keySet().removeIf(name -> name.startsWith("REGISTRY_")); // they override the config
         process = builder.start();
+        Process started = process;
+        reaper = new Thread(started::destroyForcibly, "test-registry-reaper"); // a test JVM that exits early
+        Runtime.getRuntime().addShutdownHook(reaper);
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
         while (!answers()) {
             if (!process.isAlive() || System.nanoTime() > deadline) {
@@ -278,6 +283,14 @@ public final class TestRegistry implements AutoCloseable {
             if (!process.waitFor(10, TimeUnit.SECONDS)) {
                 process.destroyForcibly().waitFor();
             }
+        }
+        if (reaper != null) {
+            try {
+                Runtime.getRuntime().removeShutdownHook(reaper);
+            } catch (IllegalStateException shuttingDown) {
+                // the hook is running or about to: nothing left to do
+            }
+            reaper = null;
         }
     }
 

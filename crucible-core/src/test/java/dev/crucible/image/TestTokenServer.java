@@ -26,9 +26,9 @@ import tools.jackson.databind.json.JsonMapper;
 
 /**
  * The token service of a token-auth {@link TestRegistry} (the Docker registry token protocol): signs RS256 JWTs whose
- * header carries the self-signed certificate ({@code x5c}) the registry trusts. A request with Basic {@code user:password}
- * gets the pull and push it asks for; an anonymous one a token without access (as Docker Hub does for a private
- * repository); a wrong password 401. Records every request.
+ * header carries the self-signed certificate ({@code x5c}) the registry trusts. A request with Basic
+ * {@code user:password} gets the pull and push it asks for; an anonymous one a token without access (as Docker Hub
+ * does for a private repository); a wrong password 401. Records every request.
  */
 final class TestTokenServer implements AutoCloseable {
     static final String SERVICE = "crucible-test-registry";
@@ -51,8 +51,9 @@ final class TestTokenServer implements AutoCloseable {
         this.password = password;
         Path keyFile = dir.resolve("token-key.pem");
         this.certificateFile = dir.resolve("token-cert.pem");
-        StoreFixtures.run(dir, "openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout", keyFile.toString(),
-                "-out", certificateFile.toString(), "-days", "2", "-subj", "/CN=crucible-test-token");
+        StoreFixtures.run(dir, "openssl", "req", "-x509", "-newkey", "rsa:2048", "-nodes", "-keyout",
+                keyFile.toString(), "-out", certificateFile.toString(), "-days", "2", "-subj",
+                "/CN=crucible-test-token");
         this.key = privateKey(pemBody(Files.readString(keyFile)));
         this.certificate = Base64.getEncoder().encodeToString(pemBody(Files.readString(certificateFile)));
         this.server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
