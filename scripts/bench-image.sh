@@ -51,15 +51,27 @@ ref="127.0.0.1:$port/bench/debian-python:1"
 size=$(du -sb "$work/registry/docker/registry/v2/blobs" | cut -f1)
 echo "image: $ref, $((size / 1048576)) MiB in the registry (compressed)"
 
-crucible_ms=(); skopeo_ms=()
+# crucible's pull = download + verify + unpack; its download phase ends at the "unpacking" progress line.
+# Baselines: skopeo copy to an OCI dir (download + verify), and skopeo copy + umoci unpack (the whole pipeline).
+crucible_ms=(); download_ms=(); skopeo_ms=(); umoci_ms=()
 for r in $(seq "$rounds"); do
-  rm -rf "$work/oci" "$work/data"
+  rm -rf "$work/oci" "$work/bundle" "$work/data"
+  sync
   t=$(date +%s%N); skopeo copy -q --src-tls-verify=false "docker://$ref" "oci:$work/oci:bench"; skopeo_ms+=("$(ms "$t")")
-  t=$(date +%s%N); "$root/crucible" image pull --quiet --data-dir "$work/data" "$ref" >/dev/null; crucible_ms+=("$(ms "$t")")
+  t=$(date +%s%N); umoci unpack --image "$work/oci:bench" "$work/bundle" >/dev/null; umoci_ms+=("$(( $(ms "$t") + ${skopeo_ms[-1]} ))")
+  sync
+  t=$(date +%s%N)
+  "$root/crucible" image pull --data-dir "$work/data" "$ref" 2>&1 >/dev/null | while IFS= read -r line; do
+    case "$line" in unpacking*) echo $(( ($(date +%s%N) - t) / 1000000 )) > "$work/download.ms";; esac
+  done
+  crucible_ms+=("$(ms "$t")"); download_ms+=("$(cat "$work/download.ms")")
 done
 median() { printf '%s\n' "$@" | sort -n | awk '{a[NR]=$1} END {print a[int((NR+1)/2)]}'; }
-c=$(median "${crucible_ms[@]}"); s=$(median "${skopeo_ms[@]}")
-echo "pull (median of $rounds): crucible image pull ${c} ms (download, verify, unpack); skopeo copy to an OCI dir ${s} ms (download, verify); ratio $(awk "BEGIN {printf \"%.2f\", $c / $s}")"
+c=$(median "${crucible_ms[@]}"); d=$(median "${download_ms[@]}"); s=$(median "${skopeo_ms[@]}"); u=$(median "${umoci_ms[@]}")
+files=$(tar tf "$tarball" | wc -l)
+echo "pull (median of $rounds, one layer of $files entries):"
+echo "  download + verify: crucible ${d} ms; skopeo copy to an OCI dir ${s} ms; ratio $(awk "BEGIN {printf \"%.2f\", $d / $s}")"
+echo "  download + verify + unpack: crucible image pull ${c} ms; skopeo copy + umoci unpack ${u} ms; ratio $(awk "BEGIN {printf \"%.2f\", $c / $u}")"
 
 t=$(date +%s%N); echo 'import tabulate; print(1)' | CRUCIBLE_DATA_DIR="$work/data" "$root/crucible" run --image "$ref" -l python - >/dev/null; first=$(ms "$t")
 t=$(date +%s%N); echo 'print(1)' | CRUCIBLE_DATA_DIR="$work/data" "$root/crucible" run -l python - >/dev/null; host=$(ms "$t")

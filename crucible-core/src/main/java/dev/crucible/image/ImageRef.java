@@ -101,12 +101,6 @@ public record ImageRef(String registry, String repository, String tag, String di
         return registry.equals(DOCKER_HUB) ? "registry-1.docker.io" : registry;
     }
 
-    /** Whether the registry is on this machine (plain HTTP is allowed only there, or when the operator says so). */
-    public boolean loopback() {
-        String host = registry.replaceFirst(":[0-9]+$", "");
-        return host.equals("localhost") || host.startsWith("127.") || host.equals("[::1]");
-    }
-
     @Override
     public String toString() {
         return canonical();
