@@ -6,7 +6,7 @@ package dev.crucible.client;
  */
 public record ExecuteResult(String status, Integer exitCode, Integer signal, String stdout, String stderr,
         boolean stdoutTruncated, boolean stderrTruncated, long wallMs, long cpuMs, long memoryBytes,
-        ExecuteResult compile, String message) {
+        ExecuteResult compile, String message, String imageDigest) {
 
     public boolean ok() {
         return "ok".equals(status);

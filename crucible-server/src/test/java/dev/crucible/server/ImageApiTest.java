@@ -49,6 +49,16 @@ class ImageApiTest {
     }
 
     @Test
+    void theJavaClientNamesAnImageAndReadsTheDigest() throws Exception {
+        var client = dev.crucible.client.CrucibleClient.create(
+                java.net.URI.create("http://127.0.0.1:" + SERVER.server().port()), null);
+        var r = client.execute(dev.crucible.client.ExecuteRequest.of("python", "import tabulate; print('sdk')")
+                .withImage(TestImages.DEBIAN_PYTHON));
+        assertThat(r.stdout()).as(r.stderr()).isEqualTo("sdk\n");
+        assertThat(r.imageDigest()).isEqualTo(image.digest());
+    }
+
+    @Test
     void anUnknownImageIs422ImageNotFoundNamingThePullCommand() throws Exception {
         JsonNode r = ok(SERVER.http().postJson("/v1/execute", body(Map.of("language", "python", "image",
                 "ghcr.io/nobody/nothing:1", "code", "print(1)"))), 422);
