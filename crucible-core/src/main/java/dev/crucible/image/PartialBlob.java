@@ -15,7 +15,8 @@ import java.util.Set;
 
 /**
  * A download into {@code partial/sha256-<hex>}: appends after what an interrupted attempt kept, then verifies the whole
- * file against its digest and renames it into {@code blobs/}. One writer per blob at a time: threads of this JVM wait
+ * file against its digest and renames it into {@code blobs/}. The hash runs as the bytes are written (what an earlier
+ * attempt kept is hashed once, when the writer opens), so a verified blob is never read back. One writer per blob at a time: threads of this JVM wait
  * for the partial file to be free here, other processes on an exclusive lock of it, held through the channel that
  * writes it (the only channel this JVM has on the file, since closing any would drop the lock).
  */
@@ -31,6 +32,8 @@ final class PartialBlob implements ImageStore.BlobWriter {
     private final FileChannel channel;
     private final ByteBuffer buffer = ByteBuffer.allocate(BUFFER);
     private final OutputStream stream = new Appender();
+    /** The hash of every byte in the file so far, written or kept. */
+    private final MessageDigest running = Digests.sha256();
     private long offset;
     private boolean closed;
 
@@ -41,6 +44,7 @@ final class PartialBlob implements ImageStore.BlobWriter {
         this.turn = turn;
         this.channel = channel;
         this.offset = channel.size();
+        hashKept(offset);
         channel.position(offset);
     }
 
@@ -111,7 +115,7 @@ final class PartialBlob implements ImageStore.BlobWriter {
     @Override
     public Path commit() throws IOException {
         flush();
-        String actual = hash();
+        String actual = Digests.of(running);
         if (!actual.equals(digest)) {
             Files.deleteIfExists(partial);
             long size = channel.size();
@@ -133,6 +137,7 @@ final class PartialBlob implements ImageStore.BlobWriter {
         buffer.clear();
         channel.truncate(0);
         channel.position(0);
+        running.reset();
         offset = 0;
     }
 
@@ -153,14 +158,13 @@ final class PartialBlob implements ImageStore.BlobWriter {
         }
     }
 
-    private String hash() throws IOException {
-        MessageDigest hash = Digests.sha256();
+    /** Hashes the {@code length} bytes an interrupted attempt left in the file. */
+    private void hashKept(long length) throws IOException {
         ByteBuffer chunk = ByteBuffer.allocate(1 << 20);
         long position = 0;
-        for (int n; (n = channel.read(chunk.clear(), position)) > 0; position += n) {
-            hash.update(chunk.flip());
+        for (int n; position < length && (n = channel.read(chunk.clear(), position)) > 0; position += n) {
+            running.update(chunk.flip());
         }
-        return Digests.of(hash);
     }
 
     private void flush() throws IOException {
@@ -168,6 +172,7 @@ final class PartialBlob implements ImageStore.BlobWriter {
             return;
         }
         buffer.flip();
+        running.update(buffer.duplicate());
         while (buffer.hasRemaining()) {
             channel.write(buffer);
         }
