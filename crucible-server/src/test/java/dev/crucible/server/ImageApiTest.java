@@ -59,6 +59,21 @@ class ImageApiTest {
     }
 
     @Test
+    void aRuntimeInAnImageIsListedWithTheImageAndItsDigest(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir)
+            throws Exception {
+        java.nio.file.Path toml = dir.resolve("runtimes.toml");
+        java.nio.file.Files.writeString(toml, "[[runtime]]\nlanguage = \"py-debian\"\nfile_name = \"main.py\"\n"
+                + "run_command = [\"python3\", \"{file}\"]\nimage = \"" + TestImages.DEBIAN_PYTHON + "\"\n");
+        var registry = dev.crucible.runtime.RuntimeRegistry.load(toml, TestHost.crucible().runtimes().images());
+        JsonNode listed = JSON.valueToTree(RuntimeInfo.of(registry.find("py-debian").orElseThrow()));
+        assertThat(listed.get("available").asBoolean()).as(listed.toString()).isTrue();
+        assertThat(listed.get("image").asString()).isEqualTo(TestImages.DEBIAN_PYTHON);
+        assertThat(listed.get("image_digest").asString()).isEqualTo(image.digest());
+        JsonNode host = JSON.valueToTree(RuntimeInfo.of(registry.find("python").orElseThrow()));
+        assertThat(host.has("image")).isFalse();
+    }
+
+    @Test
     void anUnknownImageIs422ImageNotFoundNamingThePullCommand() throws Exception {
         JsonNode r = ok(SERVER.http().postJson("/v1/execute", body(Map.of("language", "python", "image",
                 "ghcr.io/nobody/nothing:1", "code", "print(1)"))), 422);
