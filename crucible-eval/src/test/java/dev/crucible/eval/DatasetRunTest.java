@@ -41,6 +41,26 @@ class DatasetRunTest {
     }
 
     @Test
+    void aDatasetRunsInAnImageInBothIsolations(@TempDir Path dir) throws Exception {
+        dev.crucible.image.TestImages.debianPython(TestHost.images());
+        Path problems = dir.resolve("problems.jsonl");
+        Files.writeString(problems, JSON.writeValueAsString(Map.of("task_id", "t/0", "prompt", "def f():\n",
+                "test", "def check(c):\n    assert c() == 'tabulate'\n", "entry_point", "f")) + "\n");
+        Path samples = dir.resolve("samples.jsonl");
+        Files.writeString(samples, JSON.writeValueAsString(Map.of("task_id", "t/0",
+                "completion", "    import tabulate\n    return tabulate.__name__\n")) + "\n");
+        for (boolean batch : new boolean[] {false, true}) {
+            DatasetRun.Summary inImage = runner.run(new DatasetRun.Options("humaneval", problems, samples, List.of(1),
+                    dir.resolve("image-" + batch + ".jsonl"), 2, 10_000, batch, dev.crucible.image.TestImages.DEBIAN_PYTHON),
+                    DatasetRun.Progress.NONE, new ArrayList<>());
+            assertThat(inImage.passed()).as("batch " + batch + ": the sample imports what only the image has").isEqualTo(1);
+            DatasetRun.Summary onHost = runner.run(new DatasetRun.Options("humaneval", problems, samples, List.of(1),
+                    dir.resolve("host-" + batch + ".jsonl"), 2, 10_000, batch), DatasetRun.Progress.NONE, new ArrayList<>());
+            assertThat(onHost.passed()).as("batch " + batch + ": the host has no tabulate").isZero();
+        }
+    }
+
+    @Test
     void batchIsolationGivesTheVerdictsOfOneSandboxPerSample(@TempDir Path dir) throws Exception {
         DatasetRun.Summary ref = batch(data("HumanEval.jsonl.gz"), null, dir.resolve("ref.jsonl"), 10_000, 4);
         assertThat(ref.passed()).isEqualTo(164);
