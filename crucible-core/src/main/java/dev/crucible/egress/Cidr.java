@@ -31,6 +31,14 @@ record Cidr(byte[] network, int prefix) {
             throw new IllegalArgumentException("'" + text + "' is not an IP address or ADDRESS/PREFIX");
         }
         byte[] bytes = address.getAddress();
+        if (bytes.length == 4 && text.indexOf(':') >= 0) {
+            // the JDK reads ::ffff:a.b.c.d as IPv4; a range written in IPv6 stays IPv6
+            byte[] mapped = new byte[16];
+            mapped[10] = (byte) 0xff;
+            mapped[11] = (byte) 0xff;
+            System.arraycopy(bytes, 0, mapped, 12, 4);
+            bytes = mapped;
+        }
         if (slash < 0) {
             return new Cidr(bytes, bytes.length * 8);
         }

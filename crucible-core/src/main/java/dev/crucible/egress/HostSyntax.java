@@ -3,7 +3,6 @@ package dev.crucible.egress;
 import java.net.Inet4Address;
 import java.net.Inet6Address;
 import java.net.InetAddress;
-import java.net.UnknownHostException;
 import java.util.Locale;
 import java.util.regex.Pattern;
 
@@ -108,15 +107,41 @@ final class HostSyntax {
         return Integer.parseInt(port);
     }
 
-    /** The conventional text of a 4- or 16-byte address ({@code ::ffff:0:0} stays IPv6). */
+    /** The conventional text of a 4- or 16-byte address: dotted quad, or RFC 5952 IPv6 ({@code ::ffff:0:0}). */
     static String text(byte[] address) {
-        try {
-            InetAddress inet = address.length == 16 ? Inet6Address.getByAddress(null, address, -1)
-                    : InetAddress.getByAddress(address);
-            return inet.getHostAddress();
-        } catch (UnknownHostException e) {
-            throw new IllegalArgumentException(e);
+        if (address.length == 4) {
+            return (address[0] & 0xff) + "." + (address[1] & 0xff) + "." + (address[2] & 0xff) + "." + (address[3] & 0xff);
         }
+        int[] groups = new int[8];
+        for (int i = 0; i < 8; i++) {
+            groups[i] = (address[2 * i] & 0xff) << 8 | address[2 * i + 1] & 0xff;
+        }
+        int bestStart = -1;
+        int bestLength = 1;
+        for (int i = 0; i < 8; i++) {
+            int j = i;
+            while (j < 8 && groups[j] == 0) {
+                j++;
+            }
+            if (j - i > bestLength) {
+                bestStart = i;
+                bestLength = j - i;
+            }
+            i = Math.max(i, j);
+        }
+        StringBuilder text = new StringBuilder();
+        for (int i = 0; i < 8; i++) {
+            if (i == bestStart) {
+                text.append("::");
+                i += bestLength - 1;
+                continue;
+            }
+            if (!text.isEmpty() && text.charAt(text.length() - 1) != ':') {
+                text.append(':');
+            }
+            text.append(Integer.toHexString(groups[i]));
+        }
+        return text.toString();
     }
 
     /** {@code host:port}, with IPv6 in brackets. */

@@ -15,7 +15,7 @@ record Target(String host, InetAddress address, int port) {
     static Target of(String host, int port) {
         InetAddress literal = HostSyntax.literal(host);
         if (literal != null) {
-            return new Target(literal.getHostAddress(), literal, port);
+            return new Target(HostSyntax.text(literal.getAddress()), literal, port);
         }
         return new Target(HostSyntax.name(host), null, port);
     }
