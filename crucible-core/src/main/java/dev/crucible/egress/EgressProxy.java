@@ -21,6 +21,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
@@ -53,7 +54,11 @@ public final class EgressProxy implements AutoCloseable {
     private final AtomicLong bytesSent = new AtomicLong();
     private final AtomicLong bytesReceived = new AtomicLong();
     private final ArrayDeque<EgressDecision> decisions = new ArrayDeque<>();
-    private final ScheduledExecutorService watchdog;
+    /** One daemon thread for every proxy's idle checks: a check only closes channels. */
+    private static final ScheduledExecutorService WATCHDOG = Executors.newSingleThreadScheduledExecutor(
+            Thread.ofPlatform().name("crucible-egress-idle").daemon().factory());
+
+    private final ScheduledFuture<?> idleCheck;
     private volatile boolean closed;
 
     private EgressProxy(EgressPolicy policy, EgressResolver resolver, EgressLimits limits, InstantSource clock) {
@@ -65,10 +70,8 @@ public final class EgressProxy implements AutoCloseable {
         for (EgressReason reason : EgressReason.values()) {
             byReason.put(reason, new AtomicLong());
         }
-        this.watchdog = Executors.newSingleThreadScheduledExecutor(
-                Thread.ofPlatform().name("crucible-egress-idle").daemon().factory());
         long period = Math.clamp(limits.idleTimeout().toMillis() / 4, 10, 1000);
-        watchdog.scheduleWithFixedDelay(this::closeIdle, period, period, TimeUnit.MILLISECONDS);
+        this.idleCheck = WATCHDOG.scheduleWithFixedDelay(this::closeIdle, period, period, TimeUnit.MILLISECONDS);
     }
 
     /**
@@ -217,7 +220,7 @@ public final class EgressProxy implements AutoCloseable {
         for (ProxyConnection connection : live) {
             connection.close(EgressEnding.PROXY_CLOSED);
         }
-        watchdog.shutdownNow();
+        idleCheck.cancel(false);
     }
 
     private static void closeQuietly(SocketChannel channel) {
