@@ -58,7 +58,7 @@ final class Relay {
     }
 
     private void pump(SocketChannel from, SocketChannel to, AtomicLong count) {
-        ByteBuffer buffer = ByteBuffer.allocate(BUFFER);
+        ByteBuffer buffer = ByteBuffer.allocateDirect(BUFFER); // direct: no copy through a temporary buffer per read
         try {
             while (true) {
                 buffer.clear();
