@@ -1,0 +1,21 @@
+package dev.crucible.egress;
+
+import java.util.Locale;
+
+/** How an allowed connection ended. */
+public enum EgressEnding {
+    /** Both sides finished (or, for forward HTTP, the origin's response ended). */
+    CLOSED,
+    /** The sandbox's byte budget ran out mid-transfer: both sides were cut. */
+    BYTE_CAP,
+    /** Nothing moved for the idle timeout. */
+    IDLE_TIMEOUT,
+    /** A read or write failed (a reset, a broken pipe). */
+    ERROR,
+    /** The proxy was closed (the sandbox ended, or egress was dropped). */
+    PROXY_CLOSED;
+
+    public String wireName() {
+        return name().toLowerCase(Locale.ROOT);
+    }
+}
