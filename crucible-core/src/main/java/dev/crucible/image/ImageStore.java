@@ -162,8 +162,9 @@ public final class ImageStore {
      * the metadata and the name. Nothing is visible if this throws. The name is {@code name} without its digest when
      * it has a tag ({@link ImageRef#canonical()} otherwise); a name already used is moved to this image.
      *
-     * @throws ImageException DIGEST_MISMATCH, UNSUPPORTED (media types, platform), NOT_FOUND (a layer blob is not
-     *     stored), or the unpacker's HOSTILE_LAYER and TOO_LARGE
+     * @throws ImageException DIGEST_MISMATCH (a layer that does not unpack to its config's diff_id included),
+     *     UNSUPPORTED (media types, platform, a config whose diff_ids do not count the layers), NOT_FOUND (a layer
+     *     blob is not stored), or the unpacker's HOSTILE_LAYER and TOO_LARGE
      */
     public Image commit(ImageRef name, String manifestDigest, byte[] manifest, byte[] config) throws IOException {
         Digests.verify(manifestDigest, manifest, "manifest");
@@ -172,10 +173,15 @@ public final class ImageStore {
         Digests.verify(configDigest, config, "config");
         ImageFormats.Config c = ImageFormats.config(config, configDigest);
         List<String> layers = m.layers().stream().map(ImageFormats.Descriptor::digest).toList();
+        if (c.diffIds().size() != layers.size()) {
+            throw new ImageException(ImageException.Failure.UNSUPPORTED, "config " + configDigest + " lists "
+                    + c.diffIds().size() + " diff_ids but manifest " + manifestDigest + " has " + layers.size()
+                    + " layers: every layer must be named by the config it was built with");
+        }
         requireLayers(layers, manifestDigest);
         String idHex = Digests.hex(configDigest);
         try (Closeable lease = leaseRoot(idHex, false)) {
-            Path root = builder.build(idHex, layers);
+            Path root = builder.build(idHex, layers, c.diffIds());
             return metadata.locked(() -> {
                 requireLayers(layers, manifestDigest); // a prune may have run while we unpacked
                 putBytes(manifestDigest, manifest);

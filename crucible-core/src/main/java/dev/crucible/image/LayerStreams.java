@@ -4,7 +4,9 @@ import dev.crucible.image.ImageException.Failure;
 import io.airlift.compress.v3.zstd.ZstdInputStream;
 import java.io.IOException;
 import java.io.InputStream;
+import java.io.OutputStream;
 import java.io.PushbackInputStream;
+import java.security.MessageDigest;
 import java.util.zip.GZIPInputStream;
 import java.util.zip.ZipException;
 
@@ -13,8 +15,10 @@ import java.util.zip.ZipException;
  * the first bytes (gzip, zstd, else plain tar; bzip2 and xz are refused), a counter beneath the decompressor counts
  * what it pulls from the blob, and a counter above it refuses a decompression bomb (past 1 MiB, more than
  * {@code maxRatio} decompressed bytes per compressed byte) or tar headers past a budget the moment either is passed,
- * before the bytes that pass it reach the tar reader. A refusal is thrown from {@code read} and kept
- * ({@link #tripped()}), so the caller can tell it from the tar reader's own errors that wrap it.
+ * before the bytes that pass it reach the tar reader. Bytes the tar reader makes up rather than reads (a sparse
+ * entry's holes) count as decompressed ({@link #expanded}). A refusal is thrown from {@code read} and kept
+ * ({@link #tripped()}), so the caller can tell it from the tar reader's own errors that wrap it. The decompressed
+ * bytes are hashed as they pass: {@link #diffId()} reads the stream to its end and is the layer's {@code diff_id}.
  */
 final class LayerStreams extends InputStream {
     /** Decompressed bytes read before the ratio is judged: headers and small files compress unevenly. */
@@ -33,6 +37,7 @@ final class LayerStreams extends InputStream {
     private final InputStream decompressed;
     private final String digest;
     private final int maxRatio;
+    private final MessageDigest diff = Digests.sha256();
     private long count;
     private long limit = Long.MAX_VALUE;
     private long budget;
@@ -121,6 +126,28 @@ final class LayerStreams extends InputStream {
         return compressed.count;
     }
 
+    /**
+     * Counts {@code bytes} the tar reader gave without reading them from this stream (a sparse entry's holes: zeros
+     * it makes up) as decompressed, so the ratio cap judges a sparse entry by what it writes, not by what it carries:
+     * a few KiB of sparse headers could otherwise stand for GiBs of zeros written or read through.
+     */
+    void expanded(long bytes) throws ImageException {
+        if (bytes > 0) {
+            count += bytes;
+            check();
+        }
+    }
+
+    /**
+     * Reads what is left after the tar stream's end (its end-of-archive records and padding belong to the layer's
+     * uncompressed bytes) under the same caps, and returns the digest of all the decompressed bytes: the layer's
+     * {@code diff_id}, which an image config names.
+     */
+    String diffId() throws IOException {
+        transferTo(OutputStream.nullOutputStream());
+        return Digests.of(diff);
+    }
+
     @Override
     public int read() throws IOException {
         byte[] one = new byte[1];
@@ -139,6 +166,7 @@ final class LayerStreams extends InputStream {
             throw new IOException("the compressed stream does not decode: " + e, e);
         }
         if (n > 0) {
+            diff.update(b, off, n);
             count += n;
             check();
         }

@@ -3,6 +3,7 @@ package dev.crucible.image;
 import dev.crucible.image.ImageException.Failure;
 import java.io.IOException;
 import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -30,9 +31,12 @@ import java.util.TreeMap;
  *   <li>Devices, FIFOs, sockets and unknown entry types are skipped and counted.
  *   <li>Everything belongs to the unpacking process; only {@code mode & 0755} is kept (no setuid, setgid, sticky or
  *       group/other write bits), no extended attribute is ever set (file capabilities included).
- *   <li>Caps over the whole image: regular-file bytes, entries and name length ({@code TOO_LARGE}), and per layer a
- *       decompression ratio (past 1 MiB, more than {@code maxRatio} bytes per compressed byte) and a budget for the
- *       tar headers before each entry; reading stops the moment a cap is passed.
+ *   <li>Caps over the whole image: regular-file bytes, entries, name length and the bytes of all entry names
+ *       (the unpacker keeps the paths a layer wrote) ({@code TOO_LARGE}), and per layer a decompression ratio (past
+ *       1 MiB, more than {@code maxRatio} bytes per compressed byte; a sparse entry's holes count as decompressed)
+ *       and a budget for the tar headers before each entry; reading stops the moment a cap is passed. An entry with
+ *       more PAX records than a layer needs (global headers pile up) is {@code HOSTILE_LAYER}; a directory is pruned
+ *       at most once a layer, however many whiteouts and opaque markers name it.
  * </ul>
  *
  * The caller deletes the root when any call throws. Not thread-safe: one image, one thread.
@@ -52,17 +56,28 @@ public final class LayerUnpacker {
      * @param maxEntries tar entries
      * @param maxPathLength bytes of one entry's name (and of a link target)
      * @param maxRatio uncompressed bytes per compressed byte read (a decompression bomb is past it)
+     * @param maxNameBytes bytes of all entry names together: the unpacker holds the paths a layer wrote (whiteouts
+     *     need them) and every directory's final mode, so without it {@code maxEntries} names of
+     *     {@code maxPathLength} bytes (8 GiB by default) would be held in memory
      */
-    public record Caps(long maxBytes, long maxEntries, int maxPathLength, int maxRatio) {
+    public record Caps(long maxBytes, long maxEntries, int maxPathLength, int maxRatio, long maxNameBytes) {
+        /** What {@link #defaults()} allows for the bytes of all names: ample for the largest real images (~50 MB). */
+        public static final long DEFAULT_NAME_BYTES = 256L << 20;
+
         public Caps {
-            if (maxBytes < 0 || maxEntries < 0 || maxPathLength <= 0 || maxRatio <= 0) {
+            if (maxBytes < 0 || maxEntries < 0 || maxPathLength <= 0 || maxRatio <= 0 || maxNameBytes <= 0) {
                 throw new IllegalArgumentException("image caps must be positive: " + maxBytes + ", " + maxEntries + ", "
-                        + maxPathLength + ", " + maxRatio);
+                        + maxPathLength + ", " + maxRatio + ", " + maxNameBytes);
             }
         }
 
+        /** Caps with the default cap on the bytes of all names. */
+        public Caps(long maxBytes, long maxEntries, int maxPathLength, int maxRatio) {
+            this(maxBytes, maxEntries, maxPathLength, maxRatio, DEFAULT_NAME_BYTES);
+        }
+
         public static Caps defaults() {
-            return new Caps(16L << 30, 2_000_000, 4096, 200);
+            return new Caps(16L << 30, 2_000_000, 4096, 200, DEFAULT_NAME_BYTES);
         }
     }
 
@@ -71,6 +86,7 @@ public final class LayerUnpacker {
     /** Final modes of the directories the layers named, applied by {@link #finish()}. */
     private final NavigableMap<String, RootFs.DirMeta> dirModes = new TreeMap<>();
     private long bytes;
+    private long nameBytes;
     private long entries;
     private long skipped;
     private int layers;
@@ -89,19 +105,32 @@ public final class LayerUnpacker {
 
     /**
      * Applies one layer blob (gzip, zstd or plain tar, told by its first bytes) over the layers applied before it.
-     * The blob is read up to the end of its tar stream and not closed.
+     * The blob is read to the end of its decompressed stream (what follows the tar's end is hashed too, under the same
+     * caps) and not closed.
      *
      * @param digest names the layer in errors
+     * @return the layer's {@code diff_id}: {@code sha256:} of its decompressed bytes, which the caller checks against
+     *     the image config's {@code rootfs.diff_ids}
      * @throws ImageException HOSTILE_LAYER, TOO_LARGE or UNSUPPORTED, with a message naming the layer, the entry
      *     and the rule; the root is then half-written and the caller deletes it
      */
-    public void apply(InputStream blob, String digest) throws IOException {
+    public String apply(InputStream blob, String digest) throws IOException {
         requireUnfinished();
+        String diffId;
         try (RootFs fs = RootFs.open(root, dirModes);
                 LayerStreams streams = LayerStreams.open(blob, digest, caps.maxRatio())) {
             new TarLayer(this, fs, streams, digest).run();
+            try {
+                diffId = streams.diffId();
+            } catch (ImageException e) {
+                throw e;
+            } catch (IOException | RuntimeException e) {
+                throw new ImageException(Failure.HOSTILE_LAYER, "layer " + digest + " does not read to its end after"
+                        + " its tar stream: " + e.getMessage(), e);
+            }
         }
         layers++;
+        return diffId;
     }
 
     /**
@@ -160,6 +189,17 @@ public final class LayerUnpacker {
     void countEntry(TarLayer layer) throws ImageException {
         if (++entries > caps.maxEntries()) {
             throw layer.refuse(Failure.TOO_LARGE, "the image has more than " + caps.maxEntries() + " entries");
+        }
+    }
+
+    /**
+     * Counts an entry's name against the cap on the bytes of all names, before anything of the entry is kept.
+     */
+    void countName(String name, TarLayer layer) throws ImageException {
+        nameBytes += name.getBytes(StandardCharsets.UTF_8).length;
+        if (nameBytes > caps.maxNameBytes()) {
+            throw layer.refuse(Failure.TOO_LARGE, "the image's entry names take more than " + caps.maxNameBytes()
+                    + " bytes (the unpacker keeps the paths it writes)");
         }
     }
 

@@ -15,9 +15,12 @@ import java.util.function.Function;
 
 /**
  * Builds the unpacked root of an image id: the layers are applied in {@code staging/<id hex>.<random>/}, which is
- * renamed to {@code roots/<id hex>/} once complete, so a visible root is always whole. The caller holds the id's lease
- * ({@code roots/<id hex>.lock}, shared) while building; {@link #cleanLeftovers} removes only staging dirs whose lease
- * nobody holds, i.e. what a killed process left.
+ * renamed to {@code roots/<id hex>/} once complete, so a visible root is always whole. A root is shared by every image
+ * of its id (the config's digest), so it must hold what the config says: each layer's decompressed bytes must hash to
+ * the config's {@code diff_ids} entry, else a manifest pairing a published config with layers of its own would plant
+ * the root the genuine image later runs in. The caller holds the id's lease ({@code roots/<id hex>.lock}, shared)
+ * while building; {@link #cleanLeftovers} removes only staging dirs whose lease nobody holds, i.e. what a killed
+ * process left.
  */
 final class RootBuilder {
     private final Path roots;
@@ -36,15 +39,20 @@ final class RootBuilder {
         return roots.resolve(idHex + ".lock");
     }
 
-    /** The root of {@code idHex}, unpacked from {@code layers} (digests, lowest first) unless it exists. */
-    Path build(String idHex, List<String> layers) throws IOException {
+    /**
+     * The root of {@code idHex}, unpacked from {@code layers} (digests, lowest first) unless it exists.
+     *
+     * @param diffIds the config's {@code rootfs.diff_ids}, one per layer
+     * @throws ImageException DIGEST_MISMATCH when a layer does not unpack to its diff_id, and the unpacker's failures
+     */
+    Path build(String idHex, List<String> layers, List<String> diffIds) throws IOException {
         Path root = roots.resolve(idHex);
         if (Files.isDirectory(root, LinkOption.NOFOLLOW_LINKS)) {
             return root;
         }
         Path stage = staging.resolve(idHex + "." + UUID.randomUUID());
         try {
-            unpack(stage, layers);
+            unpack(stage, layers, diffIds);
             Files.setPosixFilePermissions(stage, StoreFiles.DIR_OPEN);
             try {
                 Files.move(stage, root, StandardCopyOption.ATOMIC_MOVE);
@@ -62,11 +70,19 @@ final class RootBuilder {
         }
     }
 
-    private void unpack(Path stage, List<String> layers) throws IOException {
+    private void unpack(Path stage, List<String> layers, List<String> diffIds) throws IOException {
         LayerUnpacker unpacker = LayerUnpacker.into(stage, caps);
-        for (String digest : layers) {
+        for (int i = 0; i < layers.size(); i++) {
+            String digest = layers.get(i);
+            String diffId;
             try (InputStream in = new BufferedInputStream(Files.newInputStream(blobs.apply(digest)), 1 << 16)) {
-                unpacker.apply(in, digest);
+                diffId = unpacker.apply(in, digest);
+            }
+            if (!diffId.equals(diffIds.get(i))) {
+                throw new ImageException(ImageException.Failure.DIGEST_MISMATCH, "layer " + digest + " unpacks to "
+                        + diffId + " but the image config's diff_ids names " + Digests.clip(diffIds.get(i))
+                        + " for it: the layer is not the one the config was built from (its root is shared by every"
+                        + " image of that config, so it is refused)");
             }
         }
         unpacker.finish();

@@ -8,7 +8,10 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.FileTime;
+import java.util.ArrayDeque;
 import java.util.ArrayList;
+import java.util.Deque;
+import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.NavigableMap;
@@ -259,11 +262,35 @@ final class RootFs implements AutoCloseable {
         forget(parent.child(name));
     }
 
+    /** A directory being removed: its path and the subdirectories in it still to remove. */
+    private record Pending(String path, Iterator<String> subdirectories) {}
+
     /**
      * Removes the directory {@code path} and its contents, one directory at a time through descriptors opened below
-     * the root (no descriptor is held across the recursion, so depth costs no descriptors).
+     * the root, depth first with a stack of its own (a chain as deep as a name allows, 2000 directories, must not
+     * overflow the thread's); no descriptor is held while going deeper, so depth costs no descriptors.
      */
     private void removeTree(String path) throws IOException {
+        Deque<Pending> stack = new ArrayDeque<>();
+        stack.push(new Pending(path, removeFiles(path)));
+        while (!stack.isEmpty()) {
+            Pending current = stack.peek();
+            if (current.subdirectories().hasNext()) {
+                String child = current.subdirectories().next();
+                stack.push(new Pending(child, removeFiles(child)));
+                continue;
+            }
+            stack.pop();
+            int slash = current.path().lastIndexOf('/');
+            List<String> parent = slash < 0 ? List.of() : List.of(current.path().substring(0, slash).split("/"));
+            try (Dir dir = directory(parent, false)) {
+                Linux.unlinkat(dir.fd, current.path().substring(slash + 1), AT_REMOVEDIR);
+            }
+        }
+    }
+
+    /** Removes everything in the directory {@code path} but directories, whose paths it returns. */
+    private Iterator<String> removeFiles(String path) throws IOException {
         List<String> subdirectories = new ArrayList<>();
         try (Dir dir = new Dir(Linux.openat2(rootFd, path, DIR_FLAGS, 0, RESOLVE_STRICT), path)) {
             for (String child : names(dir.fd)) {
@@ -277,14 +304,7 @@ final class RootFs implements AutoCloseable {
                 }
             }
         }
-        for (String subdirectory : subdirectories) {
-            removeTree(subdirectory);
-        }
-        int slash = path.lastIndexOf('/');
-        List<String> parent = slash < 0 ? List.of() : List.of(path.substring(0, slash).split("/"));
-        try (Dir dir = directory(parent, false)) {
-            Linux.unlinkat(dir.fd, path.substring(slash + 1), AT_REMOVEDIR);
-        }
+        return subdirectories.iterator();
     }
 
     /** Drops the final modes recorded for {@code path} and everything below it. */
@@ -295,24 +315,26 @@ final class RootFs implements AutoCloseable {
 
     /**
      * Removes everything below the directory {@code path} that {@code keep} does not name, recursing into the kept
-     * directories (an opaque directory keeps only what the current layer wrote).
+     * directories except those {@code done} names (pruned already: an opaque directory keeps only what the current
+     * layer wrote).
      */
-    void prune(String path, Predicate<String> keep) throws IOException {
-        List<String> keptDirectories = new ArrayList<>();
-        try (Dir dir = directory(path.isEmpty() ? List.of() : List.of(path.split("/")), false)) {
-            if (dir == null) {
-                return;
-            }
-            for (String child : names(dir.fd)) {
-                if (!keep.test(dir.child(child))) {
-                    remove(dir, child);
-                } else if (kind(dir.fd, child) == Kind.DIRECTORY) {
-                    keptDirectories.add(dir.child(child));
+    void prune(String path, Predicate<String> keep, Predicate<String> done) throws IOException {
+        Deque<String> pending = new ArrayDeque<>(List.of(path)); // kept directories still to prune: no recursion
+        while (!pending.isEmpty()) {
+            String current = pending.pop();
+            try (Dir dir = directory(current.isEmpty() ? List.of() : List.of(current.split("/")), false)) {
+                if (dir == null) {
+                    continue;
+                }
+                for (String child : names(dir.fd)) {
+                    String childPath = dir.child(child);
+                    if (!keep.test(childPath)) {
+                        remove(dir, child);
+                    } else if (!done.test(childPath) && kind(dir.fd, child) == Kind.DIRECTORY) {
+                        pending.push(childPath);
+                    }
                 }
             }
-        }
-        for (String kept : keptDirectories) {
-            prune(kept, keep);
         }
     }
 

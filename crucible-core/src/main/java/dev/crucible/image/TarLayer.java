@@ -18,9 +18,12 @@ import org.apache.commons.compress.archivers.tar.TarConstants;
 /**
  * One layer's tar stream applied onto the root, entry by entry, as hostile input: names are checked (no {@code ..},
  * nothing but a directory may name the root), every parent is resolved without following a symlink, whiteouts hide
- * what lower layers wrote (an opaque directory keeps what this layer wrote, whatever the order of the tar), devices,
- * FIFOs, sockets and unknown types are skipped, and only {@code mode & 0755} is kept. Each refusal names the layer,
- * the entry and the rule.
+ * what lower layers wrote (an opaque directory keeps what this layer wrote, whatever the order of the tar; each
+ * directory is pruned at most once a layer), devices, FIFOs, sockets and unknown types are skipped, and only
+ * {@code mode & 0755} is kept. An entry may carry at most {@value #MAX_PAX_RECORDS} PAX records of its own and from
+ * global headers (the tar reader keeps global ones for the rest of the layer and copies them into every entry), and
+ * a sparse entry's holes count against the ratio cap as they are read. Each refusal names the layer, the entry and
+ * the rule.
  */
 final class TarLayer {
     static final String WHITEOUT = ".wh.";
@@ -28,6 +31,13 @@ final class TarLayer {
     private static final int NAME_MAX = 255;
     private static final int SOCKET = 0140000;
     private static final int KEPT_MODE = 0755;
+    /** PAX records (other than those the tar reader applies itself: path, size, times...) one entry may carry. */
+    static final int MAX_PAX_RECORDS = 128;
+    /**
+     * Bytes asked of a sparse entry in one read: the tar reader recurses once per chunk of the sparse map a read
+     * spans, and a map of one-byte chunks read into a large buffer overflows the thread's stack.
+     */
+    private static final int SPARSE_READ = 512;
 
     private enum Type { DIRECTORY, FILE, SYMLINK, HARDLINK, SKIPPED }
 
@@ -38,6 +48,13 @@ final class TarLayer {
     private final String digest;
     /** Every path this layer wrote, and every directory above one: what an opaque directory or a whiteout keeps. */
     private final Set<String> touched = new HashSet<>();
+    /**
+     * Directories this layer pruned to what it wrote: nothing of a lower layer is left below them, and everything
+     * written below them since is this layer's, so a later opaque marker or whiteout there has nothing to do.
+     */
+    private final Set<String> pruned = new HashSet<>();
+    /** Entries' data pass through here, one entry at a time. */
+    private final byte[] buffer = new byte[1 << 16];
     private String entry = "";
 
     TarLayer(LayerUnpacker owner, RootFs fs, LayerStreams streams, String digest) {
@@ -55,6 +72,8 @@ final class TarLayer {
             entry = shown(next.getName());
             streams.reading(entry);
             owner.countEntry(this);
+            owner.countName(next.getName(), this);
+            checkPaxRecords(next);
             try {
                 apply(next);
             } catch (RootFs.Refused e) {
@@ -70,24 +89,75 @@ final class TarLayer {
         }
     }
 
+    /**
+     * The next entry, its headers read under the budget. The tar reader follows a chain of PAX, global or long-name
+     * headers by recursing once a header, so the budget's 2000 or so headers may overflow a small stack: that is a
+     * refusal of the layer, not an Error out of the unpacker.
+     */
     private TarArchiveEntry next() throws IOException {
         streams.window(owner.headerBudget());
         try {
             return tar.getNextEntry();
         } catch (IOException | RuntimeException e) {
             throw unreadable(e);
+        } catch (StackOverflowError e) {
+            throw nestedTooDeep();
         } finally {
             streams.unbounded();
         }
     }
 
+    private ImageException nestedTooDeep() {
+        return new ImageException(Failure.HOSTILE_LAYER, "layer " + digest + " refused: its tar headers or sparse map"
+                + " (at or after entry '" + entry + "') nest deeper than the tar reader can follow on this thread's"
+                + " stack");
+    }
+
+    /**
+     * Refuses an entry with more PAX records than any layer needs: global headers pile up in the tar reader, which
+     * copies them into every later entry, so a few MiB of them would hold the heap and cost every entry a copy.
+     */
+    private void checkPaxRecords(TarArchiveEntry e) throws ImageException {
+        int records = e.getExtraPaxHeaders().size();
+        long bytes = 0;
+        for (var record : e.getExtraPaxHeaders().entrySet()) {
+            bytes += record.getKey().length() + record.getValue().length();
+        }
+        if (records > MAX_PAX_RECORDS || bytes > owner.headerBudget()) {
+            throw refuse(Failure.HOSTILE_LAYER, "the entry carries " + records + " PAX records of " + bytes
+                    + " characters (its own and the layer's global headers, which stay for every later entry); a"
+                    + " layer needs at most " + MAX_PAX_RECORDS + " records within " + owner.headerBudget());
+        }
+    }
+
     /** Reads what is left of the entry's data (a skipped entry's), so the ratio cap still sees it. */
     private void drain() throws IOException {
+        while (readData() >= 0) {
+            // counted by readData
+        }
+    }
+
+    /**
+     * Reads the entry's data. A sparse entry's holes are zeros the tar reader makes up, not bytes of the stream:
+     * they are counted as decompressed bytes, so the ratio cap stops a sparse entry (of any type: the holes of a
+     * symlink's data are read through too) that stands for far more than the layer carries. A sparse entry is read
+     * {@value #SPARSE_READ} bytes at a time (see there).
+     */
+    private int readData() throws IOException {
+        long before = streams.decompressedBytes();
+        int n;
         try {
-            tar.transferTo(OutputStream.nullOutputStream());
+            TarArchiveEntry current = tar.getCurrentEntry();
+            n = tar.read(buffer, 0, current != null && current.isSparse() ? SPARSE_READ : buffer.length);
         } catch (IOException | RuntimeException e) {
             throw unreadable(e);
+        } catch (StackOverflowError e) {
+            throw nestedTooDeep();
         }
+        if (n > 0) {
+            streams.expanded(n - (streams.decompressedBytes() - before));
+        }
+        return n;
     }
 
     private void apply(TarArchiveEntry e) throws IOException {
@@ -148,17 +218,7 @@ final class TarLayer {
 
     /** Copies the entry's data, counting every byte against the image's cap as it goes. */
     private void copy(OutputStream out) throws IOException {
-        byte[] buffer = new byte[1 << 16];
-        while (true) {
-            int n;
-            try {
-                n = tar.read(buffer);
-            } catch (IOException | RuntimeException e) {
-                throw unreadable(e);
-            }
-            if (n < 0) {
-                return;
-            }
+        for (int n; (n = readData()) >= 0; ) {
             owner.addBytes(n, this);
             out.write(buffer, 0, n);
         }
@@ -203,7 +263,7 @@ final class TarLayer {
         String last = parts.getLast();
         List<String> parent = parentOf(parts);
         if (last.equals(OPAQUE)) {
-            fs.prune(String.join("/", parent), touched::contains);
+            prune(String.join("/", parent));
             return;
         }
         if (last.startsWith(WHITEOUT + WHITEOUT)) {
@@ -223,9 +283,27 @@ final class TarLayer {
             if (!touched.contains(path)) {
                 fs.remove(dir, name);
             } else if (RootFs.kind(dir.fd, name) == RootFs.Kind.DIRECTORY) {
-                fs.prune(path, touched::contains);
+                prune(path);
             }
         }
+    }
+
+    /**
+     * Removes what lower layers left below the directory {@code path}, once a layer: a directory pruned already, or
+     * below one, holds only this layer's entries, and a pruned directory met again below {@code path} is not walked
+     * again. So a layer of n markers over n entries costs one walk, not n.
+     */
+    private void prune(String path) throws IOException {
+        for (String above = path; ; above = above.substring(0, Math.max(0, above.lastIndexOf('/')))) {
+            if (pruned.contains(above)) {
+                return;
+            }
+            if (above.isEmpty()) {
+                break;
+            }
+        }
+        fs.prune(path, touched::contains, pruned::contains);
+        pruned.add(path);
     }
 
     /**

@@ -87,6 +87,8 @@ public final class Linux {
     private static final int STATX_TYPE_AND_MODE = 0x3;
     private static final long STATX_SIZE = 256;
     private static final long STATX_MODE_OFFSET = 28; // struct statx is the same on every architecture
+    private static final int STATX_SIZE_MASK = 0x200;
+    private static final long STATX_SIZE_OFFSET = 40;
     private static final MethodHandle FDOPENDIR = errno("fdopendir", FunctionDescriptor.of(ADDRESS, JAVA_INT));
     private static final MethodHandle READDIR = plain("readdir", FunctionDescriptor.of(ADDRESS, ADDRESS));
     private static final MethodHandle CLOSEDIR = plain("closedir", FunctionDescriptor.of(JAVA_INT, ADDRESS));
@@ -193,11 +195,23 @@ public final class Linux {
      * {@code sun.jnu.encoding}: a {@link java.nio.file.Path} cannot name a non-ASCII file under the POSIX locale.
      */
     public static int lstatMode(int dirfd, String name) throws ErrnoException {
+        return lstat(dirfd, name).mode();
+    }
+
+    /** The type and permission bits ({@code st_mode}) and the size in bytes of a file, as {@link #lstat} gives them. */
+    public record Stat(int mode, long size) {}
+
+    /**
+     * The {@code st_mode} and {@code st_size} of {@code name} below {@code dirfd}, never following a symlink (one
+     * {@code statx} with {@code AT_SYMLINK_NOFOLLOW}; the name passed as UTF-8 bytes, as {@link #lstatMode}).
+     */
+    public static Stat lstat(int dirfd, String name) throws ErrnoException {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment buffer = arena.allocate(STATX_SIZE, 8);
             check("statx", name, (state, a) -> (int) STATX.invokeExact(state, dirfd, a.allocateFrom(name),
-                    AT_SYMLINK_NOFOLLOW, STATX_TYPE_AND_MODE, buffer));
-            return Short.toUnsignedInt(buffer.get(JAVA_SHORT, STATX_MODE_OFFSET));
+                    AT_SYMLINK_NOFOLLOW, STATX_TYPE_AND_MODE | STATX_SIZE_MASK, buffer));
+            return new Stat(Short.toUnsignedInt(buffer.get(JAVA_SHORT, STATX_MODE_OFFSET)),
+                    buffer.get(JAVA_LONG, STATX_SIZE_OFFSET));
         }
     }
 
