@@ -28,12 +28,15 @@ final class InImage {
 
     private InImage() {}
 
-    /** The image config's {@code Env} as a map (later entries win; entries without '=' are ignored). */
+    /**
+     * The image config's {@code Env} as a map (later entries win; entries without a name before '=', or with a NUL,
+     * which no process environment can carry, are ignored).
+     */
     static Map<String, String> env(List<String> env) {
         Map<String, String> map = new LinkedHashMap<>();
         for (String entry : env == null ? List.<String>of() : env) {
             int eq = entry.indexOf('=');
-            if (eq > 0) {
+            if (eq > 0 && entry.indexOf('\0') < 0) {
                 map.put(entry.substring(0, eq), entry.substring(eq + 1));
             }
         }
