@@ -73,6 +73,11 @@ echo "pull (median of $rounds, one layer of $files entries):"
 echo "  download + verify: crucible ${d} ms; skopeo copy to an OCI dir ${s} ms; ratio $(awk "BEGIN {printf \"%.2f\", $d / $s}")"
 echo "  download + verify + unpack: crucible image pull ${c} ms; skopeo copy + umoci unpack ${u} ms; ratio $(awk "BEGIN {printf \"%.2f\", $c / $u}")"
 
+# the same pull in a warm JVM (a server's --allow-pull), fresh store each time; the last rounds are the warm ones
+java="${JAVA_HOME:-/usr/lib/jvm/temurin-25-jdk-amd64}/bin/java"
+"$java" --enable-native-access=ALL-UNNAMED -cp "$root/crucible-cli/target/crucible.jar" "$root/scripts/PullBench.java" \
+  "$ref" "$work" $((rounds + 2)) 2>/dev/null | tail -n "$rounds"
+
 t=$(date +%s%N); echo 'import tabulate; print(1)' | CRUCIBLE_DATA_DIR="$work/data" "$root/crucible" run --image "$ref" -l python - >/dev/null; first=$(ms "$t")
 t=$(date +%s%N); echo 'print(1)' | CRUCIBLE_DATA_DIR="$work/data" "$root/crucible" run -l python - >/dev/null; host=$(ms "$t")
 echo "first run after the pull: crucible run --image ${first} ms; on the host's /usr ${host} ms; ratio $(awk "BEGIN {printf \"%.2f\", $first / $host}")"
