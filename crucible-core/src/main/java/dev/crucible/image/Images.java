@@ -4,6 +4,7 @@ import dev.crucible.ErrorCode;
 import dev.crucible.RequestException;
 import java.io.Closeable;
 import java.io.IOException;
+import java.io.InterruptedIOException;
 import java.io.UncheckedIOException;
 import java.util.ArrayList;
 import java.util.List;
@@ -11,6 +12,8 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.FutureTask;
 
 /**
  * The images an engine may run in: the store's, plus what the operator lets a request pull ({@code serve
@@ -122,7 +125,7 @@ public final class Images implements AutoCloseable {
             }
             try {
                 LOG.log(System.Logger.Level.INFO, "pulling " + ref + " for a request");
-                Image image = new ImagePuller(pull.options()).pull(ref, store, ImagePuller.Progress.NONE);
+                Image image = pullOnPlatformThread(ref);
                 lease(image);
                 return image;
             } catch (ImageException e) {
@@ -131,6 +134,30 @@ public final class Images implements AutoCloseable {
             } catch (IOException e) {
                 throw new RequestException(ErrorCode.IMAGE_PULL_FAILED, "cannot pull " + reference + ": " + e.getMessage());
             }
+        }
+    }
+
+    /**
+     * Pulls on a platform thread of its own: unpacking makes thousands of native calls (FFM downcalls pin a virtual
+     * thread's carrier), and a request's virtual thread waits here without holding a carrier.
+     */
+    private Image pullOnPlatformThread(ImageRef ref) throws IOException {
+        FutureTask<Image> task = new FutureTask<>(() -> new ImagePuller(pull.options()).pull(ref, store,
+                ImagePuller.Progress.NONE));
+        Thread.ofPlatform().name("crucible-image-pull").daemon().start(task);
+        try {
+            return task.get();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new InterruptedIOException("interrupted while pulling " + ref);
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof IOException io) {
+                throw io;
+            }
+            if (e.getCause() instanceof RuntimeException re) {
+                throw re;
+            }
+            throw new IOException(e.getCause());
         }
     }
 
