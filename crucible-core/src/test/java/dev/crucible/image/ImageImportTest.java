@@ -36,9 +36,9 @@ class ImageImportTest {
 
     /** An OCI layout of two layers (a file replaced, a link, an executable), and its docker-save and OCI archives. */
     private Path layout() throws IOException, InterruptedException {
-        Path one = new StoreFixtures.Layer().dir("etc").file("etc/greeting", "hello\n").dir("usr/bin")
+        Path one = new CraftedLayer().dir("etc").file("etc/greeting", "hello\n").dir("usr/bin")
                 .file("usr/bin/greet", "#!/bin/sh\ncat /etc/greeting\n", 0755).writeTo(dir.resolve("one.tar"));
-        Path two = new StoreFixtures.Layer().file("etc/greeting", "bonjour\n").symlink("usr/bin/hi", "greet")
+        Path two = new CraftedLayer().file("etc/greeting", "bonjour\n").symlink("usr/bin/hi", "greet")
                 .dir("opt/data").file("opt/data/x", "x").writeTo(dir.resolve("two.tar"));
         return umociLayout(dir, "v1", one, two);
     }
@@ -129,7 +129,7 @@ class ImageImportTest {
     /** Writes an image of one layer (a file {@code which} saying {@code salt}) into a layout's blobs. */
     private static ImageFormats.Descriptor platformImage(Path blobs, String salt, ImageFormats.Platform platform)
             throws IOException {
-        byte[] layer = new StoreFixtures.Layer().file("which", salt).bytes();
+        byte[] layer = new CraftedLayer().file("which", salt).plain();
         byte[] config = StoreFixtures.config(salt, List.of(layer));
         byte[] manifest = StoreFixtures.manifest(config, List.of(layer), ImageFormats.OCI_LAYER_TAR);
         blob(blobs, layer);
@@ -163,8 +163,8 @@ class ImageImportTest {
 
     @Test
     void aBlobThatDoesNotHashToItsNameIsRefused() throws IOException {
-        byte[] layer = new StoreFixtures.Layer().file("f", "real").bytes();
-        byte[] forged = new StoreFixtures.Layer().file("f", "forged").bytes();
+        byte[] layer = new CraftedLayer().file("f", "real").plain();
+        byte[] forged = new CraftedLayer().file("f", "forged").plain();
         String name = "blobs/sha256/" + StoreFixtures.sha256(layer).substring(7);
         Path archive = dir.resolve("forged.tar");
         Files.write(archive, tar(Map.of("oci-layout", "{\"imageLayoutVersion\":\"1.0.0\"}".getBytes(StandardCharsets.UTF_8),

@@ -31,11 +31,11 @@ class ImageStoreTest {
     @TempDir
     Path dir;
 
-    private final byte[] base = new StoreFixtures.Layer().dir("etc").file("etc/os-release", "ID=crucible\n")
-            .dir("bin").file("bin/tool", "#!/bin/sh\necho tool\n", 0755).bytes();
-    private final byte[] app = new StoreFixtures.Layer().dir("app").file("app/main.py", "print('a')\n")
-            .symlink("app/os", "../etc/os-release").bytes();
-    private final byte[] other = new StoreFixtures.Layer().dir("srv").file("srv/data", "b\n").bytes();
+    private final byte[] base = new CraftedLayer().dir("etc").file("etc/os-release", "ID=crucible\n")
+            .dir("bin").file("bin/tool", "#!/bin/sh\necho tool\n", 0755).plain();
+    private final byte[] app = new CraftedLayer().dir("app").file("app/main.py", "print('a')\n")
+            .symlink("app/os", "../etc/os-release").plain();
+    private final byte[] other = new CraftedLayer().dir("srv").file("srv/data", "b\n").plain();
 
     private ImageStore store() throws IOException {
         return ImageStore.open(dir.resolve("images"));
@@ -141,7 +141,7 @@ class ImageStoreTest {
     @Test
     void aFailedUnpackLeavesNoStagingDirAndNoName() throws IOException {
         ImageStore store = store();
-        byte[] hostile = new StoreFixtures.Layer().file("../escaped", "out\n").bytes();
+        byte[] hostile = new CraftedLayer().file("../escaped", "out\n").plain();
         assertThatThrownBy(() -> commit(store, "hostile:1", "hostile", base, hostile))
                 .isInstanceOf(ImageException.class)
                 .satisfies(e -> assertThat(failureOf(e)).isEqualTo(ImageException.Failure.HOSTILE_LAYER));

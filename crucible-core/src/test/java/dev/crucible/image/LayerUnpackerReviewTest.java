@@ -22,7 +22,6 @@ import java.util.zip.GZIPOutputStream;
 import org.apache.commons.compress.archivers.tar.TarArchiveEntry;
 import org.apache.commons.compress.archivers.tar.TarArchiveOutputStream;
 import org.apache.commons.compress.archivers.tar.TarConstants;
-import org.apache.commons.compress.archivers.zip.ZipEncodingHelper;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -74,16 +73,16 @@ class LayerUnpackerReviewTest {
 
     @Test
     void paxRecordsThatOverrideNamesAreJudgedAfterTheyApply() throws IOException {
-        ImageException path = refusal(new Layer().pax(Map.of("path", "../outside/secret")).file("benign", "pwned")
+        ImageException path = refusal(CraftedLayer.rawNames(StandardCharsets.UTF_8.name()).pax(Map.of("path", "../outside/secret")).file("benign", "pwned")
                 .plain(), "sha256:paxpath");
-        ImageException linkpath = refusal(new Layer().file("f", "f").pax(Map.of("linkpath", "../outside/secret"))
+        ImageException linkpath = refusal(CraftedLayer.rawNames(StandardCharsets.UTF_8.name()).file("f", "f").pax(Map.of("linkpath", "../outside/secret"))
                 .hardlink("h", "f").plain(), "sha256:paxlink");
-        ImageException nul = refusal(new Layer().pax(Map.of("path", "etc/passwd\u0000/../../x")).file("benign", "x")
+        ImageException nul = refusal(CraftedLayer.rawNames(StandardCharsets.UTF_8.name()).pax(Map.of("path", "etc/passwd\u0000/../../x")).file("benign", "x")
                 .plain(), "sha256:paxnul");
-        ImageException sparseName = refusal(new Layer().pax(Map.of("GNU.sparse.size", "1", "GNU.sparse.numblocks", "1",
+        ImageException sparseName = refusal(CraftedLayer.rawNames(StandardCharsets.UTF_8.name()).pax(Map.of("GNU.sparse.size", "1", "GNU.sparse.numblocks", "1",
                 "GNU.sparse.map", "0,1", "GNU.sparse.name", "../outside/secret")).file("benign", "x").plain(),
                 "sha256:sparsename");
-        apply(new Layer().pax(Map.of("path", outsideAbsolute + "/secret")).file("benign", "inside").plain(),
+        apply(CraftedLayer.rawNames(StandardCharsets.UTF_8.name()).pax(Map.of("path", outsideAbsolute + "/secret")).file("benign", "inside").plain(),
                 "sha256:paxabs");
 
         for (ImageException e : List.of(path, linkpath, sparseName)) {
@@ -101,7 +100,7 @@ class LayerUnpackerReviewTest {
     /** commons-compress applies a global header's {@code path} to every later entry: the rules still see it. */
     @Test
     void aGlobalPaxPathIsJudgedLikeAnyName() throws IOException {
-        ImageException e = refusal(new Layer().global(Map.of("path", "../outside/secret")).file("benign", "pwned")
+        ImageException e = refusal(CraftedLayer.rawNames(StandardCharsets.UTF_8.name()).global(Map.of("path", "../outside/secret")).file("benign", "pwned")
                 .plain(), "sha256:globalpath");
 
         assertThat(e.failure()).isEqualTo(Failure.HOSTILE_LAYER);
@@ -114,7 +113,7 @@ class LayerUnpackerReviewTest {
      */
     @Test
     void globalPaxHeadersCannotPileUpAcrossEntries() throws IOException {
-        Layer layer = new Layer();
+        CraftedLayer layer = CraftedLayer.rawNames(StandardCharsets.UTF_8.name());
         for (int i = 0; i < 20; i++) {
             Map<String, String> records = new LinkedHashMap<>();
             for (int k = 0; k < 2000; k++) {
@@ -133,7 +132,7 @@ class LayerUnpackerReviewTest {
     /** A git-archive style global comment (one record) is fine. */
     @Test
     void aSingleGlobalCommentIsRead() throws IOException {
-        apply(new Layer().global(Map.of("comment", "0123456789abcdef")).file("a", "A").file("b", "B").plain(),
+        apply(CraftedLayer.rawNames(StandardCharsets.UTF_8.name()).global(Map.of("comment", "0123456789abcdef")).file("a", "A").file("b", "B").plain(),
                 "sha256:comment");
 
         assertThat(root.resolve("a")).hasContent("A");
@@ -143,7 +142,7 @@ class LayerUnpackerReviewTest {
     /** Overlong UTF-8 for '.' decodes to replacement characters, never to "..". */
     @Test
     void overlongUtf8DotsAreNotDotDot() throws IOException {
-        Layer latin1 = new Layer(StandardCharsets.ISO_8859_1.name());
+        CraftedLayer latin1 = CraftedLayer.rawNames(StandardCharsets.ISO_8859_1.name());
         apply(latin1.file("\u00c0\u00ae\u00c0\u00ae/outside/secret", "a").file("\u00e0\u0080\u00ae\u00e0\u0080\u00ae/x",
                 "b").plain(), "sha256:overlong");
 
@@ -156,7 +155,7 @@ class LayerUnpackerReviewTest {
 
     @Test
     void doubledSlashesDotsAndBackslashesStayInside() throws IOException {
-        apply(new Layer().file("etc//motd", "m").file("a/./b/./c/.", "c").file("x\\..\\..\\y", "y")
+        apply(CraftedLayer.rawNames(StandardCharsets.UTF_8.name()).file("etc//motd", "m").file("a/./b/./c/.", "c").file("x\\..\\..\\y", "y")
                 .file("///abs//name", "n").dir("d/./", 0755).plain(), "sha256:slashes");
 
         assertThat(root.resolve("etc/motd")).hasContent("m");
@@ -171,9 +170,9 @@ class LayerUnpackerReviewTest {
     @Test
     void declaredSizesThatDisagreeWithTheDataAreRefused() throws IOException {
         ImageException longer = refusal(truncatedAfterHeader(), "sha256:longer");
-        ImageException negative = refusal(new Layer().pax(Map.of("size", "-1")).file("a", "").plain(),
+        ImageException negative = refusal(CraftedLayer.rawNames(StandardCharsets.UTF_8.name()).pax(Map.of("size", "-1")).file("a", "").plain(),
                 "sha256:negative");
-        ImageException huge = refusal(new Layer().pax(Map.of("size", Long.toString(1L << 62))).file("a", "").plain(),
+        ImageException huge = refusal(CraftedLayer.rawNames(StandardCharsets.UTF_8.name()).pax(Map.of("size", Long.toString(1L << 62))).file("a", "").plain(),
                 "sha256:huge");
 
         assertThat(longer.failure()).isEqualTo(Failure.HOSTILE_LAYER);
@@ -187,7 +186,7 @@ class LayerUnpackerReviewTest {
     @Test
     void extremeTimesAreAppliedOrRefusedAsUnreadable() throws IOException {
         for (String mtime : List.of("-99999999999", "99999999999999", "1e30", "99999999999999999999", "nan")) {
-            IOException failure = catchThrowableOfType(IOException.class, () -> apply(new Layer()
+            IOException failure = catchThrowableOfType(IOException.class, () -> apply(CraftedLayer.rawNames(StandardCharsets.UTF_8.name())
                     .pax(Map.of("mtime", mtime)).file("t", "t").pax(Map.of("mtime", mtime)).dir("d/", 0755).plain(),
                     "sha256:mtime"));
             if (failure != null) {
@@ -202,13 +201,13 @@ class LayerUnpackerReviewTest {
 
     /** A file that says 1 MiB but whose tar ends after 1 KiB of it. */
     private static byte[] truncatedAfterHeader() {
-        byte[] whole = new Layer().file("a", "x".repeat(1 << 20)).plain();
+        byte[] whole = CraftedLayer.rawNames(StandardCharsets.UTF_8.name()).file("a", "x".repeat(1 << 20)).plain();
         return Arrays.copyOf(whole, 2048);
     }
 
     @Test
     void duplicateEntriesOfOneNameTheLastWins() throws IOException {
-        apply(new Layer().file("a", "1").file("a", "2").dir("a/", 0500).file("a/in", "i").file("a", "3")
+        apply(CraftedLayer.rawNames(StandardCharsets.UTF_8.name()).file("a", "1").file("a", "2").dir("a/", 0500).file("a/in", "i").file("a", "3")
                 .dir("d/", 0500).file("d", "file").dir("d/", 0711).plain(), "sha256:dups");
         unpacker.finish();
 
@@ -220,15 +219,15 @@ class LayerUnpackerReviewTest {
 
     @Test
     void typeSwapsOfOneNameNeverReachOutside() throws IOException {
-        apply(new Layer()
+        apply(CraftedLayer.rawNames(StandardCharsets.UTF_8.name())
                 .dir("a/", 0755).symlink("a", outsideAbsolute).dir("a/", 0700).file("a/secret", "inside-a")
                 .symlink("b", outsideAbsolute + "/secret").file("b", "inside-b", 0600)
                 .symlink("c", outsideAbsolute).file("f", "F").hardlink("c", "f")
                 .symlink("d", "../outside/dir").dir("d/", 0500)
                 .symlink("e", outsideAbsolute + "/dir").dir("e/", 0755).file("e/inner", "inside-e")
                 .plain(), "sha256:swaps");
-        apply(new Layer().symlink("g", outsideAbsolute).plain(), "sha256:lower");
-        apply(new Layer().dir("g/", 0500).file("g/secret", "inside-g").plain(), "sha256:upper");
+        apply(CraftedLayer.rawNames(StandardCharsets.UTF_8.name()).symlink("g", outsideAbsolute).plain(), "sha256:lower");
+        apply(CraftedLayer.rawNames(StandardCharsets.UTF_8.name()).dir("g/", 0500).file("g/secret", "inside-g").plain(), "sha256:upper");
         unpacker.finish();
 
         assertThat(root.resolve("a/secret")).hasContent("inside-a");
@@ -244,11 +243,11 @@ class LayerUnpackerReviewTest {
     /** The marker's own directory being a link (not only a parent of it) is refused too. */
     @Test
     void anOpaqueMarkerOrWhiteoutInADirectoryThatIsASymlinkIsRefused() throws IOException {
-        ImageException same = refusal(new Layer().symlink("d", outsideAbsolute).file("d/.wh..wh..opq", "").plain(),
+        ImageException same = refusal(CraftedLayer.rawNames(StandardCharsets.UTF_8.name()).symlink("d", outsideAbsolute).file("d/.wh..wh..opq", "").plain(),
                 "sha256:opq1");
-        apply(new Layer().symlink("l", outsideAbsolute + "/dir").plain(), "sha256:lower");
-        ImageException lower = refusal(new Layer().file("l/.wh..wh..opq", "").plain(), "sha256:opq2");
-        ImageException whiteout = refusal(new Layer().file("l/.wh.inner", "").plain(), "sha256:wh");
+        apply(CraftedLayer.rawNames(StandardCharsets.UTF_8.name()).symlink("l", outsideAbsolute + "/dir").plain(), "sha256:lower");
+        ImageException lower = refusal(CraftedLayer.rawNames(StandardCharsets.UTF_8.name()).file("l/.wh..wh..opq", "").plain(), "sha256:opq2");
+        ImageException whiteout = refusal(CraftedLayer.rawNames(StandardCharsets.UTF_8.name()).file("l/.wh.inner", "").plain(), "sha256:wh");
 
         for (ImageException e : List.of(same, lower, whiteout)) {
             assertThat(e.failure()).isEqualTo(Failure.HOSTILE_LAYER);
@@ -259,8 +258,8 @@ class LayerUnpackerReviewTest {
     /** A whiteout of a name this layer made a symlink (to an outside directory) never prunes through the link. */
     @Test
     void aWhiteoutOfALinkThisLayerWroteKeepsTheLinkAndLeavesItsTarget() throws IOException {
-        apply(new Layer().dir("x/", 0755).file("x/old", "o").plain(), "sha256:lower");
-        apply(new Layer().symlink("x", outsideAbsolute).file(".wh.x", "").symlink("y", outsideAbsolute + "/dir")
+        apply(CraftedLayer.rawNames(StandardCharsets.UTF_8.name()).dir("x/", 0755).file("x/old", "o").plain(), "sha256:lower");
+        apply(CraftedLayer.rawNames(StandardCharsets.UTF_8.name()).symlink("x", outsideAbsolute).file(".wh.x", "").symlink("y", outsideAbsolute + "/dir")
                 .file(".wh.y", "").file(".wh..wh..opq", "").plain(), "sha256:upper");
 
         assertThat(Files.readSymbolicLink(root.resolve("x"))).hasToString(outsideAbsolute);
@@ -272,9 +271,9 @@ class LayerUnpackerReviewTest {
 
     @Test
     void hardLinkChainsShareOneInodeInside() throws IOException {
-        apply(new Layer().file("f", "F").hardlink("h1", "f").hardlink("h2", "h1").hardlink("dir/h3", "/h2")
+        apply(CraftedLayer.rawNames(StandardCharsets.UTF_8.name()).file("f", "F").hardlink("h1", "f").hardlink("h2", "h1").hardlink("dir/h3", "/h2")
                 .hardlink("h4", "./dir//h3").plain(), "sha256:chain");
-        apply(new Layer().file(".wh.f", "").file("h2", "rewritten").plain(), "sha256:upper");
+        apply(CraftedLayer.rawNames(StandardCharsets.UTF_8.name()).file(".wh.f", "").file("h2", "rewritten").plain(), "sha256:upper");
 
         assertThat(Files.exists(root.resolve("f"), NOFOLLOW)).isFalse();
         assertThat(root.resolve("h1")).hasContent("F");
@@ -285,12 +284,12 @@ class LayerUnpackerReviewTest {
 
     @Test
     void aHardLinkToASymlinkToOutsideIsNeverWrittenThrough() throws IOException {
-        ImageException e = refusal(new Layer().symlink("s", outsideAbsolute).hardlink("h", "s")
+        ImageException e = refusal(CraftedLayer.rawNames(StandardCharsets.UTF_8.name()).symlink("s", outsideAbsolute).hardlink("h", "s")
                 .file("h/secret", "pwned").plain(), "sha256:hlsym");
         assertThat(e.failure()).isEqualTo(Failure.HOSTILE_LAYER);
         assertThat(e.getMessage()).contains("goes through symlink 'h'");
 
-        apply(new Layer().symlink("s2", outsideAbsolute + "/secret").hardlink("h2", "s2").file("h2", "mine").plain(),
+        apply(CraftedLayer.rawNames(StandardCharsets.UTF_8.name()).symlink("s2", outsideAbsolute + "/secret").hardlink("h2", "s2").file("h2", "mine").plain(),
                 "sha256:hlsym2");
         assertThat(root.resolve("h2")).hasContent("mine");
         assertThat(Files.readSymbolicLink(root.resolve("s2"))).hasToString(outsideAbsolute + "/secret");
@@ -298,7 +297,7 @@ class LayerUnpackerReviewTest {
 
     @Test
     void aHardLinkOverADirectoryHoldingItsTargetIsRefused() throws IOException {
-        ImageException e = refusal(new Layer().file("d/f", "F").hardlink("d", "d/f").plain(), "sha256:hlparent");
+        ImageException e = refusal(CraftedLayer.rawNames(StandardCharsets.UTF_8.name()).file("d/f", "F").hardlink("d", "d/f").plain(), "sha256:hlparent");
 
         assertThat(e.failure()).isEqualTo(Failure.HOSTILE_LAYER);
         assertThat(e.getMessage()).contains("was removed by replacing 'd'");
@@ -308,7 +307,7 @@ class LayerUnpackerReviewTest {
     @Test
     void hardLinksZeroLengthFilesAndWhiteoutsCountAgainstTheEntryCap() throws IOException {
         unpacker = LayerUnpacker.into(root, new LayerUnpacker.Caps(1 << 20, 1000, 4096, 200));
-        Layer links = new Layer().file("f", "F");
+        CraftedLayer links = CraftedLayer.rawNames(StandardCharsets.UTF_8.name()).file("f", "F");
         for (int i = 0; i < 1000; i++) {
             links.hardlink("h" + i, "f");
         }
@@ -317,7 +316,7 @@ class LayerUnpackerReviewTest {
         assertThat(hard.getMessage()).contains("more than 1000 entries");
 
         unpacker = LayerUnpacker.into(base.resolve("root2"), new LayerUnpacker.Caps(1 << 20, 1000, 4096, 200));
-        Layer whiteouts = new Layer();
+        CraftedLayer whiteouts = CraftedLayer.rawNames(StandardCharsets.UTF_8.name());
         for (int i = 0; i < 1001; i++) {
             whiteouts.file(i % 2 == 0 ? ".wh.n" + i : "e" + i, "");
         }
@@ -335,8 +334,8 @@ class LayerUnpackerReviewTest {
      */
     @Test
     void manyOpaqueMarkersAndWhiteoutsCostOnePassPerDirectory() throws IOException {
-        apply(new Layer().file("d/lower", "l").file("d/sub/lower", "l").plain(), "sha256:lower");
-        Layer layer = new Layer();
+        apply(CraftedLayer.rawNames(StandardCharsets.UTF_8.name()).file("d/lower", "l").file("d/sub/lower", "l").plain(), "sha256:lower");
+        CraftedLayer layer = CraftedLayer.rawNames(StandardCharsets.UTF_8.name());
         int n = 5000;
         for (int i = 0; i < n; i++) {
             layer.file("d/f" + i, "");
@@ -365,12 +364,12 @@ class LayerUnpackerReviewTest {
         assertThat(LayerUnpacker.Caps.defaults().maxNameBytes()).isLessThanOrEqualTo(256L << 20);
         unpacker = LayerUnpacker.into(root, new LayerUnpacker.Caps(1 << 20, 1000, 4096, 200, 100_000));
         String prefix = "p/".repeat(900);
-        Layer first = new Layer();
+        CraftedLayer first = CraftedLayer.rawNames(StandardCharsets.UTF_8.name());
         for (int i = 0; i < 30; i++) {
             first.file(prefix + "f" + i, "");
         }
         apply(first.gzip(), "sha256:first");
-        Layer second = new Layer();
+        CraftedLayer second = CraftedLayer.rawNames(StandardCharsets.UTF_8.name());
         for (int i = 0; i < 30; i++) {
             second.file(prefix + "g" + i, "");
         }
@@ -388,7 +387,7 @@ class LayerUnpackerReviewTest {
     @Test
     void aSparseFileIsJudgedByTheBytesItWritesNotTheBytesItCarries() throws IOException {
         int real = 256 << 20;
-        ImageException e = refusal(new Layer().pax(Map.of("GNU.sparse.size", Integer.toString(real),
+        ImageException e = refusal(CraftedLayer.rawNames(StandardCharsets.UTF_8.name()).pax(Map.of("GNU.sparse.size", Integer.toString(real),
                 "GNU.sparse.numblocks", "1", "GNU.sparse.map", (real - 1) + ",1")).file("sparse", "x").gzip(),
                 "sha256:sparse");
 
@@ -409,7 +408,7 @@ class LayerUnpackerReviewTest {
         byte[] data = Arrays.copyOf(map, 513);
         data[512] = 'x';
         byte[] types = {TarConstants.LF_SYMLINK, TarConstants.LF_FIFO, TarConstants.LF_CHR};
-        Layer layer = new Layer();
+        CraftedLayer layer = CraftedLayer.rawNames(StandardCharsets.UTF_8.name());
         for (int i = 0; i < 30; i++) {
             TarArchiveEntry e = new TarArchiveEntry("s" + i, types[i % types.length], true);
             e.setLinkName("target");
@@ -441,7 +440,7 @@ class LayerUnpackerReviewTest {
         link.setLinkName("sparse");
         Map<String, String> sparse = Map.of("GNU.sparse.size", Integer.toString(2 * chunks), "GNU.sparse.numblocks",
                 Integer.toString(chunks), "GNU.sparse.map", map.toString());
-        apply(new Layer().pax(sparse).entry(new TarArchiveEntry("sparse", TarConstants.LF_NORMAL, true), data)
+        apply(CraftedLayer.rawNames(StandardCharsets.UTF_8.name()).pax(sparse).entry(new TarArchiveEntry("sparse", TarConstants.LF_NORMAL, true), data)
                 .pax(sparse).entry(link, data).gzip(), "sha256:chunks");
 
         byte[] content = Files.readAllBytes(root.resolve("sparse"));
@@ -461,7 +460,7 @@ class LayerUnpackerReviewTest {
      */
     @Test
     void aChainOfPaxHeadersDeeperThanTheStackIsRefused() throws Exception {
-        Layer layer = new Layer();
+        CraftedLayer layer = CraftedLayer.rawNames(StandardCharsets.UTF_8.name());
         for (int i = 0; i < 2070; i++) {
             layer.pax(Map.of());
         }
@@ -495,10 +494,10 @@ class LayerUnpackerReviewTest {
      */
     @Test
     void finishReplacesEveryMountPointAnImageMadeALinkFileOrSpecial() throws IOException {
-        apply(new Layer().symlink("etc", outsideAbsolute).symlink("workspace", "/").file("build", "b")
+        apply(CraftedLayer.rawNames(StandardCharsets.UTF_8.name()).symlink("etc", outsideAbsolute).symlink("workspace", "/").file("build", "b")
                 .file("x", "x").hardlink("proc", "x").symlink("dev", "../outside").dir("tmp/", 0)
                 .special("tmp/fifo", TarConstants.LF_FIFO).plain(), "sha256:mounts");
-        apply(new Layer().special("etc/hosts", TarConstants.LF_FIFO).plain(), "sha256:fifo");
+        apply(CraftedLayer.rawNames(StandardCharsets.UTF_8.name()).special("etc/hosts", TarConstants.LF_FIFO).plain(), "sha256:fifo");
         unpacker.finish();
 
         for (String dir : List.of("proc", "dev", "tmp", "workspace", "build", "etc")) {
@@ -519,7 +518,7 @@ class LayerUnpackerReviewTest {
      */
     @Test
     void aModeALayerGivesAMountPointIsKept() throws IOException {
-        apply(new Layer().dir("etc/", 0).dir("tmp/", 0700).file("etc/passwd", "root:x:0:0::/:/bin/sh\n", 0).plain(),
+        apply(CraftedLayer.rawNames(StandardCharsets.UTF_8.name()).dir("etc/", 0).dir("tmp/", 0700).file("etc/passwd", "root:x:0:0::/:/bin/sh\n", 0).plain(),
                 "sha256:modes");
         unpacker.finish();
 
@@ -534,7 +533,7 @@ class LayerUnpackerReviewTest {
     /** A tree whose absolute paths pass PATH_MAX (4096): java.nio cannot name its deepest directories. */
     @Test
     void aTreeDeeperThanPathMaxIsDeleted() throws IOException {
-        apply(new Layer().file(deepName(), "deep").plain(), "sha256:deep");
+        apply(CraftedLayer.rawNames(StandardCharsets.UTF_8.name()).file(deepName(), "deep").plain(), "sha256:deep");
         unpacker.finish();
         assertThat(root.toAbsolutePath().toString().length() + deepName().length()).isGreaterThan(4096);
 
@@ -549,11 +548,11 @@ class LayerUnpackerReviewTest {
      */
     @Test
     void aWhiteoutOrOpaqueMarkerOverAChainAsDeepAsPathMaxWorks() throws IOException {
-        apply(new Layer().file(deepName(), "deep").file("b", "b").plain(), "sha256:deep");
-        apply(new Layer().file(".wh.a", "").plain(), "sha256:whiteout");
+        apply(CraftedLayer.rawNames(StandardCharsets.UTF_8.name()).file(deepName(), "deep").file("b", "b").plain(), "sha256:deep");
+        apply(CraftedLayer.rawNames(StandardCharsets.UTF_8.name()).file(".wh.a", "").plain(), "sha256:whiteout");
         assertThat(names(root)).containsExactly("b");
 
-        apply(new Layer().file(deepName().replace('a', 'c'), "deep").file(".wh..wh..opq", "").plain(), "sha256:opq");
+        apply(CraftedLayer.rawNames(StandardCharsets.UTF_8.name()).file(deepName().replace('a', 'c'), "deep").file(".wh..wh..opq", "").plain(), "sha256:opq");
 
         assertThat(names(root)).containsExactly("c");
         StoreFiles.deleteTree(root);
@@ -566,7 +565,7 @@ class LayerUnpackerReviewTest {
     @Test
     void aRefusedDeepLayerLeavesTheStoreOpenable() throws IOException {
         ImageStore store = ImageStore.open(base.resolve("store"));
-        byte[] hostile = new StoreFixtures.Layer().file(deepName(), "deep").file("../escape", "x").bytes();
+        byte[] hostile = new CraftedLayer().file(deepName(), "deep").file("../escape", "x").plain();
 
         assertThatThrownBy(() -> StoreFixtures.commit(store, "deep:1", "deep", hostile))
                 .isInstanceOf(ImageException.class)
@@ -574,8 +573,8 @@ class LayerUnpackerReviewTest {
 
         assertThat(StoreFixtures.entries(store.dir().resolve("staging"))).isEmpty();
         ImageStore.open(base.resolve("store"));
-        Image image = StoreFixtures.commit(store, "deep:2", "deep2", new StoreFixtures.Layer().file(deepName(), "d")
-                .bytes());
+        Image image = StoreFixtures.commit(store, "deep:2", "deep2", new CraftedLayer().file(deepName(), "d")
+                .plain());
         store.remove("deep:2");
         assertThat(store.prune().roots()).isEqualTo(1);
         assertThat(image.rootfs()).doesNotExist();
@@ -594,7 +593,7 @@ class LayerUnpackerReviewTest {
     void aServerThatIsNotRootDeletesDirectoriesALayerMadeUnreadable() throws Exception {
         Path owned = Files.createDirectories(base.resolve("owned"));
         unpacker = LayerUnpacker.into(owned.resolve("root"), LayerUnpacker.Caps.defaults());
-        apply(new Layer().dir("none/", 0).file("none/f", "f").dir("wx/", 0300).dir("wx/sub/", 0)
+        apply(CraftedLayer.rawNames(StandardCharsets.UTF_8.name()).dir("none/", 0).file("none/f", "f").dir("wx/", 0300).dir("wx/sub/", 0)
                 .file("wx/sub/g", "g").dir("rx/", 0500).file("rx/h", "h").plain(), "sha256:unreadable");
         unpacker.finish();
         chownTree(owned, NOT_ROOT);
@@ -611,7 +610,7 @@ class LayerUnpackerReviewTest {
     @Test
     void aNamesTableOrMetadataPointingOutsideTheStoreIsRefused() throws IOException {
         ImageStore store = ImageStore.open(base.resolve("store"));
-        Image kept = StoreFixtures.commit(store, "kept:1", "kept", new StoreFixtures.Layer().file("k", "k").bytes());
+        Image kept = StoreFixtures.commit(store, "kept:1", "kept", new CraftedLayer().file("k", "k").plain());
         Path names = store.dir().resolve("names.json");
         String table = Files.readString(names);
         Files.writeString(names, table.replaceFirst("\\{", "{\n  \"docker.io/library/evil:1\" : \"sha256:../../../"
@@ -640,7 +639,7 @@ class LayerUnpackerReviewTest {
     @Test
     void aManifestNamingALayerOrConfigByAPathIsRefusedBeforeAnyFileIsNamed() throws IOException {
         ImageStore store = ImageStore.open(base.resolve("store"));
-        byte[] layer = new StoreFixtures.Layer().file("k", "k").bytes();
+        byte[] layer = new CraftedLayer().file("k", "k").plain();
         byte[] config = StoreFixtures.config("paths", List.of(layer));
         String manifest = new String(StoreFixtures.manifest(config, List.of(layer), ImageFormats.OCI_LAYER_TAR),
                 StandardCharsets.UTF_8);
@@ -661,7 +660,7 @@ class LayerUnpackerReviewTest {
     void aDockerSaveArchiveNamingPathsOutsideReadsAndWritesOnlyTheStore() throws IOException {
         ImageStore store = ImageStore.open(base.resolve("store"));
         Files.writeString(base.resolve("config.json"), "{}");
-        byte[] layer = new StoreFixtures.Layer().file("k", "k").bytes();
+        byte[] layer = new CraftedLayer().file("k", "k").plain();
         String manifest = "[{\"Config\":\"../config.json\",\"RepoTags\":[\"evil:1\"],\"Layers\":[\"" + outsideAbsolute
                 + "/secret\",\"../../outside/layer.tar\"]}]";
         Path archive = base.resolve("archive.tar");
@@ -722,8 +721,8 @@ class LayerUnpackerReviewTest {
     @Test
     void anImageCannotPlantTheRootOfAnotherImagesConfig() throws IOException {
         ImageStore store = ImageStore.open(base.resolve("store"));
-        byte[] good = new StoreFixtures.Layer().file("which", "good").bytes();
-        byte[] evil = new StoreFixtures.Layer().file("which", "evil").bytes();
+        byte[] good = new CraftedLayer().file("which", "good").plain();
+        byte[] evil = new CraftedLayer().file("which", "evil").plain();
         byte[] config = StoreFixtures.config("shared", List.of(good));
         byte[] evilManifest = StoreFixtures.manifest(config, List.of(evil), ImageFormats.OCI_LAYER_TAR);
         StoreFixtures.putBlob(store, evil);
@@ -742,8 +741,8 @@ class LayerUnpackerReviewTest {
     @Test
     void aConfigWhoseDiffIdsDoNotCountTheLayersIsUnsupported() throws IOException {
         ImageStore store = ImageStore.open(base.resolve("store"));
-        byte[] one = new StoreFixtures.Layer().file("a", "a").bytes();
-        byte[] two = new StoreFixtures.Layer().file("b", "b").bytes();
+        byte[] one = new CraftedLayer().file("a", "a").plain();
+        byte[] two = new CraftedLayer().file("b", "b").plain();
         byte[] config = StoreFixtures.config("count", List.of(one));
         byte[] manifest = StoreFixtures.manifest(config, List.of(one, two), ImageFormats.OCI_LAYER_TAR);
         StoreFixtures.putBlob(store, one);
@@ -761,7 +760,7 @@ class LayerUnpackerReviewTest {
     @Test
     void aGzipLayerIsCheckedAgainstItsUncompressedDiffId() throws IOException {
         ImageStore store = ImageStore.open(base.resolve("store"));
-        byte[] tar = new StoreFixtures.Layer().file("which", "gz").bytes();
+        byte[] tar = new CraftedLayer().file("which", "gz").plain();
         ByteArrayOutputStream gz = new ByteArrayOutputStream();
         try (OutputStream out = new GZIPOutputStream(gz)) {
             out.write(tar);
@@ -842,123 +841,5 @@ class LayerUnpackerReviewTest {
             }
         }
         return state;
-    }
-
-    /** A layer tar built in memory, entries in the order added; PAX and global headers written as raw records. */
-    private static final class Layer {
-        private final ByteArrayOutputStream bytes = new ByteArrayOutputStream();
-        private final TarArchiveOutputStream tar;
-        private int headers;
-
-        Layer() {
-            this(StandardCharsets.UTF_8.name());
-        }
-
-        Layer(String encoding) {
-            tar = new TarArchiveOutputStream(bytes, 512, encoding); // one record a block: raw records go in order
-            tar.setLongFileMode(TarArchiveOutputStream.LONGFILE_POSIX);
-        }
-
-        Layer file(String name, String content) {
-            return file(name, content, 0644);
-        }
-
-        Layer file(String name, String content, int mode) {
-            TarArchiveEntry e = new TarArchiveEntry(name, TarConstants.LF_NORMAL, true);
-            e.setMode(mode);
-            return entry(e, content.getBytes(StandardCharsets.UTF_8));
-        }
-
-        Layer dir(String name, int mode) {
-            TarArchiveEntry e = new TarArchiveEntry(name, TarConstants.LF_DIR, true);
-            e.setMode(mode);
-            return entry(e, new byte[0]);
-        }
-
-        Layer symlink(String name, String target) {
-            TarArchiveEntry e = new TarArchiveEntry(name, TarConstants.LF_SYMLINK, true);
-            e.setLinkName(target);
-            return entry(e, new byte[0]);
-        }
-
-        Layer hardlink(String name, String target) {
-            TarArchiveEntry e = new TarArchiveEntry(name, TarConstants.LF_LINK, true);
-            e.setLinkName(target);
-            return entry(e, new byte[0]);
-        }
-
-        Layer special(String name, byte type) {
-            return entry(new TarArchiveEntry(name, type, true), new byte[0]);
-        }
-
-        /** A local PAX header ('x') for the next entry, with exactly these records. */
-        Layer pax(Map<String, String> records) {
-            return entry(new TarArchiveEntry("PaxHeaders/" + headers++, TarConstants.LF_PAX_EXTENDED_HEADER_LC, true),
-                    records(records));
-        }
-
-        /**
-         * A global PAX header ('g') with exactly these records, written as raw records: the tar writer would make one
-         * of its own from an entry's extra headers only.
-         */
-        Layer global(Map<String, String> records) {
-            byte[] data = records(records);
-            TarArchiveEntry e = new TarArchiveEntry("GlobalHead/" + headers++,
-                    TarConstants.LF_PAX_GLOBAL_EXTENDED_HEADER, true);
-            e.setSize(data.length);
-            byte[] header = new byte[512];
-            try {
-                e.writeEntryHeader(header, ZipEncodingHelper.getZipEncoding(StandardCharsets.UTF_8), false);
-                tar.flush();
-            } catch (IOException ex) {
-                throw new IllegalStateException(ex);
-            }
-            bytes.writeBytes(header);
-            bytes.writeBytes(Arrays.copyOf(data, (data.length + 511) / 512 * 512));
-            return this;
-        }
-
-        private static byte[] records(Map<String, String> records) {
-            ByteArrayOutputStream out = new ByteArrayOutputStream();
-            records.forEach((key, value) -> {
-                byte[] body = (" " + key + "=" + value + "\n").getBytes(StandardCharsets.UTF_8);
-                int length = body.length + 1;
-                while (Integer.toString(length).length() + body.length != length) {
-                    length++;
-                }
-                out.writeBytes(Integer.toString(length).getBytes(StandardCharsets.US_ASCII));
-                out.writeBytes(body);
-            });
-            return out.toByteArray();
-        }
-
-        Layer entry(TarArchiveEntry e, byte[] data) {
-            try {
-                e.setSize(data.length);
-                tar.putArchiveEntry(e);
-                tar.write(data);
-                tar.closeArchiveEntry();
-                return this;
-            } catch (IOException ex) {
-                throw new IllegalStateException(ex);
-            }
-        }
-
-        byte[] plain() {
-            try {
-                tar.finish();
-            } catch (IOException e) {
-                throw new IllegalStateException(e);
-            }
-            return bytes.toByteArray();
-        }
-
-        byte[] gzip() throws IOException {
-            ByteArrayOutputStream compressed = new ByteArrayOutputStream();
-            try (OutputStream out = new GZIPOutputStream(compressed)) {
-                out.write(plain());
-            }
-            return compressed.toByteArray();
-        }
     }
 }

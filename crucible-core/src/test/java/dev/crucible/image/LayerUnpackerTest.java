@@ -81,7 +81,7 @@ class LayerUnpackerTest {
 
     @Test
     void absoluteNamesLandBeneathTheRoot() throws IOException {
-        apply(new Tar().file("/etc/motd", "hello").file(outsideAbsolute + "/secret", "planted").gzip(), "sha256:abs");
+        apply(new CraftedLayer().file("/etc/motd", "hello").file(outsideAbsolute + "/secret", "planted").gzip(), "sha256:abs");
 
         assertThat(root.resolve("etc/motd")).hasContent("hello");
         assertThat(root.resolve(outsideAbsolute.substring(1)).resolve("secret")).hasContent("planted");
@@ -92,7 +92,7 @@ class LayerUnpackerTest {
     @ValueSource(strings = {"../outside/secret", "a/../../outside/secret", "./../outside/secret", "usr/..",
             "a/b/../../../outside/secret"})
     void aDotDotComponentRefusesTheLayer(String name) throws IOException {
-        ImageException e = refusal(new Tar().dir("a/").dir("a/b/").file(name, "pwned").gzip(), "sha256:dotdot");
+        ImageException e = refusal(new CraftedLayer().dir("a/").dir("a/b/").file(name, "pwned").gzip(), "sha256:dotdot");
 
         assertThat(e.failure()).isEqualTo(Failure.HOSTILE_LAYER);
         assertThat(e.getMessage()).contains("sha256:dotdot", "'" + name + "'", "'..' component");
@@ -101,14 +101,14 @@ class LayerUnpackerTest {
     @ParameterizedTest
     @ValueSource(strings = {".", "./", "/", ""})
     void onlyADirectoryMayNameTheRoot(String name) throws IOException {
-        apply(new Tar().dir(name.isEmpty() ? "./" : name, 0700).file("kept", "k").plain(), "sha256:rootdir");
+        apply(new CraftedLayer().dir(name.isEmpty() ? "./" : name, 0700).file("kept", "k").plain(), "sha256:rootdir");
         assertThat(root.resolve("kept")).hasContent("k");
 
-        ImageException link = refusal(new Tar().symlink(name, outsideAbsolute).plain(), "sha256:rootlink");
+        ImageException link = refusal(new CraftedLayer().symlink(name, outsideAbsolute).plain(), "sha256:rootlink");
         assertThat(link.failure()).isEqualTo(Failure.HOSTILE_LAYER);
         assertThat(link.getMessage()).contains("sha256:rootlink", "image root");
         if (!name.endsWith("/")) { // a file entry whose name ends in '/' is a directory, as tar has it
-            ImageException file = refusal(new Tar().file(name, "x").plain(), "sha256:rootfile");
+            ImageException file = refusal(new CraftedLayer().file(name, "x").plain(), "sha256:rootfile");
             assertThat(file.failure()).isEqualTo(Failure.HOSTILE_LAYER);
             assertThat(file.getMessage()).contains("image root");
         }
@@ -121,9 +121,9 @@ class LayerUnpackerTest {
 
     @Test
     void aSymlinkPlantedEarlierInTheSameLayerIsNotWrittenThrough() throws IOException {
-        ImageException relative = refusal(new Tar().symlink("escape", "../outside").file("escape/secret", "pwned")
+        ImageException relative = refusal(new CraftedLayer().symlink("escape", "../outside").file("escape/secret", "pwned")
                 .plain(), "sha256:samelayer");
-        ImageException absolute = refusal(new Tar().symlink("abs", outsideAbsolute).dir("abs/dir/")
+        ImageException absolute = refusal(new CraftedLayer().symlink("abs", outsideAbsolute).dir("abs/dir/")
                 .file("abs/dir/inner", "pwned").plain(), "sha256:samelayerabs");
 
         assertThat(relative.failure()).isEqualTo(Failure.HOSTILE_LAYER);
@@ -135,12 +135,12 @@ class LayerUnpackerTest {
 
     @Test
     void aSymlinkPlantedByALowerLayerIsNotWrittenThrough() throws IOException {
-        apply(new Tar().symlink("etc", outsideAbsolute).symlink("var", "../outside").gzip(), "sha256:lower");
+        apply(new CraftedLayer().symlink("etc", outsideAbsolute).symlink("var", "../outside").gzip(), "sha256:lower");
 
-        ImageException file = refusal(new Tar().file("etc/secret", "pwned").zstd(), "sha256:upper");
-        ImageException deep = refusal(new Tar().file("var/dir/inner", "pwned").zstd(), "sha256:upper2");
-        ImageException whiteout = refusal(new Tar().file("etc/.wh.secret", "").zstd(), "sha256:upper3");
-        ImageException opaque = refusal(new Tar().file("var/dir/.wh..wh..opq", "").zstd(), "sha256:upper4");
+        ImageException file = refusal(new CraftedLayer().file("etc/secret", "pwned").zstd(), "sha256:upper");
+        ImageException deep = refusal(new CraftedLayer().file("var/dir/inner", "pwned").zstd(), "sha256:upper2");
+        ImageException whiteout = refusal(new CraftedLayer().file("etc/.wh.secret", "").zstd(), "sha256:upper3");
+        ImageException opaque = refusal(new CraftedLayer().file("var/dir/.wh..wh..opq", "").zstd(), "sha256:upper4");
 
         for (ImageException e : List.of(file, deep, whiteout, opaque)) {
             assertThat(e.failure()).isEqualTo(Failure.HOSTILE_LAYER);
@@ -151,9 +151,9 @@ class LayerUnpackerTest {
 
     @Test
     void chainedRelativeSymlinksAreNotFollowed() throws IOException {
-        ImageException e = refusal(new Tar().symlink("a", "b").symlink("b", "../..").dir("c/")
+        ImageException e = refusal(new CraftedLayer().symlink("a", "b").symlink("b", "../..").dir("c/")
                 .file("a/" + base.getFileName() + "/outside/secret", "pwned").plain(), "sha256:chain");
-        ImageException viaB = refusal(new Tar().file("b/" + base.getFileName() + "/outside/secret", "pwned").plain(),
+        ImageException viaB = refusal(new CraftedLayer().file("b/" + base.getFileName() + "/outside/secret", "pwned").plain(),
                 "sha256:chain2");
 
         assertThat(e.failure()).isEqualTo(Failure.HOSTILE_LAYER);
@@ -163,9 +163,9 @@ class LayerUnpackerTest {
 
     @Test
     void anAbsoluteSymlinkToSlashIsNotFollowed() throws IOException {
-        ImageException e = refusal(new Tar().symlink("r", "/").file("r" + outsideAbsolute + "/secret", "pwned").gzip(),
+        ImageException e = refusal(new CraftedLayer().symlink("r", "/").file("r" + outsideAbsolute + "/secret", "pwned").gzip(),
                 "sha256:slash");
-        ImageException etc = refusal(new Tar().file("r/etc/passwd", "pwned").gzip(), "sha256:slash2");
+        ImageException etc = refusal(new CraftedLayer().file("r/etc/passwd", "pwned").gzip(), "sha256:slash2");
 
         assertThat(e.failure()).isEqualTo(Failure.HOSTILE_LAYER);
         assertThat(e.getMessage()).contains("goes through symlink 'r'");
@@ -176,8 +176,8 @@ class LayerUnpackerTest {
 
     @Test
     void aHardLinkOutOfTheRootIsRefused() throws IOException {
-        ImageException dotdot = refusal(new Tar().hardlink("h", "../outside/secret").plain(), "sha256:hl1");
-        ImageException absolute = refusal(new Tar().hardlink("h", outsideAbsolute + "/secret").plain(), "sha256:hl2");
+        ImageException dotdot = refusal(new CraftedLayer().hardlink("h", "../outside/secret").plain(), "sha256:hl1");
+        ImageException absolute = refusal(new CraftedLayer().hardlink("h", outsideAbsolute + "/secret").plain(), "sha256:hl2");
 
         assertThat(dotdot.failure()).isEqualTo(Failure.HOSTILE_LAYER);
         assertThat(dotdot.getMessage()).contains("hard link target", "'..' component");
@@ -188,9 +188,9 @@ class LayerUnpackerTest {
 
     @Test
     void aHardLinkThroughASymlinkIsRefused() throws IOException {
-        apply(new Tar().symlink("escape", outsideAbsolute).plain(), "sha256:hl-lower");
+        apply(new CraftedLayer().symlink("escape", outsideAbsolute).plain(), "sha256:hl-lower");
 
-        ImageException e = refusal(new Tar().hardlink("h", "escape/secret").plain(), "sha256:hl3");
+        ImageException e = refusal(new CraftedLayer().hardlink("h", "escape/secret").plain(), "sha256:hl3");
 
         assertThat(e.failure()).isEqualTo(Failure.HOSTILE_LAYER);
         assertThat(e.getMessage()).contains("sha256:hl3", "'h'", "goes through symlink 'escape'");
@@ -198,10 +198,10 @@ class LayerUnpackerTest {
 
     @Test
     void aHardLinkToAMissingEntryOrADirectoryIsRefused() throws IOException {
-        ImageException missing = refusal(new Tar().dir("usr/").hardlink("h", "usr/nothing").plain(), "sha256:hl4");
-        ImageException missingDir = refusal(new Tar().hardlink("h", "nowhere/nothing").plain(), "sha256:hl5");
-        ImageException directory = refusal(new Tar().hardlink("h", "usr").plain(), "sha256:hl6");
-        ImageException itself = refusal(new Tar().file("x", "x").hardlink("x", "x").plain(), "sha256:hl7");
+        ImageException missing = refusal(new CraftedLayer().dir("usr/").hardlink("h", "usr/nothing").plain(), "sha256:hl4");
+        ImageException missingDir = refusal(new CraftedLayer().hardlink("h", "nowhere/nothing").plain(), "sha256:hl5");
+        ImageException directory = refusal(new CraftedLayer().hardlink("h", "usr").plain(), "sha256:hl6");
+        ImageException itself = refusal(new CraftedLayer().file("x", "x").hardlink("x", "x").plain(), "sha256:hl7");
 
         assertThat(missing.getMessage()).contains("'usr/nothing' does not exist");
         assertThat(missingDir.getMessage()).contains("does not exist");
@@ -214,13 +214,13 @@ class LayerUnpackerTest {
 
     @Test
     void writingOverAHardLinkReplacesTheNameNotTheSharedFile() throws IOException {
-        apply(new Tar().file("a", "A").hardlink("b", "a").symlink("s", outsideAbsolute + "/secret").hardlink("t", "s")
+        apply(new CraftedLayer().file("a", "A").hardlink("b", "a").symlink("s", outsideAbsolute + "/secret").hardlink("t", "s")
                 .gzip(), "sha256:links");
         assertThat(inode(root.resolve("b"))).isEqualTo(inode(root.resolve("a")));
         assertThat(Files.readSymbolicLink(root.resolve("t"))).hasToString(outsideAbsolute + "/secret");
         assertThat(inode(root.resolve("t"))).isEqualTo(inode(root.resolve("s")));
 
-        apply(new Tar().file("b", "B").file("t", "T").gzip(), "sha256:over");
+        apply(new CraftedLayer().file("b", "B").file("t", "T").gzip(), "sha256:over");
 
         assertThat(root.resolve("a")).hasContent("A");
         assertThat(root.resolve("b")).hasContent("B");
@@ -233,9 +233,9 @@ class LayerUnpackerTest {
 
     @Test
     void aWhiteoutRemovesALowerFileButNotWhatItsOwnLayerWrote() throws IOException {
-        apply(new Tar().file("etc/a", "A").file("etc/b", "B").file("etc/c", "C").gzip(), "sha256:l1");
+        apply(new CraftedLayer().file("etc/a", "A").file("etc/b", "B").file("etc/c", "C").gzip(), "sha256:l1");
 
-        apply(new Tar().file("etc/.wh.a", "").file("etc/c", "C2").file("etc/.wh.c", "").file("etc/.wh.gone", "")
+        apply(new CraftedLayer().file("etc/.wh.a", "").file("etc/c", "C2").file("etc/.wh.c", "").file("etc/.wh.gone", "")
                 .gzip(), "sha256:l2");
 
         assertThat(Files.exists(root.resolve("etc/a"), NOFOLLOW)).isFalse();
@@ -246,11 +246,11 @@ class LayerUnpackerTest {
 
     @Test
     void aWhiteoutRemovesALowerDirectoryTree() throws IOException {
-        apply(new Tar().dir("opt/app/", 0500).file("opt/app/x", "x").file("opt/app/sub/y", "y")
+        apply(new CraftedLayer().dir("opt/app/", 0500).file("opt/app/x", "x").file("opt/app/sub/y", "y")
                 .symlink("opt/app/sub/up", "/").symlink("opt/app/out", outsideAbsolute).file("opt/keep", "k").plain(),
                 "sha256:tree");
 
-        apply(new Tar().file("opt/.wh.app", "").plain(), "sha256:wh");
+        apply(new CraftedLayer().file("opt/.wh.app", "").plain(), "sha256:wh");
         unpacker.finish();
 
         assertThat(names(root.resolve("opt"))).containsExactly("keep");
@@ -258,10 +258,10 @@ class LayerUnpackerTest {
 
     @Test
     void aWhiteoutOfASymlinkRemovesOnlyTheLink() throws IOException {
-        apply(new Tar().file("data/keep", "k").symlink("link", "data").symlink("abs", outsideAbsolute)
+        apply(new CraftedLayer().file("data/keep", "k").symlink("link", "data").symlink("abs", outsideAbsolute)
                 .symlink("parent", "..").plain(), "sha256:links");
 
-        apply(new Tar().file(".wh.link", "").file(".wh.abs", "").file(".wh.parent", "").plain(), "sha256:wh");
+        apply(new CraftedLayer().file(".wh.link", "").file(".wh.abs", "").file(".wh.parent", "").plain(), "sha256:wh");
 
         assertThat(names(root)).containsExactly("data");
         assertThat(root.resolve("data/keep")).hasContent("k");
@@ -270,9 +270,9 @@ class LayerUnpackerTest {
     /** Names travel as UTF-8 bytes through statx and readdir, whatever the JVM's locale makes of paths. */
     @Test
     void nonAsciiNamesAreWrittenListedAndRemoved() throws IOException {
-        apply(new Tar().file("données/été.txt", "e").file("données/日本/語.txt", "j").file("ü/old", "o")
+        apply(new CraftedLayer().file("données/été.txt", "e").file("données/日本/語.txt", "j").file("ü/old", "o")
                 .file("ü/ñ", "n").gzip(), "sha256:utf8");
-        apply(new Tar().file(".wh.données", "").file("ü/.wh..wh..opq", "").file("ü/ñ", "n2").gzip(), "sha256:wh");
+        apply(new CraftedLayer().file(".wh.données", "").file("ü/.wh..wh..opq", "").file("ü/ñ", "n2").gzip(), "sha256:wh");
 
         assertThat(names(root)).hasSize(1);
         if (!"UTF-8".equals(System.getProperty("sun.jnu.encoding"))) {
@@ -287,9 +287,9 @@ class LayerUnpackerTest {
     @ParameterizedTest
     @ValueSource(strings = {".wh...", "etc/.wh..", ".wh.", "etc/.wh.x/y"})
     void aWhiteoutForDotDotOrUsedAsADirectoryIsRefused(String name) throws IOException {
-        apply(new Tar().file("etc/x", "x").plain(), "sha256:l1");
+        apply(new CraftedLayer().file("etc/x", "x").plain(), "sha256:l1");
 
-        ImageException e = refusal(new Tar().file(name, "").plain(), "sha256:badwh");
+        ImageException e = refusal(new CraftedLayer().file(name, "").plain(), "sha256:badwh");
 
         assertThat(e.failure()).isEqualTo(Failure.HOSTILE_LAYER);
         assertThat(e.getMessage()).contains("sha256:badwh", "whiteout");
@@ -300,12 +300,12 @@ class LayerUnpackerTest {
     @ParameterizedTest
     @ValueSource(ints = {0, 1, 2, 3})
     void anOpaqueDirectoryKeepsThisLayersEntriesWhateverTheOrder(int markerAt) throws IOException {
-        apply(new Tar().file("d/old", "o").file("d/sub/old2", "o").file("d/kept/oldinner", "o").file("other", "o")
+        apply(new CraftedLayer().file("d/old", "o").file("d/sub/old2", "o").file("d/kept/oldinner", "o").file("other", "o")
                 .symlink("d/link", outsideAbsolute).gzip(), "sha256:lower");
-        List<Consumer<Tar>> upper = new ArrayList<>(List.of(t -> t.file("d/new1", "n"),
+        List<Consumer<CraftedLayer>> upper = new ArrayList<>(List.of(t -> t.file("d/new1", "n"),
                 t -> t.file("d/kept/newinner", "n"), t -> t.dir("d/newdir/")));
         upper.add(markerAt, t -> t.file("d/.wh..wh..opq", ""));
-        Tar layer = new Tar();
+        CraftedLayer layer = new CraftedLayer();
         upper.forEach(step -> step.accept(layer));
 
         apply(layer.zstd(), "sha256:opaque");
@@ -321,7 +321,7 @@ class LayerUnpackerTest {
     void devicesFifosSocketsAndUnknownTypesAreSkipped() throws IOException {
         TarArchiveEntry socket = new TarArchiveEntry("run/sock");
         socket.setMode(0140755);
-        apply(new Tar().special("dev/null", TarConstants.LF_CHR).special("dev/sda", TarConstants.LF_BLK)
+        apply(new CraftedLayer().special("dev/null", TarConstants.LF_CHR).special("dev/sda", TarConstants.LF_BLK)
                 .special("run/fifo", TarConstants.LF_FIFO).entry(socket, new byte[0]).special("weird", (byte) 'Z')
                 .file("ok", "ok").plain(), "sha256:special");
 
@@ -333,12 +333,12 @@ class LayerUnpackerTest {
     @Test
     void onlyMode0755IsKeptAndEverythingBelongsToTheUnpacker() throws IOException {
         int me = (int) Files.getAttribute(base, "unix:uid");
-        Tar layer = new Tar().file("suid", "x", 04755).file("sgid", "x", 02750).file("world", "x", 0666)
+        CraftedLayer layer = new CraftedLayer().file("suid", "x", 04755).file("sgid", "x", 02750).file("world", "x", 0666)
                 .file("none", "x", 0).dir("sticky/", 01777).dir("ro/", 0500).file("ro/inner", "i", 0644);
         apply(layer.owned(4242, 4343).gzip(), "sha256:modes");
         assertThat(mode(root.resolve("ro"))).isEqualTo(0700);
 
-        apply(new Tar().file("ro/later", "l").gzip(), "sha256:later");
+        apply(new CraftedLayer().file("ro/later", "l").gzip(), "sha256:later");
         unpacker.finish();
 
         assertThat(mode(root.resolve("suid"))).isEqualTo(0755);
@@ -361,7 +361,7 @@ class LayerUnpackerTest {
         ping.addPaxHeader("SCHILY.xattr.user.planted", "yes");
         ping.addPaxHeader("LIBARCHIVE.xattr.user.other", "eWVz");
         ping.setMode(04755);
-        apply(new Tar().entry(ping, "PING".getBytes(StandardCharsets.UTF_8)).gzip(), "sha256:xattr");
+        apply(new CraftedLayer().entry(ping, "PING".getBytes(StandardCharsets.UTF_8)).gzip(), "sha256:xattr");
 
         Path file = root.resolve("usr/bin/ping");
         assertThat(file).hasContent("PING");
@@ -382,9 +382,9 @@ class LayerUnpackerTest {
     @Test
     void theEntryCapCountsEveryLayer() throws IOException {
         unpacker = LayerUnpacker.into(root, new LayerUnpacker.Caps(1 << 20, 5, 4096, 200));
-        apply(new Tar().file("a", "a").file("b", "b").file("c", "c").plain(), "sha256:three");
+        apply(new CraftedLayer().file("a", "a").file("b", "b").file("c", "c").plain(), "sha256:three");
 
-        ImageException e = refusal(new Tar().file("d", "d").file("e", "e").file("f", "f").plain(), "sha256:more");
+        ImageException e = refusal(new CraftedLayer().file("d", "d").file("e", "e").file("f", "f").plain(), "sha256:more");
 
         assertThat(e.failure()).isEqualTo(Failure.TOO_LARGE);
         assertThat(e.getMessage()).contains("sha256:more", "'f'", "more than 5 entries");
@@ -394,9 +394,9 @@ class LayerUnpackerTest {
     @Test
     void theByteCapCountsEveryLayerAndStopsBeforeWriting() throws IOException {
         unpacker = LayerUnpacker.into(root, new LayerUnpacker.Caps(1000, 100, 4096, 200));
-        apply(new Tar().file("a", "x".repeat(600)).plain(), "sha256:first");
+        apply(new CraftedLayer().file("a", "x".repeat(600)).plain(), "sha256:first");
 
-        ImageException e = refusal(new Tar().file("b", "y".repeat(600)).plain(), "sha256:second");
+        ImageException e = refusal(new CraftedLayer().file("b", "y".repeat(600)).plain(), "sha256:second");
 
         assertThat(e.failure()).isEqualTo(Failure.TOO_LARGE);
         assertThat(e.getMessage()).contains("sha256:second", "'b'", "cap of 1000 bytes");
@@ -409,12 +409,12 @@ class LayerUnpackerTest {
         unpacker = LayerUnpacker.into(root, new LayerUnpacker.Caps(1 << 20, 100, 64, 200));
         String longName = "d/" + "n".repeat(63);
 
-        ImageException name = refusal(new Tar().file(longName, "x").plain(), "sha256:name");
-        ImageException symlink = refusal(new Tar().symlink("s", "t".repeat(65)).plain(), "sha256:sym");
-        ImageException hardlink = refusal(new Tar().file("f", "f").hardlink("h", "./".repeat(40) + "f").plain(),
+        ImageException name = refusal(new CraftedLayer().file(longName, "x").plain(), "sha256:name");
+        ImageException symlink = refusal(new CraftedLayer().symlink("s", "t".repeat(65)).plain(), "sha256:sym");
+        ImageException hardlink = refusal(new CraftedLayer().file("f", "f").hardlink("h", "./".repeat(40) + "f").plain(),
                 "sha256:hard");
         unpacker = LayerUnpacker.into(root, LayerUnpacker.Caps.defaults());
-        ImageException component = refusal(new Tar().file("c/" + "n".repeat(256), "x").plain(), "sha256:component");
+        ImageException component = refusal(new CraftedLayer().file("c/" + "n".repeat(256), "x").plain(), "sha256:component");
 
         assertThat(name.failure()).isEqualTo(Failure.TOO_LARGE);
         assertThat(name.getMessage()).contains("name is 65 bytes long", "cap of 64");
@@ -458,7 +458,7 @@ class LayerUnpackerTest {
         TarArchiveEntry big = new TarArchiveEntry("big");
         big.addPaxHeader("comment", "z".repeat(4 << 20));
 
-        ImageException e = refusal(new Tar().file("first", "1").entry(big, new byte[0]).plain(), "sha256:header");
+        ImageException e = refusal(new CraftedLayer().file("first", "1").entry(big, new byte[0]).plain(), "sha256:header");
 
         assertThat(e.failure()).isEqualTo(Failure.TOO_LARGE);
         assertThat(e.getMessage()).contains("sha256:header", "tar headers", "'first'");
@@ -468,10 +468,10 @@ class LayerUnpackerTest {
 
     @Test
     void compressionIsToldByItsMagicBytes() throws IOException {
-        Tar layer = new Tar().file("f", "content");
+        CraftedLayer layer = new CraftedLayer().file("f", "content");
         apply(layer.plain(), "sha256:plain");
-        apply(new Tar().file("g", "gz").gzip(), "sha256:gzip");
-        apply(new Tar().file("z", "zst").zstd(), "sha256:zstd");
+        apply(new CraftedLayer().file("g", "gz").gzip(), "sha256:gzip");
+        apply(new CraftedLayer().file("z", "zst").zstd(), "sha256:zstd");
 
         ByteArrayOutputStream bzip2 = new ByteArrayOutputStream();
         try (OutputStream out = new BZip2CompressorOutputStream(bzip2)) {
@@ -492,9 +492,9 @@ class LayerUnpackerTest {
 
     @Test
     void aTruncatedCorruptOrNonTarLayerIsRefused() throws IOException {
-        byte[] whole = new Tar().file("a", "x".repeat(100_000)).file("b", "b").gzip();
+        byte[] whole = new CraftedLayer().file("a", "x".repeat(100_000)).file("b", "b").gzip();
 
-        byte[] zstd = new Tar().file("a", "x".repeat(100_000)).file("b", "b").zstd();
+        byte[] zstd = new CraftedLayer().file("a", "x".repeat(100_000)).file("b", "b").zstd();
         Arrays.fill(zstd, 6, zstd.length, (byte) 0x5a);
         byte[] garbage = "this is no tar archive, just text that goes on".repeat(20).getBytes(StandardCharsets.UTF_8);
 
@@ -516,7 +516,7 @@ class LayerUnpackerTest {
         String longDir = "usr/lib/python3/" + "x".repeat(60);
         String longFile = longDir + "/" + "y".repeat(80) + ".py";
         String longTarget = "../" + "z".repeat(120) + "/target";
-        apply(new Tar().dir("./").dir("usr/").dir("usr/bin/").dir("usr/lib/").symlink("bin", "usr/bin")
+        apply(new CraftedLayer().dir("./").dir("usr/").dir("usr/bin/").dir("usr/lib/").symlink("bin", "usr/bin")
                 .symlink("lib", "usr/lib").file("usr/bin/busybox", "BUSYBOX", 0755).hardlink("./usr/bin/ls",
                         "usr/bin/busybox").hardlink("usr/bin/cat", "/usr/bin/busybox").symlink("usr/bin/sh",
                         "/bin/busybox").dir(longDir + "/").file(longFile, "long").symlink("usr/lib/longlink",
@@ -524,7 +524,7 @@ class LayerUnpackerTest {
         assertThat(Files.getAttribute(root.resolve("usr/bin/busybox"), "unix:nlink")).isEqualTo(3);
         assertThat(inode(root.resolve("usr/bin/ls"))).isEqualTo(inode(root.resolve("usr/bin/busybox")));
 
-        apply(new Tar().file("opt/thing", "now a file").dir("srv/data/").file("srv/data/inner", "inner")
+        apply(new CraftedLayer().file("opt/thing", "now a file").dir("srv/data/").file("srv/data/inner", "inner")
                 .file("usr/bin/ls", "LS").zstd(), "sha256:top");
         unpacker.finish();
 
@@ -543,7 +543,7 @@ class LayerUnpackerTest {
 
     @Test
     void finishMakesTheMountPointsReplacingWhatIsNotOne() throws IOException {
-        apply(new Tar().dir("var/tmp/").file("var/tmp/kept", "k").symlink("tmp", "/var/tmp")
+        apply(new CraftedLayer().dir("var/tmp/").file("var/tmp/kept", "k").symlink("tmp", "/var/tmp")
                 .symlink("proc", outsideAbsolute).file("dev", "not a dir").symlink("etc/passwd", outsideAbsolute
                         + "/secret").file("etc/hosts", "127.0.0.1 localhost\n").dir("etc/group/").gzip(), "sha256:m");
 
@@ -563,7 +563,7 @@ class LayerUnpackerTest {
         }
         assertThat(Files.readString(root.resolve("etc/hosts"))).isEqualTo("127.0.0.1 localhost\n");
         assertThat(mode(root)).isEqualTo(0755);
-        assertThatThrownBy(() -> unpacker.apply(new ByteArrayInputStream(new Tar().plain()), "sha256:late"))
+        assertThatThrownBy(() -> unpacker.apply(new ByteArrayInputStream(new CraftedLayer().plain()), "sha256:late"))
                 .isInstanceOf(IllegalStateException.class);
     }
 
@@ -578,12 +578,12 @@ class LayerUnpackerTest {
         String prefix = "usr/lib/python3/dist-packages/";
         Map<String, String> expected = new TreeMap<>();
         try (OutputStream file = Files.newOutputStream(layer); GZIPOutputStream gzip = new GZIPOutputStream(file);
-                TarArchiveOutputStream tar = Tar.stream(gzip)) {
+                TarArchiveOutputStream tar = CraftedLayer.stream(gzip)) {
             for (String subset : subsets) {
                 try (Stream<Path> walk = Files.walk(packages.resolve(subset))) {
                     for (Path p : walk.toList()) {
                         String name = prefix + packages.relativize(p);
-                        Tar.add(tar, p, name);
+                        addHostPath(tar, p, name);
                         expected.put(name, describe(p));
                     }
                 }
@@ -668,7 +668,7 @@ class LayerUnpackerTest {
         PipedOutputStream out = new PipedOutputStream(in);
         Thread.ofPlatform().daemon().name("bomb-writer").start(() -> {
             try (OutputStream compressed = compressor.wrap(out);
-                    TarArchiveOutputStream tar = Tar.stream(compressed)) {
+                    TarArchiveOutputStream tar = CraftedLayer.stream(compressed)) {
                 TarArchiveEntry zeros = new TarArchiveEntry("zeros");
                 zeros.setSize(size);
                 tar.putArchiveEntry(zeros);
@@ -684,138 +684,23 @@ class LayerUnpackerTest {
         return in;
     }
 
-    /** A layer being built: entries in the order given, then plain, gzip or zstd bytes. */
-    private static final class Tar {
-        private final ByteArrayOutputStream bytes = new ByteArrayOutputStream();
-        private final TarArchiveOutputStream out = stream(bytes);
-        private final List<TarArchiveEntry> entries = new ArrayList<>();
-        private final List<byte[]> data = new ArrayList<>();
-        private int uid = -1;
-        private int gid = -1;
-
-        static TarArchiveOutputStream stream(OutputStream to) {
-            TarArchiveOutputStream tar = new TarArchiveOutputStream(to);
-            tar.setLongFileMode(TarArchiveOutputStream.LONGFILE_POSIX);
-            tar.setBigNumberMode(TarArchiveOutputStream.BIGNUMBER_POSIX);
-            tar.setAddPaxHeadersForNonAsciiNames(true);
-            return tar;
+    /** Adds the host path {@code p} (directory, symlink or regular file) as {@code name}. */
+    private static void addHostPath(TarArchiveOutputStream tar, Path p, String name) throws IOException {
+        TarArchiveEntry e;
+        if (Files.isSymbolicLink(p)) {
+            e = new TarArchiveEntry(name, TarConstants.LF_SYMLINK);
+            e.setLinkName(Files.readSymbolicLink(p).toString());
+        } else if (Files.isDirectory(p, NOFOLLOW)) {
+            e = new TarArchiveEntry(name + "/", TarConstants.LF_DIR);
+        } else {
+            e = new TarArchiveEntry(name);
+            e.setSize(Files.size(p));
         }
-
-        /** Adds the host path {@code p} (directory, symlink or regular file) as {@code name}. */
-        static void add(TarArchiveOutputStream tar, Path p, String name) throws IOException {
-            TarArchiveEntry e;
-            if (Files.isSymbolicLink(p)) {
-                e = new TarArchiveEntry(name, TarConstants.LF_SYMLINK);
-                e.setLinkName(Files.readSymbolicLink(p).toString());
-            } else if (Files.isDirectory(p, NOFOLLOW)) {
-                e = new TarArchiveEntry(name + "/", TarConstants.LF_DIR);
-            } else {
-                e = new TarArchiveEntry(name);
-                e.setSize(Files.size(p));
-            }
-            e.setMode(mode(p));
-            tar.putArchiveEntry(e);
-            if (Files.isRegularFile(p, NOFOLLOW)) {
-                Files.copy(p, tar);
-            }
-            tar.closeArchiveEntry();
+        e.setMode(mode(p));
+        tar.putArchiveEntry(e);
+        if (Files.isRegularFile(p, NOFOLLOW)) {
+            Files.copy(p, tar);
         }
-
-        Tar dir(String name) {
-            return dir(name, 0755);
-        }
-
-        Tar dir(String name, int mode) {
-            TarArchiveEntry e = new TarArchiveEntry(name, TarConstants.LF_DIR, true);
-            e.setMode(mode);
-            return entry(e, new byte[0]);
-        }
-
-        Tar file(String name, String content) {
-            return file(name, content, 0644);
-        }
-
-        Tar file(String name, String content, int mode) {
-            TarArchiveEntry e = new TarArchiveEntry(name, TarConstants.LF_NORMAL, true);
-            e.setMode(mode);
-            return entry(e, content.getBytes(StandardCharsets.UTF_8));
-        }
-
-        Tar symlink(String name, String target) {
-            TarArchiveEntry e = new TarArchiveEntry(name, TarConstants.LF_SYMLINK, true);
-            e.setLinkName(target);
-            return entry(e, new byte[0]);
-        }
-
-        Tar hardlink(String name, String target) {
-            TarArchiveEntry e = new TarArchiveEntry(name, TarConstants.LF_LINK, true);
-            e.setLinkName(target);
-            return entry(e, new byte[0]);
-        }
-
-        Tar special(String name, byte type) {
-            TarArchiveEntry e = new TarArchiveEntry(name, type, true);
-            e.setDevMajor(8);
-            e.setDevMinor(1);
-            return entry(e, new byte[0]);
-        }
-
-        Tar entry(TarArchiveEntry e, byte[] content) {
-            e.setSize(content.length);
-            entries.add(e);
-            data.add(content);
-            return this;
-        }
-
-        /** Every entry claims this owner (the unpacker must ignore it). */
-        Tar owned(int uid, int gid) {
-            this.uid = uid;
-            this.gid = gid;
-            return this;
-        }
-
-        byte[] plain() {
-            if (!entries.isEmpty()) {
-                try {
-                    for (int i = 0; i < entries.size(); i++) {
-                        TarArchiveEntry e = entries.get(i);
-                        if (uid >= 0) {
-                            e.setUserId(uid);
-                            e.setGroupId(gid);
-                        }
-                        out.putArchiveEntry(e);
-                        out.write(data.get(i));
-                        out.closeArchiveEntry();
-                    }
-                    out.finish();
-                } catch (IOException e) {
-                    throw new IllegalStateException(e);
-                }
-                entries.clear();
-            } else if (bytes.size() == 0) {
-                try {
-                    out.finish();
-                } catch (IOException e) {
-                    throw new IllegalStateException(e);
-                }
-            }
-            return bytes.toByteArray();
-        }
-
-        byte[] gzip() throws IOException {
-            return compress(GZIPOutputStream::new);
-        }
-
-        byte[] zstd() throws IOException {
-            return compress(ZstdOutputStream::new);
-        }
-
-        private byte[] compress(Compressor compressor) throws IOException {
-            ByteArrayOutputStream compressed = new ByteArrayOutputStream();
-            try (OutputStream out = compressor.wrap(compressed)) {
-                out.write(plain());
-            }
-            return compressed.toByteArray();
-        }
+        tar.closeArchiveEntry();
     }
 }

@@ -36,7 +36,7 @@ final class PullFixtures {
 
     /** A layer with one file. */
     static byte[] layer(String name, String content) {
-        return new StoreFixtures.Layer().file(name, content).bytes();
+        return new CraftedLayer().file(name, content).plain();
     }
 
     /** Pulls and commits: the image is visible in the store with its root unpacked. */

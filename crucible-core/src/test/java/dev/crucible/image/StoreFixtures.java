@@ -2,9 +2,7 @@ package dev.crucible.image;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
-import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
@@ -16,9 +14,6 @@ import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
-import org.apache.commons.compress.archivers.tar.TarArchiveEntry;
-import org.apache.commons.compress.archivers.tar.TarArchiveOutputStream;
-import org.apache.commons.compress.archivers.tar.TarConstants;
 import org.junit.jupiter.api.Assumptions;
 
 /** Images and archives for the store and import tests: layer tars built here, OCI layouts by umoci and skopeo. */
@@ -26,67 +21,6 @@ final class StoreFixtures {
     private StoreFixtures() {}
 
     /** A layer tar built in memory: entries in the order added, owned by root, at a fixed time. */
-    static final class Layer {
-        private final ByteArrayOutputStream bytes = new ByteArrayOutputStream();
-        private final TarArchiveOutputStream tar = new TarArchiveOutputStream(bytes);
-
-        Layer() {
-            tar.setLongFileMode(TarArchiveOutputStream.LONGFILE_POSIX);
-        }
-
-        Layer dir(String name) {
-            TarArchiveEntry e = new TarArchiveEntry(name.endsWith("/") ? name : name + "/");
-            e.setMode(040755);
-            return add(e, new byte[0]);
-        }
-
-        Layer file(String name, String content) {
-            return file(name, content, 0644);
-        }
-
-        Layer file(String name, String content, int mode) {
-            byte[] data = content.getBytes(StandardCharsets.UTF_8);
-            TarArchiveEntry e = new TarArchiveEntry(name);
-            e.setMode(0100000 | mode);
-            e.setSize(data.length);
-            return add(e, data);
-        }
-
-        Layer symlink(String name, String target) {
-            TarArchiveEntry e = new TarArchiveEntry(name, TarConstants.LF_SYMLINK);
-            e.setLinkName(target);
-            e.setMode(0120777);
-            return add(e, new byte[0]);
-        }
-
-        private Layer add(TarArchiveEntry e, byte[] data) {
-            try {
-                e.setUserId(0);
-                e.setGroupId(0);
-                e.setModTime(1_600_000_000_000L);
-                tar.putArchiveEntry(e);
-                tar.write(data);
-                tar.closeArchiveEntry();
-                return this;
-            } catch (IOException ex) {
-                throw new UncheckedIOException(ex);
-            }
-        }
-
-        byte[] bytes() {
-            try {
-                tar.finish();
-                return bytes.toByteArray();
-            } catch (IOException ex) {
-                throw new UncheckedIOException(ex);
-            }
-        }
-
-        Path writeTo(Path file) throws IOException {
-            return Files.write(file, bytes());
-        }
-    }
-
     static String sha256(byte[] bytes) {
         return Digests.of(bytes);
     }
