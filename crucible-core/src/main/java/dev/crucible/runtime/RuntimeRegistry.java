@@ -369,9 +369,11 @@ public final class RuntimeRegistry {
         if (d == null) {
             throw new IllegalArgumentException("not a runtime of this registry: " + runtime.language());
         }
-        String reference = d.image() != null && images.find(d.image()).map(Image::digest).orElse("")
-                .equals(image.digest()) ? d.image() : image.name();
-        return inImages.computeIfAbsent(runtime.language() + "@" + image.digest(), k -> inImage(d, reference, image));
+        return inImages.computeIfAbsent(runtime.language() + "@" + image.digest(), k -> {
+            String reference = d.image() != null && images.find(d.image()).map(Image::digest).orElse("")
+                    .equals(image.digest()) ? d.image() : image.name();
+            return inImage(d, reference, image);
+        });
     }
 
     private RuntimeDefinition definitionOf(LanguageRuntime runtime) {
