@@ -2,6 +2,8 @@
  * crucible-launch: the privileged steps of one sandbox launch in a single exec
  * (docs/sandbox-recipe.md, The launch chain), replacing the portable `sh` + `setpriv` chain:
  *
+ *   0. for a sandbox with egress: join the network namespace the server made for it (--netns, a /proc/PID/fd link
+ *      the server holds open), while still root; bwrap then keeps it (--share-net);
  *   1. join the run's cgroups, before anything else can fork (the pid goes into each cgroup.procs);
  *   2. set the rlimits (second guards: fsize, nofile, core, cpu, nproc, as);
  *   3. open the seccomp program as fd 3, the only descriptor besides 0, 1, 2 that reaches bwrap;
@@ -14,7 +16,7 @@
  *      process group, reaches the server (to interrupt a cell) and never the sandbox; exec bwrap with an EMPTY
  *      environment (bwrap's own environment is readable inside the sandbox as /proc/1/environ).
  *
- * usage: crucible-launch [--cgroup FILE]... [--rlimit RES=VALUE]... --seccomp FILE [--uid N] -- BWRAP ARGS...
+ * usage: crucible-launch [--netns PATH] [--cgroup FILE]... [--rlimit RES=VALUE]... --seccomp FILE [--uid N] -- BWRAP ARGS...
  * RES is one of fsize, nofile, core, cpu, nproc, as. Exit code 125 means a step failed (message on stderr,
  * prefixed "crucible-launch: "); it never runs the program then.
  *
@@ -28,6 +30,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sched.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -58,6 +61,13 @@ static void join_cgroup(const char *procs) {
     char pid[32];
     int n = snprintf(pid, sizeof pid, "%d\n", (int) getpid());
     if (write(fd, pid, (size_t) n) != n) die("cannot join", procs);
+    close(fd);
+}
+
+static void join_netns(const char *path) {
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) die("cannot open", path);
+    if (setns(fd, CLONE_NEWNET) != 0) die("cannot join the network namespace", path);
     close(fd);
 }
 
@@ -106,7 +116,8 @@ int main(int argc, char **argv) {
     int i = 1;
     for (; i < argc && strcmp(argv[i], "--") != 0; i++) {
         if (i + 1 >= argc) { errno = EINVAL; die("missing value for", argv[i]); }
-        if (strcmp(argv[i], "--cgroup") == 0) join_cgroup(argv[++i]);
+        if (strcmp(argv[i], "--netns") == 0) join_netns(argv[++i]);
+        else if (strcmp(argv[i], "--cgroup") == 0) join_cgroup(argv[++i]);
         else if (strcmp(argv[i], "--rlimit") == 0) set_rlimit(argv[++i]);
         else if (strcmp(argv[i], "--seccomp") == 0) seccomp = argv[++i];
         else if (strcmp(argv[i], "--uid") == 0) uid = number(argv[++i]);

@@ -12,8 +12,10 @@ public enum EgressEnding {
     IDLE_TIMEOUT,
     /** A read or write failed (a reset, a broken pipe). */
     ERROR,
-    /** The proxy was closed (the sandbox ended, or egress was dropped). */
-    PROXY_CLOSED;
+    /** The proxy was closed (the sandbox ended). */
+    PROXY_CLOSED,
+    /** The session dropped its egress for good while the connection was open. */
+    LOCKED;
 
     public String wireName() {
         return name().toLowerCase(Locale.ROOT);

@@ -40,7 +40,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * {@link #close()} ends every connection and removes the socket files.
  */
 public final class EgressProxy implements AutoCloseable {
-    private final EgressPolicy policy;
+    private volatile EgressPolicy policy;
     private final EgressResolver resolver;
     private final EgressLimits limits;
     private final InstantSource clock;
@@ -48,6 +48,7 @@ public final class EgressProxy implements AutoCloseable {
     private final Set<ProxyConnection> live = ConcurrentHashMap.newKeySet();
     private final List<ServerSocketChannel> listeners = new CopyOnWriteArrayList<>();
     private final List<Path> socketFiles = new CopyOnWriteArrayList<>();
+    private final List<AutoCloseable> companions = new CopyOnWriteArrayList<>();
     private final AtomicInteger admitted = new AtomicInteger();
     private final AtomicInteger waiting = new AtomicInteger();
     private final Map<EgressReason, AtomicLong> byReason = new EnumMap<>(EgressReason.class);
@@ -93,6 +94,33 @@ public final class EgressProxy implements AutoCloseable {
         server.bind(UnixDomainSocketAddress.of(socketFile));
         socketFiles.add(socketFile);
         start(server, "unix:" + socketFile);
+    }
+
+    /**
+     * Answers connections on {@code listener}, already bound and listening (a sandbox's loopback listener, made in its
+     * network namespace); it is closed with the proxy.
+     */
+    public void serve(ServerSocketChannel listener, String name) throws IOException {
+        start(listener, name);
+    }
+
+    /** Closes {@code resource} with the proxy (a sandbox's namespace handle, which must live as long as it may join). */
+    public void closeWith(AutoCloseable resource) {
+        companions.add(resource);
+        if (closed) {
+            closeQuietly(resource);
+        }
+    }
+
+    /**
+     * Drops egress for good ("install, then lock"): the policy becomes {@link EgressPolicy#none()} and every open
+     * connection is closed. Idempotent.
+     */
+    public void lock() {
+        policy = EgressPolicy.none();
+        for (ProxyConnection connection : live) {
+            connection.close(EgressEnding.LOCKED);
+        }
     }
 
     /** Listens on 127.0.0.1 on a free port, returned. For tests and benchmarks: a sandbox has no TCP to the host. */
@@ -220,14 +248,15 @@ public final class EgressProxy implements AutoCloseable {
         for (ProxyConnection connection : live) {
             connection.close(EgressEnding.PROXY_CLOSED);
         }
+        companions.forEach(EgressProxy::closeQuietly);
         idleCheck.cancel(false);
     }
 
-    private static void closeQuietly(SocketChannel channel) {
+    private static void closeQuietly(AutoCloseable resource) {
         try {
-            channel.close();
-        } catch (IOException ignored) {
-            // refused anyway
+            resource.close();
+        } catch (Exception ignored) {
+            // closing is all we wanted
         }
     }
 }

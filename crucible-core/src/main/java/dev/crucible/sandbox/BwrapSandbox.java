@@ -1,5 +1,6 @@
 package dev.crucible.sandbox;
 
+import dev.crucible.os.NetNamespace;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -31,14 +32,20 @@ final class BwrapSandbox implements Sandbox {
     private final BwrapHost host;
     private final Set<Process> live = ConcurrentHashMap.newKeySet();
 
+    private final int serverUid;
+
     private BwrapSandbox(SandboxConfig config, HostTools tools, byte[] program) throws IOException {
         this.workRoot = Files.createTempDirectory(config.workParent(), "crucible-");
         Files.setPosixFilePermissions(workRoot, PosixFilePermissions.fromString("rwx--x--x"));
         Path seccomp = workRoot.resolve("seccomp.bpf");
         Files.write(seccomp, program);
         Files.setPosixFilePermissions(seccomp, PosixFilePermissions.fromString("rw-------"));
+        Path seccompInet = workRoot.resolve("seccomp-inet.bpf");
+        Files.write(seccompInet, SeccompProgram.shared(SeccompProgram.Socket.INET));
+        Files.setPosixFilePermissions(seccompInet, PosixFilePermissions.fromString("rw-------"));
+        this.serverUid = tools.uid();
         this.etc = SyntheticEtc.write(workRoot.resolve("etc"));
-        this.command = new LaunchCommand(config, etc.dir(), seccomp, tools,
+        this.command = new LaunchCommand(config, etc.dir(), seccomp, seccompInet, tools,
                 config.launchHelper() ? LaunchCommand.extractHelper(workRoot) : null);
         this.cgroups = Cgroups.detect();
         cgroups.removeStale();
@@ -94,7 +101,7 @@ final class BwrapSandbox implements Sandbox {
         try {
             Cgroups.RunGroup group = makeGroups(claim, spec.limits(), ahead);
             lendBuildDir(claim, spec);
-            Process process = spawn(buildArgv(claim.uid(), group, spec), null);
+            Process process = spawn(buildArgv(claim.uid(), group, spec, makeNetNamespace(spec)), null);
             started = true;
             return supervise(process, group, claim, spec.limits(), ahead);
         } catch (IOException e) {
@@ -117,7 +124,7 @@ final class BwrapSandbox implements Sandbox {
         boolean started = false;
         try {
             group = slots.sessionGroup(spec.limits(), cpus);
-            Process process = spawn(buildArgv(uid, group, spec), log);
+            Process process = spawn(buildArgv(uid, group, spec, makeNetNamespace(spec)), log);
             started = true;
             return reside(process, group);
         } finally {
@@ -160,10 +167,48 @@ final class BwrapSandbox implements Sandbox {
         Files.setPosixFilePermissions(workspace, PosixFilePermissions.fromString("rwx------"));
     }
 
+    /**
+     * For a spec with egress: a network namespace of the server's with the proxy's listener in it, made on the launcher
+     * thread, the listener handed to the spec's proxy (connections queue until the program makes them). Null without
+     * egress. The namespace's descriptor, which the launcher opens by path at some moment after the spawn, is closed
+     * with the proxy.
+     */
+    private NetNamespace makeNetNamespace(SandboxSpec spec) throws IOException, InterruptedException {
+        if (spec.egress() == null) {
+            return null;
+        }
+        String unavailable = egressUnavailable();
+        if (unavailable != null) {
+            throw new IOException(unavailable);
+        }
+        NetNamespace netns = spawner.onLauncherThread(() -> NetNamespace.create(SandboxSpec.PROXY_PORT));
+        spec.egress().closeWith(netns);
+        try {
+            spec.egress().serve(netns.listener(), "sandbox");
+        } catch (IOException e) {
+            netns.listener().close();
+            netns.close();
+            throw e;
+        }
+        return netns;
+    }
+
+    @Override
+    public String egressUnavailable() {
+        if (serverUid != 0) {
+            return "network egress needs the server to run as root: it makes each such sandbox's network namespace";
+        }
+        if (!command.joinsNetNamespaces()) {
+            return "network egress needs crucible-launch or nsenter (apt-get install util-linux)";
+        }
+        return null;
+    }
+
     /** The mount points its binds need in the synthetic /etc, then the launcher's whole argv. */
-    private List<String> buildArgv(int uid, Cgroups.RunGroup group, SandboxSpec spec) throws IOException {
+    private List<String> buildArgv(int uid, Cgroups.RunGroup group, SandboxSpec spec, NetNamespace netns)
+            throws IOException {
         etc.addMountPoints(spec);
-        return command.argv(uid, group, spec);
+        return command.argv(uid, group, spec, netns == null ? null : netns.path());
     }
 
     /** Starts the launcher from the one launcher thread, stderr to {@code log} when not null; counted as live. */

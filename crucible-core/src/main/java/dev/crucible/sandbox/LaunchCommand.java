@@ -30,20 +30,25 @@ final class LaunchCommand {
     private final SandboxConfig config;
     private final Path etc;
     private final Path seccomp;
+    private final Path seccompInet;
     private final Path bwrap;
+    private final Path nsenter;
     private final Path setpriv;
     private final Path helper;
 
     /**
      * @param etc the synthetic /etc directory
      * @param seccomp the seccomp program's file, opened as fd 3 by the launcher
+     * @param seccompInet the program of a sandbox with egress (AF_INET and AF_INET6 sockets too)
      * @param helper the extracted crucible-launch binary, or null to launch through sh and setpriv
      */
-    LaunchCommand(SandboxConfig config, Path etc, Path seccomp, HostTools tools, Path helper) {
+    LaunchCommand(SandboxConfig config, Path etc, Path seccomp, Path seccompInet, HostTools tools, Path helper) {
         this.config = config;
         this.etc = etc;
         this.seccomp = seccomp;
+        this.seccompInet = seccompInet;
         this.bwrap = tools.bwrap();
+        this.nsenter = HostTools.firstExecutable("nsenter");
         this.setpriv = tools.setpriv();
         this.helper = helper;
     }
@@ -77,17 +82,28 @@ final class LaunchCommand {
         return bwrap;
     }
 
+    /** Whether a sandbox can be started in a network namespace of the server's (crucible-launch, else nsenter). */
+    boolean joinsNetNamespaces() {
+        return helper != null || nsenter != null;
+    }
+
     /**
      * The argv of one sandbox.
      *
      * @param uid the host uid to become, or -1 to stay the server's uid
      * @param group the cgroups to join before anything runs, or null without cgroups (memory is then bounded by
      *     RLIMIT_AS instead)
+     * @param netns the network namespace to join ({@code NetNamespace.path()}) for a spec with egress, else null
      */
-    List<String> argv(int uid, Cgroups.RunGroup group, SandboxSpec spec) {
+    List<String> argv(int uid, Cgroups.RunGroup group, SandboxSpec spec, String netns) {
+        if ((netns != null) != (spec.egress() != null)) {
+            throw new IllegalArgumentException("a network namespace goes with egress, and only with it");
+        }
         List<Path> procsFiles = group == null ? List.of() : group.procsFiles();
         List<Rlimit> rlimits = rlimits(uid, group == null, spec);
-        List<String> argv = helper != null ? viaHelper(procsFiles, rlimits, uid) : viaShell(procsFiles, rlimits, uid);
+        Path program = netns == null ? seccomp : seccompInet;
+        List<String> argv = helper != null ? viaHelper(procsFiles, rlimits, uid, program, netns)
+                : viaShell(procsFiles, rlimits, uid, program, netns);
         argv.addAll(bwrapArguments(spec));
         argv.add("--");
         argv.addAll(spec.command());
@@ -124,15 +140,18 @@ final class LaunchCommand {
     }
 
     /** crucible-launch's options, up to and including the {@code --} before bwrap. */
-    private List<String> viaHelper(List<Path> procsFiles, List<Rlimit> rlimits, int uid) {
+    private List<String> viaHelper(List<Path> procsFiles, List<Rlimit> rlimits, int uid, Path program, String netns) {
         List<String> argv = new ArrayList<>(List.of(helper.toString()));
+        if (netns != null) {
+            argv.addAll(List.of("--netns", netns));
+        }
         for (Path procs : procsFiles) {
             argv.addAll(List.of("--cgroup", procs.toString()));
         }
         for (Rlimit r : rlimits) {
             argv.addAll(List.of("--rlimit", r.name() + "=" + r.value()));
         }
-        argv.addAll(List.of("--seccomp", seccomp.toString()));
+        argv.addAll(List.of("--seccomp", program.toString()));
         if (uid >= 0) {
             argv.addAll(List.of("--uid", Integer.toString(uid)));
         }
@@ -141,8 +160,15 @@ final class LaunchCommand {
     }
 
     /** The portable launcher, for hosts where crucible-launch could not be built: {@code sh}, then {@code setpriv}. */
-    private List<String> viaShell(List<Path> procsFiles, List<Rlimit> rlimits, int uid) {
-        List<String> argv = new ArrayList<>(List.of("/bin/sh", "-c", wrapperScript(rlimits), "crucible-launch"));
+    private List<String> viaShell(List<Path> procsFiles, List<Rlimit> rlimits, int uid, Path program, String netns) {
+        List<String> argv = new ArrayList<>();
+        if (netns != null) {
+            if (nsenter == null) {
+                throw new IllegalStateException("egress needs crucible-launch or nsenter (apt-get install util-linux)");
+            }
+            argv.addAll(List.of(nsenter.toString(), "--net=" + netns, "--"));
+        }
+        argv.addAll(List.of("/bin/sh", "-c", wrapperScript(rlimits, program), "crucible-launch"));
         for (Path procs : procsFiles) {
             argv.add(procs.toString());
         }
@@ -154,14 +180,14 @@ final class LaunchCommand {
         return argv;
     }
 
-    private String wrapperScript(List<Rlimit> rlimits) {
+    private static String wrapperScript(List<Rlimit> rlimits, Path program) {
         StringBuilder s = new StringBuilder();
         s.append("for g; do [ \"$g\" = -- ] && break; echo $$ > \"$g\" || { echo \"crucible-launch: cannot join $g\" >&2; exit ").append(JOIN_FAILED).append("; }").append("; done\n");
         s.append("while [ \"$1\" != -- ]; do shift; done; shift\n");
         s.append(rlimits.stream().map(r -> "ulimit -" + r.flag() + " " + r.value() / r.shellUnit())
                 .collect(Collectors.joining("; ")));
         s.append('\n');
-        s.append("exec 3< '").append(seccomp).append("'\n");
+        s.append("exec 3< '").append(program).append("'\n");
         s.append("unset PWD\n");
         // out of the server's process group and session: a terminal's Ctrl-C must not reach the sandbox
         s.append("command -v setsid >/dev/null && exec setsid \"$@\"\n");
@@ -173,6 +199,9 @@ final class LaunchCommand {
         List<String> a = new ArrayList<>(List.of(bwrap.toString(),
                 "--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent", "--new-session",
                 "--uid", "1000", "--gid", "1000", "--hostname", "sandbox"));
+        if (spec.egress() != null) {
+            a.add("--share-net"); // the launcher joined the server's namespace for this sandbox: loopback + the proxy
+        }
         switch (spec.root()) {
             case SandboxRoot.Host() -> {
                 usrOf(Path.of("/usr"), a);
@@ -222,6 +251,9 @@ final class LaunchCommand {
                 "--setenv", "USER", "sandbox"));
         for (Map.Entry<String, String> e : spec.env().entrySet()) {
             a.addAll(List.of("--setenv", e.getKey(), e.getValue()));
+        }
+        if (spec.egress() != null) {
+            ProxyEnvironment.VARIABLES.forEach((name, value) -> a.addAll(List.of("--setenv", name, value)));
         }
         a.addAll(List.of("--cap-drop", "ALL", "--seccomp", "3"));
         return a;

@@ -45,6 +45,24 @@ final class ProcessSpawner implements AutoCloseable {
         }
     }
 
+    /**
+     * Runs {@code task} on the launcher thread (a platform thread that lives as long as the sandboxes it started): for
+     * per-thread kernel state such as a network namespace made just before a launch.
+     */
+    <T> T onLauncherThread(java.util.concurrent.Callable<T> task) throws IOException, InterruptedException {
+        try {
+            return thread.submit(task).get();
+        } catch (ExecutionException e) {
+            if (e.getCause() instanceof IOException io) {
+                throw io;
+            }
+            if (e.getCause() instanceof RuntimeException r) {
+                throw r;
+            }
+            throw new IOException(e.getCause());
+        }
+    }
+
     /** Stops accepting launches. Sandboxes already running keep their parent thread until the JVM exits. */
     @Override
     public void close() {

@@ -128,6 +128,14 @@ public interface Sandbox extends AutoCloseable {
     boolean limitsAdjustable();
 
     /**
+     * Why a sandbox cannot be given egress on this host ({@link SandboxSpec#egress()}), as a sentence that says what to
+     * do, or null when it can.
+     */
+    default String egressUnavailable() {
+        return "this sandbox launcher has no network egress";
+    }
+
+    /**
      * What this launcher reports about its host (isolation in force, warnings, work root, uids, run cgroups). The
      * default reports nothing ({@link SandboxHost#NONE}), which is all a stand-in for tests of the layers above needs.
      */

@@ -1,5 +1,6 @@
 package dev.crucible.sandbox;
 
+import dev.crucible.egress.EgressProxy;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;
@@ -22,6 +23,10 @@ import java.util.Objects;
  *     queue file system at {@code /dev/mqueue}: for a batch agent that runs programs as its children and must be out
  *     of their reach (the kernel drops every signal sent to a namespace's init from inside unless it handles it) and
  *     able to see and remove every message queue they leave
+ * @param egress the proxy that answers the sandbox's {@code 127.0.0.1:}{@value #PROXY_PORT}, or null for no network at
+ *     all (the default). With one, the sandbox runs in a network namespace of the server's (only loopback, with the
+ *     proxy's listener in it), may make AF_INET/AF_INET6 sockets, and gets the proxy variables; the launch hands the
+ *     listener to the proxy, whose owner closes it when the sandbox is over
  */
 public record SandboxSpec(
         List<String> command,
@@ -34,7 +39,11 @@ public record SandboxSpec(
         byte[] stdin,
         Limits limits,
         Path workspace,
-        boolean init) {
+        boolean init,
+        EgressProxy egress) {
+
+    /** The port of the egress proxy inside a sandbox's own loopback. */
+    public static final int PROXY_PORT = 3128;
 
     public SandboxSpec {
         command = List.copyOf(command);
@@ -47,6 +56,20 @@ public record SandboxSpec(
         stdin = stdin == null ? new byte[0] : stdin;
         Objects.requireNonNull(limits, "limits");
         root = root == null ? SandboxRoot.HOST : root;
+    }
+
+    /** A spec without network. */
+    public SandboxSpec(List<String> command, Map<String, String> env, Map<String, Path> files, Path buildDir,
+            boolean buildWritable, List<String> readOnlyBindsIfPresent, SandboxRoot root, byte[] stdin, Limits limits,
+            Path workspace, boolean init) {
+        this(command, env, files, buildDir, buildWritable, readOnlyBindsIfPresent, root, stdin, limits, workspace,
+                init, null);
+    }
+
+    /** This spec with its egress through {@code proxy} (null: no network). */
+    public SandboxSpec withEgress(EgressProxy proxy) {
+        return new SandboxSpec(command, env, files, buildDir, buildWritable, readOnlyBindsIfPresent, root, stdin, limits,
+                workspace, init, proxy);
     }
 
     /** A spec whose program is not the sandbox's init. */

@@ -29,6 +29,10 @@ import java.util.List;
  * (AF_VSOCK is not network-namespaced), {@code clone} with namespace flags, {@code clone3} forced to ENOSYS so glibc
  * falls back to the inspectable {@code clone}, and TIOCSTI/TIOCLINUX. libseccomp checks the architecture: a call
  * through another ABI (i386 {@code int 0x80}, x32), which the native rules would not match, kills the process.
+ *
+ * <p>A sandbox with egress loads a second program ({@link Socket#INET}) that also lets AF_INET and AF_INET6 sockets be
+ * made: its network namespace has nothing but loopback and the server's proxy listener (see
+ * {@code dev.crucible.os.NetNamespace}), and no capability in it. Every other rule is the same.
  */
 final class SeccompProgram {
     private static final int SCMP_ACT_ALLOW = 0x7fff0000;
@@ -41,6 +45,9 @@ final class SeccompProgram {
     private static final int ENOSYS = 38;
     private static final int EAFNOSUPPORT = 97;
     private static final int AF_UNIX = 1;
+    private static final int AF_INET = 2;
+    private static final int AF_INET6 = 10;
+    private static final int SCMP_CMP_GT = 6;
 
     static final List<String> DENIED = List.of(
             // cross-process
@@ -87,8 +94,17 @@ final class SeccompProgram {
     /** BPF_MAXINSNS: the kernel loads no longer program. */
     private static final int MAX_INSTRUCTIONS = 4096;
 
-    /** The program of this process: it depends only on the host's libseccomp and these rules. */
-    private static final Once<byte[]> SHARED = new Once<>(() -> cachedOrBuilt(UserCache.standard()));
+    /** Which socket families a program lets a sandbox create. */
+    enum Socket {
+        /** AF_UNIX only: every sandbox without egress. */
+        UNIX_ONLY,
+        /** AF_UNIX, AF_INET and AF_INET6: a sandbox in a network namespace of the server's, with egress. */
+        INET
+    }
+
+    /** The programs of this process: they depend only on the host's libseccomp and these rules. */
+    private static final Once<byte[]> SHARED = new Once<>(() -> cachedOrBuilt(UserCache.standard(), Socket.UNIX_ONLY));
+    private static final Once<byte[]> SHARED_INET = new Once<>(() -> cachedOrBuilt(UserCache.standard(), Socket.INET));
 
     private SeccompProgram() {}
 
@@ -101,6 +117,11 @@ final class SeccompProgram {
         return SHARED.get().clone();
     }
 
+    /** As {@link #shared()}, for the given socket families. */
+    static byte[] shared(Socket sockets) {
+        return (sockets == Socket.INET ? SHARED_INET : SHARED).get().clone();
+    }
+
     /**
      * The program from {@code cache}, else {@link #build() built} and put there. Loading libseccomp through FFM
      * costs about 50 ms of CPU, a sixth of a `crucible run`. The cached program is keyed by what it is made of: the
@@ -110,14 +131,22 @@ final class SeccompProgram {
      * write there can already change what this user runs.
      */
     static byte[] cachedOrBuilt(UserCache cache) {
+        return cachedOrBuilt(cache, Socket.UNIX_ONLY);
+    }
+
+    /** As {@link #cachedOrBuilt(UserCache)}, for the given socket families (a cache file per variant). */
+    static byte[] cachedOrBuilt(UserCache cache, Socket sockets) {
         String name = cacheName();
+        if (name != null && sockets == Socket.INET) {
+            name = "inet-" + name;
+        }
         if (name != null) {
             byte[] cached = cache.read(name, MAX_INSTRUCTIONS * 8).filter(SeccompProgram::wellFormed).orElse(null);
             if (cached != null) {
                 return cached;
             }
         }
-        byte[] program = build();
+        byte[] program = build(sockets);
         if (name != null) {
             cache.write(name, program);
         }
@@ -169,6 +198,11 @@ final class SeccompProgram {
      * @throws IllegalStateException when libseccomp cannot be loaded or refuses a rule
      */
     static byte[] build() {
+        return build(Socket.UNIX_ONLY);
+    }
+
+    /** As {@link #build()}, for the given socket families. */
+    static byte[] build(Socket sockets) {
         Linker linker = Linker.nativeLinker();
         try (Arena arena = Arena.ofConfined()) {
             SymbolLookup seccomp = SymbolLookup.libraryLookup(libseccompPath(), arena);
@@ -183,7 +217,16 @@ final class SeccompProgram {
                 for (String name : DENIED) {
                     lib.rule(arena, ctx, errno(EPERM), name);
                 }
-                lib.rule(arena, ctx, errno(EAFNOSUPPORT), "socket", cmp(0, SCMP_CMP_NE, AF_UNIX, 0));
+                if (sockets == Socket.INET) {
+                    // every family but AF_UNIX (1), AF_INET (2), AF_INET6 (10); one comparison of an argument a rule
+                    lib.rule(arena, ctx, errno(EAFNOSUPPORT), "socket", cmp(0, SCMP_CMP_EQ, 0, 0));
+                    for (int family = AF_INET + 1; family < AF_INET6; family++) {
+                        lib.rule(arena, ctx, errno(EAFNOSUPPORT), "socket", cmp(0, SCMP_CMP_EQ, family, 0));
+                    }
+                    lib.rule(arena, ctx, errno(EAFNOSUPPORT), "socket", cmp(0, SCMP_CMP_GT, AF_INET6, 0));
+                } else {
+                    lib.rule(arena, ctx, errno(EAFNOSUPPORT), "socket", cmp(0, SCMP_CMP_NE, AF_UNIX, 0));
+                }
                 lib.rule(arena, ctx, errno(EAFNOSUPPORT), "socketpair", cmp(0, SCMP_CMP_NE, AF_UNIX, 0));
                 for (long flag : CLONE_NAMESPACE_FLAGS) {
                     lib.rule(arena, ctx, errno(EPERM), "clone", cmp(0, SCMP_CMP_MASKED_EQ, flag, flag));
