@@ -98,29 +98,44 @@ public final class EgressProxy implements AutoCloseable {
 
     /**
      * Answers connections on {@code listener}, already bound and listening (a sandbox's loopback listener, made in its
-     * network namespace); it is closed with the proxy.
+     * network namespace), until the returned handle or the proxy is closed. One proxy may serve several listeners in
+     * turn (a session's sandbox, started again). Closing the handle also closes {@code companion} (the namespace's
+     * descriptor), at once if the proxy is already closed.
      */
-    public void serve(ServerSocketChannel listener, String name) throws IOException {
-        start(listener, name);
-    }
-
-    /** Closes {@code resource} with the proxy (a sandbox's namespace handle, which must live as long as it may join). */
-    public void closeWith(AutoCloseable resource) {
-        companions.add(resource);
-        if (closed) {
-            closeQuietly(resource);
+    public AutoCloseable serve(ServerSocketChannel listener, String name, AutoCloseable companion) throws IOException {
+        AutoCloseable handle = () -> {
+            listeners.remove(listener);
+            closeQuietly(listener);
+            closeQuietly(companion);
+        };
+        companions.add(handle);
+        try {
+            start(listener, name);
+        } catch (IOException e) {
+            closeQuietly(handle);
+            throw e;
         }
+        return () -> {
+            companions.remove(handle);
+            closeQuietly(handle);
+        };
     }
 
     /**
-     * Drops egress for good ("install, then lock"): the policy becomes {@link EgressPolicy#none()} and every open
-     * connection is closed. Idempotent.
+     * Narrows what the proxy allows from now on to {@code narrower}, which the caller has checked is within the current
+     * policy ({@link EgressPolicy#narrow}); every open connection is closed ({@link EgressEnding#LOCKED}), so nothing
+     * opened under the wider list goes on. {@link EgressPolicy#none()} drops egress for good ("install, then lock").
      */
-    public void lock() {
-        policy = EgressPolicy.none();
+    public void narrowTo(EgressPolicy narrower) {
+        policy = narrower;
         for (ProxyConnection connection : live) {
             connection.close(EgressEnding.LOCKED);
         }
+    }
+
+    /** {@link #narrowTo narrowTo(none)}. */
+    public void lock() {
+        narrowTo(EgressPolicy.none());
     }
 
     /** Listens on 127.0.0.1 on a free port, returned. For tests and benchmarks: a sandbox has no TCP to the host. */

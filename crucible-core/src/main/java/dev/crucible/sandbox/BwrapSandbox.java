@@ -98,17 +98,20 @@ final class BwrapSandbox implements Sandbox {
     public Launch launch(SandboxSpec spec, boolean ahead) throws InterruptedException {
         Slots.Claim claim = takeSlot();
         boolean started = false;
+        Network network = null;
         try {
             Cgroups.RunGroup group = makeGroups(claim, spec.limits(), ahead);
             lendBuildDir(claim, spec);
-            Process process = spawn(buildArgv(claim.uid(), group, spec, makeNetNamespace(spec)), null);
+            network = makeNetwork(spec);
+            Process process = spawn(buildArgv(claim.uid(), group, spec, network), null);
             started = true;
-            return supervise(process, group, claim, spec.limits(), ahead);
+            return supervise(process, group, claim, spec.limits(), ahead, network);
         } catch (IOException e) {
             return new FailedLaunch("cannot start the sandbox: " + e.getMessage());
         } finally {
             if (!started) {
                 claim.release();
+                closeQuietly(network);
             }
         }
     }
@@ -121,15 +124,20 @@ final class BwrapSandbox implements Sandbox {
         int uid = sessionUid(number);
         giveWorkspace(spec.workspace(), uid);
         Cgroups.RunGroup group = null;
+        Network network = null;
         boolean started = false;
         try {
             group = slots.sessionGroup(spec.limits(), cpus);
-            Process process = spawn(buildArgv(uid, group, spec, makeNetNamespace(spec)), log);
+            network = makeNetwork(spec);
+            Process process = spawn(buildArgv(uid, group, spec, network), log);
             started = true;
-            return reside(process, group);
+            return reside(process, group, network);
         } finally {
-            if (!started && group != null) {
-                group.destroy();
+            if (!started) {
+                if (group != null) {
+                    group.destroy();
+                }
+                closeQuietly(network);
             }
         }
     }
@@ -167,13 +175,21 @@ final class BwrapSandbox implements Sandbox {
         Files.setPosixFilePermissions(workspace, PosixFilePermissions.fromString("rwx------"));
     }
 
+    /** A sandbox's own network namespace and the proxy's serving of its listener, closed when the sandbox ends. */
+    private record Network(NetNamespace namespace, AutoCloseable serving) implements AutoCloseable {
+        @Override
+        public void close() throws Exception {
+            serving.close(); // the listener and the namespace's descriptor
+        }
+    }
+
     /**
      * For a spec with egress: a network namespace of the server's with the proxy's listener in it, made on the launcher
-     * thread, the listener handed to the spec's proxy (connections queue until the program makes them). Null without
-     * egress. The namespace's descriptor, which the launcher opens by path at some moment after the spawn, is closed
-     * with the proxy.
+     * thread, the listener handed to the spec's proxy (connections queue until the program makes them); null without
+     * egress. The namespace's descriptor, which the launcher opens by path at some moment after the spawn, and the
+     * listener live until the sandbox ends.
      */
-    private NetNamespace makeNetNamespace(SandboxSpec spec) throws IOException, InterruptedException {
+    private Network makeNetwork(SandboxSpec spec) throws IOException, InterruptedException {
         if (spec.egress() == null) {
             return null;
         }
@@ -182,15 +198,18 @@ final class BwrapSandbox implements Sandbox {
             throw new IOException(unavailable);
         }
         NetNamespace netns = spawner.onLauncherThread(() -> NetNamespace.create(SandboxSpec.PROXY_PORT));
-        spec.egress().closeWith(netns);
-        try {
-            spec.egress().serve(netns.listener(), "sandbox");
-        } catch (IOException e) {
-            netns.listener().close();
-            netns.close();
-            throw e;
+        return new Network(netns, spec.egress().serve(netns.listener(), "sandbox", netns));
+    }
+
+    private static void closeQuietly(AutoCloseable resource) {
+        if (resource == null) {
+            return;
         }
-        return netns;
+        try {
+            resource.close();
+        } catch (Exception e) {
+            LOG.log(System.Logger.Level.DEBUG, "cannot close " + resource, e);
+        }
     }
 
     @Override
@@ -205,10 +224,10 @@ final class BwrapSandbox implements Sandbox {
     }
 
     /** The mount points its binds need in the synthetic /etc, then the launcher's whole argv. */
-    private List<String> buildArgv(int uid, Cgroups.RunGroup group, SandboxSpec spec, NetNamespace netns)
+    private List<String> buildArgv(int uid, Cgroups.RunGroup group, SandboxSpec spec, Network network)
             throws IOException {
         etc.addMountPoints(spec);
-        return command.argv(uid, group, spec, netns == null ? null : netns.path());
+        return command.argv(uid, group, spec, network == null ? null : network.namespace().path());
     }
 
     /** Starts the launcher from the one launcher thread, stderr to {@code log} when not null; counted as live. */
@@ -219,17 +238,20 @@ final class BwrapSandbox implements Sandbox {
     }
 
     /** Hands a started run to its supervisor, which gives the slot back when the run is over. */
-    private Launch supervise(Process process, Cgroups.RunGroup group, Slots.Claim claim, Limits limits, boolean ahead) {
+    private Launch supervise(Process process, Cgroups.RunGroup group, Slots.Claim claim, Limits limits, boolean ahead,
+            Network network) {
         return new Launched(process, group, ahead, limits.outputBytes(), pipes, () -> {
             live.remove(process);
+            closeQuietly(network);
             claim.release();
         });
     }
 
     /** Wraps a started session sandbox; closing it sweeps its cgroups in the background. */
-    private Interactive reside(Process process, Cgroups.RunGroup group) {
+    private Interactive reside(Process process, Cgroups.RunGroup group, Network network) {
         return new Resident(process, group, () -> {
             live.remove(process);
+            closeQuietly(network);
             if (group != null) {
                 slots.teardownLater(group);
             }
