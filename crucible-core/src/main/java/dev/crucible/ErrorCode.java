@@ -42,6 +42,8 @@ public enum ErrorCode {
     RUNTIME_UNAVAILABLE(422),
     /** The request names an image that is not in the store (and may not be pulled). */
     IMAGE_NOT_FOUND(422),
+    /** The request asked for network egress outside the operator's allowlist (or the server allows none). */
+    EGRESS_NOT_ALLOWED(422),
     /** All sandboxes are busy and the queue is full. */
     TOO_MANY_REQUESTS(429, 1),
     TOO_MANY_SESSIONS(429, 60),

@@ -80,6 +80,12 @@ final class ServeCommand implements Callable<Integer> {
             description = "Largest image (compressed) a request may pull (default 4096).")
     long pullMaxMb;
 
+    @Option(names = "--egress-allow", paramLabel = "HOST[:PORT],...", description = "The widest network egress a"
+            + " request or session may ask for with \"network\": {\"allow\": [...]} (env CRUCIBLE_EGRESS_ALLOW): pypi.org"
+            + " (no port means 443), *.pythonhosted.org, files.example.com:8080, 10.0.0.5:3141. Default none: sandboxes"
+            + " have no network at all. Needs root.")
+    String egressAllow;
+
     @Override
     public Integer call() throws Exception {
         PrintWriter err = spec.commandLine().getErr();
@@ -94,6 +100,9 @@ final class ServeCommand implements Callable<Integer> {
                         maxQueued == null ? base.maxQueued() : maxQueued);
             }
             config = base.withDataDir(prepareDataDir());
+            if (egressAllow != null) {
+                config = config.withEgress(ServerConfig.egressFrom(egressAllow));
+            }
             if (maxSessions != null || maxSessionsPerToken != null) {
                 config = config.withSessions(config.sessions().withMaxSessions(
                         maxSessions == null ? config.sessions().maxSessions() : maxSessions,

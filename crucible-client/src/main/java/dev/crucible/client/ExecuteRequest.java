@@ -7,11 +7,16 @@ import java.util.List;
  * store to run in. Null fields are left out and take the server's defaults.
  */
 public record ExecuteRequest(String language, String code, String stdin, List<String> args, List<FileInput> files,
-        Limits limits, String image) {
+        Limits limits, String image, Network network) {
 
     public ExecuteRequest(String language, String code, String stdin, List<String> args, List<FileInput> files,
             Limits limits) {
-        this(language, code, stdin, args, files, limits, null);
+        this(language, code, stdin, args, files, limits, null, null);
+    }
+
+    public ExecuteRequest(String language, String code, String stdin, List<String> args, List<FileInput> files,
+            Limits limits, String image) {
+        this(language, code, stdin, args, files, limits, image, null);
     }
 
     public static ExecuteRequest of(String language, String code) {
@@ -19,25 +24,37 @@ public record ExecuteRequest(String language, String code, String stdin, List<St
     }
 
     public ExecuteRequest withStdin(String input) {
-        return new ExecuteRequest(language, code, input, args, files, limits, image);
+        return new ExecuteRequest(language, code, input, args, files, limits, image, network);
     }
 
     public ExecuteRequest withArgs(List<String> arguments) {
-        return new ExecuteRequest(language, code, stdin, arguments, files, limits, image);
+        return new ExecuteRequest(language, code, stdin, arguments, files, limits, image, network);
     }
 
     public ExecuteRequest withFiles(List<FileInput> inputs) {
-        return new ExecuteRequest(language, code, stdin, args, inputs, limits, image);
+        return new ExecuteRequest(language, code, stdin, args, inputs, limits, image, network);
     }
 
     public ExecuteRequest withLimits(Limits overrides) {
-        return new ExecuteRequest(language, code, stdin, args, files, overrides, image);
+        return new ExecuteRequest(language, code, stdin, args, files, overrides, image, network);
     }
 
     /** This request run in {@code reference}, an image of the server's store (e.g. {@code python:3.12-slim}). */
     public ExecuteRequest withImage(String reference) {
-        return new ExecuteRequest(language, code, stdin, args, files, limits, reference);
+        return new ExecuteRequest(language, code, stdin, args, files, limits, reference, network);
     }
+
+    /**
+     * This request with network egress to {@code allow} ({@code HOST[:PORT]} entries, no port meaning 443), which must
+     * be within the server's list ({@code serve --egress-allow}); the server answers 422 {@code egress_not_allowed}
+     * otherwise.
+     */
+    public ExecuteRequest withNetwork(List<String> allow) {
+        return new ExecuteRequest(language, code, stdin, args, files, limits, image, new Network(null, allow));
+    }
+
+    /** {@code "network": {"mode": ..., "allow": [...]}}: egress through the server's allowlist proxy. */
+    public record Network(String mode, List<String> allow) {}
 
     /** A file placed in the sandbox's working directory before the run; {@code encoding} "utf8" (default) or "base64". */
     public record FileInput(String path, String content, String encoding) {

@@ -122,6 +122,26 @@ public final class EgressPolicy {
         return asked;
     }
 
+    /** Whether {@code entry} (one list entry, e.g. {@code pypi.org:443}) is within this policy; false for bad syntax. */
+    public boolean holds(String entry) {
+        try {
+            AllowEntry asked = AllowEntry.parse(entry);
+            return entries.stream().anyMatch(mine -> mine.covers(asked));
+        } catch (IllegalArgumentException e) {
+            return false;
+        }
+    }
+
+    /** Every entry of this policy and of {@code other}, this one's first. */
+    public EgressPolicy union(EgressPolicy other) {
+        if (other.isNone()) {
+            return this;
+        }
+        Set<AllowEntry> both = new LinkedHashSet<>(entries);
+        both.addAll(other.entries);
+        return new EgressPolicy(new ArrayList<>(both));
+    }
+
     /** The entries in canonical form, ports written: {@code pypi.org:443}, {@code *.example.com:80}. */
     public List<String> entries() {
         return entries.stream().map(AllowEntry::text).toList();

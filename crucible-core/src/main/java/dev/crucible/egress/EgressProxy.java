@@ -62,7 +62,11 @@ public final class EgressProxy implements AutoCloseable {
     private final ScheduledFuture<?> idleCheck;
     private volatile boolean closed;
 
-    private EgressProxy(EgressPolicy policy, EgressResolver resolver, EgressLimits limits, InstantSource clock) {
+    private final java.util.function.Consumer<EgressCounters> onClose;
+
+    private EgressProxy(EgressPolicy policy, EgressResolver resolver, EgressLimits limits, InstantSource clock,
+            java.util.function.Consumer<EgressCounters> onClose) {
+        this.onClose = onClose;
         this.policy = policy;
         this.resolver = resolver;
         this.limits = limits;
@@ -82,7 +86,13 @@ public final class EgressProxy implements AutoCloseable {
      */
     public static EgressProxy create(EgressPolicy policy, EgressResolver resolver, EgressLimits limits,
             InstantSource clock) {
-        return new EgressProxy(policy, resolver, limits, clock);
+        return new EgressProxy(policy, resolver, limits, clock, counters -> { });
+    }
+
+    /** As {@link #create(EgressPolicy, EgressResolver, EgressLimits, InstantSource)}; {@code onClose} gets the totals. */
+    static EgressProxy create(EgressPolicy policy, EgressResolver resolver, EgressLimits limits, InstantSource clock,
+            java.util.function.Consumer<EgressCounters> onClose) {
+        return new EgressProxy(policy, resolver, limits, clock, onClose);
     }
 
     /**
@@ -208,6 +218,17 @@ public final class EgressProxy implements AutoCloseable {
         }
     }
 
+    /**
+     * Waits until no connection is open, at most {@code timeout}: a sandbox that has exited closed its sockets, and each
+     * connection's decision is recorded as its relay sees that.
+     */
+    public void awaitIdle(java.time.Duration timeout) throws InterruptedException {
+        long end = System.nanoTime() + timeout.toNanos();
+        while (!live.isEmpty() && System.nanoTime() < end) {
+            Thread.sleep(5);
+        }
+    }
+
     /** The latest decisions, oldest first, at most {@link EgressLimits#maxDecisions()}. */
     public List<EgressDecision> decisions() {
         synchronized (decisions) {
@@ -245,7 +266,12 @@ public final class EgressProxy implements AutoCloseable {
     /** Stops listening, closes every connection (their decisions end {@link EgressEnding#PROXY_CLOSED}). Idempotent. */
     @Override
     public void close() {
-        closed = true;
+        synchronized (this) {
+            if (closed) {
+                return;
+            }
+            closed = true;
+        }
         for (ServerSocketChannel listener : listeners) {
             try {
                 listener.close();
@@ -265,6 +291,7 @@ public final class EgressProxy implements AutoCloseable {
         }
         companions.forEach(EgressProxy::closeQuietly);
         idleCheck.cancel(false);
+        onClose.accept(counters());
     }
 
     private static void closeQuietly(AutoCloseable resource) {

@@ -1,6 +1,7 @@
 package dev.crucible.exec;
 
 import com.fasterxml.jackson.annotation.JsonProperty;
+import dev.crucible.egress.NetworkRequest;
 import dev.crucible.runtime.LimitsSpec;
 import java.util.List;
 
@@ -14,6 +15,7 @@ import java.util.List;
  * @param files extra workspace files, or null
  * @param limits limit overrides, or null for the runtime's defaults
  * @param image an image of the store to run in instead of the runtime's own file system, or null
+ * @param network egress the program asks for, within the operator's list; null for none (the default)
  */
 public record ExecuteRequest(
         @JsonProperty("language") String language,
@@ -22,7 +24,14 @@ public record ExecuteRequest(
         @JsonProperty("args") List<String> args,
         @JsonProperty("files") List<FileInput> files,
         @JsonProperty("limits") LimitsSpec limits,
-        @JsonProperty("image") String image) {
+        @JsonProperty("image") String image,
+        @JsonProperty("network") NetworkRequest network) {
+
+    /** A request without network. */
+    public ExecuteRequest(String language, String code, String stdin, List<String> args, List<FileInput> files,
+            LimitsSpec limits, String image) {
+        this(language, code, stdin, args, files, limits, image, null);
+    }
 
     /** A request on the runtime's own file system. */
     public ExecuteRequest(String language, String code, String stdin, List<String> args, List<FileInput> files,
@@ -37,16 +46,21 @@ public record ExecuteRequest(
 
     /** This request with {@code input} as stdin. */
     public ExecuteRequest withStdin(String input) {
-        return new ExecuteRequest(language, code, input, args, files, limits, image);
+        return new ExecuteRequest(language, code, input, args, files, limits, image, network);
     }
 
     /** This request run in {@code reference} (an image of the store), or on the runtime's own file system (null). */
     public ExecuteRequest withImage(String reference) {
-        return new ExecuteRequest(language, code, stdin, args, files, limits, reference);
+        return new ExecuteRequest(language, code, stdin, args, files, limits, reference, network);
     }
 
     /** This request with limit overrides. */
     public ExecuteRequest withLimits(LimitsSpec overrides) {
-        return new ExecuteRequest(language, code, stdin, args, files, overrides, image);
+        return new ExecuteRequest(language, code, stdin, args, files, overrides, image, network);
+    }
+
+    /** This request with egress to {@code allow} (within the operator's list). */
+    public ExecuteRequest withNetwork(NetworkRequest asked) {
+        return new ExecuteRequest(language, code, stdin, args, files, limits, image, asked);
     }
 }

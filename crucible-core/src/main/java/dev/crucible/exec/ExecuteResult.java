@@ -2,6 +2,7 @@ package dev.crucible.exec;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonProperty;
+import dev.crucible.egress.EgressReport;
 import dev.crucible.sandbox.SandboxResult;
 import dev.crucible.sandbox.Verdict;
 import java.nio.charset.StandardCharsets;
@@ -16,6 +17,7 @@ import java.nio.charset.StandardCharsets;
  * @param compile the compile step's result for compiled languages, or null
  * @param message why the sandbox failed, for {@code sandbox_error} only
  * @param imageDigest the digest of the image the program ran in, or null when it ran on the host's /usr
+ * @param network the egress the program was granted and every connection its proxy judged, or null without network
  */
 @JsonInclude(JsonInclude.Include.NON_NULL)
 public record ExecuteResult(
@@ -31,7 +33,8 @@ public record ExecuteResult(
         @JsonProperty("memory_bytes") long memoryBytes,
         @JsonProperty("compile") ExecuteResult compile,
         @JsonProperty("message") String message,
-        @JsonProperty("image_digest") String imageDigest) {
+        @JsonProperty("image_digest") String imageDigest,
+        @JsonProperty("network") EgressReport network) {
 
     /** The wire form of one sandboxed step. */
     static ExecuteResult of(SandboxResult r, ExecuteResult compile) {
@@ -39,19 +42,25 @@ public record ExecuteResult(
         return new ExecuteResult(v, r.sandboxError() == null ? r.exitCode() : null, r.signal(),
                 new String(r.stdout(), StandardCharsets.UTF_8), new String(r.stderr(), StandardCharsets.UTF_8),
                 r.stdoutTruncated(), r.stderrTruncated(), r.wallMs(), r.cpuMs(), r.memoryBytes(), compile,
-                r.sandboxError(), null);
+                r.sandboxError(), null, null);
     }
 
     /** The answer when compiling failed: the program never ran. */
     static ExecuteResult compileFailed(ExecuteResult compile) {
         Verdict status = compile.status() == Verdict.SANDBOX_ERROR ? Verdict.SANDBOX_ERROR : Verdict.COMPILE_ERROR;
-        return new ExecuteResult(status, null, null, "", "", false, false, 0, 0, 0, compile, compile.message(), null);
+        return new ExecuteResult(status, null, null, "", "", false, false, 0, 0, 0, compile, compile.message(), null, null);
     }
 
     /** This result as run in the image with {@code digest} (null: on the host). */
     public ExecuteResult withImageDigest(String digest) {
         return digest == null ? this : new ExecuteResult(status, exitCode, signal, stdout, stderr, stdoutTruncated,
-                stderrTruncated, wallMs, cpuMs, memoryBytes, compile, message, digest);
+                stderrTruncated, wallMs, cpuMs, memoryBytes, compile, message, digest, network);
+    }
+
+    /** This result with its egress report (null: no network). */
+    public ExecuteResult withNetwork(EgressReport report) {
+        return new ExecuteResult(status, exitCode, signal, stdout, stderr, stdoutTruncated, stderrTruncated, wallMs,
+                cpuMs, memoryBytes, compile, message, imageDigest, report);
     }
 
     /** Whether the verdict is {@code ok}. */

@@ -2,6 +2,10 @@ package dev.crucible.exec;
 
 import dev.crucible.ErrorCode;
 import dev.crucible.RequestException;
+import dev.crucible.egress.Egress;
+import dev.crucible.egress.EgressPolicy;
+import dev.crucible.egress.EgressProxy;
+import dev.crucible.egress.EgressReport;
 import dev.crucible.pool.WarmPool;
 import dev.crucible.runtime.LanguageRuntime;
 import dev.crucible.runtime.RuntimeRegistry;
@@ -35,6 +39,7 @@ public final class Executor {
     private final RuntimeRegistry runtimes;
     private final Path programsRoot;
     private volatile WarmPool pool;
+    private volatile Egress egress = Egress.off();
 
     /**
      * @param programsRoot a private directory (mode 0711 is set) that holds the programs' files while they exist
@@ -58,6 +63,16 @@ public final class Executor {
     /** Serves eligible requests from {@code warmPool} from now on (null: always cold). */
     public void usePool(WarmPool warmPool) {
         this.pool = warmPool;
+    }
+
+    /** Grants requests that ask for network within {@code operatorEgress} from now on. */
+    public void useEgress(Egress operatorEgress) {
+        this.egress = operatorEgress;
+    }
+
+    /** The operator's egress ({@link Egress#off()} unless set). */
+    public Egress egress() {
+        return egress;
     }
 
     /** The warm pool in use, or null. */
@@ -89,6 +104,15 @@ public final class Executor {
             throws InterruptedException {
         Limits limits = limitsFor(runtime, request);
         List<String> args = validArgs(request.args());
+        EgressPolicy granted = egress.grant(request.network(), runtimes.egressAllow(runtime));
+        if (granted != null) { // a pooled sandbox has no network: cold, in a namespace with the proxy's listener
+            try (EgressProxy proxy = egress.open(granted);
+                    Program program = prepare(runtime, request.code(), request.files())) {
+                ExecuteResult result = program.run(request.stdin(), args, limits, listener, proxy);
+                proxy.awaitIdle(java.time.Duration.ofMillis(500));
+                return result.withNetwork(EgressReport.of(proxy));
+            }
+        }
         WarmPool warm = pool;
         if (warm != null && (request.files() == null || request.files().isEmpty()) && warm.serves(runtime, limits)) {
             if (request.code() == null) {

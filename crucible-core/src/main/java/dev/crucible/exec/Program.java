@@ -1,5 +1,6 @@
 package dev.crucible.exec;
 
+import dev.crucible.egress.EgressProxy;
 import dev.crucible.runtime.LanguageRuntime;
 import dev.crucible.sandbox.Limits;
 import dev.crucible.sandbox.Sandbox;
@@ -60,12 +61,21 @@ public final class Program implements AutoCloseable {
     /** As {@link #run(String, List, Limits)}, passing the output to {@code listener} as it is produced. */
     public ExecuteResult run(String stdin, List<String> args, Limits limits, dev.crucible.sandbox.OutputListener listener)
             throws InterruptedException {
+        return run(stdin, args, limits, listener, null);
+    }
+
+    /**
+     * As {@link #run(String, List, Limits, dev.crucible.sandbox.OutputListener)}, the program's egress through
+     * {@code egress} (null: no network). The compile step never has network.
+     */
+    public ExecuteResult run(String stdin, List<String> args, Limits limits, dev.crucible.sandbox.OutputListener listener,
+            EgressProxy egress) throws InterruptedException {
         if (!runnable()) {
             return ExecuteResult.compileFailed(compile);
         }
         SandboxSpec spec = new SandboxSpec(runtime.runArgv(limits, args), runtime.env(), files,
                 runtime.compiled() ? dir.resolve("build") : null, false, runtime.binds(), runtime.root(),
-                stdin == null ? null : stdin.getBytes(StandardCharsets.UTF_8), limits);
+                stdin == null ? null : stdin.getBytes(StandardCharsets.UTF_8), limits).withEgress(egress);
         return ExecuteResult.of(sandbox.run(spec, listener), compile);
     }
 

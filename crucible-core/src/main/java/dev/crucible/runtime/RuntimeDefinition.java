@@ -21,7 +21,8 @@ record RuntimeDefinition(
         @JsonProperty("image") String image,
         @JsonProperty("binds") List<String> binds,
         @JsonProperty("pool_command") List<String> poolCommand,
-        @JsonProperty("session_command") List<String> sessionCommand) {
+        @JsonProperty("session_command") List<String> sessionCommand,
+        @JsonProperty("egress_allow") List<String> egressAllow) {
 
     record File(@JsonProperty("runtime") List<RuntimeDefinition> runtime) {}
 }

@@ -1,5 +1,6 @@
 package dev.crucible.runtime;
 
+import dev.crucible.egress.EgressPolicy;
 import dev.crucible.image.Image;
 import dev.crucible.image.Images;
 import dev.crucible.sandbox.Limits;
@@ -150,6 +151,7 @@ public final class RuntimeRegistry {
             }
             try {
                 limitsOf(d);
+                egressOf(d);
             } catch (IllegalArgumentException e) {
                 throw new IllegalArgumentException("runtimes file " + source + ": runtime " + d.language() + ": "
                         + e.getMessage());
@@ -248,6 +250,20 @@ public final class RuntimeRegistry {
                 c.pool(),
                 c.session(),
                 image);
+    }
+
+    /** A definition's own egress list ({@code egress_allow}), none when it has none. */
+    private static EgressPolicy egressOf(RuntimeDefinition d) {
+        return d.egressAllow() == null ? EgressPolicy.none() : EgressPolicy.parse(d.egressAllow());
+    }
+
+    /**
+     * The egress a runtime's requests may ask for besides the server's list: its {@code egress_allow} in the runtimes
+     * TOML, written by the operator ({@link EgressPolicy#none()} when it has none).
+     */
+    public EgressPolicy egressAllow(LanguageRuntime runtime) {
+        return definitions.values().stream().filter(d -> d.language().equalsIgnoreCase(runtime.language()))
+                .findFirst().map(RuntimeRegistry::egressOf).orElse(EgressPolicy.none());
     }
 
     /** The run and compile limits of a definition: its overrides over the defaults. */

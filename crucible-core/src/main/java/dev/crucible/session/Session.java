@@ -1,7 +1,10 @@
 package dev.crucible.session;
 
+import dev.crucible.egress.EgressProxy;
+import dev.crucible.egress.EgressReport;
 import java.time.Instant;
 import java.time.InstantSource;
+import java.util.List;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
@@ -22,7 +25,9 @@ final class Session {
         GONE
     }
 
-    final SessionStore.Stored stored;
+    volatile SessionStore.Stored stored;
+    /** The session's egress proxy, made at its first sandbox with egress, kept across restarts; null without. */
+    EgressProxy egress;
     final Workspace workspace;
     final ReentrantLock lock = new ReentrantLock();
     private final InstantSource clock;
@@ -63,12 +68,31 @@ final class Session {
         }
     }
 
+    /** Closes the interpreter and the egress proxy: the session is gone, or the server stops. */
+    void stopAll() {
+        stopInterpreter();
+        EgressProxy proxy = egress;
+        if (proxy != null) {
+            proxy.close();
+        }
+    }
+
+    /** The egress as the info shows it: the list now and the connections judged, or null without network. */
+    private EgressReport network() {
+        EgressProxy proxy = egress;
+        if (proxy != null) {
+            return EgressReport.of(proxy);
+        }
+        List<String> entries = stored.egress();
+        return entries == null ? null : new EgressReport(entries, List.of());
+    }
+
     SessionInfo info() {
         Interpreter live = interpreter;
         return new SessionInfo(stored.id(), stored.language(), Instant.ofEpochMilli(stored.createdAtMs()).toString(),
                 Instant.ofEpochMilli(expiresAtMs()).toString(), Instant.ofEpochMilli(lastUsedMs).toString(),
                 stored.idleTimeoutS(), stored.restore(), live != null && live.alive() ? "running" : "dormant",
                 stored.limits(), stored.image() == null ? null : stored.image().reference(),
-                stored.image() == null ? null : stored.image().digest());
+                stored.image() == null ? null : stored.image().digest(), network());
     }
 }

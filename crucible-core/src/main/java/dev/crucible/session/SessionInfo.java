@@ -1,6 +1,7 @@
 package dev.crucible.session;
 
 import com.fasterxml.jackson.annotation.JsonProperty;
+import dev.crucible.egress.EgressReport;
 
 /**
  * A session as the API shows it.
@@ -9,6 +10,8 @@ import com.fasterxml.jackson.annotation.JsonProperty;
  *     next cell starts one)
  * @param image the image the session runs in as it was asked for, or null on the host's file system
  * @param imageDigest that image's digest, which the session keeps across restarts
+ * @param network the session's egress: its allowlist now (empty once locked) and the connections its proxy judged
+ *     since the server started it; null for a session without network
  * @param expiresAt when the session is removed if unused: the idle timeout from its last use, capped by its lifetime
  */
 public record SessionInfo(
@@ -22,4 +25,5 @@ public record SessionInfo(
         @JsonProperty("state") String state,
         @JsonProperty("limits") SessionLimits limits,
         @JsonProperty("image") String image,
-        @JsonProperty("image_digest") String imageDigest) {}
+        @JsonProperty("image_digest") String imageDigest,
+        @JsonProperty("network") EgressReport network) {}

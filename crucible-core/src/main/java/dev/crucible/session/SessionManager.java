@@ -2,6 +2,9 @@ package dev.crucible.session;
 
 import dev.crucible.ErrorCode;
 import dev.crucible.RequestException;
+import dev.crucible.egress.Egress;
+import dev.crucible.egress.EgressPolicy;
+import dev.crucible.egress.NetworkRequest;
 import dev.crucible.runtime.LanguageRuntime;
 import dev.crucible.runtime.RuntimeRegistry;
 import dev.crucible.sandbox.Sandbox;
@@ -113,10 +116,55 @@ public final class SessionManager implements AutoCloseable {
     }
 
     /** A session to create: every field optional; {@code image} is an image of the store to run the session in. */
-    public record CreateRequest(String language, SessionLimits limits, Long idleTimeoutS, String restore, String image) {
+    public record CreateRequest(String language, SessionLimits limits, Long idleTimeoutS, String restore, String image,
+            NetworkRequest network) {
         /** A session on the runtime's own file system. */
         public CreateRequest(String language, SessionLimits limits, Long idleTimeoutS, String restore) {
-            this(language, limits, idleTimeoutS, restore, null);
+            this(language, limits, idleTimeoutS, restore, null, null);
+        }
+
+        /** A session without network. */
+        public CreateRequest(String language, SessionLimits limits, Long idleTimeoutS, String restore, String image) {
+            this(language, limits, idleTimeoutS, restore, image, null);
+        }
+    }
+
+    /**
+     * Grants sessions' network requests within {@code operatorEgress} from now on (sessions kept from an earlier run
+     * keep what of their list it still holds).
+     */
+    public void useEgress(Egress operatorEgress) {
+        runner.useEgress(operatorEgress);
+    }
+
+    /**
+     * Narrows a session's egress for good: {@code {"allow": []}} drops it ("install, then lock", as Codex turns the
+     * network off after set-up); a shorter list keeps only those entries. Open connections are closed. The narrower
+     * list is stored, so it holds after a restart of the server.
+     *
+     * @throws RequestException {@code egress_not_allowed} when an entry is not in the session's list (egress only
+     *     narrows), {@code invalid_request} for a bad entry
+     */
+    public SessionInfo narrowNetwork(String owner, String id, NetworkRequest asked) {
+        Session session = find(owner, id);
+        session.lock.lock();
+        try {
+            List<String> now = session.stored.egress() == null ? List.of() : session.stored.egress();
+            EgressPolicy narrower = SessionRunner.narrowed(now, asked);
+            SessionStore.Stored stored = session.stored.withEgress(narrower.entries());
+            try {
+                store.write(stored);
+            } catch (IOException e) {
+                throw new RequestException(ErrorCode.INTERNAL, "cannot record the session's egress: " + e.getMessage());
+            }
+            session.stored = stored;
+            if (session.egress != null) {
+                session.egress.narrowTo(narrower);
+            }
+            session.touch();
+            return session.info();
+        } finally {
+            session.lock.unlock();
         }
     }
 
@@ -150,12 +198,14 @@ public final class SessionManager implements AutoCloseable {
         if (!restore.equals("none") && !restore.equals("replay")) {
             throw new RequestException(ErrorCode.INVALID_REQUEST, "restore must be \"none\" or \"replay\"");
         }
+        EgressPolicy granted = runner.grant(request.network(), runtime);
         int number = numbers.take(owner, limits.memoryMb());
         byte[] idBytes = new byte[16];
         random.nextBytes(idBytes);
         long now = clock.millis();
         SessionStore.Stored stored = new SessionStore.Stored(HEX.formatHex(idBytes), owner, runtime.language(), limits,
-                idle, now, now + config.maxLifetime().toMillis(), restore, number, runtime.image());
+                idle, now, now + config.maxLifetime().toMillis(), restore, number, runtime.image(),
+                granted == null ? null : granted.entries());
         Session session = new Session(stored, workspace(stored), Session.State.LIVE, clock);
         try {
             store.create(stored, config.workspaceQuota());
@@ -286,7 +336,7 @@ public final class SessionManager implements AutoCloseable {
         session.stopInterpreter();
         session.lock.lock();
         try {
-            session.stopInterpreter();
+            session.stopAll();
             session.interpreter = null;
             sessions.remove(session.stored.id(), session);
             store.remove(session.stored, session.workspace);
@@ -317,7 +367,7 @@ public final class SessionManager implements AutoCloseable {
         closed = true;
         reaper.close();
         for (Session session : sessions.values()) {
-            session.stopInterpreter();
+            session.stopAll();
             store.detach(session.stored); // the files stay in the image; the next start mounts it again
         }
     }

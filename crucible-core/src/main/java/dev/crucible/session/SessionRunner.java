@@ -2,6 +2,10 @@ package dev.crucible.session;
 
 import dev.crucible.ErrorCode;
 import dev.crucible.RequestException;
+import dev.crucible.egress.Egress;
+import dev.crucible.egress.EgressPolicy;
+import dev.crucible.egress.EgressProxy;
+import dev.crucible.egress.NetworkRequest;
 import dev.crucible.runtime.LanguageRuntime;
 import dev.crucible.runtime.RuntimeRegistry;
 import dev.crucible.sandbox.Limits;
@@ -30,6 +34,7 @@ final class SessionRunner {
     private final SessionStore store;
     private final JsonMapper json;
     private final long graceMs;
+    private volatile Egress egress = Egress.off();
 
     SessionRunner(Sandbox sandbox, RuntimeRegistry runtimes, SessionStore store, JsonMapper json, long graceMs) {
         this.sandbox = sandbox;
@@ -37,6 +42,51 @@ final class SessionRunner {
         this.store = store;
         this.json = json;
         this.graceMs = graceMs;
+    }
+
+    /** Grants sessions' network requests within {@code operatorEgress} from now on. */
+    void useEgress(Egress operatorEgress) {
+        this.egress = operatorEgress;
+    }
+
+    /**
+     * The egress a new session in {@code runtime} gets for {@code asked}: null for none.
+     *
+     * @throws RequestException as {@link Egress#grant}
+     */
+    EgressPolicy grant(NetworkRequest asked, LanguageRuntime runtime) {
+        return egress.grant(asked, runtimes.egressAllow(runtime));
+    }
+
+    /**
+     * {@code now} narrowed to {@code asked}: {@link EgressPolicy#none()} for no entries or mode none.
+     *
+     * @throws RequestException {@code egress_not_allowed} for an entry outside {@code now}
+     */
+    static EgressPolicy narrowed(List<String> now, NetworkRequest asked) {
+        if (asked == null) {
+            throw new RequestException(ErrorCode.INVALID_REQUEST, "send {\"allow\": [...]}: the entries to keep, none to lock");
+        }
+        EgressPolicy kept = Egress.narrow(EgressPolicy.parse(now), asked,
+                "this session has no network egress, and a session's egress can only narrow");
+        return kept == null ? EgressPolicy.none() : kept;
+    }
+
+    /**
+     * The session's proxy, made at its first sandbox with egress over what of its stored list the operator's lists
+     * still hold (an operator who narrowed them since narrows it too); null for a session without network.
+     */
+    private EgressProxy egressOf(Session session, LanguageRuntime runtime) {
+        List<String> entries = session.stored.egress();
+        if (entries == null || entries.isEmpty()) { // none, or locked: a sandbox started now has no network at all
+            return null;
+        }
+        if (session.egress == null) {
+            EgressPolicy within = egress.widest().union(runtimes.egressAllow(runtime));
+            List<String> kept = entries.stream().filter(within::holds).toList();
+            session.egress = egress.open(EgressPolicy.parse(kept));
+        }
+        return session.egress;
     }
 
     /** Starts a fresh interpreter in a sandbox of the session's own uid, cgroups and workspace. */
@@ -55,7 +105,7 @@ final class SessionRunner {
         Limits limits = new Limits(Limits.MAXIMUM.timeoutMs(), Limits.MAXIMUM.cpuMs(), l.memoryMb(), 64 * 1024, l.pids());
         Path workspace = store.dir(stored.id()).resolve("workspace");
         SandboxSpec spec = new SandboxSpec(runtime.sessionArgv(limits), runtime.env(), Map.of(), null, false,
-                runtime.binds(), runtime.root(), null, limits, workspace);
+                runtime.binds(), runtime.root(), null, limits, workspace).withEgress(egressOf(session, runtime));
         Path log = store.freshInterpreterLog(stored);
         Sandbox.Interactive box = sandbox.open(spec, stored.number(), l.cpus(), log);
         return Interpreter.start(box, json, READY_MS, log);

@@ -33,9 +33,16 @@ final class SessionStore {
      */
     record Stored(
             String id, String owner, String language, SessionLimits limits, long idleTimeoutS, long createdAtMs,
-            long endOfLifeMs, String restore, int number, RuntimeImage image) {
+            long endOfLifeMs, String restore, int number, RuntimeImage image, List<String> egress) {
         Stored withNumber(int n) {
-            return new Stored(id, owner, language, limits, idleTimeoutS, createdAtMs, endOfLifeMs, restore, n, image);
+            return new Stored(id, owner, language, limits, idleTimeoutS, createdAtMs, endOfLifeMs, restore, n, image,
+                    egress);
+        }
+
+        /** This session with its egress narrowed to {@code entries} (empty: locked, for good). */
+        Stored withEgress(List<String> entries) {
+            return new Stored(id, owner, language, limits, idleTimeoutS, createdAtMs, endOfLifeMs, restore, number,
+                    image, entries);
         }
     }
 

@@ -152,7 +152,7 @@ final class BatchRunner {
             Verdict status = timedOut ? Verdict.TIMEOUT : outCut || errCut ? Verdict.OUTPUT_LIMIT
                     : signal != null && signal == 9 ? Verdict.MEMORY_LIMIT : exit == 0 ? Verdict.OK : Verdict.RUNTIME_ERROR;
             return new ExecuteResult(status, exit, signal, stdout, stderr, outCut, errCut, a.path("wall_ms").asLong(0),
-                    -1, -1, null, null, null);
+                    -1, -1, null, null, null, null);
         }
     }
 }

@@ -188,7 +188,8 @@ final class TestProof {
         int to = Math.min(r.stdout().length(), at + marker.length() + 1);
         String stdout = r.stdout().substring(0, from) + r.stdout().substring(to);
         return new ExecuteResult(r.status(), r.exitCode(), r.signal(), stdout, r.stderr(), r.stdoutTruncated(),
-                r.stderrTruncated(), r.wallMs(), r.cpuMs(), r.memoryBytes(), r.compile(), r.message(), r.imageDigest());
+                r.stderrTruncated(), r.wallMs(), r.cpuMs(), r.memoryBytes(), r.compile(), r.message(), r.imageDigest(),
+                r.network());
     }
 
     /** What a sealed run shows: its result without the marker, and whether its tests ran to the end and passed. */

@@ -3,6 +3,9 @@ package dev.crucible.server;
 import dev.crucible.Crucible;
 import dev.crucible.ErrorCode;
 import dev.crucible.RequestException;
+import dev.crucible.egress.Egress;
+import dev.crucible.egress.EgressLimits;
+import dev.crucible.egress.EgressResolver;
 import dev.crucible.eval.Judge;
 import dev.crucible.eval.Reward;
 import dev.crucible.exec.ExecuteRequest;
@@ -75,7 +78,13 @@ public final class CrucibleServer implements AutoCloseable {
      *     directory cannot be used
      */
     public static CrucibleServer start(ServerConfig config, Crucible engine) {
+        return start(config, engine, EgressResolver.system());
+    }
+
+    /** As {@link #start(ServerConfig, Crucible)}, egress names resolved by {@code resolver} (tests stage DNS with it). */
+    public static CrucibleServer start(ServerConfig config, Crucible engine, EgressResolver resolver) {
         refuseOpenWithoutToken(config);
+        useEgress(config, engine, resolver);
         Services services;
         try {
             services = Services.start(engine, config.sessions(), config.turns());
@@ -95,6 +104,19 @@ public final class CrucibleServer implements AutoCloseable {
     public static CrucibleServer start(ServerConfig config, Services services) {
         refuseOpenWithoutToken(config);
         return start(config, services, false);
+    }
+
+    /**
+     * Hands the operator's egress list to the engine (every start sets it: none refuses every request for network).
+     *
+     * @throws IllegalArgumentException when a list is given and this host cannot give sandboxes egress
+     */
+    private static void useEgress(ServerConfig config, Crucible engine, EgressResolver resolver) {
+        if (!config.egress().isNone() && engine.sandbox().egressUnavailable() != null) {
+            throw new IllegalArgumentException("cannot allow egress: " + engine.sandbox().egressUnavailable());
+        }
+        engine.executor().useEgress(Egress.of(config.egress(), resolver, EgressLimits.defaults(),
+                java.time.InstantSource.system()));
     }
 
     private static void refuseOpenWithoutToken(ServerConfig config) {
@@ -161,6 +183,7 @@ public final class CrucibleServer implements AutoCloseable {
                 Route.post("/v1/sessions/{id}/execute", token, s::execute),
                 Route.post("/v1/sessions/{id}/interrupt", token, s::interrupt),
                 Route.post("/v1/sessions/{id}/restart", token, s::restart),
+                Route.post("/v1/sessions/{id}/network", token, s::network),
                 Route.get("/v1/sessions/{id}/files", token, s::listFiles),
                 Route.get("/v1/sessions/{id}/files/{path}", token, s::download),
                 Route.put("/v1/sessions/{id}/files/{path}", token, s::upload),

@@ -1,5 +1,6 @@
 package dev.crucible.server;
 
+import dev.crucible.egress.EgressReason;
 import dev.crucible.exec.Executor;
 import dev.crucible.pool.WarmPool;
 import dev.crucible.sandbox.Verdict;
@@ -29,6 +30,17 @@ final class Metrics {
                 .description("poolable requests that found no warm sandbox").register(registry);
         FunctionCounter.builder("crucible_pool_launches", executor, e -> pool(e) == null ? 0 : pool(e).launches())
                 .description("warm sandboxes started").register(registry);
+        for (EgressReason reason : EgressReason.values()) {
+            FunctionCounter.builder("crucible_egress_requests", executor,
+                            e -> e.egress().totals().byReason().get(reason))
+                    .tag("decision", reason.wireName())
+                    .description("egress proxy requests judged (of sandboxes that have ended), by decision")
+                    .register(registry);
+        }
+        FunctionCounter.builder("crucible_egress_bytes", executor, e -> e.egress().totals().bytesReceived())
+                .tag("direction", "received").description("bytes relayed by egress proxies").register(registry);
+        FunctionCounter.builder("crucible_egress_bytes", executor, e -> e.egress().totals().bytesSent())
+                .tag("direction", "sent").description("bytes relayed by egress proxies").register(registry);
     }
 
     private static WarmPool pool(Executor executor) {

@@ -1,5 +1,6 @@
 package dev.crucible.server;
 
+import dev.crucible.egress.EgressPolicy;
 import dev.crucible.session.SessionConfig;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
@@ -23,12 +24,15 @@ import java.util.stream.Collectors;
  * @param shutdownGrace how long running executions get to finish on shutdown before they are killed
  * @param pool warm-pool sandboxes kept ready per language
  * @param sessions how sessions are kept, including the data directory they live in
+ * @param egress the widest network egress a request or session may ask for (a runtime's {@code egress_allow} adds to
+ *     it); {@link EgressPolicy#none()}, the default, refuses every request that asks for network
  */
 public record ServerConfig(
         String host, int port, Set<String> tokens, int maxConcurrent, int maxQueued, long maxBodyBytes,
-        Duration shutdownGrace, Map<String, Integer> pool, SessionConfig sessions) {
+        Duration shutdownGrace, Map<String, Integer> pool, SessionConfig sessions, EgressPolicy egress) {
 
     public ServerConfig {
+        egress = egress == null ? EgressPolicy.none() : egress;
         tokens = Set.copyOf(tokens);
         pool = Map.copyOf(pool);
         if (maxConcurrent < 1 || maxQueued < 0 || maxBodyBytes < 1024) {
@@ -44,21 +48,21 @@ public record ServerConfig(
     public static ServerConfig defaults() {
         return new ServerConfig("127.0.0.1", 8080, Set.of(), 2 * Runtime.getRuntime().availableProcessors(), 64,
                 32L * 1024 * 1024, Duration.ofSeconds(10), Map.of("python", 2, "javascript", 1),
-                SessionConfig.defaults(defaultDataDir(Map.of())));
+                SessionConfig.defaults(defaultDataDir(Map.of())), EgressPolicy.none());
     }
 
     /**
      * The defaults with what the environment sets (read by the CLI, the edge): {@code CRUCIBLE_TOKENS}
-     * (comma-separated bearer tokens), {@code CRUCIBLE_POOL} (e.g. {@code python=4,javascript=0}) and
-     * {@code CRUCIBLE_DATA_DIR}.
+     * (comma-separated bearer tokens), {@code CRUCIBLE_POOL} (e.g. {@code python=4,javascript=0}),
+     * {@code CRUCIBLE_DATA_DIR} and {@code CRUCIBLE_EGRESS_ALLOW} (comma-separated {@code HOST[:PORT]} entries).
      *
-     * @throws IllegalArgumentException for a malformed {@code CRUCIBLE_POOL}
+     * @throws IllegalArgumentException for a malformed {@code CRUCIBLE_POOL} or {@code CRUCIBLE_EGRESS_ALLOW}
      */
     public static ServerConfig fromEnvironment(Map<String, String> env) {
         ServerConfig d = defaults();
         return new ServerConfig(d.host, d.port, tokensFrom(env.get("CRUCIBLE_TOKENS")), d.maxConcurrent, d.maxQueued,
                 d.maxBodyBytes, d.shutdownGrace, poolFrom(env.get("CRUCIBLE_POOL"), d.pool),
-                SessionConfig.defaults(defaultDataDir(env)));
+                SessionConfig.defaults(defaultDataDir(env)), egressFrom(env.get("CRUCIBLE_EGRESS_ALLOW")));
     }
 
     /**
@@ -80,7 +84,8 @@ public record ServerConfig(
     }
 
     public ServerConfig withSessions(SessionConfig value) {
-        return new ServerConfig(host, port, tokens, maxConcurrent, maxQueued, maxBodyBytes, shutdownGrace, pool, value);
+        return new ServerConfig(host, port, tokens, maxConcurrent, maxQueued, maxBodyBytes,
+                shutdownGrace, pool, value, egress);
     }
 
     public ServerConfig withDataDir(Path dir) {
@@ -88,27 +93,48 @@ public record ServerConfig(
     }
 
     public ServerConfig withHost(String value) {
-        return new ServerConfig(value, port, tokens, maxConcurrent, maxQueued, maxBodyBytes, shutdownGrace, pool, sessions);
+        return new ServerConfig(value, port, tokens, maxConcurrent, maxQueued, maxBodyBytes,
+                shutdownGrace, pool, sessions, egress);
     }
 
     public ServerConfig withPort(int value) {
-        return new ServerConfig(host, value, tokens, maxConcurrent, maxQueued, maxBodyBytes, shutdownGrace, pool, sessions);
+        return new ServerConfig(host, value, tokens, maxConcurrent, maxQueued, maxBodyBytes,
+                shutdownGrace, pool, sessions, egress);
     }
 
     public ServerConfig withTokens(Set<String> value) {
-        return new ServerConfig(host, port, value, maxConcurrent, maxQueued, maxBodyBytes, shutdownGrace, pool, sessions);
+        return new ServerConfig(host, port, value, maxConcurrent, maxQueued, maxBodyBytes,
+                shutdownGrace, pool, sessions, egress);
     }
 
     public ServerConfig withConcurrency(int running, int queued) {
-        return new ServerConfig(host, port, tokens, running, queued, maxBodyBytes, shutdownGrace, pool, sessions);
+        return new ServerConfig(host, port, tokens, running, queued, maxBodyBytes,
+                shutdownGrace, pool, sessions, egress);
     }
 
     public ServerConfig withShutdownGrace(Duration value) {
-        return new ServerConfig(host, port, tokens, maxConcurrent, maxQueued, maxBodyBytes, value, pool, sessions);
+        return new ServerConfig(host, port, tokens, maxConcurrent, maxQueued, maxBodyBytes,
+                value, pool, sessions, egress);
     }
 
     public ServerConfig withPool(Map<String, Integer> value) {
-        return new ServerConfig(host, port, tokens, maxConcurrent, maxQueued, maxBodyBytes, shutdownGrace, value, sessions);
+        return new ServerConfig(host, port, tokens, maxConcurrent, maxQueued, maxBodyBytes,
+                shutdownGrace, value, sessions, egress);
+    }
+
+    public ServerConfig withEgress(EgressPolicy value) {
+        return new ServerConfig(host, port, tokens, maxConcurrent, maxQueued, maxBodyBytes,
+                shutdownGrace, pool, sessions,
+                value);
+    }
+
+    /**
+     * The egress list of {@code CRUCIBLE_EGRESS_ALLOW} or {@code --egress-allow}: comma-separated entries.
+     *
+     * @throws IllegalArgumentException naming the bad entry and the accepted forms
+     */
+    public static EgressPolicy egressFrom(String csv) {
+        return csv == null ? EgressPolicy.none() : EgressPolicy.parse(csv);
     }
 
     /** Comma-separated tokens; blanks dropped. */

@@ -73,6 +73,7 @@ public final class Services implements AutoCloseable {
     public static Services start(Crucible engine, SessionConfig sessionConfig, Turns turns, InstantSource clock)
             throws IOException {
         SessionManager sessions = SessionManager.start(engine.sandbox(), engine.runtimes(), sessionConfig, clock);
+        sessions.useEgress(engine.executor().egress());
         return new Services(engine, sessions, turns, clock);
     }
 

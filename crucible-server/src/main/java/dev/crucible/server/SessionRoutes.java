@@ -3,6 +3,7 @@ package dev.crucible.server;
 import com.fasterxml.jackson.annotation.JsonProperty;
 import dev.crucible.ErrorCode;
 import dev.crucible.RequestException;
+import dev.crucible.egress.NetworkRequest;
 import dev.crucible.session.CellResult;
 import dev.crucible.session.SessionFiles;
 import dev.crucible.session.SessionLimits;
@@ -42,7 +43,8 @@ final class SessionRoutes {
             @JsonProperty("limits") LimitsBody limits,
             @JsonProperty("idle_timeout_s") Long idleTimeoutS,
             @JsonProperty("restore") String restore,
-            @JsonProperty("image") String image) {}
+            @JsonProperty("image") String image,
+            @JsonProperty("network") NetworkRequest network) {}
 
     record ExecuteBody(
             @JsonProperty("code") String code,
@@ -55,13 +57,20 @@ final class SessionRoutes {
 
     /** A body is optional here: none, or {}, means every default. */
     void create(Context ctx) throws Exception {
-        CreateBody body = ctx.req().getContentLengthLong() == 0 ? new CreateBody(null, null, null, null, null)
+        CreateBody body = ctx.req().getContentLengthLong() == 0 ? new CreateBody(null, null, null, null, null, null)
                 : bodies.read(ctx, CreateBody.class);
         LimitsBody l = body.limits();
         SessionLimits limits = l == null ? null
                 : SessionLimits.DEFAULT.with(l.memoryMb(), l.pids(), l.cpus(), l.timeoutMs(), l.outputBytes());
         ctx.status(201).json(sessions.create(owner(ctx), new SessionManager.CreateRequest(body.language(), limits,
-                body.idleTimeoutS(), body.restore(), body.image())));
+                body.idleTimeoutS(), body.restore(), body.image(), body.network())));
+    }
+
+    /** Narrows the session's egress for good: {@code {"allow": []}} locks it. */
+    void network(Context ctx) throws Exception {
+        String id = ctx.pathParam("id");
+        sessions.get(owner(ctx), id); // an unknown session is a 404 before the body is judged
+        ctx.json(sessions.narrowNetwork(owner(ctx), id, bodies.read(ctx, NetworkRequest.class)));
     }
 
     void list(Context ctx) {
