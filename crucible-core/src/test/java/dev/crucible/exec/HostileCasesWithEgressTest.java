@@ -1,0 +1,82 @@
+package dev.crucible.exec;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.crucible.TestHost;
+import dev.crucible.egress.Egress;
+import dev.crucible.egress.EgressLimits;
+import dev.crucible.egress.EgressPolicy;
+import dev.crucible.egress.EgressResolver;
+import dev.crucible.egress.NetworkRequest;
+import dev.crucible.runtime.LimitsSpec;
+import java.io.IOException;
+import java.time.InstantSource;
+import java.util.List;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+import tools.jackson.databind.JsonNode;
+
+/**
+ * Every executable case of the hostile catalogue with egress on (the request asks for {@code pypi.org}, which the
+ * operator allows): the sandbox then has AF_INET sockets and the proxy on its loopback, and still nothing of the host —
+ * no listener of the host's reached, no canary, nothing left. The network cases still fail (they are not listed): a
+ * case whose expected words change with the errno takes its entry of {@code egress-expectations.json}, which says why.
+ */
+class HostileCasesWithEgressTest {
+    private static Egress before;
+
+    @BeforeAll
+    static void allowEgress() {
+        Executor executor = TestHost.crucible().executor();
+        String unavailable = TestHost.crucible().sandbox().egressUnavailable();
+        Assumptions.assumeTrue(unavailable == null, () -> "skipped: " + unavailable);
+        before = executor.egress();
+        executor.useEgress(Egress.of(EgressPolicy.parse("pypi.org"), EgressResolver.system(), EgressLimits.defaults(),
+                InstantSource.system()));
+    }
+
+    @AfterAll
+    static void restore() {
+        if (before != null) {
+            TestHost.crucible().executor().useEgress(before);
+        }
+    }
+
+    static Stream<Arguments> cases() throws IOException {
+        JsonNode overrides = HostileCasesTest.resource("egress-expectations.json");
+        return HostileCasesTest.cases().map(a -> overrides.has((String) a.get()[0])
+                ? Arguments.of(a.get()[0], a.get()[1], overrides.get((String) a.get()[0])) : a);
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("cases")
+    void hostileCaseWithEgressGetsItsExpectedOutcome(String id, JsonNode c, JsonNode expect) throws Exception {
+        Executor executor = TestHost.crucible().executor();
+        try (HostileCasesTest.Listener listener = HostileCasesTest.Listener.open(expect.path("listener").asString(""))) {
+            String code = c.get("code").asString().replace("{HOST_PORT}", Integer.toString(listener.port()));
+            LimitsSpec limits = expect.has("limits")
+                    ? HostileCasesTest.JSON.treeToValue(expect.get("limits"), LimitsSpec.class) : null;
+            ExecuteRequest request = new ExecuteRequest(c.get("language").asString(), code, null, null, null, limits,
+                    null, NetworkRequest.allow(List.of("pypi.org")));
+            ExecuteResult result = executor.execute(request);
+            if (expect.path("run_twice").asBoolean(false)) {
+                assertThat(result.status().wireName()).isEqualTo("ok");
+                result = executor.execute(request);
+            }
+            String describe = id + " (egress on) -> " + result.status() + " exit=" + result.exitCode() + " signal="
+                    + result.signal() + "\nstdout: " + HostileCasesTest.abbreviate(result.stdout()) + "\nstderr: "
+                    + HostileCasesTest.abbreviate(result.stderr());
+            HostileCasesTest.check(expect, result, describe);
+            assertThat(listener.connections()).as("connections to the host listener\n" + describe).isZero();
+            assertThat(result.network()).as("the run had egress").isNotNull();
+            assertThat(result.network().connections()).as("nothing was allowed through\n" + describe)
+                    .noneMatch(dev.crucible.egress.EgressReport.Connection::allowed);
+        }
+        TestHost.assertNothingLeft();
+    }
+}
