@@ -12,7 +12,7 @@ import java.util.concurrent.atomic.AtomicLong;
  * the response closes both.
  */
 final class Relay {
-    private static final int BUFFER = 64 * 1024;
+    private static final int BUFFER = 256 * 1024;
 
     private final SocketChannel client;
     private final SocketChannel upstream;
