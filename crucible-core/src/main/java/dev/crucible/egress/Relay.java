@@ -43,7 +43,7 @@ final class Relay {
      * @return how it ended, unless something else (the watchdog, the proxy) closed the channels first
      */
     EgressEnding run(boolean closeOnResponseEnd) throws InterruptedException {
-        Thread up = Thread.ofVirtual().name("crucible-egress-up").start(() -> pump(client, upstream, sent));
+        Thread up = Thread.ofPlatform().daemon().name("crucible-egress-up").start(() -> pump(client, upstream, sent));
         pump(upstream, client, received);
         if (closeOnResponseEnd || capped || failed) {
             closeBoth();
