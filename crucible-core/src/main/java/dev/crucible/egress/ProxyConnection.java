@@ -11,7 +11,7 @@ import java.util.List;
 
 /**
  * One client connection to an {@link EgressProxy}: read the head, judge it (list, resolve once, check every address),
- * connect to a checked address, relay; or refuse with a one-line reason. Runs on its own virtual thread.
+ * connect to a checked address, relay; or refuse with a one-line reason. Runs on its own platform thread.
  */
 final class ProxyConnection implements Runnable {
     private static final byte[] ESTABLISHED =

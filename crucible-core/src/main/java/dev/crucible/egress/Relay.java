@@ -7,8 +7,8 @@ import java.util.concurrent.atomic.AtomicLong;
 
 /**
  * Copies bytes both ways between a client and an upstream channel, charging each to the budget: the caller's thread
- * copies upstream to client, a virtual thread client to upstream (both are sockets: blocking them is fine on virtual
- * threads). A side that ends is half-closed on the other; a failure, a spent budget or, for forward HTTP, the end of
+ * copies upstream to client, a second platform thread client to upstream (both block on their sockets). A side that
+ * ends is half-closed on the other; a failure, a spent budget or, for forward HTTP, the end of
  * the response closes both.
  */
 final class Relay {
