@@ -3,6 +3,11 @@ package dev.crucible.exec;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.crucible.Crucible;
+import dev.crucible.egress.Egress;
+import dev.crucible.egress.EgressLimits;
+import dev.crucible.egress.EgressPolicy;
+import dev.crucible.egress.EgressResolver;
+import dev.crucible.egress.NetworkRequest;
 import dev.crucible.runtime.LimitsSpec;
 import dev.crucible.sandbox.SandboxConfig;
 import java.time.Duration;
@@ -62,5 +67,26 @@ class FallbackLauncherTest {
         HostileCasesTest.check(expect, r, id + " -> " + r.status() + "\n" + r.stdout() + r.stderr());
         assertThat(crucible.sandbox().awaitIdle(Duration.ofSeconds(15))).isTrue();
         assertThat(crucible.sandbox().host().liveRunGroups()).isZero();
+    }
+
+    @org.junit.jupiter.api.Test
+    void egressJoinsTheServersNamespaceThroughNsenter() throws Exception {
+        org.junit.jupiter.api.Assumptions.assumeTrue(crucible.sandbox().egressUnavailable() == null,
+                () -> "skipped: " + crucible.sandbox().egressUnavailable());
+        Egress egress = Egress.of(EgressPolicy.parse("pypi.org"), EgressResolver.system(), EgressLimits.defaults(),
+                java.time.InstantSource.system());
+        crucible.executor().useEgress(egress);
+        ExecuteResult r = crucible.executor().execute(ExecuteRequest.of("python", """
+                import socket
+                s = socket.create_connection(('127.0.0.1', 3128), timeout=10)
+                s.sendall(b'CONNECT evil.test:443 HTTP/1.1\\r\\n\\r\\n')
+                print(s.recv(200).split(b'\\r\\n')[0].decode())
+                try:
+                    socket.create_connection(('1.1.1.1', 443), timeout=5)
+                except OSError as e:
+                    print('direct', e.errno)
+                """).withNetwork(NetworkRequest.allow(List.of("pypi.org"))));
+        assertThat(r.stdout()).as(r.stderr()).contains("HTTP/1.1 403").contains("direct 101");
+        assertThat(r.network().connections()).extracting(c -> c.reason()).containsExactly("not_listed");
     }
 }
