@@ -75,7 +75,12 @@ final class CliSupport {
     }
 
     static Crucible start(Path runtimesFile) {
-        return start(sandboxConfig(), runtimesFile, images(null, Images.PullPolicy.never()));
+        return start(runtimesFile, images(null, Images.PullPolicy.never()));
+    }
+
+    /** The engine over {@code images}; a failure to start is a {@link Failure} with its exit code. */
+    static Crucible start(Path runtimesFile, Images images) {
+        return start(sandboxConfig(), runtimesFile, images);
     }
 
     /**

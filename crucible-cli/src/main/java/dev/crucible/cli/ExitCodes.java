@@ -43,6 +43,8 @@ final class ExitCodes {
     static final int HOSTILE_LAYER = 80;
     /** {@code crucible image}: past a size, entry-count, path-length or compression-ratio cap. */
     static final int IMAGE_TOO_LARGE = 81;
+    /** {@code crucible image build}: a step failed (exit code, signal or limit); nothing was committed. */
+    static final int BUILD_STEP_FAILED = 82;
 
     private ExitCodes() {}
 }

@@ -18,12 +18,13 @@ import picocli.CommandLine.Spec;
 /**
  * {@code crucible image …}: the local image store (OCI images without Docker). Failures are one line on stderr and an
  * exit code per cause (see {@link ExitCodes}: 65 invalid reference, 68 not found, 74 store I/O, 75 registry
- * unreachable, 76 digest mismatch, 77 unauthorized, 79 unsupported, 80 hostile layer, 81 too large).
+ * unreachable, 76 digest mismatch, 77 unauthorized, 79 unsupported, 80 hostile layer, 81 too large, 82 a build step
+ * failed).
  */
 @Command(name = "image", mixinStandardHelpOptions = true,
-        description = "Pull, import, list and remove the OCI images sandboxes can run in.",
+        description = "Pull, import, build, list and remove the OCI images sandboxes can run in.",
         subcommands = {ImagePullCommand.class, ImageCommand.Ls.class, ImageCommand.Inspect.class, ImageCommand.Rm.class,
-            ImageCommand.Prune.class, ImageCommand.Import.class})
+            ImageCommand.Prune.class, ImageCommand.Import.class, ImageBuildCommand.class})
 final class ImageCommand implements Runnable {
     @Spec
     CommandSpec spec;

@@ -86,9 +86,7 @@ final class DockerArchive {
         for (int i = 0; i < entry.layers().size(); i++) {
             layers.add(layer(scan, store, entry.layers().get(i), i < diffIds.size() ? diffIds.get(i) : null, source));
         }
-        ImageFormats.Manifest manifest = new ImageFormats.Manifest(2, ImageFormats.OCI_MANIFEST,
-                new ImageFormats.Descriptor(ImageFormats.OCI_CONFIG, configDigest, config.length), layers);
-        byte[] bytes = ImageFormats.JSON.writeValueAsBytes(manifest);
+        byte[] bytes = ImageFormats.manifestBytes(ImageFormats.OCI_MANIFEST, ImageFormats.OCI_CONFIG, config, layers);
         return new Prepared(names(entry, tag, configDigest, source), Digests.of(bytes), bytes, config);
     }
 

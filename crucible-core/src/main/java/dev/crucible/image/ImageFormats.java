@@ -117,6 +117,15 @@ final class ImageFormats {
     @JsonIgnoreProperties(ignoreUnknown = true)
     record RootFs(@JsonProperty("type") String type, @JsonProperty("diff_ids") List<String> diffIds) {}
 
+    /**
+     * The bytes of a schema 2 manifest of type {@code mediaType} naming {@code config} (of type {@code configType}) and
+     * {@code layers}: the manifest an import synthesizes and an image build writes.
+     */
+    static byte[] manifestBytes(String mediaType, String configType, byte[] config, List<Descriptor> layers) {
+        return JSON.writeValueAsBytes(new Manifest(2, mediaType,
+                new Descriptor(configType, Digests.of(config), config.length), layers));
+    }
+
     static boolean isIndex(String mediaType) {
         return OCI_INDEX.equals(mediaType) || DOCKER_LIST.equals(mediaType);
     }

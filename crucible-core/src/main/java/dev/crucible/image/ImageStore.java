@@ -26,7 +26,8 @@ import java.util.UUID;
  * <pre>
  *   blobs/sha256/&lt;hex&gt;       verified blobs (layers as fetched, configs, manifests), 0644, shared by every image
  *   partial/sha256-&lt;hex&gt;     downloads in progress, resumed by {@link #openBlob} (0700 dir)
- *   staging/&lt;id&gt;.&lt;random&gt;/   roots being unpacked (0700 dir); what a killed process left is removed by {@link #open}
+ *   staging/&lt;id&gt;.&lt;random&gt;/   roots being unpacked, and image builds (0711 dir: a build's sandbox passes
+ *                             through); what a killed process left is removed by {@link #open}
  *   roots/&lt;id hex&gt;/          one unpacked root per image id (config digest), 0755, complete once visible
  *   roots/&lt;id hex&gt;.lock      held shared by whoever uses or builds the root ({@link #lease}), exclusively by prune
  *   images/&lt;manifest hex&gt;.json  the {@link Image} metadata
@@ -70,7 +71,7 @@ public final class ImageStore {
         StoreFiles.directory(abs.resolve("roots"), StoreFiles.DIR_OPEN);
         StoreFiles.directory(abs.resolve("images"), StoreFiles.DIR_OPEN);
         StoreFiles.directory(abs.resolve("partial"), StoreFiles.DIR_PRIVATE);
-        StoreFiles.directory(abs.resolve("staging"), StoreFiles.DIR_PRIVATE);
+        StoreFiles.directory(abs.resolve("staging"), StoreFiles.DIR_SEARCHABLE);
         ImageStore store = new ImageStore(abs, caps);
         store.builder.cleanLeftovers();
         return store;
@@ -194,6 +195,32 @@ public final class ImageStore {
                 return image;
             });
         }
+    }
+
+    /**
+     * A private copy of {@code image}'s root for an image build: a new directory {@code staging/<id hex>.build-<random>}
+     * (0711, so that a sandbox's uid can reach the copy in it) whose {@code root} holds the image's layers unpacked
+     * afresh, each checked against its diff_id. The caller holds the image's {@link #lease} until it has deleted the
+     * directory ({@link StoreFiles#deleteTree}); a killed build's is removed by the next {@link #open} once the lease is free.
+     */
+    Path unpackCopy(Image image) throws IOException {
+        String idHex = Digests.hex(image.id());
+        List<String> diffIds = ImageFormats.config(smallBlob(image.id()), image.id()).diffIds();
+        requireLayers(image.layers(), image.digest());
+        Path dir = builder.stage(idHex, "build-");
+        try {
+            StoreFiles.directory(dir, StoreFiles.DIR_SEARCHABLE);
+            builder.unpack(dir.resolve("root"), image.layers(), diffIds);
+            return dir;
+        } catch (IOException | RuntimeException e) {
+            StoreFiles.deleteTreeAfter(dir, e);
+            throw e;
+        }
+    }
+
+    /** The bytes of a stored manifest or config (at most {@value ArchiveScan#MAX_DOCUMENT} bytes). */
+    byte[] smallBlob(String digest) throws IOException {
+        return ArchiveScan.readSmall(blob(digest), digest);
     }
 
     /**

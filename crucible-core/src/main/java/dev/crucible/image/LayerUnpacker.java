@@ -8,7 +8,10 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.NavigableMap;
+import java.util.Set;
 import java.util.TreeMap;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
 
 /**
  * Applies an image's layers, lowest first, onto one root directory (the image's flattened rootfs, later bound
@@ -46,6 +49,13 @@ public final class LayerUnpacker {
     private static final List<String> MOUNT_DIRECTORIES = List.of("proc", "dev", "tmp", "workspace", "build", "etc");
     /** The files in {@code etc} a sandbox binds over. */
     private static final List<String> MOUNT_FILES = List.of("passwd", "group", "hosts");
+    /**
+     * The paths (below the root) a sandbox mounts over: nothing an image build's sandbox writes there lands in the
+     * root, and a layer it makes names none of them. {@code etc} itself is only the mount files' parent.
+     */
+    static final Set<String> SANDBOX_MOUNTS = Stream.concat(
+            MOUNT_DIRECTORIES.stream().filter(dir -> !dir.equals("etc")),
+            MOUNT_FILES.stream().map(file -> "etc/" + file)).collect(Collectors.toUnmodifiableSet());
     /** Tar headers read before one entry (PAX records, GNU long names, padding): beyond this, a header is a bomb. */
     private static final long HEADER_BUDGET = 1L << 20;
 

@@ -50,7 +50,7 @@ final class RootBuilder {
         if (Files.isDirectory(root, LinkOption.NOFOLLOW_LINKS)) {
             return root;
         }
-        Path stage = staging.resolve(idHex + "." + UUID.randomUUID());
+        Path stage = stage(idHex, "");
         try {
             unpack(stage, layers, diffIds);
             Files.setPosixFilePermissions(stage, StoreFiles.DIR_OPEN);
@@ -70,7 +70,20 @@ final class RootBuilder {
         }
     }
 
-    private void unpack(Path stage, List<String> layers, List<String> diffIds) throws IOException {
+    /**
+     * A new name in staging for work on {@code idHex}'s layers: {@code <id hex>.<purpose><random>}, which
+     * {@link #cleanLeftovers} removes once nobody holds the id's lease. Not created here.
+     */
+    Path stage(String idHex, String purpose) {
+        return staging.resolve(idHex + "." + purpose + UUID.randomUUID());
+    }
+
+    /**
+     * Applies {@code layers} onto {@code stage} (an empty directory, created if missing) and finishes the root.
+     *
+     * @throws ImageException DIGEST_MISMATCH when a layer does not unpack to its diff_id, and the unpacker's failures
+     */
+    void unpack(Path stage, List<String> layers, List<String> diffIds) throws IOException {
         LayerUnpacker unpacker = LayerUnpacker.into(stage, caps);
         for (int i = 0; i < layers.size(); i++) {
             String digest = layers.get(i);

@@ -25,6 +25,8 @@ import java.util.UUID;
 final class StoreFiles {
     static final Set<PosixFilePermission> DIR_OPEN = PosixFilePermissions.fromString("rwxr-xr-x");
     static final Set<PosixFilePermission> DIR_PRIVATE = PosixFilePermissions.fromString("rwx------");
+    /** Others may pass through, never list: a build's sandbox (another uid) reaches its root by a random name. */
+    static final Set<PosixFilePermission> DIR_SEARCHABLE = PosixFilePermissions.fromString("rwx--x--x");
     static final Set<PosixFilePermission> FILE_READABLE = PosixFilePermissions.fromString("rw-r--r--");
     private static final int AT_FDCWD = -100;
     private static final int DIR_FLAGS = Linux.O_PATH | Linux.O_DIRECTORY | Linux.O_NOFOLLOW | Linux.O_CLOEXEC;

@@ -1,6 +1,7 @@
 package dev.crucible.os;
 
 import static java.lang.foreign.ValueLayout.ADDRESS;
+import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 import static java.lang.foreign.ValueLayout.JAVA_SHORT;
@@ -41,6 +42,7 @@ public final class Linux {
     public static final long RESOLVE_STRICT = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
     public static final int AT_REMOVEDIR = 0x200;
     public static final int AT_SYMLINK_NOFOLLOW = 0x100;
+    public static final int AT_EMPTY_PATH = 0x1000;
     public static final int S_IFMT = 0170000;
     public static final int S_IFDIR = 0040000;
     public static final int S_IFREG = 0100000;
@@ -88,7 +90,14 @@ public final class Linux {
     private static final long STATX_SIZE = 256;
     private static final long STATX_MODE_OFFSET = 28; // struct statx is the same on every architecture
     private static final int STATX_SIZE_MASK = 0x200;
+    private static final int STATX_MTIME = 0x40;
     private static final long STATX_SIZE_OFFSET = 40;
+    private static final long STATX_MTIME_OFFSET = 112; // struct statx_timestamp: tv_sec (s64), then tv_nsec (u32)
+    private static final MethodHandle FCHOWNAT = errno("fchownat",
+            FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT, JAVA_INT));
+    private static final MethodHandle READLINKAT = errno("readlinkat",
+            FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, ADDRESS, JAVA_LONG));
+    private static final int PATH_MAX = 4096;
     private static final MethodHandle FDOPENDIR = errno("fdopendir", FunctionDescriptor.of(ADDRESS, JAVA_INT));
     private static final MethodHandle READDIR = plain("readdir", FunctionDescriptor.of(ADDRESS, ADDRESS));
     private static final MethodHandle CLOSEDIR = plain("closedir", FunctionDescriptor.of(JAVA_INT, ADDRESS));
@@ -198,8 +207,11 @@ public final class Linux {
         return lstat(dirfd, name).mode();
     }
 
-    /** The type and permission bits ({@code st_mode}) and the size in bytes of a file, as {@link #lstat} gives them. */
-    public record Stat(int mode, long size) {}
+    /**
+     * The type and permission bits ({@code st_mode}), the size in bytes and the modification time (seconds and
+     * nanoseconds since the epoch) of a file, as {@link #lstat} gives them.
+     */
+    public record Stat(int mode, long size, long mtimeSeconds, int mtimeNanos) {}
 
     /**
      * The {@code st_mode} and {@code st_size} of {@code name} below {@code dirfd}, never following a symlink (one
@@ -209,9 +221,36 @@ public final class Linux {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment buffer = arena.allocate(STATX_SIZE, 8);
             check("statx", name, (state, a) -> (int) STATX.invokeExact(state, dirfd, a.allocateFrom(name),
-                    AT_SYMLINK_NOFOLLOW, STATX_TYPE_AND_MODE | STATX_SIZE_MASK, buffer));
+                    AT_SYMLINK_NOFOLLOW, STATX_TYPE_AND_MODE | STATX_SIZE_MASK | STATX_MTIME, buffer));
             return new Stat(Short.toUnsignedInt(buffer.get(JAVA_SHORT, STATX_MODE_OFFSET)),
-                    buffer.get(JAVA_LONG, STATX_SIZE_OFFSET));
+                    buffer.get(JAVA_LONG, STATX_SIZE_OFFSET), buffer.get(JAVA_LONG, STATX_MTIME_OFFSET),
+                    buffer.get(JAVA_INT, STATX_MTIME_OFFSET + 8));
+        }
+    }
+
+    /**
+     * {@code fchownat(dirfd, name, uid, gid, flags)}; with {@link #AT_SYMLINK_NOFOLLOW} a symbolic link {@code name}
+     * is changed itself, never followed, and with {@link #AT_EMPTY_PATH} and an empty name {@code dirfd} itself is.
+     */
+    public static void fchownat(int dirfd, String name, int uid, int gid, int flags) throws ErrnoException {
+        check("fchownat", name, (state, arena) -> (int) FCHOWNAT.invokeExact(state, dirfd, arena.allocateFrom(name), uid,
+                gid, flags));
+    }
+
+    /** The text of the symbolic link {@code name} below {@code dirfd} (decoded as UTF-8), never resolved. */
+    public static String readlinkat(int dirfd, String name) throws ErrnoException {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment buffer = arena.allocate(PATH_MAX);
+            MemorySegment state = arena.allocate(CALL_STATE);
+            long n = (long) READLINKAT.invokeExact(state, dirfd, arena.allocateFrom(name), buffer, (long) PATH_MAX);
+            if (n < 0) {
+                throw new ErrnoException("readlinkat", name, (int) ERRNO.get(state, 0L));
+            }
+            return new String(buffer.asSlice(0, n).toArray(JAVA_BYTE), java.nio.charset.StandardCharsets.UTF_8);
+        } catch (ErrnoException e) {
+            throw e;
+        } catch (Throwable t) {
+            throw new IllegalStateException("readlinkat", t);
         }
     }
 

@@ -102,6 +102,7 @@ final class BwrapSandbox implements Sandbox {
         try {
             Cgroups.RunGroup group = makeGroups(claim, spec.limits(), ahead);
             lendBuildDir(claim, spec);
+            lendRoot(claim, spec);
             network = makeNetwork(spec);
             Process process = spawn(buildArgv(claim.uid(), group, spec, network), null);
             started = true;
@@ -163,6 +164,13 @@ final class BwrapSandbox implements Sandbox {
     private static void lendBuildDir(Slots.Claim claim, SandboxSpec spec) throws IOException {
         if (spec.buildDir() != null && spec.buildWritable() && claim.uid() >= 0) {
             claim.lend(spec.buildDir());
+        }
+    }
+
+    /** A writable root (an image build's copy) belongs to the run's own uid, root inside its user namespace. */
+    private static void lendRoot(Slots.Claim claim, SandboxSpec spec) throws IOException {
+        if (spec.root() instanceof SandboxRoot.Writable(Path dir) && claim.uid() >= 0) {
+            WritableRoot.giveTo(dir, claim.uid());
         }
     }
 

@@ -196,9 +196,10 @@ final class LaunchCommand {
     }
 
     private List<String> bwrapArguments(SandboxSpec spec) {
+        String id = spec.root() instanceof SandboxRoot.Writable ? "0" : "1000"; // an image build's steps are root inside
         List<String> a = new ArrayList<>(List.of(bwrap.toString(),
                 "--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent", "--new-session",
-                "--uid", "1000", "--gid", "1000", "--hostname", "sandbox"));
+                "--uid", id, "--gid", id, "--hostname", "sandbox"));
         if (spec.egress() != null) {
             a.add("--share-net"); // the launcher joined the server's namespace for this sandbox: loopback + the proxy
         }
@@ -218,6 +219,10 @@ final class LaunchCommand {
             case SandboxRoot.Image(Path dir) -> {
                 // the image's whole root, read-only; the store made every mount point below, so nothing is created in it
                 a.addAll(List.of("--ro-bind", dir.toString(), "/"));
+                syntheticIdentity(a);
+            }
+            case SandboxRoot.Writable(Path dir) -> {
+                a.addAll(List.of("--bind", dir.toString(), "/"));
                 syntheticIdentity(a);
             }
         }

@@ -22,4 +22,12 @@ public sealed interface SandboxRoot {
      * {@code /etc/group}, {@code /etc/hosts}) when it unpacked it.
      */
     record Image(Path dir) implements SandboxRoot {}
+
+    /**
+     * A private, writable copy of an image's root (an image build's): bound writable at {@code /}, the program runs as
+     * uid and gid 0 of the sandbox's user namespace (with no capability, under the same seccomp filter) so that it may
+     * change the system directories, and the launcher gives the whole tree to the run's host uid first. Mount points
+     * as for {@link Image}; what is written there lands in Crucible's own mounts, never in {@code dir}.
+     */
+    record Writable(Path dir) implements SandboxRoot {}
 }
