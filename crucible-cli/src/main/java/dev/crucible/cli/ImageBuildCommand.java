@@ -1,6 +1,7 @@
 package dev.crucible.cli;
 
 import dev.crucible.Crucible;
+import dev.crucible.egress.EgressPolicy;
 import dev.crucible.image.BuildResult;
 import dev.crucible.image.ImageBuilder;
 import dev.crucible.image.ImageStore;
@@ -65,6 +66,11 @@ final class ImageBuildCommand implements Callable<Integer> {
             + " ${DEFAULT-VALUE}).")
     int stepMemoryMb = ImageBuilder.Options.defaults().stepLimits().memoryMb();
 
+    @Option(names = "--egress-allow", paramLabel = "HOST[:PORT],...", description = "Where the steps may connect,"
+            + " through Crucible's egress proxy (pypi.org, *.pythonhosted.org, 10.0.0.5:3141; no port means 443)."
+            + " Default none: steps have no network. Needs root. The built image runs without network.")
+    String egressAllow;
+
     @Option(names = {"-q", "--quiet"}, description = "No step output; only the digest (a failed step's output tail"
             + " goes to stderr).")
     boolean quiet;
@@ -77,7 +83,7 @@ final class ImageBuildCommand implements Callable<Integer> {
             ImageBuilder.Recipe recipe = new ImageBuilder.Recipe(from, steps(), tag);
             ImageStore images = store.open();
             try (Crucible engine = CliSupport.start(null, Images.of(images, Images.PullPolicy.never()))) {
-                ImageBuilder builder = new ImageBuilder(images, engine.sandbox(), new ImageBuilder.Options(limits()));
+                ImageBuilder builder = new ImageBuilder(images, engine.sandbox(), options(engine));
                 BuildResult result = builder.build(recipe, quiet ? ImageBuilder.Listener.NONE : new Progress(err));
                 return switch (result) {
                     case BuildResult.Built built -> {
@@ -97,6 +103,20 @@ final class ImageBuildCommand implements Callable<Integer> {
                 throw new InterruptedIOException("the build was interrupted; nothing was committed");
             }
         });
+    }
+
+    /** The step limits and egress; a list this host cannot give (not root) is a usage error before anything runs. */
+    private ImageBuilder.Options options(Crucible engine) {
+        EgressPolicy egress;
+        try {
+            egress = egressAllow == null ? EgressPolicy.none() : EgressPolicy.parse(egressAllow);
+        } catch (IllegalArgumentException e) {
+            throw new CliSupport.Failure(ExitCodes.USAGE, "--egress-allow: " + e.getMessage());
+        }
+        if (!egress.isNone() && engine.sandbox().egressUnavailable() != null) {
+            throw new CliSupport.Failure(ExitCodes.USAGE, "--egress-allow: " + engine.sandbox().egressUnavailable());
+        }
+        return new ImageBuilder.Options(limits(), egress);
     }
 
     /** The steps file's steps, then the --run steps; none at all is a usage error. */

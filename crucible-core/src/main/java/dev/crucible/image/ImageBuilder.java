@@ -1,5 +1,9 @@
 package dev.crucible.image;
 
+import dev.crucible.egress.EgressLimits;
+import dev.crucible.egress.EgressPolicy;
+import dev.crucible.egress.EgressProxy;
+import dev.crucible.egress.EgressResolver;
 import dev.crucible.sandbox.Limits;
 import dev.crucible.sandbox.OutputListener;
 import dev.crucible.sandbox.Sandbox;
@@ -12,6 +16,7 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Instant;
+import java.time.InstantSource;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -38,17 +43,28 @@ public final class ImageBuilder {
      * How each step runs.
      *
      * @param stepLimits one step's limits: its wall clock, CPU time, memory, output per stream, processes
+     * @param egress where the steps may connect, through one egress proxy for the whole build (see
+     *     {@code dev.crucible.egress}); {@link EgressPolicy#none()}: no network, as in any sandbox
      */
-    public record Options(Limits stepLimits) {
-        // the build's network egress (issue 14) becomes a component here once SandboxSpec takes a network policy
-
+    public record Options(Limits stepLimits, EgressPolicy egress) {
         public Options {
             Objects.requireNonNull(stepLimits, "stepLimits");
+            egress = egress == null ? EgressPolicy.none() : egress;
+        }
+
+        /** Steps without network. */
+        public Options(Limits stepLimits) {
+            this(stepLimits, EgressPolicy.none());
         }
 
         /** 10 minutes (wall and CPU) per step, 2 GiB of memory, 16 MiB of output per stream, 512 processes. */
         public static Options defaults() {
             return new Options(new Limits(600_000, 600_000, 2048, 16 << 20, 512));
+        }
+
+        /** These options with the steps' egress to {@code allow}. */
+        public Options withEgress(EgressPolicy allow) {
+            return new Options(stepLimits, allow);
         }
     }
 
@@ -135,14 +151,18 @@ public final class ImageBuilder {
     private BuildResult buildIn(Path dir, Image base, ImageRef tag, List<String> steps, Listener listener)
             throws IOException, InterruptedException {
         Path root = dir.resolve("root");
-        for (int i = 0; i < steps.size(); i++) {
-            listener.stepStarted(i + 1, steps.size(), steps.get(i));
-            // /build is the step's own, not part of the image; one per step, since a finished run gives its
-            // directory back to the server's uid in the background
-            Path scratch = Files.createDirectory(dir.resolve("build-" + (i + 1)));
-            SandboxResult result = sandbox.run(stepSpec(base, root, scratch, steps.get(i)), listener);
-            if (result.verdict() != Verdict.OK) {
-                return new BuildResult.StepFailed(i + 1, steps.get(i), result);
+        try (EgressProxy proxy = options.egress().isNone() ? null : EgressProxy.create(options.egress(),
+                EgressResolver.system(), EgressLimits.defaults(), InstantSource.system())) {
+            for (int i = 0; i < steps.size(); i++) {
+                listener.stepStarted(i + 1, steps.size(), steps.get(i));
+                // /build is the step's own, not part of the image; one per step, since a finished run gives its
+                // directory back to the server's uid in the background
+                Path scratch = Files.createDirectory(dir.resolve("build-" + (i + 1)));
+                SandboxResult result = sandbox.run(stepSpec(base, root, scratch, steps.get(i)).withEgress(proxy),
+                        listener);
+                if (result.verdict() != Verdict.OK) {
+                    return new BuildResult.StepFailed(i + 1, steps.get(i), result);
+                }
             }
         }
         Path file = dir.resolve("layer.tar.gz");

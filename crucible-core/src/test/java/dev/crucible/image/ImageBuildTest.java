@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.crucible.TestHost;
+import dev.crucible.egress.EgressPolicy;
+import dev.crucible.egress.PackageIndex;
 import dev.crucible.exec.ExecuteRequest;
 import dev.crucible.exec.ExecuteResult;
 import dev.crucible.sandbox.Verdict;
@@ -134,6 +136,39 @@ class ImageBuildTest {
         assertThat(store.find(base.digest()).orElseThrow().rootfs().resolve("etc/motd")).exists();
         assertThat(built.image().rootfs().resolve("etc/motd")).doesNotExist();
         assertThat(built.image().rootfs().resolve("opt/fifo")).doesNotExist();
+    }
+
+    @Test
+    void stepsWithEgressFetchFromTheListedIndexOnlyAndTheBuiltImageRunsOffline() throws Exception {
+        org.junit.jupiter.api.Assumptions.assumeTrue(TestHost.crucible().sandbox().egressUnavailable() == null,
+                () -> "skipped: " + TestHost.crucible().sandbox().egressUnavailable());
+        try (PackageIndex index = PackageIndex.start()) {
+            String wheel = "http://" + index.allowEntry() + "/files/crucible_demo_b-1.0-py3-none-any.whl";
+            String fetch = "python3 -c \"import urllib.request, os; os.environ['no_proxy'] = ''; "
+                    + "urllib.request.urlretrieve('" + wheel + "', '/opt/b.whl')\"";
+            ImageBuilder withEgress = new ImageBuilder(store, TestHost.crucible().sandbox(),
+                    ImageBuilder.Options.defaults().withEgress(EgressPolicy.parse(index.allowEntry())));
+            Recorder recorder = new Recorder();
+            BuildResult result = withEgress.build(new ImageBuilder.Recipe(TestImages.DEBIAN_PYTHON, List.of(fetch,
+                    "mkdir -p /usr/local/lib/python3.11/dist-packages"
+                            + " && python3 -m zipfile -e /opt/b.whl /usr/local/lib/python3.11/dist-packages/"
+                            + " && rm /opt/b.whl"), "crucible.test/built:egress"), recorder);
+            assertThat(result).as(recorder.output.toString()).isInstanceOf(BuildResult.Built.class);
+            assertThat(index.requests()).contains("/files/crucible_demo_b-1.0-py3-none-any.whl");
+
+            ExecuteResult r = runIn("crucible.test/built:egress",
+                    "import crucible_demo_b, socket\nprint(crucible_demo_b.greet('the image'))\n"
+                            + "try:\n    socket.socket(socket.AF_INET)\nexcept OSError as e:\n    print('offline', e.errno)");
+            assertThat(r.stdout()).as(r.stderr()).isEqualTo("hello from the image\noffline 97\n");
+
+            Recorder refused = new Recorder();
+            BuildResult offline = builder.build(new ImageBuilder.Recipe(TestImages.DEBIAN_PYTHON, List.of(fetch),
+                    "crucible.test/built:never"), refused);
+            assertThat(offline).as("without --egress-allow a step has no network")
+                    .isInstanceOf(BuildResult.StepFailed.class);
+            assertThat(store.find("crucible.test/built:never")).isEmpty();
+        }
+        TestHost.assertNothingLeft();
     }
 
     @Test
