@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.crucible.TestHost;
 import dev.crucible.image.Image;
 import dev.crucible.image.TestImages;
-import dev.crucible.runtime.LimitsSpec;
 import java.io.IOException;
 import java.util.List;
 import java.util.Set;
@@ -45,25 +44,9 @@ class HostileCasesInImageTest {
     @ParameterizedTest(name = "{0}")
     @MethodSource("cases")
     void hostileCaseInAnImageGetsItsExpectedOutcome(String id, JsonNode c, JsonNode expect) throws Exception {
-        Executor executor = TestHost.crucible().executor();
-        try (HostileCasesTest.Listener listener = HostileCasesTest.Listener.open(expect.path("listener").asString(""))) {
-            String code = c.get("code").asString().replace("{HOST_PORT}", Integer.toString(listener.port()));
-            LimitsSpec limits = expect.has("limits")
-                    ? HostileCasesTest.JSON.treeToValue(expect.get("limits"), LimitsSpec.class) : null;
-            ExecuteRequest request = new ExecuteRequest(c.get("language").asString(), code, null, null, null, limits,
-                    image.digest());
-            ExecuteResult result = executor.execute(request);
-            if (expect.path("run_twice").asBoolean(false)) {
-                assertThat(result.status().wireName()).isEqualTo("ok");
-                result = executor.execute(request);
-            }
-            String describe = id + " (in image) -> " + result.status() + " exit=" + result.exitCode() + " signal="
-                    + result.signal() + "\nstdout: " + HostileCasesTest.abbreviate(result.stdout()) + "\nstderr: "
-                    + HostileCasesTest.abbreviate(result.stderr());
-            HostileCasesTest.check(expect, result, describe);
-            assertThat(result.imageDigest()).as(describe).isEqualTo(image.digest());
-            assertThat(listener.connections()).as("connections to the host listener\n" + describe).isZero();
-        }
+        ExecuteResult result = HostileCasesTest.runAndCheck(id, " (in image)", c, expect,
+                request -> request.withImage(image.digest()));
+        assertThat(result.imageDigest()).as(id).isEqualTo(image.digest());
         TestHost.assertNothingLeft();
         assertThat(List.of(image.rootfs().toFile().list())).as("the image root is unchanged")
                 .doesNotContain("pwned", "planted");

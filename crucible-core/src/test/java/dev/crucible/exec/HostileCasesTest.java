@@ -91,23 +91,39 @@ class HostileCasesTest {
     void hostileCaseGetsItsExpectedOutcome(String id, JsonNode c, JsonNode expect) throws Exception {
         assertThat(CANARY).as("the test JVM must carry the canary (surefire environmentVariables)").isNotBlank();
         Executor executor = TestHost.crucible().executor();
+        runAndCheck(id, "", c, expect, request -> request);
+        TestHost.assertNothingLeft();
+        ExecuteResult next = executor.execute(ExecuteRequest.of("python", "print('alive')"));
+        assertThat(next.stdout()).as("the next request is served").isEqualTo("alive\n");
+    }
+
+    /**
+     * Runs one case through the shared engine as {@code shape} makes its request (an image, egress), twice when its
+     * expectation asks, and checks the expectation, the canary and that no listener of the host's was reached.
+     *
+     * @param where how the run differs, for the failure message ({@code " (in image)"}), or empty
+     * @return the (last) result, for the caller's own checks
+     */
+    static ExecuteResult runAndCheck(String id, String where, JsonNode c, JsonNode expect,
+            java.util.function.UnaryOperator<ExecuteRequest> shape) throws Exception {
+        Executor executor = TestHost.crucible().executor();
         try (Listener listener = Listener.open(expect.path("listener").asString(""))) {
             String code = c.get("code").asString().replace("{HOST_PORT}", Integer.toString(listener.port()));
             LimitsSpec limits = expect.has("limits") ? JSON.treeToValue(expect.get("limits"), LimitsSpec.class) : null;
-            ExecuteRequest request = new ExecuteRequest(c.get("language").asString(), code, null, null, null, limits);
+            ExecuteRequest request = shape.apply(new ExecuteRequest(c.get("language").asString(), code, null, null,
+                    null, limits));
             ExecuteResult result = executor.execute(request);
             if (expect.path("run_twice").asBoolean(false)) {
                 assertThat(result.status().wireName()).isEqualTo("ok");
                 result = executor.execute(request);
             }
-            String describe = id + " -> " + result.status() + " exit=" + result.exitCode() + " signal=" + result.signal()
-                    + "\nstdout: " + abbreviate(result.stdout()) + "\nstderr: " + abbreviate(result.stderr());
+            String describe = id + where + " -> " + result.status() + " exit=" + result.exitCode() + " signal="
+                    + result.signal() + "\nstdout: " + abbreviate(result.stdout()) + "\nstderr: "
+                    + abbreviate(result.stderr());
             check(expect, result, describe);
             assertThat(listener.connections()).as("connections to the host listener\n" + describe).isZero();
+            return result;
         }
-        TestHost.assertNothingLeft();
-        ExecuteResult next = executor.execute(ExecuteRequest.of("python", "print('alive')"));
-        assertThat(next.stdout()).as("the next request is served").isEqualTo("alive\n");
     }
 
     static void check(JsonNode expect, ExecuteResult r, String describe) {

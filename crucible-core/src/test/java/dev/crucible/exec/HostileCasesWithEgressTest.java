@@ -8,7 +8,6 @@ import dev.crucible.egress.EgressLimits;
 import dev.crucible.egress.EgressPolicy;
 import dev.crucible.egress.EgressResolver;
 import dev.crucible.egress.NetworkRequest;
-import dev.crucible.runtime.LimitsSpec;
 import java.io.IOException;
 import java.time.InstantSource;
 import java.util.List;
@@ -56,27 +55,11 @@ class HostileCasesWithEgressTest {
     @ParameterizedTest(name = "{0}")
     @MethodSource("cases")
     void hostileCaseWithEgressGetsItsExpectedOutcome(String id, JsonNode c, JsonNode expect) throws Exception {
-        Executor executor = TestHost.crucible().executor();
-        try (HostileCasesTest.Listener listener = HostileCasesTest.Listener.open(expect.path("listener").asString(""))) {
-            String code = c.get("code").asString().replace("{HOST_PORT}", Integer.toString(listener.port()));
-            LimitsSpec limits = expect.has("limits")
-                    ? HostileCasesTest.JSON.treeToValue(expect.get("limits"), LimitsSpec.class) : null;
-            ExecuteRequest request = new ExecuteRequest(c.get("language").asString(), code, null, null, null, limits,
-                    null, NetworkRequest.allow(List.of("pypi.org")));
-            ExecuteResult result = executor.execute(request);
-            if (expect.path("run_twice").asBoolean(false)) {
-                assertThat(result.status().wireName()).isEqualTo("ok");
-                result = executor.execute(request);
-            }
-            String describe = id + " (egress on) -> " + result.status() + " exit=" + result.exitCode() + " signal="
-                    + result.signal() + "\nstdout: " + HostileCasesTest.abbreviate(result.stdout()) + "\nstderr: "
-                    + HostileCasesTest.abbreviate(result.stderr());
-            HostileCasesTest.check(expect, result, describe);
-            assertThat(listener.connections()).as("connections to the host listener\n" + describe).isZero();
-            assertThat(result.network()).as("the run had egress").isNotNull();
-            assertThat(result.network().connections()).as("nothing was allowed through\n" + describe)
-                    .noneMatch(dev.crucible.egress.EgressReport.Connection::allowed);
-        }
+        ExecuteResult result = HostileCasesTest.runAndCheck(id, " (egress on)", c, expect,
+                request -> request.withNetwork(NetworkRequest.allow(List.of("pypi.org"))));
+        assertThat(result.network()).as("the run had egress").isNotNull();
+        assertThat(result.network().connections()).as("nothing was allowed through: " + id)
+                .noneMatch(dev.crucible.egress.EgressReport.Connection::allowed);
         TestHost.assertNothingLeft();
     }
 }
