@@ -21,6 +21,7 @@ final class Admission {
     private static final long RECHECK_NANOS = TimeUnit.MILLISECONDS.toNanos(20);
 
     private final Semaphore turns;
+    private final int maxRunning;
     private final int maxQueued;
     private final InstantSource clock;
     private final AtomicInteger waiting = new AtomicInteger();
@@ -31,6 +32,7 @@ final class Admission {
 
     Admission(int running, int queued, InstantSource clock) {
         this.turns = new Semaphore(running, true);
+        this.maxRunning = running;
         this.maxQueued = queued;
         this.clock = clock;
     }
@@ -75,6 +77,20 @@ final class Admission {
 
     int running() {
         return inFlight.get();
+    }
+
+    /** How many run at once (the capacity a balancer or a batch client spreads work by). */
+    int maxRunning() {
+        return maxRunning;
+    }
+
+    int maxQueued() {
+        return maxQueued;
+    }
+
+    /** Whether new work is refused (a drain has begun). */
+    boolean closed() {
+        return closed;
     }
 
     boolean busy() {

@@ -270,7 +270,10 @@ public final class CrucibleServer implements AutoCloseable {
 
     private void health(Context ctx) {
         Admission admission = services.admission();
-        ctx.json(Map.of("status", "ok", "running", admission.running(), "queued", admission.queued(),
+        // not ready while draining: a balancer's readiness check takes this replica out before its last runs end
+        ctx.status(admission.closed() ? 503 : 200);
+        ctx.json(Map.of("status", admission.closed() ? "draining" : "ok", "running", admission.running(), "queued", admission.queued(),
+                "max_running", admission.maxRunning(), "max_queued", admission.maxQueued(),
                 "pool_ready", services.executor().pool() == null ? 0 : services.executor().pool().size(),
                 "rss_bytes", rssBytes(), "uptime_ms", uptimeMillis()));
     }

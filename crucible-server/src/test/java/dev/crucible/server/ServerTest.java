@@ -211,9 +211,19 @@ class ServerTest {
         assertThat(refused.statusCode()).isEqualTo(429);
         assertThat(refused.headers().firstValue("Retry-After")).hasValue("1");
         assertThat(json(refused).get("error").get("code").asString()).isEqualTo("too_many_requests");
+        JsonNode health = json(client.get("/healthz"));
+        assertThat(health.get("max_running").asInt()).isEqualTo(1);
+        assertThat(health.get("max_queued").asInt()).isZero();
         // shutdown: new work is refused, the running one gets its grace (1 s here), then it is killed
         long t0 = System.nanoTime();
         Thread closer = Thread.ofVirtual().start(small::close);
+        HttpResponse<String> draining = client.get("/healthz");
+        for (int i = 0; i < 200 && draining.statusCode() == 200; i++) {
+            Thread.sleep(5);
+            draining = client.get("/healthz");
+        }
+        assertThat(draining.statusCode()).as("not ready while draining").isEqualTo(503);
+        assertThat(json(draining).get("status").asString()).isEqualTo("draining");
         holder.join();
         closer.join();
         assertThat(slow).hasSize(1);
