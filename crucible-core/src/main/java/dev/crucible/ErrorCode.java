@@ -28,6 +28,8 @@ public enum ErrorCode {
     SESSION_NOT_FOUND(404),
     FILE_NOT_FOUND(404),
     METHOD_NOT_ALLOWED(405),
+    /** The replica that held the session is gone, and no replica that could take it over shares its files. */
+    SESSION_LOST(410),
     /** The session is running another cell. */
     SESSION_BUSY(409),
     PAYLOAD_TOO_LARGE(413),

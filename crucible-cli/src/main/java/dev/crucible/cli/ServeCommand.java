@@ -86,6 +86,17 @@ final class ServeCommand implements Callable<Integer> {
             + " have no network at all. Needs root.")
     String egressAllow;
 
+    @Option(names = "--replica", paramLabel = "NAME", description = "This replica's name when several serve together"
+            + " (env CRUCIBLE_REPLICA; default with --peers: the host name, a pod's name in Kubernetes). Session ids"
+            + " carry it.")
+    String replica;
+
+    @Option(names = "--peers", paramLabel = "URL,...", description = "The other replicas: http://HOST:PORT, or"
+            + " dns:NAME:PORT for every address of a headless Service (env CRUCIBLE_PEERS). A request for a session"
+            + " another replica holds is forwarded to it; with a shared --data-dir a session whose replica is gone"
+            + " resumes here.")
+    String peers;
+
     @Override
     public Integer call() throws Exception {
         PrintWriter err = spec.commandLine().getErr();
@@ -102,6 +113,11 @@ final class ServeCommand implements Callable<Integer> {
             config = base.withDataDir(prepareDataDir());
             if (egressAllow != null) {
                 config = config.withEgress(ServerConfig.egressFrom(egressAllow));
+            }
+            if (replica != null || peers != null) {
+                config = config.withCluster(ServerConfig.clusterFrom(
+                        replica != null ? replica : config.cluster().replica(),
+                        peers != null ? peers : String.join(",", config.cluster().peers())));
             }
             if (maxSessions != null || maxSessionsPerToken != null) {
                 config = config.withSessions(config.sessions().withMaxSessions(

@@ -104,6 +104,7 @@ public final class Linux {
     /** {@code d_name} in glibc's and musl's {@code struct dirent} on 64-bit targets (after ino, off, reclen, type). */
     private static final long DIRENT_NAME_OFFSET = 19;
     private static final long DIRENT_NAME_MAX = 256;
+    private static final MethodHandle FLOCK = errno("flock", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT));
     private static final MethodHandle CHMOD = errno("chmod", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT));
     private static final MethodHandle CLOSE = plain("close", FunctionDescriptor.of(JAVA_INT, JAVA_INT));
     private static final MethodHandle SETFSUID = plain("setfsuid", FunctionDescriptor.of(JAVA_INT, JAVA_INT));
@@ -348,6 +349,30 @@ public final class Linux {
             return true;
         } catch (ErrnoException e) {
             return false;
+        }
+    }
+
+    public static final int O_RDWR = 2;
+    public static final int EWOULDBLOCK = 11;
+    private static final int LOCK_EX = 2;
+    private static final int LOCK_NB = 4;
+
+    /**
+     * {@code flock(fd, LOCK_EX | LOCK_NB)}: an exclusive lock of the open file description, released when its last
+     * descriptor closes (the process's death included). Unlike a POSIX record lock, closing another descriptor of the
+     * same file does not release it.
+     *
+     * @return false when someone else holds it
+     */
+    public static boolean tryLockExclusive(int fd) throws ErrnoException {
+        try {
+            check("flock", null, (state, arena) -> (int) FLOCK.invokeExact(state, fd, LOCK_EX | LOCK_NB));
+            return true;
+        } catch (ErrnoException e) {
+            if (e.errno() == EWOULDBLOCK) {
+                return false;
+            }
+            throw e;
         }
     }
 

@@ -26,6 +26,8 @@ final class Session {
     }
 
     volatile SessionStore.Stored stored;
+    /** This replica's hold on the session when replicas share the data directory; null on a single node. */
+    SessionLease lease;
     /** The session's egress proxy, made at its first sandbox with egress, kept across restarts; null without. */
     EgressProxy egress;
     final Workspace workspace;
@@ -74,6 +76,14 @@ final class Session {
         EgressProxy proxy = egress;
         if (proxy != null) {
             proxy.close();
+        }
+    }
+
+    /** Lets another replica take the session (after its interpreter and workspace are let go). */
+    void releaseLease() {
+        SessionLease held = lease;
+        if (held != null) {
+            held.close();
         }
     }
 

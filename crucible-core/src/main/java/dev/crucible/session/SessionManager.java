@@ -47,9 +47,19 @@ public final class SessionManager implements AutoCloseable {
     private final SessionRunner runner;
     private SessionReaper reaper;
     private volatile boolean closed;
+    /** This replica's name when replicas share the data directory (ids carry it), or null on a single node. */
+    private final String replica;
 
-    private SessionManager(Sandbox sandbox, RuntimeRegistry runtimes, SessionConfig config, InstantSource clock)
-            throws IOException {
+    /** A session id: 128 random bits in hex, after {@code replica.} when replicas run (the replica that made it). */
+    private static final java.util.regex.Pattern ID =
+            java.util.regex.Pattern.compile("(?:([a-z0-9][a-z0-9-]{0,62})\\.)?[0-9a-f]{32}");
+
+    private SessionManager(Sandbox sandbox, RuntimeRegistry runtimes, SessionConfig config, InstantSource clock,
+            String replica) throws IOException {
+        if (replica != null && !replica.matches("[a-z0-9][a-z0-9-]{0,62}")) {
+            throw new IllegalArgumentException("a replica name is 1-63 lower-case letters, digits and dashes: " + replica);
+        }
+        this.replica = replica;
         this.sandbox = sandbox;
         this.runtimes = runtimes;
         this.config = config;
@@ -81,8 +91,19 @@ public final class SessionManager implements AutoCloseable {
      */
     public static SessionManager start(Sandbox sandbox, RuntimeRegistry runtimes, SessionConfig config,
             InstantSource clock) throws IOException {
-        SessionManager manager = new SessionManager(sandbox, runtimes, config, clock);
-        manager.store.scan(manager::keep);
+        return start(sandbox, runtimes, config, clock, null);
+    }
+
+    /**
+     * As {@link #start(Sandbox, RuntimeRegistry, SessionConfig, InstantSource)}, as replica {@code replica} of several
+     * that may share the data directory (null: a single node). A replica's session ids start with its name; it loads
+     * at start only the sessions it held (no other live replica holds them), and takes over another's only when asked
+     * for one whose holder is gone ({@link #adopt}).
+     */
+    public static SessionManager start(Sandbox sandbox, RuntimeRegistry runtimes, SessionConfig config,
+            InstantSource clock, String replica) throws IOException {
+        SessionManager manager = new SessionManager(sandbox, runtimes, config, clock, replica);
+        manager.store.scan(manager::keep, replica == null);
         if (!manager.sessions.isEmpty()) {
             LOG.log(System.Logger.Level.INFO, "kept " + manager.sessions.size() + " sessions from " + manager.store.root());
         }
@@ -91,11 +112,37 @@ public final class SessionManager implements AutoCloseable {
         return manager;
     }
 
-    /** Takes back a session kept from an earlier run, or removes it when past its lifetime. */
+    /**
+     * Takes back a session kept from an earlier run, or removes it when past its lifetime. A replica takes back only
+     * the sessions it held last, and only when no live replica holds them.
+     */
     private void keep(SessionStore.Stored stored) {
+        SessionLease lease = null;
+        if (replica != null) {
+            String last = SessionLease.holder(store.dir(stored.id())).orElse(replicaOf(stored.id()));
+            if (!replica.equals(last)) {
+                return; // another replica's: taken over when a request for it finds its holder gone
+            }
+            try {
+                lease = SessionLease.tryTake(store.dir(stored.id()), replica).orElse(null);
+            } catch (IOException e) {
+                LOG.log(System.Logger.Level.WARNING, "cannot take the session " + stored.id() + ": " + e.getMessage());
+            }
+            if (lease == null) {
+                return;
+            }
+        }
+        load(stored, lease);
+    }
+
+    /** Loads a stored session as DORMANT under {@code lease} (null on a single node); past its lifetime it is removed. */
+    private boolean load(SessionStore.Stored stored, SessionLease lease) {
         if (clock.millis() > stored.endOfLifeMs()) {
             store.remove(stored, workspace(stored));
-            return;
+            if (lease != null) {
+                lease.close();
+            }
+            return false;
         }
         try {
             store.attach(stored);
@@ -105,10 +152,87 @@ public final class SessionManager implements AutoCloseable {
                 store.write(stored);
             }
             store.chownIfMoved(stored, sandbox.sessionUid(number));
-            sessions.put(stored.id(), new Session(stored, workspace(stored), Session.State.DORMANT, clock));
+            Session session = new Session(stored, workspace(stored), Session.State.DORMANT, clock);
+            session.lease = lease;
+            sessions.put(stored.id(), session);
+            return true;
         } catch (IOException | RuntimeException e) {
             LOG.log(System.Logger.Level.WARNING, "cannot load the session " + stored.id() + ": " + e.getMessage());
+            if (lease != null) {
+                lease.close();
+            }
+            return false;
         }
+    }
+
+    /** This replica's name, or null on a single node. */
+    public String replica() {
+        return replica;
+    }
+
+    /** Whether {@code id} has a session id's form (it may name a session of any replica). */
+    public static boolean wellFormed(String id) {
+        return id != null && ID.matcher(id).matches();
+    }
+
+    /** The replica a session id was made by, or null for an id without one. */
+    public static String replicaOf(String id) {
+        java.util.regex.Matcher m = ID.matcher(id == null ? "" : id);
+        return m.matches() ? m.group(1) : null;
+    }
+
+    /** Whether session {@code id} is loaded here. */
+    public boolean holds(String id) {
+        Session s = id == null ? null : sessions.get(id);
+        return s != null && !s.gone();
+    }
+
+    /**
+     * Where requests for session {@code id} go: this replica when it holds it, else the replica named in its owner
+     * file when the data directory is shared and has it, else the replica in its id; null when none can be told.
+     */
+    public String ownerOf(String id) {
+        if (holds(id)) {
+            return replica;
+        }
+        if (replica != null && wellFormed(id)) {
+            return SessionLease.holder(store.dir(id)).orElse(replicaOf(id));
+        }
+        return replicaOf(id);
+    }
+
+    /**
+     * Takes over session {@code id} from a replica that is gone, when the data directory is shared and has it and no
+     * live replica holds it: loaded DORMANT, so its next cell resumes it (files kept, replayed if asked).
+     *
+     * @return whether this replica holds it now
+     */
+    public synchronized boolean adopt(String id) {
+        if (holds(id)) {
+            return true;
+        }
+        if (replica == null || closed || !wellFormed(id)) {
+            return false;
+        }
+        SessionLease lease;
+        try {
+            lease = SessionLease.tryTake(store.dir(id), replica).orElse(null);
+        } catch (IOException e) {
+            return false; // no such session directory here: not shared, or gone
+        }
+        if (lease == null) {
+            return false;
+        }
+        java.util.Optional<SessionStore.Stored> stored = store.read(id);
+        if (stored.isEmpty()) {
+            lease.close();
+            return false;
+        }
+        boolean loaded = load(stored.get(), lease);
+        if (loaded) {
+            LOG.log(System.Logger.Level.INFO, "took over the session " + id + " (its replica is gone)");
+        }
+        return loaded;
     }
 
     private Workspace workspace(SessionStore.Stored stored) {
@@ -203,12 +327,17 @@ public final class SessionManager implements AutoCloseable {
         byte[] idBytes = new byte[16];
         random.nextBytes(idBytes);
         long now = clock.millis();
-        SessionStore.Stored stored = new SessionStore.Stored(HEX.formatHex(idBytes), owner, runtime.language(), limits,
+        String id = replica == null ? HEX.formatHex(idBytes) : replica + "." + HEX.formatHex(idBytes);
+        SessionStore.Stored stored = new SessionStore.Stored(id, owner, runtime.language(), limits,
                 idle, now, now + config.maxLifetime().toMillis(), restore, number, runtime.image(),
                 granted == null ? null : granted.entries());
         Session session = new Session(stored, workspace(stored), Session.State.LIVE, clock);
         try {
             store.create(stored, config.workspaceQuota());
+            if (replica != null) {
+                session.lease = SessionLease.tryTake(store.dir(id), replica).orElseThrow(
+                        () -> new IOException("the new session's directory is held by another replica"));
+            }
             session.lock.lock();
             try {
                 sessions.put(stored.id(), session);
@@ -220,6 +349,7 @@ public final class SessionManager implements AutoCloseable {
         } catch (IOException | RuntimeException e) {
             sessions.remove(stored.id());
             store.remove(stored, session.workspace);
+            session.releaseLease();
             numbers.release(number);
             if (e instanceof RuntimeException re) {
                 throw re;
@@ -340,6 +470,7 @@ public final class SessionManager implements AutoCloseable {
             session.interpreter = null;
             sessions.remove(session.stored.id(), session);
             store.remove(session.stored, session.workspace);
+            session.releaseLease();
             numbers.release(session.stored.number());
         } finally {
             session.lock.unlock();
@@ -369,6 +500,7 @@ public final class SessionManager implements AutoCloseable {
         for (Session session : sessions.values()) {
             session.stopAll();
             store.detach(session.stored); // the files stay in the image; the next start mounts it again
+            session.releaseLease();
         }
     }
 }

@@ -117,11 +117,19 @@ final class SessionStore {
      * short) is removed on the way, never a session again; a record that does not load is logged and left.
      */
     void scan(Consumer<Stored> found) {
+        scan(found, true);
+    }
+
+    /**
+     * As {@link #scan(Consumer)}; without {@code sweep} a directory without a record is left alone (replicas that
+     * share the data directory: it may be another's session being created).
+     */
+    void scan(Consumer<Stored> found, boolean sweep) {
         try (var dirs = Files.list(root)) {
             for (Path dir : dirs.toList()) {
                 Path file = dir.resolve("session.json");
                 if (!Files.isRegularFile(file, NOFOLLOW)) {
-                    if (Files.isDirectory(dir, NOFOLLOW)) {
+                    if (sweep && Files.isDirectory(dir, NOFOLLOW)) {
                         sweep(dir);
                     }
                     continue;
@@ -137,6 +145,21 @@ final class SessionStore {
             }
         } catch (IOException e) {
             LOG.log(System.Logger.Level.WARNING, "cannot list " + root + ": " + e.getMessage());
+        }
+    }
+
+    /** The stored record of session {@code id} (a well-formed id), or empty when there is none or it does not load. */
+    java.util.Optional<Stored> read(String id) {
+        Path file = dir(id).resolve("session.json");
+        if (!Files.isRegularFile(file, NOFOLLOW)) {
+            return java.util.Optional.empty();
+        }
+        try {
+            Stored stored = json.readValue(file.toFile(), Stored.class);
+            return stored.id().equals(id) ? java.util.Optional.of(stored) : java.util.Optional.empty();
+        } catch (RuntimeException e) {
+            LOG.log(System.Logger.Level.WARNING, "cannot load the session in " + dir(id) + ": " + e.getMessage());
+            return java.util.Optional.empty();
         }
     }
 

@@ -18,6 +18,7 @@ import io.javalin.http.Handler;
 import io.javalin.json.JavalinJackson3;
 import io.micrometer.core.instrument.Gauge;
 import java.io.IOException;
+import java.net.http.HttpClient;
 import java.io.InputStream;
 import java.time.Duration;
 import java.util.List;
@@ -87,7 +88,7 @@ public final class CrucibleServer implements AutoCloseable {
         useEgress(config, engine, resolver);
         Services services;
         try {
-            services = Services.start(engine, config.sessions(), config.turns());
+            services = Services.start(engine, config.sessions(), config.turns(), config.cluster().replica());
         } catch (IOException e) {
             throw new IllegalArgumentException("cannot use the data directory " + config.sessions().dataDir() + ": "
                     + e.getMessage(), e);
@@ -167,6 +168,9 @@ public final class CrucibleServer implements AutoCloseable {
     private List<Route> routeTable() {
         ApiRoutes api = new ApiRoutes(services, bodies, auth);
         SessionRoutes s = new SessionRoutes(services.sessions(), auth, bodies::read, services.metrics());
+        HttpClient forwarding = SessionRouter.client();
+        SessionRouter router = new SessionRouter(services.sessions(),
+                new Peers(config.cluster().peers(), forwarding, services.json()), forwarding);
         CompatRoutes compat = new CompatRoutes(services.executor(), services.json(), bodies::bytes);
         Route.Access token = Route.Access.TOKEN;
         return List.of(
@@ -178,16 +182,16 @@ public final class CrucibleServer implements AutoCloseable {
                 Route.get("/openapi.json", Route.Access.PUBLIC, ctx -> ctx.contentType("application/json").result(openapi)),
                 Route.post("/v1/sessions", token, s::create),
                 Route.get("/v1/sessions", token, s::list),
-                Route.get("/v1/sessions/{id}", token, s::get),
-                Route.delete("/v1/sessions/{id}", token, s::delete),
-                Route.post("/v1/sessions/{id}/execute", token, s::execute),
-                Route.post("/v1/sessions/{id}/interrupt", token, s::interrupt),
-                Route.post("/v1/sessions/{id}/restart", token, s::restart),
-                Route.post("/v1/sessions/{id}/network", token, s::network),
-                Route.get("/v1/sessions/{id}/files", token, s::listFiles),
-                Route.get("/v1/sessions/{id}/files/{path}", token, s::download),
-                Route.put("/v1/sessions/{id}/files/{path}", token, s::upload),
-                Route.delete("/v1/sessions/{id}/files/{path}", token, s::deleteFile),
+                Route.get("/v1/sessions/{id}", token, router.owned(s::get)),
+                Route.delete("/v1/sessions/{id}", token, router.owned(s::delete)),
+                Route.post("/v1/sessions/{id}/execute", token, router.owned(s::execute)),
+                Route.post("/v1/sessions/{id}/interrupt", token, router.owned(s::interrupt)),
+                Route.post("/v1/sessions/{id}/restart", token, router.owned(s::restart)),
+                Route.post("/v1/sessions/{id}/network", token, router.owned(s::network)),
+                Route.get("/v1/sessions/{id}/files", token, router.owned(s::listFiles)),
+                Route.get("/v1/sessions/{id}/files/{path}", token, router.owned(s::download)),
+                Route.put("/v1/sessions/{id}/files/{path}", token, router.owned(s::upload)),
+                Route.delete("/v1/sessions/{id}/files/{path}", token, router.owned(s::deleteFile)),
                 Route.post("/v1/evaluate", token, api::evaluate),
                 Route.post("/v1/reward", token, api::reward),
                 Route.post("/v1/reward/batch", token, api::rewardBatch),
@@ -272,10 +276,15 @@ public final class CrucibleServer implements AutoCloseable {
         Admission admission = services.admission();
         // not ready while draining: a balancer's readiness check takes this replica out before its last runs end
         ctx.status(admission.closed() ? 503 : 200);
-        ctx.json(Map.of("status", admission.closed() ? "draining" : "ok", "running", admission.running(), "queued", admission.queued(),
+        Map<String, Object> health = new java.util.LinkedHashMap<>(Map.of("status",
+                admission.closed() ? "draining" : "ok", "running", admission.running(), "queued", admission.queued(),
                 "max_running", admission.maxRunning(), "max_queued", admission.maxQueued(),
                 "pool_ready", services.executor().pool() == null ? 0 : services.executor().pool().size(),
                 "rss_bytes", rssBytes(), "uptime_ms", uptimeMillis()));
+        if (config.cluster().replicated()) {
+            health.put("replica", config.cluster().replica()); // how peers learn which replica answers where
+        }
+        ctx.json(health);
     }
 
     /** This process's resident memory, from /proc/self/status, or -1. */

@@ -8,6 +8,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import java.util.stream.Collectors;
@@ -24,15 +25,50 @@ import java.util.stream.Collectors;
  * @param shutdownGrace how long running executions get to finish on shutdown before they are killed
  * @param pool warm-pool sandboxes kept ready per language
  * @param sessions how sessions are kept, including the data directory they live in
+ * @param cluster this replica's name and its peers when several serve together (sessions across replicas), or
+ *     {@link Cluster#single()}
  * @param egress the widest network egress a request or session may ask for (a runtime's {@code egress_allow} adds to
  *     it); {@link EgressPolicy#none()}, the default, refuses every request that asks for network
  */
 public record ServerConfig(
         String host, int port, Set<String> tokens, int maxConcurrent, int maxQueued, long maxBodyBytes,
-        Duration shutdownGrace, Map<String, Integer> pool, SessionConfig sessions, EgressPolicy egress) {
+        Duration shutdownGrace, Map<String, Integer> pool, SessionConfig sessions, EgressPolicy egress,
+        Cluster cluster) {
+
+    /**
+     * Replicas serving together: this one's name (session ids start with it) and where the others are.
+     *
+     * @param replica 1-63 lower-case letters, digits and dashes; null on a single node
+     * @param peers the other replicas (this one may be listed too): base URLs ({@code http://10.0.0.7:8080}), or
+     *     {@code dns:NAME:PORT}, every address of NAME (a Kubernetes headless Service) on PORT
+     */
+    public record Cluster(String replica, List<String> peers) {
+        public Cluster {
+            peers = peers == null ? List.of() : List.copyOf(peers);
+            if (replica != null && !replica.matches("[a-z0-9][a-z0-9-]{0,62}")) {
+                throw new IllegalArgumentException("the replica name must be 1-63 lower-case letters, digits and"
+                        + " dashes (e.g. the pod name crucible-0): " + replica);
+            }
+            for (String peer : peers) {
+                if (!peer.matches("(https?://[^/\\s]+|dns:[A-Za-z0-9.-]+:[0-9]{1,5})/?")) {
+                    throw new IllegalArgumentException("a peer is http://HOST:PORT or dns:NAME:PORT, not '" + peer + "'");
+                }
+            }
+        }
+
+        public static Cluster single() {
+            return new Cluster(null, List.of());
+        }
+
+        /** Whether replicas serve together (sessions are forwarded to their holder). */
+        public boolean replicated() {
+            return replica != null;
+        }
+    }
 
     public ServerConfig {
         egress = egress == null ? EgressPolicy.none() : egress;
+        cluster = cluster == null ? Cluster.single() : cluster;
         tokens = Set.copyOf(tokens);
         pool = Map.copyOf(pool);
         if (maxConcurrent < 1 || maxQueued < 0 || maxBodyBytes < 1024) {
@@ -48,7 +84,7 @@ public record ServerConfig(
     public static ServerConfig defaults() {
         return new ServerConfig("127.0.0.1", 8080, Set.of(), 2 * Runtime.getRuntime().availableProcessors(), 64,
                 32L * 1024 * 1024, Duration.ofSeconds(10), Map.of("python", 2, "javascript", 1),
-                SessionConfig.defaults(defaultDataDir(Map.of())), EgressPolicy.none());
+                SessionConfig.defaults(defaultDataDir(Map.of())), EgressPolicy.none(), Cluster.single());
     }
 
     /**
@@ -62,7 +98,8 @@ public record ServerConfig(
         ServerConfig d = defaults();
         return new ServerConfig(d.host, d.port, tokensFrom(env.get("CRUCIBLE_TOKENS")), d.maxConcurrent, d.maxQueued,
                 d.maxBodyBytes, d.shutdownGrace, poolFrom(env.get("CRUCIBLE_POOL"), d.pool),
-                SessionConfig.defaults(defaultDataDir(env)), egressFrom(env.get("CRUCIBLE_EGRESS_ALLOW")));
+                SessionConfig.defaults(defaultDataDir(env)), egressFrom(env.get("CRUCIBLE_EGRESS_ALLOW")),
+                clusterFrom(env.get("CRUCIBLE_REPLICA"), env.get("CRUCIBLE_PEERS")));
     }
 
     /**
@@ -85,7 +122,7 @@ public record ServerConfig(
 
     public ServerConfig withSessions(SessionConfig value) {
         return new ServerConfig(host, port, tokens, maxConcurrent, maxQueued, maxBodyBytes,
-                shutdownGrace, pool, value, egress);
+                shutdownGrace, pool, value, egress, cluster);
     }
 
     public ServerConfig withDataDir(Path dir) {
@@ -94,38 +131,70 @@ public record ServerConfig(
 
     public ServerConfig withHost(String value) {
         return new ServerConfig(value, port, tokens, maxConcurrent, maxQueued, maxBodyBytes,
-                shutdownGrace, pool, sessions, egress);
+                shutdownGrace, pool, sessions, egress, cluster);
     }
 
     public ServerConfig withPort(int value) {
         return new ServerConfig(host, value, tokens, maxConcurrent, maxQueued, maxBodyBytes,
-                shutdownGrace, pool, sessions, egress);
+                shutdownGrace, pool, sessions, egress, cluster);
     }
 
     public ServerConfig withTokens(Set<String> value) {
         return new ServerConfig(host, port, value, maxConcurrent, maxQueued, maxBodyBytes,
-                shutdownGrace, pool, sessions, egress);
+                shutdownGrace, pool, sessions, egress, cluster);
     }
 
     public ServerConfig withConcurrency(int running, int queued) {
         return new ServerConfig(host, port, tokens, running, queued, maxBodyBytes,
-                shutdownGrace, pool, sessions, egress);
+                shutdownGrace, pool, sessions, egress, cluster);
     }
 
     public ServerConfig withShutdownGrace(Duration value) {
         return new ServerConfig(host, port, tokens, maxConcurrent, maxQueued, maxBodyBytes,
-                value, pool, sessions, egress);
+                value, pool, sessions, egress, cluster);
     }
 
     public ServerConfig withPool(Map<String, Integer> value) {
         return new ServerConfig(host, port, tokens, maxConcurrent, maxQueued, maxBodyBytes,
-                shutdownGrace, value, sessions, egress);
+                shutdownGrace, value, sessions, egress, cluster);
     }
 
     public ServerConfig withEgress(EgressPolicy value) {
         return new ServerConfig(host, port, tokens, maxConcurrent, maxQueued, maxBodyBytes,
-                shutdownGrace, pool, sessions,
-                value);
+                shutdownGrace, pool, sessions, value, cluster);
+    }
+
+    public ServerConfig withCluster(Cluster value) {
+        return new ServerConfig(host, port, tokens, maxConcurrent, maxQueued, maxBodyBytes,
+                shutdownGrace, pool, sessions, egress, value);
+    }
+
+    /**
+     * The cluster of {@code CRUCIBLE_REPLICA} (or {@code --replica}) and {@code CRUCIBLE_PEERS} (or {@code --peers},
+     * comma-separated). Peers without a name: the host's name. Neither: a single node.
+     *
+     * @throws IllegalArgumentException for a bad name or peer
+     */
+    public static Cluster clusterFrom(String replica, String peers) {
+        List<String> list = peers == null ? List.of() : Arrays.stream(peers.split(",")).map(String::strip)
+                .filter(p -> !p.isEmpty()).toList();
+        String name = replica == null || replica.isBlank() ? null : replica.strip();
+        if (name == null && !list.isEmpty()) {
+            name = hostName();
+        }
+        return new Cluster(name, list);
+    }
+
+    /** This host's name in a replica name's alphabet (a pod's name in Kubernetes). */
+    static String hostName() {
+        String name;
+        try {
+            name = InetAddress.getLocalHost().getHostName();
+        } catch (UnknownHostException e) {
+            name = "crucible";
+        }
+        name = name.toLowerCase(java.util.Locale.ROOT).replaceAll("[^a-z0-9-]", "-").replaceAll("^-+", "");
+        return name.isEmpty() ? "crucible" : name.substring(0, Math.min(63, name.length()));
     }
 
     /**

@@ -69,10 +69,25 @@ public final class Services implements AutoCloseable {
         return start(engine, sessionConfig, turns, InstantSource.system());
     }
 
+    /**
+     * As {@link #start(Crucible, SessionConfig, Turns)}, as replica {@code replica} of several (session ids carry
+     * its name; null: a single node).
+     */
+    public static Services start(Crucible engine, SessionConfig sessionConfig, Turns turns, String replica)
+            throws IOException {
+        return start(engine, sessionConfig, turns, InstantSource.system(), replica);
+    }
+
     /** As {@link #start(Crucible, SessionConfig, Turns)}, with {@code clock} for session times and admission waits. */
     public static Services start(Crucible engine, SessionConfig sessionConfig, Turns turns, InstantSource clock)
             throws IOException {
-        SessionManager sessions = SessionManager.start(engine.sandbox(), engine.runtimes(), sessionConfig, clock);
+        return start(engine, sessionConfig, turns, clock, null);
+    }
+
+    private static Services start(Crucible engine, SessionConfig sessionConfig, Turns turns, InstantSource clock,
+            String replica) throws IOException {
+        SessionManager sessions = SessionManager.start(engine.sandbox(), engine.runtimes(), sessionConfig, clock,
+                replica);
         sessions.useEgress(engine.executor().egress());
         return new Services(engine, sessions, turns, clock);
     }

@@ -1,0 +1,218 @@
+package dev.crucible.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+
+/**
+ * Sessions across replicas, with real parts: three {@code crucible serve} processes on loopback (each its own uid
+ * block), behind a real HAProxy (round robin, health checks on {@code /healthz}) started by the test. A session made
+ * through the balancer keeps its variables and files whichever replica a call lands on; when its replica is
+ * {@code kill -9}ed, another takes it over from the shared data directory and resumes it; without a shared one the
+ * session is reported lost (410).
+ */
+class ReplicasIT {
+    static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
+    static final JsonMapper JSON = JsonMapper.builder().build();
+    private final List<Process> processes = new ArrayList<>();
+
+    @TempDir
+    Path dir;
+
+    @AfterEach
+    void stop() throws Exception {
+        for (Process p : processes) {
+            p.destroy(); // SIGTERM: a graceful stop, sessions detached
+        }
+        for (Process p : processes) {
+            if (!p.waitFor(30, TimeUnit.SECONDS)) {
+                p.destroyForcibly().waitFor();
+            }
+        }
+        // a kill -9ed replica leaves its sessions' workspaces mounted (the next start on that directory reuses them)
+        for (String line : Files.readAllLines(Path.of("/proc/self/mounts"))) {
+            String mountPoint = line.split(" ")[1];
+            if (mountPoint.startsWith(dir.toString() + "/")) {
+                new ProcessBuilder("umount", "-l", mountPoint).inheritIO().start().waitFor();
+            }
+        }
+    }
+
+    private static int freePort() throws IOException {
+        try (ServerSocket socket = new ServerSocket(0)) {
+            return socket.getLocalPort();
+        }
+    }
+
+    private static Path dataDir(Path dir) throws IOException {
+        Files.setPosixFilePermissions(dir.getParent(), PosixFilePermissions.fromString("rwxr-xr-x"));
+        Files.createDirectories(dir);
+        Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwxr-xr-x"));
+        return dir;
+    }
+
+    /** Starts replica {@code name} on {@code port}; peers are every port given. */
+    private ServeIT.Served replica(String name, int port, Path data, int... ports) throws Exception {
+        List<String> peers = new ArrayList<>();
+        for (int p : ports) {
+            peers.add("http://127.0.0.1:" + p);
+        }
+        ServeIT.Served served = ServeIT.serveOn(port, data, "--replica", name, "--peers",
+                String.join(",", peers), "--pool", "python=0,javascript=0");
+        processes.add(served.process());
+        return served;
+    }
+
+    private Process haproxy(Path dir, int port, int... backends) throws Exception {
+        StringBuilder cfg = new StringBuilder("""
+                global
+                    maxconn 256
+                defaults
+                    mode http
+                    timeout connect 2s
+                    timeout client 120s
+                    timeout server 120s
+                    retries 3
+                    option redispatch
+                frontend crucible
+                    bind 127.0.0.1:%d
+                    default_backend replicas
+                backend replicas
+                    balance roundrobin
+                    option httpchk
+                    http-check send meth GET uri /healthz ver HTTP/1.1 hdr Host localhost
+                """.formatted(port));
+        for (int i = 0; i < backends.length; i++) {
+            cfg.append("    server r").append(i).append(" 127.0.0.1:").append(backends[i])
+                    .append(" check inter 300ms fall 1 rise 1\n");
+        }
+        Path file = dir.resolve("haproxy.cfg");
+        Files.writeString(file, cfg);
+        Process p = new ProcessBuilder("haproxy", "-db", "-f", file.toString()).redirectErrorStream(true)
+                .redirectOutput(dir.resolve("haproxy.log").toFile()).start();
+        processes.add(p);
+        for (int i = 0; i < 100; i++) {
+            try {
+                if (get(port, "/healthz").statusCode() == 200) {
+                    return p;
+                }
+            } catch (IOException e) {
+                // not listening yet
+            }
+            Thread.sleep(50);
+        }
+        throw new AssertionError("haproxy did not start: " + Files.readString(dir.resolve("haproxy.log")));
+    }
+
+    static HttpResponse<String> get(int port, String path) throws Exception {
+        return HTTP.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path)).build(),
+                HttpResponse.BodyHandlers.ofString());
+    }
+
+    static HttpResponse<String> post(int port, String path, String json) throws Exception {
+        return HTTP.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
+                .header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofString(json)).build(),
+                HttpResponse.BodyHandlers.ofString());
+    }
+
+    private static JsonNode cell(int port, String id, String code) throws Exception {
+        HttpResponse<String> r = post(port, "/v1/sessions/" + id + "/execute",
+                JSON.writeValueAsString(java.util.Map.of("code", code)));
+        assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
+        JsonNode cell = JSON.readTree(r.body());
+        assertThat(cell.get("status").asString()).as(r.body()).isEqualTo("ok");
+        return cell;
+    }
+
+    /** How many session-execute requests a replica served or forwarded, from its own metrics. */
+    private static double executes(int port) throws Exception {
+        double total = 0;
+        for (String line : get(port, "/metrics").body().split("\n")) {
+            if (line.startsWith("crucible_http_requests_total") && line.contains("/v1/sessions/{id}/execute")) {
+                total += Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1));
+            }
+        }
+        return total;
+    }
+
+    @Test
+    void aSessionKeepsItsStateAcrossReplicasAndResumesWhereTheDataDirIsSharedWhenItsReplicaDies() throws Exception {
+        Assumptions.assumeTrue(Files.isExecutable(Path.of("/usr/sbin/haproxy")), "skipped: haproxy is not installed");
+        Path shared = dataDir(dir.resolve("data"));
+        int[] ports = {freePort(), freePort(), freePort()};
+        List<ServeIT.Served> replicas = new ArrayList<>();
+        for (int i = 0; i < 3; i++) {
+            replicas.add(replica("r" + i, ports[i], shared, ports));
+        }
+        int lb = freePort();
+        haproxy(dir, lb, ports);
+
+        HttpResponse<String> created = post(lb, "/v1/sessions", "{\"restore\": \"replay\"}");
+        assertThat(created.statusCode()).as(created.body()).isEqualTo(201);
+        String id = JSON.readTree(created.body()).get("id").asString();
+        assertThat(id).matches("r[012]\\.[0-9a-f]{32}");
+        cell(lb, id, "x = 0");
+        for (int i = 0; i < 50; i++) {
+            cell(lb, id, "x += 1");
+        }
+        assertThat(cell(lb, id, "x").get("result").asString()).isEqualTo("50");
+        for (int port : ports) {
+            assertThat(executes(port)).as("every replica took calls for the session").isPositive();
+        }
+        byte[] data = "files travel too\n".getBytes();
+        HttpResponse<String> up = HTTP.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + lb
+                + "/v1/sessions/" + id + "/files/notes.txt")).PUT(HttpRequest.BodyPublishers.ofByteArray(data)).build(),
+                HttpResponse.BodyHandlers.ofString());
+        assertThat(up.statusCode()).as(up.body()).isEqualTo(201);
+        for (int i = 0; i < 3; i++) {
+            assertThat(get(lb, "/v1/sessions/" + id + "/files/notes.txt").body()).isEqualTo("files travel too\n");
+        }
+
+        int holder = Integer.parseInt(id.substring(1, 2));
+        replicas.get(holder).process().destroyForcibly().waitFor(); // kill -9
+        JsonNode resumed = cell(lb, id, "x");
+        assertThat(resumed.get("result").asString()).as("replayed on the replica that took it over").isEqualTo("50");
+        assertThat(resumed.get("resumed").asBoolean()).isTrue();
+        assertThat(get(lb, "/v1/sessions/" + id + "/files/notes.txt").body()).isEqualTo("files travel too\n");
+        for (int i = 0; i < 6; i++) { // whichever live replica a call lands on, it reaches the new holder
+            cell(lb, id, "x += 1");
+        }
+        assertThat(cell(lb, id, "x").get("result").asString()).isEqualTo("56");
+        assertThat(HTTP.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + lb + "/v1/sessions/" + id))
+                .DELETE().build(), HttpResponse.BodyHandlers.ofString()).statusCode()).isEqualTo(200);
+    }
+
+    @Test
+    void withoutASharedDataDirASessionWhoseReplicaDiedIsLost() throws Exception {
+        int[] ports = {freePort(), freePort()};
+        ServeIT.Served a = replica("a", ports[0], dataDir(dir.resolve("a")), ports);
+        replica("b", ports[1], dataDir(dir.resolve("b")), ports);
+        HttpResponse<String> created = post(ports[0], "/v1/sessions", "{}");
+        String id = JSON.readTree(created.body()).get("id").asString();
+        cell(ports[1], id, "y = 7"); // forwarded from b to a
+        assertThat(cell(ports[1], id, "y").get("result").asString()).isEqualTo("7");
+        a.process().destroyForcibly().waitFor();
+        HttpResponse<String> lost = post(ports[1], "/v1/sessions/" + id + "/execute", "{\"code\": \"y\"}");
+        assertThat(lost.statusCode()).as(lost.body()).isEqualTo(410);
+        assertThat(JSON.readTree(lost.body()).at("/error/code").asString()).isEqualTo("session_lost");
+        assertThat(get(ports[1], "/v1/sessions/b.00000000000000000000000000000000").statusCode()).isEqualTo(404);
+    }
+}
