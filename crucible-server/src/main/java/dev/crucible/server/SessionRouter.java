@@ -101,7 +101,9 @@ final class SessionRouter {
 
     private void relay(URI base, Context ctx) throws IOException, InterruptedException {
         String query = ctx.queryString();
-        URI target = base.resolve(ctx.req().getRequestURI() + (query == null ? "" : "?" + query));
+        // the matched route's own path on the peer's origin, by concatenation (a resolve() of a path starting with
+        // "//" would name another host)
+        URI target = URI.create(base.toString() + ctx.req().getRequestURI() + (query == null ? "" : "?" + query));
         byte[] body = ctx.bodyAsBytes();
         HttpRequest.Builder request = HttpRequest.newBuilder(target).method(ctx.method().name(),
                 body.length == 0 ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofByteArray(body));
