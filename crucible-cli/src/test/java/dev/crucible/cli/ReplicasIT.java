@@ -209,6 +209,13 @@ class ReplicasIT {
         String id = JSON.readTree(created.body()).get("id").asString();
         cell(ports[1], id, "y = 7"); // forwarded from b to a
         assertThat(cell(ports[1], id, "y").get("result").asString()).isEqualTo("7");
+        // a client that claims to be a forwarding replica gets no other replica's live session
+        HttpResponse<String> spoofed = HTTP.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + ports[1]
+                + "/v1/sessions/" + id + "/execute")).header("Content-Type", "application/json")
+                .header("X-Crucible-Forwarded-By", "a").POST(HttpRequest.BodyPublishers.ofString("{\"code\": \"y\"}"))
+                .build(), HttpResponse.BodyHandlers.ofString());
+        assertThat(spoofed.statusCode()).as(spoofed.body()).isEqualTo(404);
+        assertThat(cell(ports[0], id, "y").get("result").asString()).as("still a's").isEqualTo("7");
         a.process().destroyForcibly().waitFor();
         HttpResponse<String> lost = post(ports[1], "/v1/sessions/" + id + "/execute", "{\"code\": \"y\"}");
         assertThat(lost.statusCode()).as(lost.body()).isEqualTo(410);
