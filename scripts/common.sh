@@ -17,6 +17,16 @@ crucible_find_jdk() {
   CRUCIBLE_EXIT=3 crucible_die "no JDK 25 found (JAVA_HOME or /usr/lib/jvm); install one, e.g. apt-get install openjdk-25-jdk-headless or Temurin 25"
 }
 
+# Builds crucible-cli/target/crucible.jar with ./mvnw when it is missing or older than the sources under $1.
+crucible_build_jar() {
+  local root="$1" jar="$1/crucible-cli/target/crucible.jar"
+  if [ ! -f "$jar" ] || [ -n "$(find "$root" -path "$root/.git" -prune -o \( -name '*.java' -o -name 'pom.xml' -o -name '*.toml' \) \
+        -newer "$jar" -print -quit 2>/dev/null)" ]; then
+    echo "crucible: building (./mvnw package) ..." >&2
+    (cd "$root" && ./mvnw -B -ntp -q -DskipTests package >&2) || CRUCIBLE_EXIT=5 crucible_die "the build failed; see the output above"
+  fi
+}
+
 # bubblewrap, libseccomp and (as root) setpriv: installed with apt-get when root, else the exact command is printed.
 crucible_ensure_sandbox_tools() {
   local missing=()
@@ -35,7 +45,8 @@ crucible_ensure_sandbox_tools() {
 }
 
 # What only the tests use (a session's matplotlib figure; tmux, the terminal that presses Ctrl-C in the session
-# test): best effort, as root with apt-get; a test whose tool is missing says so and is skipped.
+# test; podman and the image tools for the container test): best effort, as root with apt-get; a test whose tool is
+# missing says so and is skipped.
 crucible_ensure_test_packages() {
   local missing=()
   /usr/bin/python3 -c 'import matplotlib' 2>/dev/null || missing+=(python3-matplotlib)
@@ -48,6 +59,8 @@ crucible_ensure_test_packages() {
   command -v getfattr >/dev/null 2>&1 || missing+=(attr)                   # no xattr survives unpacking
   /usr/bin/python3 -m pip --version >/dev/null 2>&1 || missing+=(python3-pip) # pip install through the egress proxy
   [ -x /usr/sbin/haproxy ] || missing+=(haproxy)                          # replicas behind a balancer (ReplicasIT)
+  command -v podman >/dev/null 2>&1 || missing+=(podman)                   # ContainerIT runs the image under podman
+  [ -x /usr/sbin/runc ] || missing+=(runc)     # crun 1.8 refuses hybrid cgroup hosts; ContainerIT uses runc there
   [ ${#missing[@]} -eq 0 ] && return 0
   if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "crucible: installing ${missing[*]} (for the tests)" >&2
@@ -65,4 +78,15 @@ crucible_ensure_node_packages() {
   echo "crucible: installing the npm test clients (clients/node-tests)" >&2
   (cd "$dir" && npm ci --no-audit --no-fund >&2) || echo "crucible: npm ci failed; the npm client tests will be skipped" >&2
   return 0
+}
+
+# The container test (crucible-cli ContainerIT: the image under podman, a few minutes cold) runs when what it needs is
+# here: root, podman, and the image build's mmdebstrap, umoci and skopeo. Exports CRUCIBLE_CONTAINER_IT=1 then.
+crucible_enable_container_test() {
+  local tool
+  [ "$(id -u)" -eq 0 ] || { echo "crucible: not root: the container test is skipped" >&2; return 0; }
+  for tool in podman mmdebstrap umoci skopeo; do
+    command -v "$tool" >/dev/null 2>&1 || { echo "crucible: no $tool: the container test is skipped" >&2; return 0; }
+  done
+  export CRUCIBLE_CONTAINER_IT="${CRUCIBLE_CONTAINER_IT:-1}"
 }

@@ -155,9 +155,12 @@ sealed interface Cgroups permits CgroupV1, CgroupV2, Cgroups.None {
      * @param fsType {@code cgroup} or {@code cgroup2}
      * @param controller the v1 controller that must be among the super options, or null for v2
      * @param groupPath the group path from /proc/self/cgroup, resolved against the mount's root
-     * @return the directory of that group, or null when not mounted
+     * @return the directory of that group, or null when not mounted; of several mounts on the hierarchy's first mount
+     *     point, the last (the one visible there: a container engine's read-only bind with a writable bind over it)
      */
     static Path groupDirectory(List<String> mountinfo, String fsType, String controller, String groupPath) {
+        Path found = null;
+        String foundPoint = null;
         for (String line : mountinfo) {
             String[] halves = line.split(" - ", 2);
             if (halves.length < 2) {
@@ -173,13 +176,17 @@ sealed interface Cgroups permits CgroupV1, CgroupV2, Cgroups.None {
             }
             String root = left[3];
             String mountPoint = left[4];
+            if (foundPoint != null && !foundPoint.equals(mountPoint)) {
+                continue;
+            }
             String relative = groupPath;
             if (!root.equals("/") && relative.startsWith(root)) {
                 relative = relative.substring(root.length());
             }
-            return Path.of(mountPoint, relative.isEmpty() ? "/" : relative).normalize();
+            foundPoint = mountPoint;
+            found = Path.of(mountPoint, relative.isEmpty() ? "/" : relative).normalize();
         }
-        return null;
+        return found;
     }
 
     static void write(Path file, String value) throws IOException {

@@ -1,6 +1,9 @@
 package dev.crucible.sandbox;
 
+import java.io.IOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Map;
 
 /**
@@ -37,15 +40,17 @@ public record SandboxConfig(
     }
 
     /**
-     * Defaults, whatever the environment: the work directory under {@code /dev/shm} (a tmpfs) when writable, else
+     * Defaults, whatever the environment: the work directory under {@code /dev/shm} (a tmpfs) when writable and not
+     * mounted {@code noexec} (container engines mount it so, and the launch helper is executed from there), else
      * {@code java.io.tmpdir}, {@code max(16, 4 × cores)} slots (running and warm-pool sandboxes both hold one), uids
      * from 61000 (below systemd's dynamic range 61184-65519 for up to 184 slots), 64 MiB files, 256 open files,
      * 64 MiB tmpfs, the launch helper, the self-test, cgroups tuned.
      */
     public static SandboxConfig defaults() {
+        Path shm = Path.of("/dev/shm");
         return new SandboxConfig(
-                java.nio.file.Files.isDirectory(Path.of("/dev/shm")) && java.nio.file.Files.isWritable(Path.of("/dev/shm"))
-                        ? Path.of("/dev/shm") : Path.of(System.getProperty("java.io.tmpdir")),
+                Files.isDirectory(shm) && Files.isWritable(shm) && !mountedNoexec(shm)
+                        ? shm : Path.of(System.getProperty("java.io.tmpdir")),
                 Math.max(16, 4 * Runtime.getRuntime().availableProcessors()),
                 61000,
                 64L * 1024 * 1024,
@@ -93,4 +98,34 @@ public record SandboxConfig(
         return new SandboxConfig(workParent, slots, slotUidBase, fileSizeBytes, openFiles, tmpfsBytes, launchHelper, on, tuneCgroups);
     }
 
+    /** Whether {@code dir} lies on a mount with {@code noexec}, by this process's mountinfo; false when unreadable. */
+    static boolean mountedNoexec(Path dir) {
+        try {
+            return noexec(Files.readAllLines(Path.of("/proc/self/mountinfo")), dir);
+        } catch (IOException e) {
+            return false;
+        }
+    }
+
+    /**
+     * Whether the mount that holds {@code dir} (the last-mounted of the longest mount points above it) is {@code
+     * noexec}, from {@code /proc/self/mountinfo} lines (field 5 the mount point, field 6 the per-mount options).
+     */
+    static boolean noexec(List<String> mountinfo, Path dir) {
+        Path target = dir.toAbsolutePath().normalize();
+        Path best = null;
+        boolean noexec = false;
+        for (String line : mountinfo) {
+            String[] f = line.split(" ");
+            if (f.length < 6) {
+                continue;
+            }
+            Path point = Path.of(f[4].replace("\\040", " "));
+            if (target.startsWith(point) && (best == null || point.getNameCount() >= best.getNameCount())) {
+                best = point;
+                noexec = List.of(f[5].split(",")).contains("noexec");
+            }
+        }
+        return noexec;
+    }
 }

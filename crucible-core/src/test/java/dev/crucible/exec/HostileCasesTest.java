@@ -30,11 +30,12 @@ import tools.jackson.databind.json.JsonMapper;
  * {@code expect} asks for (encoded in {@code hostile/expectations.json}), no leak of the canary variable, no
  * connection to the host's listeners, nothing left behind, and the next request served.
  */
-class HostileCasesTest {
+public class HostileCasesTest {
     static final JsonMapper JSON = JsonMapper.builder().build();
     static final String CANARY = System.getenv("SERVER_API_TOKEN");
 
-    static JsonNode resource(String name) throws IOException {
+    /** One file of {@code hostile/} (the catalogues and their expectations), parsed. */
+    public static JsonNode resource(String name) throws IOException {
         try (InputStream in = HostileCasesTest.class.getResourceAsStream("/hostile/" + name)) {
             return JSON.readTree(in);
         }
@@ -48,7 +49,8 @@ class HostileCasesTest {
         return all;
     }
 
-    static Stream<Arguments> cases() throws IOException {
+    /** Every executable case (id, case, expectation), for any harness that runs them (the container's too). */
+    public static Stream<Arguments> cases() throws IOException {
         JsonNode expectations = resource("expectations.json");
         List<Arguments> out = new ArrayList<>();
         for (JsonNode c : catalogue()) {
@@ -126,7 +128,8 @@ class HostileCasesTest {
         }
     }
 
-    static void check(JsonNode expect, ExecuteResult r, String describe) {
+    /** Asserts that {@code r} is what {@code expect} asks for and carries no canary; {@code describe} for failures. */
+    public static void check(JsonNode expect, ExecuteResult r, String describe) {
         List<String> statuses = new ArrayList<>();
         expect.get("status").forEach(s -> statuses.add(s.asString()));
         assertThat(r.status().wireName()).as(describe).isIn(statuses);
@@ -178,7 +181,7 @@ class HostileCasesTest {
         }
     }
 
-    static String abbreviate(String s) {
+    public static String abbreviate(String s) {
         return s.length() > 600 ? s.substring(0, 600) + "…(" + s.length() + " chars)" : s;
     }
 

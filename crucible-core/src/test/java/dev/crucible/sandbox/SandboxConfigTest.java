@@ -3,6 +3,8 @@ package dev.crucible.sandbox;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.nio.file.Path;
+import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
@@ -27,5 +29,23 @@ class SandboxConfigTest {
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("CRUCIBLE_SLOT_UID_BASE");
         assertThatThrownBy(() -> SandboxConfig.fromEnvironment(Map.of("CRUCIBLE_SLOT_UID_BASE", "0")))
                 .isInstanceOf(IllegalArgumentException.class).hasMessageContaining("system uids");
+    }
+
+    /** Container engines mount /dev/shm noexec: the work directory (the launch helper runs from it) goes elsewhere. */
+    @Test
+    void aNoexecMountIsFoundByTheLongestMountPointAbove() {
+        List<String> mountinfo = List.of(
+                "1 0 0:1 / / rw,relatime - overlay overlay rw",
+                "2 1 0:2 / /dev rw,nosuid - tmpfs tmpfs rw",
+                "3 2 0:3 / /dev/shm rw,nosuid,nodev,noexec,relatime - tmpfs shm rw,size=65536k",
+                "4 1 0:4 / /tmp rw,nosuid,nodev - tmpfs tmpfs rw");
+        assertThat(SandboxConfig.noexec(mountinfo, Path.of("/dev/shm"))).isTrue();
+        assertThat(SandboxConfig.noexec(mountinfo, Path.of("/dev/shm/crucible-1"))).isTrue();
+        assertThat(SandboxConfig.noexec(mountinfo, Path.of("/dev/shmem"))).isFalse();
+        assertThat(SandboxConfig.noexec(mountinfo, Path.of("/tmp"))).isFalse();
+        // a later mount over the same point wins
+        List<String> remounted = new java.util.ArrayList<>(mountinfo);
+        remounted.add("5 2 0:5 / /dev/shm rw,nosuid,nodev - tmpfs tmpfs rw");
+        assertThat(SandboxConfig.noexec(remounted, Path.of("/dev/shm"))).isFalse();
     }
 }

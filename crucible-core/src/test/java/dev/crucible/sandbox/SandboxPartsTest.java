@@ -71,6 +71,20 @@ class SandboxPartsTest {
     }
 
     /**
+     * In a container on cgroup v1 the engine binds the container's own group read-only; a writable bind of its parent
+     * over it (deploy/podman) is the mount that is visible there, so the group is resolved against that one.
+     */
+    @Test
+    void aLaterMountOnTheSameMountPointHidesTheEarlierOne() {
+        List<String> mountinfo = List.of(
+                "170 166 0:32 /p/libpod-1 /sys/fs/cgroup/memory ro,nosuid - cgroup cgroup rw,memory",
+                "171 166 0:33 /p/libpod-1 /mnt/elsewhere ro - cgroup cgroup rw,memory",
+                "178 170 0:32 /p /sys/fs/cgroup/memory rw,relatime - cgroup cgroup rw,memory");
+        assertThat(Cgroups.groupDirectory(mountinfo, "cgroup", "memory", "/p/libpod-1"))
+                .isEqualTo(Path.of("/sys/fs/cgroup/memory/libpod-1"));
+    }
+
+    /**
      * cgroup v2 cannot be mounted usefully on this cgroup-v1 machine, so its driver is checked against a directory
      * laid out like a delegated v2 group: the files it writes and the counters it reads.
      */

@@ -1,0 +1,168 @@
+package dev.crucible.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.crucible.exec.ExecuteResult;
+import dev.crucible.exec.HostileCasesTest;
+import java.io.IOException;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Set;
+import java.util.TreeSet;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+import tools.jackson.databind.DeserializationFeature;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+import tools.jackson.databind.node.ObjectNode;
+
+/**
+ * The container image under Podman with exactly the README's security settings: every case of the hostile catalogue
+ * through {@code POST /v1/execute} gets the outcome the host's sandbox gets, and every route of the server answers a
+ * minimal valid request. Runs when {@code CRUCIBLE_CONTAINER_IT=1} (./run-tests sets it when the tools are installed):
+ * a cold image build takes a few minutes.
+ */
+class ContainerIT {
+    static final JsonMapper JSON = JsonMapper.builder().disable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES).build();
+    static PodmanContainer container;
+
+    @BeforeAll
+    static void start() throws Exception {
+        container = PodmanContainer.start(CliIT.JAR);
+    }
+
+    @AfterAll
+    static void stop() throws Exception {
+        if (container != null) {
+            container.close();
+        }
+    }
+
+    static Stream<Arguments> cases() throws IOException {
+        return HostileCasesTest.cases();
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("cases")
+    void hostileCaseGetsItsExpectedOutcomeInTheContainer(String id, JsonNode c, JsonNode expect) throws Exception {
+        try (InContainerListener listener = InContainerListener.open(container, expect.path("listener").asString(""))) {
+            ObjectNode body = JSON.createObjectNode().put("language", c.get("language").asString())
+                    .put("code", c.get("code").asString().replace("{HOST_PORT}", Integer.toString(listener.port())));
+            if (expect.has("limits")) {
+                body.set("limits", expect.get("limits"));
+            }
+            ExecuteResult result = execute(body.toString());
+            if (expect.path("run_twice").asBoolean(false)) {
+                assertThat(result.status().wireName()).isEqualTo("ok");
+                result = execute(body.toString());
+            }
+            String describe = id + " (in the container) -> " + result.status() + " exit=" + result.exitCode()
+                    + " signal=" + result.signal() + "\nstdout: " + HostileCasesTest.abbreviate(result.stdout())
+                    + "\nstderr: " + HostileCasesTest.abbreviate(result.stderr()) + "\nmessage: " + result.message();
+            HostileCasesTest.check(expect, result, describe);
+            assertThat(listener.connections()).as("connections to the container's listener\n" + describe).isZero();
+        }
+        assertThat(execute("{\"language\": \"python\", \"code\": \"print('alive')\"}").stdout())
+                .as("the next request is served").isEqualTo("alive\n");
+    }
+
+    static ExecuteResult execute(String body) throws Exception {
+        HttpResponse<String> r = container.send("POST", "/v1/execute", body);
+        assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
+        return JSON.readValue(r.body(), ExecuteResult.class);
+    }
+
+    /**
+     * Every operation of the container's own openapi.json is called once with a minimal valid request and answers as
+     * documented; MCP's initialize too (a servlet, outside the table). A route added without a line here fails.
+     */
+    @Test
+    void everyRouteAnswersAMinimalValidRequest() throws Exception {
+        Set<String> called = new TreeSet<>();
+        JsonNode openapi = JSON.readTree(expect(called, "GET", "/openapi.json", null, 200).body());
+        assertThat(expect(called, "GET", "/healthz", null, 200).body()).contains("\"status\":\"ok\"");
+        assertThat(expect(called, "GET", "/metrics", null, 200).body()).contains("crucible_");
+        JsonNode runtimes = JSON.readTree(expect(called, "GET", "/v1/runtimes", null, 200).body());
+        assertThat(runtimes.findValuesAsString("language")).containsExactlyInAnyOrder("python", "javascript", "bash", "c",
+                "cpp", "java");
+        runtimes.forEach(r -> assertThat(r.get("available").asBoolean()).as(r.toString()).isTrue());
+        assertThat(expect(called, "POST", "/v1/execute", "{\"language\": \"java\", \"code\": "
+                + "\"class Main { public static void main(String[] a) { System.out.println(6 * 7); } }\"}", 200).body())
+                .contains("\"stdout\":\"42\\n\"");
+
+        String id = JSON.readTree(expect(called, "POST", "/v1/sessions", "{}", 201).body()).get("id").asString();
+        String s = "/v1/sessions/" + id;
+        assertThat(expect(called, "GET", "/v1/sessions", null, 200).body()).contains(id);
+        expect(called, "GET", s, null, 200);
+        assertThat(expect(called, "POST", s + "/execute", "{\"code\": \"x = 6 * 7\\nx\"}", 200).body())
+                .contains("\"result\":\"42\"");
+        expect(called, "POST", s + "/interrupt", null, 200);
+        expect(called, "POST", s + "/restart", null, 200);
+        expect(called, "POST", s + "/network", "{\"allow\": []}", 200);
+        expect(called, "PUT", s + "/files/up/a.bin", new byte[] {0, 1, 2, (byte) 255}, 201);
+        assertThat(expect(called, "GET", s + "/files", null, 200).body()).contains("\"path\":\"up\"");
+        assertThat(expect(called, "GET", s + "/files/up/a.bin", null, 200).body().getBytes(StandardCharsets.ISO_8859_1))
+                .hasSize(4);
+        expect(called, "DELETE", s + "/files/up/a.bin", null, 200);
+        expect(called, "DELETE", s, null, 200);
+
+        assertThat(expect(called, "POST", "/v1/evaluate", "{\"language\": \"python\", \"code\": \"print(int(input()) * 2)\","
+                + " \"testcases\": [{\"stdin\": \"21\", \"expect\": \"42\"}]}", 200).body()).contains("\"passed\":1");
+        String item = "{\"messages\": [{\"role\": \"user\", \"content\": \"Print 6*7. Expected output: 42\"},"
+                + " {\"role\": \"assistant\", \"content\": \"```python\\nprint(6 * 7)\\n```\"}]}";
+        assertThat(expect(called, "POST", "/v1/reward", item, 200).body()).contains("\"score\":1.0");
+        expect(called, "POST", "/v1/reward/batch", "{\"items\": [" + item + "]}", 200);
+        assertThat(expect(called, "GET", "/api/v2/runtimes", null, 200).body()).contains("python");
+        assertThat(expect(called, "POST", "/api/v2/execute", "{\"language\": \"python\", \"version\": \"*\","
+                + " \"files\": [{\"content\": \"print(1)\"}]}", 200).body()).contains("\"stdout\":\"1\\n\"");
+        assertThat(expect(called, "POST", "/run_code", "{\"code\": \"print(1)\", \"language\": \"python\"}", 200).body())
+                .contains("\"status\":\"Success\"");
+        assertThat(expect(called, "POST", "/replit/eval", "{\"code\": \"print('hi')\"}", 200).body()).isEqualTo("hi\n");
+        assertThat(expect(called, "GET", "/v1/tools", null, 200).body()).contains("run_code");
+        assertThat(expect(called, "POST", "/v1/tools/call",
+                "{\"name\": \"run_code\", \"arguments\": \"{\\\"code\\\": \\\"print(5)\\\"}\"}", 200).body())
+                .contains("\"text\":\"5\\n\"");
+        HttpResponse<String> mcp = container.send("POST", "/mcp", "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\","
+                + "\"params\":{\"protocolVersion\":\"2025-06-18\",\"capabilities\":{},\"clientInfo\":{\"name\":\"it\",\"version\":\"1\"}}}",
+                "Accept", "application/json, text/event-stream");
+        assertThat(mcp.statusCode()).as(mcp.body()).isEqualTo(200);
+        assertThat(mcp.body()).contains("\"serverInfo\"");
+
+        Set<String> documented = new TreeSet<>();
+        openapi.get("paths").properties().forEach(p -> p.getValue().propertyNames().forEach(m -> {
+            if (Set.of("get", "post", "put", "delete").contains(m)) {
+                documented.add(m.toUpperCase() + " " + p.getKey());
+            }
+        }));
+        assertThat(called).isEqualTo(documented);
+    }
+
+    /** Sends a request, checks its status, and notes the operation it called (path parameters put back). */
+    private static HttpResponse<String> expect(Set<String> called, String method, String path, Object body, int status)
+            throws Exception {
+        HttpResponse<String> r = container.send(method, path, body);
+        assertThat(r.statusCode()).as(method + " " + path + " -> " + r.body()).isEqualTo(status);
+        called.add(method + " " + path.replaceFirst("^/v1/sessions/[0-9a-f]{32}", "/v1/sessions/{id}")
+                .replaceFirst("/files/.+$", "/files/{path}"));
+        return r;
+    }
+
+    /** The README states exactly the settings this test runs with. */
+    @Test
+    void theReadmeStatesTheseSettings() throws IOException {
+        String readme = Files.readString(PodmanContainer.ROOT.resolve("README.md"));
+        List<String> flags = new ArrayList<>(PodmanContainer.security(false));
+        flags.addAll(PodmanContainer.security(true));
+        for (int i = 0; i + 1 < flags.size(); i += 2) {
+            assertThat(readme).as("README, Running in a container").contains(flags.get(i) + " " + flags.get(i + 1));
+        }
+    }
+}
