@@ -202,6 +202,26 @@ class KubernetesManifestsTest {
     }
 
     @Test
+    void theSecurityContextIsWhatTheContainerTestProvedUnderPodman() throws Exception {
+        List<String> podman = PodmanContainer.security(false);
+        String capabilities = podman.get(podman.indexOf("--cap-add") + 1);
+        JsonNode base = container(rendered("."));
+        assertThat(base.at("/securityContext/capabilities/add").valueStream().map(JsonNode::asString))
+                .containsExactlyInAnyOrder(capabilities.split(","));
+        assertThat(base.at("/securityContext/capabilities/drop/0").asString()).isEqualTo("ALL");
+        assertThat(base.at("/securityContext/privileged").asBoolean()).isFalse();
+        assertThat(base.at("/securityContext/allowPrivilegeEscalation").asBoolean()).as("no-new-privileges").isFalse();
+        assertThat(base.at("/securityContext/procMount").asString()).as("unmask=/proc/*").isEqualTo("Unmasked");
+        JsonNode pod = rendered(".").object("StatefulSet", "crucible").at("/spec/template/spec");
+        assertThat(pod.get("hostUsers").asBoolean()).as("--uidmap: a user namespace per pod").isFalse();
+        assertThat(pod.at("/securityContext/seccompProfile/type").asString()).isEqualTo("Localhost");
+        assertThat(podman).contains("seccomp=deploy/podman/" + pod.at("/securityContext/seccompProfile/localhostProfile")
+                .asString());
+        assertThat(container(rendered("examples/egress")).at("/securityContext/capabilities/add").valueStream()
+                .map(JsonNode::asString)).as("egress makes namespaces").contains("SYS_ADMIN", "NET_ADMIN");
+    }
+
+    @Test
     void theEgressComponentOpensPort443AndHandsTheServerItsAllowlist() throws Exception {
         Rendered r = rendered("examples/egress");
         List<JsonNode> added = r.object("NetworkPolicy", "crucible").at("/spec/egress").valueStream()
