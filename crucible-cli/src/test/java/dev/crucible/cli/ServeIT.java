@@ -27,9 +27,14 @@ class ServeIT {
     record Served(Process process, int port, List<String> stderr) {}
 
     static Served serve(Path dataDir, String... extra) throws Exception {
+        return serve(dataDir, 0, extra);
+    }
+
+    /** On {@code port} (0: a free one). */
+    static Served serve(Path dataDir, int port, String... extra) throws Exception {
         List<String> argv = new java.util.ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
-                "--enable-native-access=ALL-UNNAMED", "-jar", CliIT.JAR.toAbsolutePath().toString(), "serve", "--port", "0",
-                "--data-dir", dataDir.toString()));
+                "--enable-native-access=ALL-UNNAMED", "-jar", CliIT.JAR.toAbsolutePath().toString(), "serve", "--port",
+                String.valueOf(port), "--data-dir", dataDir.toString()));
         argv.addAll(List.of(extra));
         Process p = new ProcessBuilder(argv).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
         BufferedReader err = new BufferedReader(new InputStreamReader(p.getErrorStream(), StandardCharsets.UTF_8));
