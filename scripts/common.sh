@@ -47,6 +47,7 @@ crucible_ensure_test_packages() {
   command -v mmdebstrap >/dev/null 2>&1 || missing+=(mmdebstrap)           # a Debian image with Python for the run tests
   command -v getfattr >/dev/null 2>&1 || missing+=(attr)                   # no xattr survives unpacking
   /usr/bin/python3 -m pip --version >/dev/null 2>&1 || missing+=(python3-pip) # pip install through the egress proxy
+  [ -x /usr/sbin/haproxy ] || missing+=(haproxy)                          # replicas behind a balancer (ReplicasIT)
   [ ${#missing[@]} -eq 0 ] && return 0
   if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "crucible: installing ${missing[*]} (for the tests)" >&2
