@@ -24,6 +24,7 @@ balancer_port=$((base_port + 10))
 pids=()
 haproxy_pid=""
 cleanup() {
+  set +e # a stopped process's status must not end the clean-up half-way
   [ -n "$haproxy_pid" ] && kill "$haproxy_pid" 2>/dev/null && wait "$haproxy_pid" 2>/dev/null
   for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null || true; done
   for pid in "${pids[@]}"; do wait "$pid" 2>/dev/null || true; done
@@ -46,7 +47,7 @@ serve_args=(--pool python=2,javascript=0)
 [ -n "$max_concurrent" ] && serve_args+=(--max-concurrent "$max_concurrent")
 for i in 0 1 2; do
   mkdir -p "$work/replica-$i"
-  "$root/crucible" serve --port $((base_port + i)) --data-dir "$work/replica-$i" "${serve_args[@]}" 2>"$work/replica-$i.log" &
+  "$root/crucible" serve --port $((base_port + i)) --data-dir "$work/replica-$i" "${serve_args[@]}" >/dev/null 2>"$work/replica-$i.log" &
   pids+=($!)
 done
 for i in 0 1 2; do
@@ -67,7 +68,7 @@ balance() { # N: HAProxy over the first N replicas
     printf '    default-server inter 500ms fall 2 rise 1\n'
     for i in $(seq 0 $(($1 - 1))); do printf '    server r%d 127.0.0.1:%d check\n' "$i" $((base_port + i)); done
   } > "$work/haproxy.cfg"
-  "$haproxy_bin" -db -f "$work/haproxy.cfg" >"$work/haproxy.log" 2>&1 &
+  "$haproxy_bin" -db -f "$work/haproxy.cfg" >"$work/haproxy.log" 2>&1 </dev/null &
   haproxy_pid=$!
   until curl -sf -o /dev/null "http://127.0.0.1:$balancer_port/healthz"; do sleep 0.1; done
   sleep 1 # every server's first check
