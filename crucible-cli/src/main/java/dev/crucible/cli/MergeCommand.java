@@ -18,9 +18,10 @@ import picocli.CommandLine.Spec;
 
 /** {@code crucible eval merge OUT IN…}: shards' results files as one, with the pass@k of a single run. */
 @Command(name = "merge", mixinStandardHelpOptions = true,
-        description = {"Merge the --out files of a dataset run's shards (eval dataset --shard I/N) into OUT and print",
-            "the summary with pass@k, exactly as one run of all the samples gives it. Refuses a sample twice in a file",
-            "or with two verdicts; with --format and --problems (and --samples) also a missing or unknown sample."})
+        description = {"Merge the --out files of a dataset run's shards (eval dataset --shard I/N) into OUT.",
+            "Prints the summary with pass@k exactly as one run of all the samples gives it.",
+            "Refuses a sample twice in a file or with two verdicts (exit 84); with --format and",
+            "--problems (and --samples) also a missing or an unknown sample."})
 final class MergeCommand implements Callable<Integer> {
     @Spec
     CommandSpec spec;

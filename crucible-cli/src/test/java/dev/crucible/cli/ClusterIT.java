@@ -246,6 +246,8 @@ class ClusterIT {
             assertThat(clients[i].waitFor(180, TimeUnit.SECONDS)).isTrue();
             assertThat(clients[i].exitValue()).as(stderrOf(parts[i])).isZero();
             assertThat(summaryOf(parts[i]).get("shard").asString()).isEqualTo(i + "/2");
+            // sent again: refusals only (a draining replica's 503, a full queue's 429), never a request cut in flight
+            assertThat(stderrOf(parts[i])).doesNotContain("io=").doesNotContain("http 502").doesNotContain("timeout=");
         }
 
         Path merged = dir.resolve("merged.jsonl");

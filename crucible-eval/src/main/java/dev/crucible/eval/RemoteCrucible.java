@@ -77,6 +77,10 @@ public final class RemoteCrucible implements Sandboxes {
             return new Options(url, token, attempts, firstBackoff, maxBackoff, healthEvery, n);
         }
 
+        public Options withHealthEvery(Duration every) {
+            return new Options(url, token, attempts, firstBackoff, maxBackoff, every, maxConcurrency);
+        }
+
         public Options withBackoff(Duration first, Duration max) {
             return new Options(url, token, attempts, first, max, healthEvery, maxConcurrency);
         }

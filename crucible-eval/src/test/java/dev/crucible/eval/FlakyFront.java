@@ -30,12 +30,14 @@ final class FlakyFront implements AutoCloseable {
     /** How many times each program (by its body) reached a sandbox. */
     final Map<String, AtomicInteger> runs = new ConcurrentHashMap<>();
     final AtomicInteger requests = new AtomicInteger();
+    /** What /healthz answers. */
+    volatile String health = "{\"status\":\"ok\",\"max_running\":3,\"max_queued\":3}";
 
     FlakyFront(Judge judge) throws IOException {
         this.judge = judge;
         this.server = HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0);
         server.setExecutor(Executors.newVirtualThreadPerTaskExecutor());
-        server.createContext("/healthz", ex -> answer(ex, 200, "{\"status\":\"ok\",\"max_running\":3,\"max_queued\":3}"));
+        server.createContext("/healthz", ex -> answer(ex, 200, health));
         server.createContext("/v1/runtimes", ex -> answer(ex, 200, "[]"));
         server.createContext("/v1/", this::judge);
         server.start();

@@ -146,6 +146,24 @@ class RemoteDatasetRunTest {
     }
 
     @Test
+    void concurrencyFollowsWhatHealthzSaysAndTheCap() throws Exception {
+        RemoteCrucible.Options o = RemoteCrucible.Options.of(front.url(), null).withHealthEvery(Duration.ofMillis(1));
+        RemoteCrucible remote = RemoteCrucible.connect(o);
+        RemoteCrucible capped = RemoteCrucible.connect(o.withMaxConcurrency(8));
+        assertThat(remote.concurrency()).isEqualTo(6); // max_running 3 + max_queued 3
+        front.health = "{\"status\":\"ok\",\"max_running\":5,\"max_queued\":10}";
+        try {
+            for (int i = 0; i < 500 && (remote.concurrency() != 15 || capped.concurrency() != 8); i++) {
+                Thread.sleep(10); // read again in the background
+            }
+            assertThat(remote.concurrency()).isEqualTo(15);
+            assertThat(capped.concurrency()).isEqualTo(8);
+        } finally {
+            front.health = "{\"status\":\"ok\",\"max_running\":3,\"max_queued\":3}";
+        }
+    }
+
+    @Test
     void stdioProblemsAreJudgedThroughEvaluateWithTheLocalVerdicts(@TempDir Path dir) throws Exception {
         Path problems = dir.resolve("stdio.jsonl");
         Files.write(problems, Files.readAllLines(DatasetRunTest.data("codecontests_300_stdio.jsonl")).subList(0, 12));
