@@ -110,7 +110,7 @@ class ClusterIT {
         Path data = dir.resolve("replica-" + i);
         Files.createDirectories(data);
         data.toFile().setExecutable(true, false);
-        return ServeIT.serve(data, port, "--pool", "python=2,javascript=0");
+        return ServeIT.serveOn(port, data, "--pool", "python=2,javascript=0");
     }
 
     static int startHaproxy() throws Exception {

@@ -27,20 +27,22 @@ class ServeIT {
     record Served(Process process, int port, List<String> stderr) {}
 
     static Served serve(Path dataDir, String... extra) throws Exception {
-        return serve(dataDir, 0, extra);
+        return serveOn(0, dataDir, extra);
     }
 
-    /** On {@code port} (0: a free one). */
-    static Served serve(Path dataDir, int port, String... extra) throws Exception {
+    /** As {@link #serve}, on {@code port} (0: a free one). */
+    static Served serveOn(int port, Path dataDir, String... extra) throws Exception {
         List<String> argv = new java.util.ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                 "--enable-native-access=ALL-UNNAMED", "-jar", CliIT.JAR.toAbsolutePath().toString(), "serve", "--port",
-                String.valueOf(port), "--data-dir", dataDir.toString()));
+                Integer.toString(port), "--data-dir", dataDir.toString()));
         argv.addAll(List.of(extra));
         Process p = new ProcessBuilder(argv).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
         BufferedReader err = new BufferedReader(new InputStreamReader(p.getErrorStream(), StandardCharsets.UTF_8));
         Pattern serving = Pattern.compile("serving on http://127\\.0\\.0\\.1:(\\d+) \\(started in \\d+ ms");
         String line;
+        List<String> before = new java.util.ArrayList<>();
         while ((line = err.readLine()) != null) {
+            before.add(line);
             Matcher m = serving.matcher(line);
             if (m.find()) {
                 List<String> rest = java.util.Collections.synchronizedList(new java.util.ArrayList<>());
@@ -49,7 +51,7 @@ class ServeIT {
                 return new Served(p, Integer.parseInt(m.group(1)), rest);
             }
         }
-        throw new AssertionError("the server did not start; exit " + p.waitFor());
+        throw new AssertionError("the server did not start; exit " + p.waitFor() + ": " + String.join("\n", before));
     }
 
     static HttpResponse<String> post(int port, String body) throws Exception {
