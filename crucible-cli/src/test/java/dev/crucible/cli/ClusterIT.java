@@ -1,0 +1,275 @@
+package dev.crucible.cli;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import java.io.IOException;
+import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.TreeMap;
+import java.util.concurrent.TimeUnit;
+import java.util.zip.GZIPInputStream;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.MethodOrderer;
+import org.junit.jupiter.api.Order;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestMethodOrder;
+import org.junit.jupiter.api.io.TempDir;
+import tools.jackson.databind.JsonNode;
+
+/**
+ * Batch over a cluster, with real parts: three {@code crucible serve} replicas on loopback (each its own data dir and,
+ * by UidLease, its own sandbox uids) behind a real HAProxy (roundrobin, health check on /healthz), and {@code crucible
+ * eval dataset --url} as a user runs it. 2,000 HumanEval samples (canonical solutions and wrong ones) give exactly the
+ * results of one local run — through a {@code kill -9} of a replica, and through a SIGTERM'd replica's drain with the
+ * run split in shards and merged.
+ */
+@TestMethodOrder(MethodOrderer.OrderAnnotation.class)
+class ClusterIT {
+    static final int SAMPLES = 2000;
+    static final String[] WRONG = {"    return None\n", "    raise ValueError('wrong on purpose')\n",
+        "    import sys\n    sys.exit(0)\n"};
+
+    @TempDir
+    static Path dir;
+    static Path problems;
+    static Path samples;
+    static Map<String, String> reference;
+    static JsonNode referenceSummary;
+    static final ServeIT.Served[] replicas = new ServeIT.Served[3];
+    static final int[] ports = new int[3];
+    static Process haproxy;
+    static String balancer;
+
+    @BeforeAll
+    static void start() throws Exception {
+        Assumptions.assumeTrue(Files.isExecutable(Path.of("/usr/sbin/haproxy")),
+                "haproxy is not installed (apt-get install haproxy; scripts/common.sh does it for the tests)");
+        dir.toFile().setExecutable(true, false); // the replicas' data dirs below it are searched by sandbox uids
+        problems = EvalIT.resource("HumanEval.jsonl.gz");
+        samples = writeSamples(dir.resolve("samples.jsonl"));
+        // the reference: one local run of the same samples, before any replica takes the cores; batch isolation gives
+        // the verdicts of a sandbox per sample (DatasetRunTest) in half the time
+        CliIT.Outcome local = CliIT.crucible(dir, "eval", "dataset", "--format", "humaneval", "--problems",
+                problems.toString(), "--samples", samples.toString(), "--k", "1,10", "--out", "local.jsonl",
+                "--isolation", "batch");
+        assertThat(local.exit()).as(local.stderr()).isZero();
+        referenceSummary = EvalIT.JSON.readTree(local.stdout()).get("summary");
+        reference = verdicts(dir.resolve("local.jsonl"));
+        assertThat(reference).hasSize(SAMPLES);
+        assertThat(referenceSummary.get("passed").asInt()).isBetween(1000, 1700);
+        assertThat(referenceSummary.get("pass_at_k").get("pass@10").asDouble()).isLessThan(1.0);
+        for (int i = 0; i < 3; i++) {
+            replicas[i] = replica(i, 0);
+            ports[i] = replicas[i].port();
+        }
+        balancer = "http://127.0.0.1:" + startHaproxy();
+    }
+
+    @AfterAll
+    static void stop() throws Exception {
+        if (haproxy != null) {
+            haproxy.destroy();
+            haproxy.waitFor(10, TimeUnit.SECONDS);
+        }
+        for (ServeIT.Served r : replicas) {
+            if (r != null && r.process().isAlive()) {
+                r.process().toHandle().destroy();
+                r.process().waitFor(30, TimeUnit.SECONDS);
+            }
+        }
+    }
+
+    /** The 164 problems in turn; a problem's sample is its canonical solution or one of three wrong ones. */
+    static Path writeSamples(Path file) throws IOException {
+        List<JsonNode> ps = new ArrayList<>();
+        try (var in = new GZIPInputStream(Files.newInputStream(problems))) {
+            for (String line : new String(in.readAllBytes(), StandardCharsets.UTF_8).split("\n")) {
+                ps.add(EvalIT.JSON.readTree(line));
+            }
+        }
+        List<String> lines = new ArrayList<>();
+        for (int i = 0; i < SAMPLES; i++) {
+            int p = i % ps.size();
+            int j = i / ps.size();
+            boolean right = p % 9 != 4 && (p % 4 == 0 ? j == 0 : (p * 7 + j * 3) % 5 != 0);
+            lines.add(EvalIT.JSON.writeValueAsString(Map.of("task_id", ps.get(p).get("task_id").asString(),
+                    "completion", right ? ps.get(p).get("canonical_solution").asString() : WRONG[i % 3])));
+        }
+        Files.write(file, lines);
+        return file;
+    }
+
+    static ServeIT.Served replica(int i, int port) throws Exception {
+        Path data = dir.resolve("replica-" + i);
+        Files.createDirectories(data);
+        data.toFile().setExecutable(true, false);
+        return ServeIT.serveOn(port, data, "--pool", "python=2,javascript=0");
+    }
+
+    static int startHaproxy() throws Exception {
+        int port;
+        try (ServerSocket s = new ServerSocket(0)) {
+            port = s.getLocalPort();
+        }
+        StringBuilder cfg = new StringBuilder("""
+                global
+                    maxconn 2000
+                defaults
+                    mode http
+                    timeout connect 2s
+                    timeout client 120s
+                    timeout server 120s
+                    retries 2
+                    option redispatch
+                frontend batch
+                    bind 127.0.0.1:%d
+                    default_backend crucible
+                backend crucible
+                    balance roundrobin
+                    option httpchk
+                    # a replica on loopback takes only a loopback Host (DNS rebinding): name it
+                    http-check send meth GET uri /healthz ver HTTP/1.1 hdr Host 127.0.0.1
+                    http-check expect status 200
+                    timeout check 2s
+                    default-server inter 250ms fall 2 rise 2
+                """.formatted(port));
+        for (int i = 0; i < 3; i++) {
+            cfg.append("    server r").append(i).append(" 127.0.0.1:").append(ports[i]).append(" check\n");
+        }
+        Path file = dir.resolve("haproxy.cfg");
+        Files.writeString(file, cfg);
+        haproxy = new ProcessBuilder("/usr/sbin/haproxy", "-db", "-f", file.toString())
+                .redirectErrorStream(true).redirectOutput(dir.resolve("haproxy.log").toFile()).start();
+        for (int i = 0; i < 200 && !healthy(port); i++) {
+            Thread.sleep(50);
+        }
+        assertThat(healthy(port)).as("haproxy answers /healthz: " + Files.readString(dir.resolve("haproxy.log"))).isTrue();
+        return port;
+    }
+
+    static boolean healthy(int port) {
+        try {
+            return ServeIT.get(port, "/healthz").statusCode() == 200;
+        } catch (Exception e) {
+            return false;
+        }
+    }
+
+    /** {@code crucible eval dataset} as a user starts it, stderr to a file. */
+    static Process evalDataset(Path out, String... extra) throws IOException {
+        List<String> argv = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "--enable-native-access=ALL-UNNAMED", "-jar", CliIT.JAR.toAbsolutePath().toString(), "eval", "dataset",
+                "--format", "humaneval", "--problems", problems.toString(), "--samples", samples.toString(),
+                "--k", "1,10", "--out", out.toString(), "--url", balancer));
+        argv.addAll(List.of(extra));
+        return new ProcessBuilder(argv).directory(dir.toFile())
+                .redirectOutput(out.resolveSibling(out.getFileName() + ".stdout").toFile())
+                .redirectError(out.resolveSibling(out.getFileName() + ".stderr").toFile()).start();
+    }
+
+    static String stderrOf(Path out) throws IOException {
+        return Files.readString(out.resolveSibling(out.getFileName() + ".stderr"));
+    }
+
+    static JsonNode summaryOf(Path out) throws IOException {
+        return EvalIT.JSON.readTree(Files.readString(out.resolveSibling(out.getFileName() + ".stdout"))).get("summary");
+    }
+
+    static void awaitLines(Path out, int lines, Process client) throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
+        while ((!Files.exists(out) || Files.readAllLines(out).size() < lines) && client.isAlive()
+                && System.nanoTime() < deadline) {
+            Thread.sleep(20);
+        }
+    }
+
+    /** task#sample → "passed status result" of every sample line (each parses: no line is cut). */
+    static Map<String, String> verdicts(Path out) throws Exception {
+        Map<String, String> v = new TreeMap<>();
+        for (JsonNode n : EvalIT.sampleLines(out)) {
+            String previous = v.put(n.get("task_id").asString() + "#" + n.get("sample").asInt(), n.get("passed").asBoolean()
+                    + " " + n.get("status").asString() + " " + n.get("result").asString());
+            assertThat(previous).as("each sample is written once").isNull();
+        }
+        return v;
+    }
+
+    @Test
+    @Order(1)
+    void aReplicaKilledWithDashNineLosesNoSampleAndCountsNoneTwice() throws Exception {
+        Path out = dir.resolve("cluster.jsonl");
+        Process client = evalDataset(out);
+        awaitLines(out, SAMPLES / 4, client);
+        long running = EvalIT.JSON.readTree(ServeIT.get(ports[2], "/healthz").body()).get("running").asLong();
+        replicas[2].process().destroyForcibly(); // kill -9, its requests in flight
+        assertThat(replicas[2].process().waitFor(30, TimeUnit.SECONDS)).isTrue();
+        assertThat(client.waitFor(180, TimeUnit.SECONDS)).isTrue();
+        assertThat(client.exitValue()).as(stderrOf(out)).isZero();
+
+        JsonNode summary = summaryOf(out);
+        assertThat(summary.get("samples").asInt()).isEqualTo(SAMPLES);
+        assertThat(summary.get("unjudged").asInt()).isZero();
+        assertThat(summary.get("pass_at_k")).isEqualTo(referenceSummary.get("pass_at_k"));
+        assertThat(verdicts(out)).isEqualTo(reference);
+        assertThat(running).as("the killed replica was judging samples").isPositive();
+        assertThat(stderrOf(out)).as("the requests it had were sent again").contains("requests sent again");
+
+        replicas[2] = replica(2, ports[2]); // back on its port: the balancer's health check takes it in again
+    }
+
+    @Test
+    @Order(2)
+    void aSigtermdReplicaDrainsItsSamplesWhileShardsRunAndTheMergeIsTheSingleRun() throws Exception {
+        for (int i = 0; i < 100 && !upAtBalancer(2); i++) {
+            Thread.sleep(100);
+        }
+        Path[] parts = {dir.resolve("shard-0.jsonl"), dir.resolve("shard-1.jsonl")};
+        Process[] clients = {evalDataset(parts[0], "--shard", "0/2"), evalDataset(parts[1], "--shard", "1/2")};
+        awaitLines(parts[1], SAMPLES / 6, clients[1]);
+        long running = EvalIT.JSON.readTree(ServeIT.get(ports[0], "/healthz").body()).get("running").asLong();
+        replicas[0].process().toHandle().destroy(); // SIGTERM: refuse new work (503), finish what runs, exit
+        assertThat(replicas[0].process().waitFor(60, TimeUnit.SECONDS)).isTrue();
+        assertThat(replicas[0].process().exitValue()).isZero();
+        Thread.sleep(200);
+        List<String> log = List.copyOf(replicas[0].stderr());
+        assertThat(log).anyMatch(l -> l.contains("shutting down"));
+        assertThat(log).as("every run it had finished within the grace").noneMatch(l -> l.contains("killing"));
+        assertThat(running).as("it was judging samples when told to stop").isPositive();
+        for (int i = 0; i < 2; i++) {
+            assertThat(clients[i].waitFor(180, TimeUnit.SECONDS)).isTrue();
+            assertThat(clients[i].exitValue()).as(stderrOf(parts[i])).isZero();
+            assertThat(summaryOf(parts[i]).get("shard").asString()).isEqualTo(i + "/2");
+            // sent again: refusals only (a draining replica's 503, a full queue's 429), never a request cut in flight
+            assertThat(stderrOf(parts[i])).doesNotContain("io=").doesNotContain("http 502").doesNotContain("timeout=");
+        }
+
+        Path merged = dir.resolve("merged.jsonl");
+        CliIT.Outcome merge = CliIT.crucible(dir, "eval", "merge", merged.toString(), parts[0].toString(),
+                parts[1].toString(), "--k", "1,10", "--format", "humaneval", "--problems", problems.toString(),
+                "--samples", samples.toString());
+        assertThat(merge.exit()).as(merge.stderr()).isZero();
+        JsonNode summary = EvalIT.JSON.readTree(merge.stdout()).get("summary");
+        assertThat(summary.get("samples").asInt()).isEqualTo(SAMPLES);
+        assertThat(summary.get("pass_at_k")).isEqualTo(referenceSummary.get("pass_at_k"));
+        assertThat(verdicts(merged)).isEqualTo(reference);
+
+        CliIT.Outcome missing = CliIT.crucible(dir, "eval", "merge", dir.resolve("half.jsonl").toString(),
+                parts[0].toString(), "--format", "humaneval", "--problems", problems.toString(), "--samples",
+                samples.toString());
+        assertThat(missing.exit()).isEqualTo(ExitCodes.MERGE_REFUSED);
+        assertThat(missing.stderr()).contains("1000 of the dataset's 2000 samples are in no input");
+    }
+
+    /** Whether the balancer routes to replica {@code i} again (its stats say UP). */
+    static boolean upAtBalancer(int i) throws Exception {
+        return healthy(ports[i]) && Files.readString(dir.resolve("haproxy.log")).lastIndexOf("r" + i + " is UP")
+                > Files.readString(dir.resolve("haproxy.log")).lastIndexOf("r" + i + " is DOWN");
+    }
+}
