@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.tuple;
 
 import com.sun.net.httpserver.HttpServer;
 import java.io.IOException;
-import java.io.OutputStream;
 import java.net.Inet4Address;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -25,7 +24,6 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
 import java.util.regex.Matcher;
@@ -63,19 +61,12 @@ class EgressProxyTest {
 
     @BeforeAll
     static void startOrigin() throws IOException {
-        origin = HttpServer.create(new InetSocketAddress(InetAddress.getByName("127.0.0.1"), 0), 0);
-        origin.setExecutor(Executors.newVirtualThreadPerTaskExecutor());
-        origin.createContext("/", exchange -> {
+        origin = TestOrigin.start("127.0.0.1", exchange -> {
             seen.add(exchange.getRequestMethod() + " " + exchange.getRequestURI() + " host="
                     + exchange.getRequestHeaders().getFirst("Host"));
-            byte[] body = exchange.getRequestURI().getPath().equals("/big") ? new byte[BIG]
+            return exchange.getRequestURI().getPath().equals("/big") ? new byte[BIG]
                     : "hello from the origin\n".getBytes(StandardCharsets.US_ASCII);
-            exchange.sendResponseHeaders(200, body.length);
-            try (OutputStream out = exchange.getResponseBody()) {
-                out.write(body);
-            }
         });
-        origin.start();
         port = origin.getAddress().getPort();
     }
 

@@ -10,15 +10,12 @@ import dev.crucible.sandbox.SandboxResult;
 import dev.crucible.sandbox.SandboxSpec;
 import dev.crucible.sandbox.Verdict;
 import java.io.IOException;
-import java.io.OutputStream;
 import java.net.InetAddress;
-import java.net.InetSocketAddress;
 import java.net.UnknownHostException;
 import java.nio.charset.StandardCharsets;
 import java.time.InstantSource;
 import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.Executors;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Assumptions;
@@ -45,16 +42,8 @@ class EgressSandboxTest {
 
     @BeforeAll
     static void startOrigin() throws IOException {
-        origin = HttpServer.create(new InetSocketAddress(InetAddress.getByName("0.0.0.0"), 0), 0);
-        origin.setExecutor(Executors.newVirtualThreadPerTaskExecutor());
-        origin.createContext("/", exchange -> {
-            byte[] body = ("hello " + exchange.getRequestURI().getPath() + "\n").getBytes(StandardCharsets.US_ASCII);
-            exchange.sendResponseHeaders(200, body.length);
-            try (OutputStream out = exchange.getResponseBody()) {
-                out.write(body);
-            }
-        });
-        origin.start();
+        origin = TestOrigin.start("0.0.0.0",
+                exchange -> ("hello " + exchange.getRequestURI().getPath() + "\n").getBytes(StandardCharsets.US_ASCII));
         port = origin.getAddress().getPort();
     }
 
