@@ -1,6 +1,7 @@
 package dev.crucible.sandbox;
 
 import dev.crucible.os.NetNamespace;
+import dev.crucible.util.Once;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -40,12 +41,16 @@ final class BwrapSandbox implements Sandbox {
         Path seccomp = workRoot.resolve("seccomp.bpf");
         Files.write(seccomp, program);
         Files.setPosixFilePermissions(seccomp, PosixFilePermissions.fromString("rw-------"));
-        Path seccompInet = workRoot.resolve("seccomp-inet.bpf");
-        Files.write(seccompInet, SeccompProgram.shared(SeccompProgram.Socket.INET));
-        Files.setPosixFilePermissions(seccompInet, PosixFilePermissions.fromString("rw-------"));
+        // the egress variant only when a sandbox first asks for egress: nothing added to every start-up
+        Path inetFile = workRoot.resolve("seccomp-inet.bpf");
+        Once<Path> seccompInet = new Once<>(() -> {
+            Files.write(inetFile, SeccompProgram.shared(SeccompProgram.Socket.INET));
+            Files.setPosixFilePermissions(inetFile, PosixFilePermissions.fromString("rw-------"));
+            return inetFile;
+        });
         this.serverUid = tools.uid();
         this.etc = SyntheticEtc.write(workRoot.resolve("etc"));
-        this.command = new LaunchCommand(config, etc.dir(), seccomp, seccompInet, tools,
+        this.command = new LaunchCommand(config, etc.dir(), seccomp, seccompInet::get, tools,
                 config.launchHelper() ? LaunchCommand.extractHelper(workRoot) : null);
         this.cgroups = Cgroups.detect();
         cgroups.removeStale();

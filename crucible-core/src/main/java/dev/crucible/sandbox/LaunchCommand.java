@@ -30,7 +30,7 @@ final class LaunchCommand {
     private final SandboxConfig config;
     private final Path etc;
     private final Path seccomp;
-    private final Path seccompInet;
+    private final java.util.function.Supplier<Path> seccompInet;
     private final Path bwrap;
     private final Path nsenter;
     private final Path setpriv;
@@ -39,10 +39,12 @@ final class LaunchCommand {
     /**
      * @param etc the synthetic /etc directory
      * @param seccomp the seccomp program's file, opened as fd 3 by the launcher
-     * @param seccompInet the program of a sandbox with egress (AF_INET and AF_INET6 sockets too)
+     * @param seccompInet the program of a sandbox with egress (AF_INET and AF_INET6 sockets too), written when first
+     *     asked for
      * @param helper the extracted crucible-launch binary, or null to launch through sh and setpriv
      */
-    LaunchCommand(SandboxConfig config, Path etc, Path seccomp, Path seccompInet, HostTools tools, Path helper) {
+    LaunchCommand(SandboxConfig config, Path etc, Path seccomp, java.util.function.Supplier<Path> seccompInet,
+            HostTools tools, Path helper) {
         this.config = config;
         this.etc = etc;
         this.seccomp = seccomp;
@@ -101,7 +103,7 @@ final class LaunchCommand {
         }
         List<Path> procsFiles = group == null ? List.of() : group.procsFiles();
         List<Rlimit> rlimits = rlimits(uid, group == null, spec);
-        Path program = netns == null ? seccomp : seccompInet;
+        Path program = netns == null ? seccomp : seccompInet.get();
         List<String> argv = helper != null ? viaHelper(procsFiles, rlimits, uid, program, netns)
                 : viaShell(procsFiles, rlimits, uid, program, netns);
         argv.addAll(bwrapArguments(spec));

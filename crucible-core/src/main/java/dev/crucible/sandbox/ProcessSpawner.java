@@ -5,7 +5,6 @@ import java.util.List;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
-import java.util.concurrent.Future;
 
 /**
  * Starts every sandbox from one long-lived platform thread. bubblewrap's {@code --die-with-parent} is
@@ -34,14 +33,10 @@ final class ProcessSpawner implements AutoCloseable {
         }
         builder.environment().clear();
         builder.directory(new java.io.File("/"));
-        Future<Process> started = thread.submit(builder::start);
         try {
-            return started.get();
-        } catch (ExecutionException e) {
-            if (e.getCause() instanceof IOException io) {
-                throw io;
-            }
-            throw new IOException("cannot start the sandbox: " + e.getCause(), e.getCause());
+            return onLauncherThread(builder::start);
+        } catch (RuntimeException e) {
+            throw new IOException("cannot start the sandbox: " + e, e);
         }
     }
 
@@ -59,7 +54,7 @@ final class ProcessSpawner implements AutoCloseable {
             if (e.getCause() instanceof RuntimeException r) {
                 throw r;
             }
-            throw new IOException(e.getCause());
+            throw new IOException("on the launcher thread: " + e.getCause(), e.getCause());
         }
     }
 

@@ -16,7 +16,6 @@ import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.TreeMap;
 import java.util.stream.Stream;
 import java.util.zip.GZIPOutputStream;
 import org.apache.commons.compress.archivers.tar.TarArchiveEntry;
@@ -26,6 +25,9 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import static dev.crucible.image.Sentinels.inode;
+import static dev.crucible.image.Sentinels.mode;
+import static dev.crucible.image.Sentinels.names;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
@@ -52,21 +54,22 @@ class LayerUnpackerReviewTest {
     Map<String, String> outsideBefore;
     LayerUnpacker unpacker;
 
+    /** What "unchanged" means for the sentinel tree. */
+    private static final String SNAPSHOT = "unix:mode,nlink,ino,uid,ctime";
+
     @BeforeEach
     void plantSentinels() throws IOException {
-        root = base.resolve("root");
-        outside = base.resolve("outside");
-        Files.createDirectories(outside.resolve("dir"));
-        Files.writeString(outside.resolve("secret"), "sentinel");
-        Files.writeString(outside.resolve("dir/inner"), "inner");
-        outsideAbsolute = outside.toAbsolutePath().toString();
-        outsideBefore = snapshot(outside);
+        Sentinels.Planted planted = Sentinels.plant(base, SNAPSHOT);
+        root = planted.root();
+        outside = planted.outside();
+        outsideAbsolute = planted.outsideAbsolute();
+        outsideBefore = planted.before();
         unpacker = LayerUnpacker.into(root, LayerUnpacker.Caps.defaults());
     }
 
     @AfterEach
     void nothingOutsideTheRootChanged() throws IOException {
-        assertThat(snapshot(outside)).isEqualTo(outsideBefore);
+        assertThat(Sentinels.snapshot(outside, SNAPSHOT)).isEqualTo(outsideBefore);
     }
 
     // ---- PAX headers, encodings and odd names ----
@@ -816,30 +819,4 @@ class LayerUnpackerReviewTest {
         assertThat(p.waitFor()).isZero();
     }
 
-    private static int mode(Path p) throws IOException {
-        return (int) Files.getAttribute(p, "unix:mode", NOFOLLOW) & 07777;
-    }
-
-    private static long inode(Path p) throws IOException {
-        return (long) Files.getAttribute(p, "unix:ino", NOFOLLOW);
-    }
-
-    private static List<String> names(Path dir) throws IOException {
-        try (Stream<Path> list = Files.list(dir)) {
-            return list.map(p -> p.getFileName().toString()).sorted().toList();
-        }
-    }
-
-    /** Every path under {@code dir} with its type, mode, link count, inode and content. */
-    private static Map<String, String> snapshot(Path dir) throws IOException {
-        Map<String, String> state = new TreeMap<>();
-        try (Stream<Path> walk = Files.walk(dir)) {
-            for (Path p : walk.toList()) {
-                Map<String, Object> a = Files.readAttributes(p, "unix:mode,nlink,ino,uid,ctime", NOFOLLOW);
-                String content = Files.isRegularFile(p, NOFOLLOW) ? Files.readString(p) : "";
-                state.put(dir.relativize(p).toString(), new TreeMap<>(a) + " " + content);
-            }
-        }
-        return state;
-    }
 }

@@ -31,6 +31,9 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
+import static dev.crucible.image.Sentinels.inode;
+import static dev.crucible.image.Sentinels.mode;
+import static dev.crucible.image.Sentinels.names;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
@@ -57,21 +60,22 @@ class LayerUnpackerTest {
     Map<String, String> outsideBefore;
     LayerUnpacker unpacker;
 
+    /** What "unchanged" means for the sentinel tree. */
+    private static final String SNAPSHOT = "unix:mode,nlink,ino,uid";
+
     @BeforeEach
     void plantSentinels() throws IOException {
-        root = base.resolve("root");
-        outside = base.resolve("outside");
-        Files.createDirectories(outside.resolve("dir"));
-        Files.writeString(outside.resolve("secret"), "sentinel");
-        Files.writeString(outside.resolve("dir/inner"), "inner");
-        outsideAbsolute = outside.toAbsolutePath().toString();
-        outsideBefore = snapshot(outside);
+        Sentinels.Planted planted = Sentinels.plant(base, SNAPSHOT);
+        root = planted.root();
+        outside = planted.outside();
+        outsideAbsolute = planted.outsideAbsolute();
+        outsideBefore = planted.before();
         unpacker = LayerUnpacker.into(root, LayerUnpacker.Caps.defaults());
     }
 
     @AfterEach
     void nothingOutsideTheRootChanged() throws IOException {
-        assertThat(snapshot(outside)).isEqualTo(outsideBefore);
+        assertThat(Sentinels.snapshot(outside, SNAPSHOT)).isEqualTo(outsideBefore);
         try (Stream<Path> beside = Files.list(base)) {
             assertThat(beside.map(p -> p.getFileName().toString())).containsExactlyInAnyOrder("root", "outside");
         }
@@ -620,20 +624,6 @@ class LayerUnpackerTest {
         return e;
     }
 
-    private static int mode(Path p) throws IOException {
-        return (int) Files.getAttribute(p, "unix:mode", NOFOLLOW) & 07777;
-    }
-
-    private static long inode(Path p) throws IOException {
-        return (long) Files.getAttribute(p, "unix:ino", NOFOLLOW);
-    }
-
-    private static List<String> names(Path dir) throws IOException {
-        try (Stream<Path> list = Files.list(dir)) {
-            return list.map(p -> p.getFileName().toString()).sorted().toList();
-        }
-    }
-
     /** Type, mode (as the unpacker keeps it), size and link target or content digest of one path. */
     private static String describe(Path p) throws IOException {
         if (Files.isSymbolicLink(p)) {
@@ -642,19 +632,6 @@ class LayerUnpackerTest {
         String kind = Files.isDirectory(p, NOFOLLOW) ? "dir" : "file " + Files.size(p) + " "
                 + Arrays.hashCode(Files.readAllBytes(p));
         return kind + " " + Integer.toOctalString(mode(p) & 0755);
-    }
-
-    /** Every path under {@code dir} with its type, mode, link count, inode and content: what "unchanged" means. */
-    private static Map<String, String> snapshot(Path dir) throws IOException {
-        Map<String, String> state = new TreeMap<>();
-        try (Stream<Path> walk = Files.walk(dir)) {
-            for (Path p : walk.toList()) {
-                Map<String, Object> a = Files.readAttributes(p, "unix:mode,nlink,ino,uid", NOFOLLOW);
-                String content = Files.isRegularFile(p, NOFOLLOW) ? Files.readString(p) : "";
-                state.put(dir.relativize(p).toString(), new TreeMap<>(a) + " " + content);
-            }
-        }
-        return state;
     }
 
     @FunctionalInterface

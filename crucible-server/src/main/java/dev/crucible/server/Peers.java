@@ -28,6 +28,10 @@ final class Peers {
     private final HttpClient client;
     private final JsonMapper json;
     private final Map<String, URI> byName = new ConcurrentHashMap<>();
+    /** When the peers were last asked: at most once a second, so ids naming no replica cause no fan-out each. */
+    private final java.util.concurrent.atomic.AtomicLong askedAt = new java.util.concurrent.atomic.AtomicLong(
+            System.nanoTime() - REASK.toNanos());
+    private static final Duration REASK = Duration.ofSeconds(1);
 
     Peers(List<String> configured, HttpClient client, JsonMapper json) {
         this.configured = List.copyOf(configured);
@@ -62,6 +66,11 @@ final class Peers {
     }
 
     private void refresh() {
+        long last = askedAt.get();
+        long now = System.nanoTime();
+        if (now - last < REASK.toNanos() || !askedAt.compareAndSet(last, now)) {
+            return;
+        }
         for (URI base : bases()) {
             try {
                 HttpResponse<String> r = client.send(HttpRequest.newBuilder(base.resolve("/healthz")).timeout(ASK)
