@@ -31,6 +31,15 @@ public final class CrucibleCommand implements Runnable {
             commandLine.getErr().println("crucible: " + ex.getMessage());
             return ExitCodes.SANDBOX_UNAVAILABLE;
         });
+        cli.setExecutionStrategy(parsed -> {
+            CommandLine.ParseResult leaf = parsed;
+            while (leaf.hasSubcommand()) {
+                leaf = leaf.subcommand();
+            }
+            CliLogging.configure(leaf.commandSpec().userObject() instanceof ServeCommand
+                    ? CliLogging.Audience.OPERATOR : CliLogging.Audience.USER);
+            return new CommandLine.RunLast().execute(parsed);
+        });
         return cli.execute(args);
     }
 

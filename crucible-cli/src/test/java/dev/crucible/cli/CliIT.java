@@ -60,6 +60,26 @@ class CliIT {
         assertThat(o.exit()).isEqualTo(7);
     }
 
+    /** A server on the same host holds the first uid block; a one-shot run takes the next and says nothing of it. */
+    @Test
+    void runNextToAServerPrintsOnlyTheProgramsOutput(@TempDir Path dir, @TempDir Path data) throws Exception {
+        ServeIT.Served server = ServeIT.serve(data, "--pool", "python=0,javascript=0");
+        try {
+            Files.writeString(dir.resolve("p.py"), "import sys\nprint(6 * 7)\n"
+                    + "print('only this', file=sys.stderr)\n");
+            Outcome o = crucible(dir, "run", "p.py");
+            assertThat(o.stdout()).isEqualTo("42\n");
+            assertThat(o.stderr()).isEqualTo("only this\n");
+            assertThat(o.exit()).isZero();
+            Outcome bad = crucible(dir, "run", "--language", "cobol", "p.py");
+            assertOneLineError(bad, "unknown language 'cobol'");
+        } finally {
+            server.stop(java.time.Duration.ofSeconds(30));
+        }
+        assertThat(String.join("\n", server.stderr())).as("the server's log is one line per record")
+                .doesNotContain("dev.crucible.").doesNotContain("\tat ");
+    }
+
     @Test
     void runJsonPrintsTheExecuteResult(@TempDir Path dir) throws Exception {
         Files.writeString(dir.resolve("main.c"), "#include <stdio.h>\nint main(void){puts(\"c works\");return 0;}\n");

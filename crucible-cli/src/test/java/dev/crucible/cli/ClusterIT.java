@@ -80,8 +80,7 @@ class ClusterIT {
         }
         for (ServeIT.Served r : replicas) {
             if (r != null && r.process().isAlive()) {
-                r.process().toHandle().destroy();
-                r.process().waitFor(30, TimeUnit.SECONDS);
+                r.stop(java.time.Duration.ofSeconds(30));
             }
         }
     }

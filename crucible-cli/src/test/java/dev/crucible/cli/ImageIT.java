@@ -191,8 +191,7 @@ class ImageIT {
             assertThat(refused.statusCode()).as(refused.body()).isEqualTo(422);
             assertThat(refused.body()).contains("image_not_found").contains("--allow-pull 127.0.0.1:1");
         } finally {
-            s.process().toHandle().destroy();
-            s.process().waitFor(30, TimeUnit.SECONDS);
+            s.stop(java.time.Duration.ofSeconds(30));
         }
     }
 

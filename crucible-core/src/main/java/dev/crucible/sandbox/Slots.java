@@ -60,7 +60,7 @@ final class Slots {
             this.lease = UidLease.acquire(UidLease.DIRECTORY, config.slotUidBase());
             this.uidBase = lease.base();
             if (!lease.skipped().isEmpty()) {
-                LOG.log(System.Logger.Level.WARNING, "sandbox uids " + String.join(", ", lease.skipped())
+                LOG.log(System.Logger.Level.INFO, "sandbox uids " + String.join(", ", lease.skipped())
                         + " are leased by another Crucible process on this host; this one uses " + uidBase + ".."
                         + (uidBase + UidLease.BLOCK - 1));
             }
