@@ -16,7 +16,13 @@
  *      process group, reaches the server (to interrupt a cell) and never the sandbox; exec bwrap with an EMPTY
  *      environment (bwrap's own environment is readable inside the sandbox as /proc/1/environ).
  *
- * usage: crucible-launch [--netns PATH] [--cgroup FILE]... [--rlimit RES=VALUE]... --seccomp FILE [--uid N] -- BWRAP ARGS...
+ *   7. for a zygote (docs/zygote.md, --userns-map): after becoming the zygote's uid, enter a new user namespace whose
+ *      uid and gid maps a forked helper, still root in the host's namespace, writes with more than one range (the
+ *      zygote's own uid as 0, the slots' uids for its children); bwrap then runs as root of that namespace, with
+ *      capabilities in it only, and passes those it is told to keep (--cap-add) to the zygote.
+ *
+ * usage: crucible-launch [--netns PATH] [--cgroup FILE]... [--rlimit RES=VALUE]... --seccomp FILE [--uid N]
+ *                        [--userns-map "INSIDE OUTSIDE COUNT[,INSIDE OUTSIDE COUNT]..."] -- BWRAP ARGS...
  * RES is one of fsize, nofile, core, cpu, nproc, as. Exit code 125 means a step failed (message on stderr,
  * prefixed "crucible-launch: "); it never runs the program then.
  *
@@ -34,6 +40,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include <linux/capability.h>
 
@@ -110,8 +117,43 @@ static void become(uid_t uid) {
     }
 }
 
+/* writes one id map ("a b c,d e f" becomes lines) into /proc/PID/FILE in one write, as the kernel requires */
+static void write_map(pid_t pid, const char *file, const char *map) {
+    char path[64], text[512];
+    snprintf(path, sizeof path, "/proc/%d/%s", (int) pid, file);
+    size_t n = strlen(map);
+    if (n + 2 > sizeof text) { errno = E2BIG; die("id map too long", map); }
+    for (size_t i = 0; i < n; i++) text[i] = map[i] == ',' ? '\n' : map[i];
+    text[n] = '\n';
+    int fd = open(path, O_WRONLY | O_CLOEXEC);
+    if (fd < 0) die("cannot open", path);
+    if (write(fd, text, n + 1) != (ssize_t) (n + 1)) die("cannot write", path);
+    close(fd);
+}
+
+/*
+ * Enters a new user namespace owned by our (already unprivileged) uid, with MAP as its uid and gid maps: a map of more
+ * than one range must be written by a process with CAP_SETUID in the parent namespace, so a helper forked while we
+ * were still root writes it and exits; we wait for it before going on.
+ */
+static void enter_userns(const char *map, int to_helper, int from_helper, pid_t helper) {
+    if (unshare(CLONE_NEWUSER) != 0) die("cannot create the zygote's user namespace", NULL);
+    char go = 1;
+    if (write(to_helper, &go, 1) != 1) die("cannot wake the id map helper", NULL);
+    char done = 0;
+    if (read(from_helper, &done, 1) != 1 || done != 1) { errno = EPERM; die("the id map helper failed for", map); }
+    int status;
+    if (waitpid(helper, &status, 0) != helper || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+        errno = EPERM;
+        die("the id map helper failed for", map);
+    }
+    close(to_helper);
+    close(from_helper);
+}
+
 int main(int argc, char **argv) {
     const char *seccomp = NULL;
+    const char *userns_map = NULL;
     long uid = -1;
     int i = 1;
     for (; i < argc && strcmp(argv[i], "--") != 0; i++) {
@@ -121,6 +163,7 @@ int main(int argc, char **argv) {
         else if (strcmp(argv[i], "--rlimit") == 0) set_rlimit(argv[++i]);
         else if (strcmp(argv[i], "--seccomp") == 0) seccomp = argv[++i];
         else if (strcmp(argv[i], "--uid") == 0) uid = number(argv[++i]);
+        else if (strcmp(argv[i], "--userns-map") == 0) userns_map = argv[++i];
         else { errno = EINVAL; die("unknown option", argv[i]); }
     }
     if (i + 1 >= argc || seccomp == NULL) { errno = EINVAL; die("usage: [options] --seccomp FILE -- BWRAP ARGS", NULL); }
@@ -135,7 +178,26 @@ int main(int argc, char **argv) {
         for (int f = 4; f < 1024; f++) close(f);
     }
     pid_t parent = getppid();
+    int to_helper[2] = {-1, -1}, from_helper[2] = {-1, -1};
+    pid_t helper = -1;
+    if (userns_map != NULL) {
+        if (uid < 0) { errno = EINVAL; die("--userns-map needs --uid", NULL); }
+        if (pipe2(to_helper, O_CLOEXEC) != 0 || pipe2(from_helper, O_CLOEXEC) != 0) die("cannot make a pipe", NULL);
+        pid_t self = getpid();
+        helper = fork();
+        if (helper < 0) die("cannot fork the id map helper", NULL);
+        if (helper == 0) { /* still root in the host's namespace: writes the maps once the parent has unshared */
+            char go = 0;
+            if (read(to_helper[0], &go, 1) != 1) _exit(FAIL);
+            write_map(self, "uid_map", userns_map);
+            write_map(self, "gid_map", userns_map);
+            char done = 1;
+            if (write(from_helper[1], &done, 1) != 1) _exit(FAIL);
+            _exit(0);
+        }
+    }
     if (uid >= 0) become((uid_t) uid);
+    if (userns_map != NULL) enter_userns(userns_map, to_helper[1], from_helper[0], helper);
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) die("cannot set no_new_privs", NULL);
     /* after the uid change, which clears it; survives the exec of bwrap (not setuid) */
     if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0) die("cannot set the parent-death signal", NULL);

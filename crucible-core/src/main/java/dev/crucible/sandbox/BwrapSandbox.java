@@ -32,6 +32,7 @@ final class BwrapSandbox implements Sandbox {
     private final ProcessSpawner spawner;
     private final BwrapHost host;
     private final Set<Process> live = ConcurrentHashMap.newKeySet();
+    private final Zygotes zygotes;
 
     private final int serverUid;
 
@@ -58,7 +59,10 @@ final class BwrapSandbox implements Sandbox {
                 : CgroupTuning.favorDynamicModifications(tools.uid() == 0, config.tuneCgroups());
         this.slots = new Slots(config, cgroups, tools.uid() == 0, tools.uid(), pipes);
         this.spawner = new ProcessSpawner();
-        this.host = BwrapHost.report(config, tools, command, cgroups, tuning, program.length / 8, slots, workRoot);
+        this.zygotes = new Zygotes(command, spawner, pipes, workRoot, slots.uidBase(), config.slots(),
+                config.zygote() ? null : "turned off (CRUCIBLE_ZYGOTE=0)");
+        this.host = BwrapHost.report(config, tools, command, cgroups, tuning, program.length / 8, slots, workRoot,
+                zygotes.unavailable());
     }
 
     static BwrapSandbox start(SandboxConfig config) {
@@ -109,7 +113,7 @@ final class BwrapSandbox implements Sandbox {
             lendBuildDir(claim, spec);
             lendRoot(claim, spec);
             network = makeNetwork(spec);
-            Process process = spawn(buildArgv(claim.uid(), group, spec, network), null);
+            Process process = forkOrSpawn(claim, group, spec, network);
             started = true;
             return supervise(process, group, claim, spec.limits(), ahead, network);
         } catch (IOException e) {
@@ -250,6 +254,28 @@ final class BwrapSandbox implements Sandbox {
         return process;
     }
 
+    /**
+     * A child of the zygote for a launch one serves (the Python warm-pool agent), else a spawned sandbox; a zygote
+     * that cannot be started or asked leaves the launch to the spawn path.
+     */
+    private Process forkOrSpawn(Slots.Claim claim, Cgroups.RunGroup group, SandboxSpec spec, Network network)
+            throws IOException, InterruptedException {
+        if (network == null && zygotes.serves(spec)) {
+            try {
+                etc.addMountPoints(spec);
+                ZygoteChild child = zygotes.fork(spec, claim.uid(), group);
+                if (group != null) {
+                    child.killGroupToo(group::killAll);
+                }
+                live.add(child);
+                return child;
+            } catch (IOException e) {
+                LOG.log(System.Logger.Level.WARNING, "zygote fork failed; spawning: " + e, e);
+            }
+        }
+        return spawn(buildArgv(claim.uid(), group, spec, network), null);
+    }
+
     /** Hands a started run to its supervisor, which gives the slot back when the run is over. */
     private Launch supervise(Process process, Cgroups.RunGroup group, Slots.Claim claim, Limits limits, boolean ahead,
             Network network) {
@@ -299,6 +325,7 @@ final class BwrapSandbox implements Sandbox {
     @Override
     public void close() {
         slots.drain(Duration.ofSeconds(10));
+        zygotes.close();
         spawner.close();
         pipes.shutdown(); // idle threads end; a teardown still to come gets a thread of its own (PipeThreads)
         try (var walk = Files.walk(workRoot)) {

@@ -113,6 +113,52 @@ final class LaunchCommand {
     }
 
     /**
+     * The argv of a zygote for the warm-pool launches like {@code spec} (docs/zygote.md): crucible-launch becomes
+     * {@code uid} and enters a user namespace with {@code map} as its id maps; bwrap runs there as root, builds the
+     * same box as a spawned sandbox's, binds {@code controlDir} at /tmp/.crucible-zygote and keeps the capabilities the
+     * zygote's children need to make their own namespaces and drop to their uid; no seccomp filter of the children's
+     * kind yet (it gets the program as fd 3 to load into each child).
+     */
+    List<String> zygoteArgv(int uid, String map, SandboxSpec spec, Path controlDir, String zygoteSource) {
+        if (helper == null) {
+            throw new IllegalStateException("a zygote needs crucible-launch");
+        }
+        List<Rlimit> rlimits = List.of(new Rlimit("core", 'c', 0, 1), new Rlimit("nofile", 'n', 4096, 1));
+        List<String> argv = viaHelper(List.of(), rlimits, uid, seccomp, null);
+        argv.add(argv.size() - 1, "--userns-map");
+        argv.add(argv.size() - 1, map);
+        List<String> box = new ArrayList<>(bwrapArguments(spec));
+        int all = box.indexOf("--unshare-all");
+        box.subList(all, all + 3).clear(); // --unshare-all --unshare-user --disable-userns: the user namespace is ours
+        box.addAll(all, List.of("--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-net",
+                "--unshare-cgroup-try", "--as-pid-1"));
+        int uidAt = box.indexOf("--uid");
+        box.set(uidAt + 1, "0");
+        box.set(box.indexOf("--gid") + 1, "0");
+        box.subList(box.size() - 4, box.size()).clear(); // --cap-drop ALL --seccomp 3
+        box.addAll(List.of("--bind", controlDir.toString(), "/tmp/.crucible-zygote", "--cap-drop", "ALL",
+                "--cap-add", "CAP_SYS_ADMIN", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID",
+                "--cap-add", "CAP_SETPCAP", "--cap-add", "CAP_KILL"));
+        argv.addAll(box);
+        argv.add("--");
+        List<String> command = spec.command();
+        argv.addAll(List.of(command.get(0), "-c", zygoteSource));
+        argv.addAll(command.subList(2, command.size()));
+        return argv;
+    }
+
+    /** The size of each fresh tmpfs of a sandbox of {@code spec}: /tmp, /workspace, /dev/shm. */
+    long tmpfsBytes(SandboxSpec spec) {
+        return Math.min(config.tmpfsBytes(), spec.limits().memoryMb() * 1024L * 1024L / 2);
+    }
+
+    /** The rlimits of a sandbox of {@code spec} as {@code name=value,...} (a zygote's child sets them itself). */
+    String rlimitSpec(int uid, boolean fallbackMemory, SandboxSpec spec) {
+        return rlimits(uid, fallbackMemory, spec).stream().map(r -> r.name() + "=" + r.value())
+                .collect(Collectors.joining(","));
+    }
+
+    /**
      * One rlimit in bytes (or the resource's own unit), named as crucible-launch takes it, with {@code ulimit}'s flag
      * and the divisor to {@code ulimit}'s unit.
      */
@@ -233,7 +279,7 @@ final class LaunchCommand {
                 a.addAll(List.of("--ro-bind-try", path, path));
             }
         }
-        long tmpfs = Math.min(config.tmpfsBytes(), spec.limits().memoryMb() * 1024L * 1024L / 2);
+        long tmpfs = tmpfsBytes(spec);
         // /dev/shm lives in the fresh tmpfs that --dev mounts: private, memory-charged, RLIMIT_FSIZE per file
         a.addAll(List.of("--proc", "/proc", "--dev", "/dev",
                 "--size", Long.toString(tmpfs), "--tmpfs", "/tmp"));

@@ -23,12 +23,14 @@ import java.util.Map;
  * @param selfTest whether {@link Sandbox#create} runs {@code /usr/bin/true} in a sandbox first, so that a host which
  *     cannot build one fails at start with bwrap's words; false where a run follows at once (a one-shot CLI command)
  *     and reports the same failure as its {@code sandbox_error}
+ * @param zygote whether Python's warm-pool launches are forked from a zygote where the host allows it
+ *     (docs/zygote.md); false spawns every sandbox
  * @param tuneCgroups whether to switch the cgroup hierarchy to {@code favordynmods} when root (host-wide, until the
  *     next mount; see {@code CgroupTuning}); false leaves the host's cgroup mount alone
  */
 public record SandboxConfig(
         Path workParent, int slots, int slotUidBase, long fileSizeBytes, int openFiles, long tmpfsBytes,
-        boolean launchHelper, boolean selfTest, boolean tuneCgroups) {
+        boolean launchHelper, boolean selfTest, boolean tuneCgroups, boolean zygote) {
 
     public SandboxConfig {
         if (slots < 1 || slots > 1024) {
@@ -58,6 +60,7 @@ public record SandboxConfig(
                 64L * 1024 * 1024,
                 true,
                 true,
+                true,
                 true);
     }
 
@@ -79,23 +82,29 @@ public record SandboxConfig(
         }
         return new SandboxConfig(d.workParent, d.slots, uidBase, d.fileSizeBytes, d.openFiles, d.tmpfsBytes,
                 !"sh".equals(env.get("CRUCIBLE_LAUNCHER")), d.selfTest,
-                !"0".equals(env.get("CRUCIBLE_CGROUP_FAVORDYNMODS")));
+                !"0".equals(env.get("CRUCIBLE_CGROUP_FAVORDYNMODS")), !"0".equals(env.get("CRUCIBLE_ZYGOTE")));
     }
 
     /** These settings with another slot count. */
     public SandboxConfig withSlots(int count) {
         return new SandboxConfig(workParent, count, slotUidBase, fileSizeBytes, openFiles, tmpfsBytes, launchHelper,
-                selfTest, tuneCgroups);
+                selfTest, tuneCgroups, zygote);
     }
 
     /** These settings with the launch helper on or off. */
     public SandboxConfig withLaunchHelper(boolean on) {
-        return new SandboxConfig(workParent, slots, slotUidBase, fileSizeBytes, openFiles, tmpfsBytes, on, selfTest, tuneCgroups);
+        return new SandboxConfig(workParent, slots, slotUidBase, fileSizeBytes, openFiles, tmpfsBytes, on, selfTest, tuneCgroups, zygote);
     }
 
     /** These settings with the start-up self-test on or off. */
     public SandboxConfig withSelfTest(boolean on) {
-        return new SandboxConfig(workParent, slots, slotUidBase, fileSizeBytes, openFiles, tmpfsBytes, launchHelper, on, tuneCgroups);
+        return new SandboxConfig(workParent, slots, slotUidBase, fileSizeBytes, openFiles, tmpfsBytes, launchHelper, on, tuneCgroups, zygote);
+    }
+
+    /** These settings with zygotes on or off. */
+    public SandboxConfig withZygote(boolean on) {
+        return new SandboxConfig(workParent, slots, slotUidBase, fileSizeBytes, openFiles, tmpfsBytes, launchHelper,
+                selfTest, tuneCgroups, on);
     }
 
     /** Whether {@code dir} lies on a mount with {@code noexec}, by this process's mountinfo; false when unreadable. */

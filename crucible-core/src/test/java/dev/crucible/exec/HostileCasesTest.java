@@ -108,7 +108,12 @@ public class HostileCasesTest {
      */
     static ExecuteResult runAndCheck(String id, String where, JsonNode c, JsonNode expect,
             java.util.function.UnaryOperator<ExecuteRequest> shape) throws Exception {
-        Executor executor = TestHost.crucible().executor();
+        return runAndCheck(TestHost.crucible().executor(), id, where, c, expect, shape);
+    }
+
+    /** As {@link #runAndCheck(String, String, JsonNode, JsonNode, java.util.function.UnaryOperator)} on {@code executor}. */
+    static ExecuteResult runAndCheck(Executor executor, String id, String where, JsonNode c, JsonNode expect,
+            java.util.function.UnaryOperator<ExecuteRequest> shape) throws Exception {
         try (Listener listener = Listener.open(expect.path("listener").asString(""))) {
             String code = c.get("code").asString().replace("{HOST_PORT}", Integer.toString(listener.port()));
             LimitsSpec limits = expect.has("limits") ? JSON.treeToValue(expect.get("limits"), LimitsSpec.class) : null;

@@ -1,0 +1,148 @@
+package dev.crucible.sandbox;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+
+/**
+ * The zygotes of one launcher (docs/zygote.md): which launches a zygote serves, one zygote per distinct warm-pool
+ * sandbox (the Python agent's command, environment, root and binds: one per runtime and image), started on first use
+ * and replaced when it dies. Where this host lacks what a zygote needs, {@link #unavailable()} says why and every
+ * launch is spawned. Thread-safe.
+ */
+final class Zygotes implements AutoCloseable {
+    private static final System.Logger LOG = System.getLogger("crucible.sandbox");
+    /** The agent whose launches a zygote serves: the Python warm-pool agent. */
+    static final String PYTHON_AGENT = resource("/dev/crucible/runtime/agents/python");
+    static final String PYTHON_ZYGOTE = resource("/dev/crucible/runtime/agents/python-zygote");
+    /** A zygote's own uid: the last of the launcher's uid block, below which slots and sessions are numbered. */
+    static final int UID_FROM_END = 1;
+    /** Child uids inside a zygote's user namespace: slot N is {@code CHILD_UID_BASE + N} there. */
+    static final int CHILD_UID_BASE = 1000;
+
+    private final LaunchCommand command;
+    private final ProcessSpawner spawner;
+    private final ExecutorService io;
+    private final Path workRoot;
+    private final int uidBase;
+    private final int slots;
+    private final String unavailable;
+    private final Map<List<Object>, Zygote> running = new ConcurrentHashMap<>();
+    private final Map<List<Object>, String> failed = new ConcurrentHashMap<>();
+
+    /**
+     * @param uidBase the launcher's first slot uid, or -1 when not root
+     * @param disabled why the operator turned zygotes off, or null
+     */
+    Zygotes(LaunchCommand command, ProcessSpawner spawner, ExecutorService io, Path workRoot, int uidBase, int slots,
+            String disabled) {
+        this.command = command;
+        this.spawner = spawner;
+        this.io = io;
+        this.workRoot = workRoot;
+        this.uidBase = uidBase;
+        this.slots = slots;
+        this.unavailable = disabled != null ? disabled
+                : uidBase < 0 ? "the server does not run as root (a zygote maps the slots' uids into its namespace)"
+                : !command.viaHelper() ? "crucible-launch is not in this build (the sh + setpriv chain cannot map uids)"
+                : null;
+    }
+
+    /** Why no zygote runs on this host, as a sentence, or null when they do. */
+    String unavailable() {
+        return unavailable;
+    }
+
+    /** Whether {@code spec} is a launch a zygote makes: the Python warm-pool agent, nothing per-run bound in. */
+    boolean serves(SandboxSpec spec) {
+        List<String> argv = spec.command();
+        return unavailable == null && argv.size() == 4 && "-c".equals(argv.get(1))
+                && argv.get(2).equals(PYTHON_AGENT) && argv.get(0).endsWith("python3")
+                && spec.egress() == null && spec.workspace() == null && spec.files().isEmpty()
+                && spec.buildDir() == null && !spec.init() && !(spec.root() instanceof SandboxRoot.Writable)
+                && !failed.containsKey(key(spec));
+    }
+
+    /**
+     * Forks a child for {@code spec} as the slot's uid into {@code group}, starting the zygote first if needed.
+     *
+     * @throws IOException when the zygote cannot be started or asked; the caller then spawns
+     */
+    ZygoteChild fork(SandboxSpec spec, int slotUid, Cgroups.RunGroup group) throws IOException, InterruptedException {
+        Zygote zygote = zygoteFor(spec);
+        long tmpfs = command.tmpfsBytes(spec);
+        return zygote.fork(CHILD_UID_BASE + (slotUid - uidBase), group == null ? List.of() : group.procsFiles(), tmpfs,
+                command.rlimitSpec(slotUid, group == null, spec));
+    }
+
+    private static List<Object> key(SandboxSpec spec) {
+        return List.of(spec.command(), spec.env(), spec.root(), spec.readOnlyBindsIfPresent(), spec.limits().memoryMb());
+    }
+
+    private synchronized Zygote zygoteFor(SandboxSpec spec) throws IOException, InterruptedException {
+        List<Object> key = key(spec);
+        Zygote zygote = running.get(key);
+        if (zygote != null && zygote.alive()) {
+            return zygote;
+        }
+        if (zygote != null) {
+            zygote.close();
+            running.remove(key);
+        }
+        int index = running.size();
+        int uid = uidBase + UidLease.BLOCK - UID_FROM_END - index;
+        Path dir = workRoot.resolve("zygote-" + index);
+        Files.createDirectories(dir);
+        Files.setAttribute(dir, "unix:uid", uid, LinkOption.NOFOLLOW_LINKS);
+        Files.setAttribute(dir, "unix:gid", uid, LinkOption.NOFOLLOW_LINKS);
+        Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwx------"));
+        Path log = workRoot.resolve("zygote-" + index + ".log");
+        String map = "0 " + uid + " 1," + CHILD_UID_BASE + " " + uidBase + " " + slots;
+        try {
+            zygote = Zygote.start(spawner, command.zygoteArgv(uid, map, spec, dir, PYTHON_ZYGOTE), dir, log, io);
+        } catch (IOException e) {
+            failed.put(key, e.getMessage());
+            LOG.log(System.Logger.Level.WARNING, "no zygote for " + spec.command().getFirst() + " (its runs are spawned): "
+                    + e.getMessage());
+            throw e;
+        }
+        running.put(key, zygote);
+        return zygote;
+    }
+
+    /** The reasons zygotes could not start, one per failed kind of launch (shown by {@code crucible runtimes}). */
+    List<String> failures() {
+        return new ArrayList<>(failed.values());
+    }
+
+    /** How many zygotes run now. */
+    int count() {
+        return (int) running.values().stream().filter(Zygote::alive).count();
+    }
+
+    @Override
+    public synchronized void close() {
+        running.values().forEach(Zygote::close);
+        running.clear();
+    }
+
+    private static String resource(String name) {
+        try (InputStream in = Zygotes.class.getResourceAsStream(name)) {
+            if (in == null) {
+                throw new IllegalStateException("missing resource " + name);
+            }
+            return new String(in.readAllBytes(), StandardCharsets.UTF_8);
+        } catch (IOException e) {
+            throw new IllegalStateException("cannot read " + name, e);
+        }
+    }
+}

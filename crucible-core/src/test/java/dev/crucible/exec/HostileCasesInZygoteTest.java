@@ -1,0 +1,65 @@
+package dev.crucible.exec;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.crucible.Crucible;
+import dev.crucible.pool.WarmPool;
+import dev.crucible.sandbox.SandboxConfig;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
+import tools.jackson.databind.JsonNode;
+
+/**
+ * Every Python case of the hostile catalogue run in a child of the zygote (docs/zygote.md): an engine with a warm pool,
+ * which the zygote fills, waited for before each case so that the case is a pool hit, with the outcome its expectation
+ * asks for, as {@link HostileCasesTest} checks on the spawn path. A case whose limits a pool does not serve (another
+ * memory limit) runs spawned and is counted apart; most must run in the zygote.
+ */
+class HostileCasesInZygoteTest {
+    static Crucible crucible;
+    static WarmPool pool;
+    static final AtomicInteger inZygote = new AtomicInteger();
+
+    @BeforeAll
+    static void start() {
+        crucible = Crucible.start(SandboxConfig.defaults().withSlots(4), null);
+        pool = crucible.startPool(Map.of("python", 1));
+    }
+
+    @AfterAll
+    static void stop() throws Exception {
+        crucible.close();
+        long python = HostileCasesTest.cases().filter(a -> ((JsonNode) a.get()[1]).get("language").asString()
+                .equals("python")).count();
+        assertThat(inZygote.get()).as("Python cases served by a zygote child").isGreaterThan((int) (python * 3 / 4));
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("dev.crucible.exec.HostileCasesTest#cases")
+    void pythonCaseGetsItsExpectedOutcomeInAZygoteChild(String id, JsonNode c, JsonNode expect) throws Exception {
+        if (!c.get("language").asString().equals("python")) {
+            System.out.println(id + ": not Python; the zygote serves Python only (spawn path: HostileCasesTest)");
+            return;
+        }
+        for (int i = 0; i < 6000 && pool.size() < 1; i++) { // a bound, not a timing
+            Thread.sleep(10);
+        }
+        long hits = pool.hits();
+        HostileCasesTest.runAndCheck(crucible.executor(), id, " (zygote)", c, expect, request -> request);
+        if (pool.hits() > hits) {
+            inZygote.incrementAndGet();
+        }
+        ExecuteResult next = crucible.executor().execute(ExecuteRequest.of("python", "print('alive')"));
+        assertThat(next.stdout()).as("the next request is served").isEqualTo("alive\n");
+    }
+
+    @Test
+    void theZygoteIsInForce() {
+        assertThat(crucible.sandbox().host().describe()).anyMatch(l -> l.contains("zygote"));
+    }
+}
