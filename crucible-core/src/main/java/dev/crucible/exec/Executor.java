@@ -12,6 +12,7 @@ import dev.crucible.runtime.RuntimeRegistry;
 import dev.crucible.sandbox.Limits;
 import dev.crucible.sandbox.OutputListener;
 import dev.crucible.sandbox.Sandbox;
+import dev.crucible.sandbox.SandboxSpec;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
@@ -113,24 +114,55 @@ public final class Executor {
                 return result.withNetwork(EgressReport.of(proxy));
             }
         }
-        WarmPool warm = pool;
-        if (warm != null && (request.files() == null || request.files().isEmpty()) && warm.serves(runtime, limits)) {
+        Sandbox.Launch ready = (request.files() == null || request.files().isEmpty()) ? warmOrForked(runtime, limits)
+                : null;
+        if (ready != null) {
             if (request.code() == null) {
+                ready.abandon();
                 throw new RequestException(ErrorCode.INVALID_REQUEST, "code is required");
             }
             // the cold path's size cap, without encoding the code twice on this hot path (UTF-8 is <= 3 bytes a char)
             if (request.code().length() * 3L > MAX_TOTAL_BYTES) {
-                requireWithinCap(request.code().getBytes(StandardCharsets.UTF_8).length);
+                try {
+                    requireWithinCap(request.code().getBytes(StandardCharsets.UTF_8).length);
+                } catch (RequestException e) {
+                    ready.abandon();
+                    throw e;
+                }
             }
-            var ready = warm.take(runtime);
-            if (ready.isPresent()) {
-                return ExecuteResult.of(ready.get().complete(WarmPool.payload(request.code(), args, request.stdin()),
-                        limits, listener), null);
-            }
+            return ExecuteResult.of(ready.complete(WarmPool.payload(request.code(), args, request.stdin()), limits,
+                    listener), null);
         }
         try (Program program = prepare(runtime, request.code(), request.files())) {
             return program.run(request.stdin(), args, limits, listener);
         }
+    }
+
+    /**
+     * A started sandbox waiting for a program of {@code runtime} under {@code limits}: a ready one of the warm pool,
+     * else one forked now when the launcher forks such launches (a zygote, docs/zygote.md); null when the request
+     * must start cold (another memory limit than the runtime's, no pool agent, or neither source).
+     */
+    private Sandbox.Launch warmOrForked(LanguageRuntime runtime, Limits limits) throws InterruptedException {
+        if (!runtime.poolable() || limits.memoryMb() != runtime.limits().memoryMb()) {
+            return null;
+        }
+        WarmPool warm = pool;
+        if (warm != null && warm.serves(runtime, limits)) {
+            var ready = warm.take(runtime);
+            if (ready.isPresent()) {
+                return ready.get();
+            }
+        }
+        SandboxSpec spec = WarmPool.launchSpec(runtime);
+        if (!sandbox.forks(spec)) {
+            return null;
+        }
+        Sandbox.Launch launch = sandbox.launch(spec, false);
+        if (warm != null) {
+            warm.countForked();
+        }
+        return launch;
     }
 
     /**

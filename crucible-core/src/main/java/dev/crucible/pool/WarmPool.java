@@ -29,6 +29,7 @@ public final class WarmPool implements AutoCloseable {
     private final AtomicLong hits = new AtomicLong();
     private final AtomicLong misses = new AtomicLong();
     private final AtomicLong launches = new AtomicLong();
+    private final AtomicLong forked = new AtomicLong();
     private volatile boolean closed;
     /** Launching is cgroup and process work (blocking system calls): platform threads, not virtual ones. */
     private final java.util.concurrent.ExecutorService starters = java.util.concurrent.Executors.newCachedThreadPool(r -> {
@@ -64,6 +65,23 @@ public final class WarmPool implements AutoCloseable {
         Limits base = runtime.limits();
         return new Limits(Limits.MAXIMUM.timeoutMs(), Limits.MAXIMUM.cpuMs(), base.memoryMb(), base.outputBytes(),
                 Limits.MAXIMUM.pids());
+    }
+
+    /** What a pooled sandbox of {@code runtime} is started as: its agent, waiting for one program on stdin. */
+    public static SandboxSpec launchSpec(LanguageRuntime runtime) {
+        Limits limits = launchLimits(runtime);
+        return new SandboxSpec(runtime.poolArgv(limits), runtime.env(), Map.of(), null, false, runtime.binds(),
+                runtime.root(), null, limits);
+    }
+
+    /** Counts a request that found no ready sandbox and was served by one forked for it at once (a zygote's). */
+    public void countForked() {
+        forked.incrementAndGet();
+    }
+
+    /** Requests served by a sandbox forked for them at once (a zygote's) when none was ready. */
+    public long forked() {
+        return forked.get();
     }
 
     /**
@@ -168,9 +186,7 @@ public final class WarmPool implements AutoCloseable {
         private void startOne() {
             boolean failed = true;
             try {
-                Limits limits = launchLimits(runtime);
-                SandboxSpec spec = new SandboxSpec(runtime.poolArgv(limits), runtime.env(), Map.of(), null, false,
-                        runtime.binds(), runtime.root(), null, limits);
+                SandboxSpec spec = launchSpec(runtime);
                 Sandbox.Launch launch = sandbox.launch(spec, true);
                 launches.incrementAndGet();
                 if (closed || !launch.alive()) {

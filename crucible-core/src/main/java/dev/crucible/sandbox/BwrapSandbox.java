@@ -254,6 +254,11 @@ final class BwrapSandbox implements Sandbox {
         return process;
     }
 
+    @Override
+    public boolean forks(SandboxSpec spec) {
+        return zygotes.serves(spec);
+    }
+
     /**
      * A child of the zygote for a launch one serves (the Python warm-pool agent), else a spawned sandbox; a zygote
      * that cannot be started or asked leaves the launch to the spawn path.

@@ -55,6 +55,14 @@ public interface Sandbox extends AutoCloseable {
      */
     Launch launch(SandboxSpec spec, boolean ahead) throws InterruptedException;
 
+    /**
+     * Whether a launch of {@code spec} is a fork of a pre-started interpreter (a zygote, docs/zygote.md) rather than a
+     * spawn: cheap enough to make per request instead of ahead. False by default.
+     */
+    default boolean forks(SandboxSpec spec) {
+        return false;
+    }
+
     /** A started sandbox waiting for its input. Used once: complete it or abandon it. */
     interface Launch {
         /**

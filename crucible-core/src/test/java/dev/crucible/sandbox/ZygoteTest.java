@@ -62,6 +62,119 @@ class ZygoteTest {
         assertThat(new String(a.stdout(), StandardCharsets.UTF_8)).isEqualTo("9\n");
     }
 
+    /** A sibling that holds every kind of shared object a program can make, while another child looks for them. */
+    static final String HOLDER = """
+            import ctypes, os, signal, socket, sys, time
+            libc = ctypes.CDLL(None, use_errno=True)
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM); s.bind('\\0crucible-sibling'); s.listen(1)
+            shm = libc.shmget(0x5151, 4096, 0o1666)
+            sem = libc.semget(0x5152, 1, 0o1666)
+            open('/tmp/sibling', 'w').write('x'); open('/dev/shm/sibling', 'w').write('x')
+            open('/workspace/sibling', 'w').write('x')
+            signal.signal(signal.SIGTERM, lambda *a: print('SIGNALLED', flush=True))
+            print('ready', os.getpid(), shm >= 0, sem >= 0, flush=True)
+            time.sleep(4)
+            print('holder done', flush=True)
+            """;
+
+    /** Looks for the holder, the zygote and everything they could share, by every name a program has. */
+    static final String PROBER = """
+            import ctypes, errno, os, signal, socket
+            libc = ctypes.CDLL(None, use_errno=True)
+            found = []
+            s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            try:
+                s.connect('\\0crucible-sibling'); found.append('abstract socket')
+            except OSError:
+                pass
+            if libc.shmget(0x5151, 0, 0) >= 0: found.append('sysv shm')
+            if libc.semget(0x5152, 0, 0) >= 0: found.append('sysv sem')
+            for path in ('/tmp/sibling', '/dev/shm/sibling', '/workspace/sibling', '/tmp/.crucible-zygote/control',
+                         '/tmp/.crucible-zygote'):
+                if os.path.exists(path): found.append(path)
+            pids = sorted(int(p) for p in os.listdir('/proc') if p.isdigit())
+            if pids != [1, os.getpid()]: found.append('pids %s' % pids)
+            for pid in range(1, 400):  # no pid of this namespace but its own names the holder or the zygote
+                if pid in (1, os.getpid()): continue
+                try:
+                    os.kill(pid, signal.SIGTERM); found.append('signalled %d' % pid)
+                except ProcessLookupError:
+                    pass
+                except PermissionError:
+                    found.append('pid %d exists' % pid)
+            try:
+                os.kill(-1, signal.SIGKILL)  # everything it may signal: its own namespace only
+            except ProcessLookupError:
+                pass
+            if libc.syscall(101, 16, 1, 0, 0) == 0: found.append('ptrace attach to its init')  # PTRACE_ATTACH
+            if os.access('/proc/1/mem', os.R_OK): found.append('init memory readable')
+            print('found', found, flush=True)
+            """;
+
+    @Test
+    void aSiblingFindsNothingOfAnotherOrOfTheZygote() throws Exception {
+        SandboxSpec spec = poolSpec();
+        Sandbox.Launch holder = sandbox.launch(spec, false);
+        Sandbox.Launch prober = sandbox.launch(spec, false);
+        java.util.concurrent.CountDownLatch ready = new java.util.concurrent.CountDownLatch(1);
+        var held = java.util.concurrent.Executors.newSingleThreadExecutor().submit(() -> holder.complete(
+                WarmPool.payload(HOLDER, List.of(), ""), spec.limits(), (err, bytes, n) -> {
+                    if (new String(bytes, 0, n, StandardCharsets.UTF_8).contains("ready")) {
+                        ready.countDown();
+                    }
+                }));
+        assertThat(ready.await(30, java.util.concurrent.TimeUnit.SECONDS)).as("the holder started").isTrue();
+        SandboxResult probed = prober.complete(WarmPool.payload(PROBER, List.of(), ""), spec.limits(),
+                OutputListener.NONE);
+        assertThat(new String(probed.stdout(), StandardCharsets.UTF_8)).as(new String(probed.stderr(),
+                StandardCharsets.UTF_8)).isEqualTo("found []\n");
+        SandboxResult h = held.get();
+        assertThat(new String(h.stdout(), StandardCharsets.UTF_8)).as("the holder was never reached")
+                .startsWith("ready 2 True True\n").endsWith("holder done\n").doesNotContain("SIGNALLED");
+    }
+
+    /** A program that daemonises (double fork, new session) does not outlive its run: its init's end kills it. */
+    @Test
+    void nothingOfAChildOutlivesItsRun() throws Exception {
+        SandboxSpec spec = poolSpec();
+        Sandbox.Launch launch = sandbox.launch(spec, false);
+        SandboxResult r = launch.complete(WarmPool.payload("""
+                import os, time
+                if os.fork() == 0:
+                    os.setsid()
+                    if os.fork() == 0:
+                        time.sleep(60)
+                    os._exit(0)
+                print('left a daemon', flush=True)
+                """, List.of(), ""), spec.limits(), OutputListener.NONE);
+        assertThat(new String(r.stdout(), StandardCharsets.UTF_8)).isEqualTo("left a daemon\n");
+        assertThat(sandbox.awaitIdle(java.time.Duration.ofSeconds(10))).isTrue();
+        int base = sandbox.host().uidBase();
+        assertThat(slotProcesses(base, 4)).as("processes of the slots' uids left").isZero();
+    }
+
+    /** Processes whose uid is one of the {@code slots} slot uids from {@code base}. */
+    static long slotProcesses(int base, int slots) throws java.io.IOException {
+        long n = 0;
+        try (var procs = java.nio.file.Files.list(java.nio.file.Path.of("/proc"))) {
+            for (var p : procs.filter(p -> p.getFileName().toString().matches("\\d+")).toList()) {
+                try {
+                    for (String line : java.nio.file.Files.readAllLines(p.resolve("status"))) {
+                        if (line.startsWith("Uid:")) {
+                            int uid = Integer.parseInt(line.split("\\s+")[1]);
+                            if (uid >= base && uid < base + slots) {
+                                n++;
+                            }
+                        }
+                    }
+                } catch (java.io.IOException e) {
+                    // gone
+                }
+            }
+        }
+        return n;
+    }
+
     @Test
     void aChildRunsAProgram() throws Exception {
         SandboxSpec spec = poolSpec();

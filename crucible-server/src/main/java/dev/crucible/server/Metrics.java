@@ -30,6 +30,9 @@ final class Metrics {
                 .description("poolable requests that found no warm sandbox").register(registry);
         FunctionCounter.builder("crucible_pool_launches", executor, e -> pool(e) == null ? 0 : pool(e).launches())
                 .description("warm sandboxes started").register(registry);
+        FunctionCounter.builder("crucible_pool_forked", executor, e -> pool(e) == null ? 0 : pool(e).forked())
+                .description("poolable requests that found no warm sandbox and got one forked from a zygote at once")
+                .register(registry);
         for (EgressReason reason : EgressReason.values()) {
             FunctionCounter.builder("crucible_egress_requests", executor,
                             e -> e.egress().totals().byReason().get(reason))
