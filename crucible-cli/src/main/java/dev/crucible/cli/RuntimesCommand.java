@@ -23,9 +23,19 @@ final class RuntimesCommand implements Callable<Integer> {
     public Integer call() {
         var out = spec.commandLine().getOut();
         try (Crucible crucible = CliSupport.start(CliSupport.runtimesFile(runtimesFile))) {
+            try { // starts the Python zygote where the host allows one, so that the isolation path printed is the real one
+                crucible.executor().execute(dev.crucible.exec.ExecuteRequest.of("python", "pass"));
+            } catch (RuntimeException e) {
+                // no Python here: the report says what it can
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
             for (LanguageRuntime r : crucible.runtimes().list()) {
-                out.printf("%-12s %-10s %s%s%n", r.language(), r.version().isEmpty() ? "-" : r.version(),
-                        r.available() ? "available" : "unavailable: " + r.unavailableReason(), r.image() == null ? ""
+                out.printf("%-12s %-10s %s%s%s%n", r.language(), r.version().isEmpty() ? "-" : r.version(),
+                        r.available() ? "available" : "unavailable: " + r.unavailableReason(),
+                        !r.available() ? "" : "  isolation: " + (r.poolable()
+                                && crucible.sandbox().forks(dev.crucible.pool.WarmPool.launchSpec(r)) ? "zygote" : "spawn"),
+                        r.image() == null ? ""
                                 : "  (image " + r.image().reference() + (r.imageDigest() == null ? ""
                                         : " " + r.imageDigest()) + ")");
             }

@@ -173,6 +173,10 @@ class CliIT {
         assertThat(o.stdout()).isEqualTo("from the runtime file prog.py\n");
         Outcome list = crucible(dir, "runtimes", "--runtimes", "runtimes.toml");
         assertThat(list.stdout()).contains("python-unbuffered").contains("seccomp:").contains("cgroups:");
+        // as root with crucible-launch, Python's warm-pool sandboxes are forked from a zygote (docs/zygote.md)
+        assertThat(list.stdout()).containsPattern("(?m)^python +\\S+ +available  isolation: zygote$")
+                .containsPattern("(?m)^bash +\\S+ +available  isolation: spawn$")
+                .contains("isolation path: zygote for python (1 running");
     }
 
     @Test

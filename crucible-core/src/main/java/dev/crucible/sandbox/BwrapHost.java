@@ -17,9 +17,16 @@ record BwrapHost(List<String> describe, List<String> warnings, Path workRoot, in
         warnings = List.copyOf(warnings);
     }
 
+    /** This report with {@code line} added to what it describes (a fact that changes while the launcher runs). */
+    BwrapHost with(String line) {
+        List<String> lines = new ArrayList<>(describe);
+        lines.add(line);
+        return new BwrapHost(lines, warnings, workRoot, uidBase, sharedUid, slots);
+    }
+
     /** Puts the report together and logs its warnings. */
     static BwrapHost report(SandboxConfig config, HostTools tools, LaunchCommand command, Cgroups cgroups,
-            String tuning, int seccompInstructions, Slots slots, Path workRoot, String zygoteUnavailable) {
+            String tuning, int seccompInstructions, Slots slots, Path workRoot) {
         boolean root = tools.uid() == 0;
         int base = slots.uidBase();
         List<String> describe = List.of(
@@ -30,11 +37,7 @@ record BwrapHost(List<String> describe, List<String> warnings, Path workRoot, in
                 "cgroups: " + cgroups.describe() + "; " + tuning,
                 "seccomp: " + seccompInstructions
                         + " BPF instructions (libseccomp), AF_UNIX only, architecture checked",
-                "slots: " + config.slots(),
-                "isolation path: " + (zygoteUnavailable == null
-                        ? "zygote for python (a child forked per run into fresh namespaces, docs/zygote.md); spawn for"
-                                + " the other runtimes, sessions and runs with files or egress"
-                        : "spawn for every runtime (no zygote: " + zygoteUnavailable + ")"));
+                "slots: " + config.slots());
         List<String> warnings = new ArrayList<>();
         if (!root) {
             warnings.add("not running as root: every sandbox runs as this server's uid " + tools.uid()

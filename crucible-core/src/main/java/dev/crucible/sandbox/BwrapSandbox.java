@@ -61,8 +61,7 @@ final class BwrapSandbox implements Sandbox {
         this.spawner = new ProcessSpawner();
         this.zygotes = new Zygotes(command, spawner, pipes, workRoot, slots.uidBase(), config.slots(),
                 config.zygote() ? null : "turned off (CRUCIBLE_ZYGOTE=0)");
-        this.host = BwrapHost.report(config, tools, command, cgroups, tuning, program.length / 8, slots, workRoot,
-                zygotes.unavailable());
+        this.host = BwrapHost.report(config, tools, command, cgroups, tuning, program.length / 8, slots, workRoot);
     }
 
     static BwrapSandbox start(SandboxConfig config) {
@@ -324,7 +323,7 @@ final class BwrapSandbox implements Sandbox {
 
     @Override
     public SandboxHost host() {
-        return host;
+        return host.with(zygotes.describe());
     }
 
     @Override

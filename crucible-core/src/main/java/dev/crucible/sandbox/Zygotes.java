@@ -106,10 +106,15 @@ final class Zygotes implements AutoCloseable {
         Files.setAttribute(dir, "unix:gid", uid, LinkOption.NOFOLLOW_LINKS);
         Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwx------"));
         Path log = workRoot.resolve("zygote-" + index + ".log");
+        zygote = null;
         String map = "0 " + uid + " 1," + CHILD_UID_BASE + " " + uidBase + " " + slots;
         try {
             zygote = Zygote.start(spawner, command.zygoteArgv(uid, map, spec, dir, PYTHON_ZYGOTE), dir, log, io);
+            probe(zygote, spec);
         } catch (IOException e) {
+            if (zygote != null) {
+                zygote.close();
+            }
             failed.put(key, e.getMessage());
             LOG.log(System.Logger.Level.WARNING, "no zygote for " + spec.command().getFirst() + " (its runs are spawned): "
                     + e.getMessage());
@@ -119,9 +124,56 @@ final class Zygotes implements AutoCloseable {
         return zygote;
     }
 
+    /**
+     * Forks one child that runs an empty program: a host where the zygote starts but its children cannot make their
+     * namespaces (a container's seccomp profile, a masked /proc) is found here, once, and its runs are spawned.
+     */
+    private void probe(Zygote zygote, SandboxSpec spec) throws IOException, InterruptedException {
+        ZygoteChild child = zygote.fork(CHILD_UID_BASE + slots - 1, List.of(), command.tmpfsBytes(spec), "");
+        try (var in = child.getOutputStream()) {
+            in.write("0000000400000000pass".getBytes(StandardCharsets.US_ASCII)); // the pool agent's frame
+        } catch (IOException e) {
+            // it died before reading: its status says why
+        }
+        java.util.concurrent.Future<byte[]> err = io.submit(() -> child.getErrorStream().readAllBytes());
+        child.getInputStream().close();
+        if (!child.waitFor(10, java.util.concurrent.TimeUnit.SECONDS)) {
+            child.destroyForcibly();
+            throw new IOException("the zygote's first child did not finish");
+        }
+        String stderr;
+        try {
+            stderr = new String(err.get(5, java.util.concurrent.TimeUnit.SECONDS), StandardCharsets.UTF_8).strip();
+        } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+            stderr = "";
+        } finally {
+            child.getErrorStream().close();
+        }
+        if (child.exitValue() != 0) {
+            throw new IOException("the zygote's children cannot start here: "
+                    + (stderr.isEmpty() ? "exit " + child.exitValue() : stderr.lines().findFirst().orElse(stderr)));
+        }
+    }
+
     /** The reasons zygotes could not start, one per failed kind of launch (shown by {@code crucible runtimes}). */
     List<String> failures() {
         return new ArrayList<>(failed.values());
+    }
+
+    /**
+     * Which isolation path is in force, as {@code crucible runtimes} prints it: the zygote for Python (and how many run),
+     * or spawn with the reason.
+     */
+    String describe() {
+        if (unavailable != null) {
+            return "isolation path: spawn for every runtime (no zygote: " + unavailable + ")";
+        }
+        if (!failed.isEmpty()) {
+            return "isolation path: spawn for every runtime (the Python zygote failed: " + failed.values().iterator().next()
+                    + ")";
+        }
+        return "isolation path: zygote for python (" + count() + " running; a child forked per run into fresh"
+                + " namespaces, docs/zygote.md); spawn for the other runtimes, sessions and runs with files or egress";
     }
 
     /** How many zygotes run now. */
