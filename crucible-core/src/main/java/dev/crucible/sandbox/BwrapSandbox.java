@@ -59,8 +59,14 @@ final class BwrapSandbox implements Sandbox {
                 : CgroupTuning.favorDynamicModifications(tools.uid() == 0, config.tuneCgroups());
         this.slots = new Slots(config, cgroups, tools.uid() == 0, tools.uid(), pipes);
         this.spawner = new ProcessSpawner();
+        Path zygoteFile = workRoot.resolve("seccomp-zygote.bpf");
+        Once<Path> seccompZygote = new Once<>(() -> {
+            Files.write(zygoteFile, SeccompProgram.shared(SeccompProgram.Socket.ZYGOTE));
+            Files.setPosixFilePermissions(zygoteFile, PosixFilePermissions.fromString("rw-------"));
+            return zygoteFile;
+        });
         this.zygotes = new Zygotes(command, spawner, pipes, workRoot, slots.uidBase(), config.slots(),
-                config.zygote() ? null : "turned off (CRUCIBLE_ZYGOTE=0)");
+                config.zygote() ? null : "turned off (CRUCIBLE_ZYGOTE=0)", seccomp, seccompZygote::get);
         this.host = BwrapHost.report(config, tools, command, cgroups, tuning, program.length / 8, slots, workRoot);
     }
 

@@ -116,15 +116,17 @@ final class LaunchCommand {
      * The argv of a zygote for the warm-pool launches like {@code spec} (docs/zygote.md): crucible-launch becomes
      * {@code uid} and enters a user namespace with {@code map} as its id maps; bwrap runs there as root, builds the
      * same box as a spawned sandbox's, binds {@code controlDir} at /tmp/.crucible-zygote and keeps the capabilities the
-     * zygote's children need to make their own namespaces and drop to their uid; no seccomp filter of the children's
-     * kind yet (it gets the program as fd 3 to load into each child).
+     * zygote's children need to make their own namespaces and drop to their uid; bwrap loads {@code zygoteSeccomp} (the
+     * zygote's own program: every rule but those on the calls its children are made with) onto the zygote, which
+     * reads the children's program from {@code controlDir}.
      */
-    List<String> zygoteArgv(int uid, String map, SandboxSpec spec, Path controlDir, String zygoteSource) {
+    List<String> zygoteArgv(int uid, String map, SandboxSpec spec, Path controlDir, String zygoteSource,
+            Path zygoteSeccomp) {
         if (helper == null) {
             throw new IllegalStateException("a zygote needs crucible-launch");
         }
         List<Rlimit> rlimits = List.of(new Rlimit("core", 'c', 0, 1), new Rlimit("nofile", 'n', 4096, 1));
-        List<String> argv = viaHelper(List.of(), rlimits, uid, seccomp, null);
+        List<String> argv = viaHelper(List.of(), rlimits, uid, zygoteSeccomp, null);
         argv.add(argv.size() - 1, "--userns-map");
         argv.add(argv.size() - 1, map);
         List<String> box = new ArrayList<>(bwrapArguments(spec));
@@ -136,7 +138,7 @@ final class LaunchCommand {
         box.set(uidAt + 1, "0");
         box.set(box.indexOf("--gid") + 1, "0");
         box.subList(box.size() - 4, box.size()).clear(); // --cap-drop ALL --seccomp 3
-        box.addAll(List.of("--bind", controlDir.toString(), "/tmp/.crucible-zygote", "--cap-drop", "ALL",
+        box.addAll(List.of("--bind", controlDir.toString(), "/tmp/.crucible-zygote", "--seccomp", "3", "--cap-drop", "ALL",
                 "--cap-add", "CAP_SYS_ADMIN", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID",
                 "--cap-add", "CAP_SETPCAP", "--cap-add", "CAP_KILL"));
         argv.addAll(box);

@@ -94,17 +94,28 @@ final class SeccompProgram {
     /** BPF_MAXINSNS: the kernel loads no longer program. */
     private static final int MAX_INSTRUCTIONS = 4096;
 
-    /** Which socket families a program lets a sandbox create. */
+    /** Which socket families a program lets a sandbox create, and for whom it is. */
     enum Socket {
         /** AF_UNIX only: every sandbox without egress. */
         UNIX_ONLY,
         /** AF_UNIX, AF_INET and AF_INET6: a sandbox in a network namespace of the server's, with egress. */
-        INET
+        INET,
+        /**
+         * A zygote's own program (docs/zygote.md): AF_UNIX only, and every rule but those on the calls its children are
+         * made with ({@link #ZYGOTE_NEEDS}: new namespaces, mounts, returning to its pid namespace); each child then
+         * loads {@link #UNIX_ONLY} on top, before any code of a request runs.
+         */
+        ZYGOTE
     }
+
+    /** The denied calls a zygote makes for its children, allowed in its own program. */
+    static final java.util.Set<String> ZYGOTE_NEEDS = java.util.Set.of("mount", "umount2", "unshare", "setns");
 
     /** The programs of this process: they depend only on the host's libseccomp and these rules. */
     private static final Once<byte[]> SHARED = new Once<>(() -> cachedOrBuilt(UserCache.standard(), Socket.UNIX_ONLY));
     private static final Once<byte[]> SHARED_INET = new Once<>(() -> cachedOrBuilt(UserCache.standard(), Socket.INET));
+    private static final Once<byte[]> SHARED_ZYGOTE = new Once<>(() -> cachedOrBuilt(UserCache.standard(),
+            Socket.ZYGOTE));
 
     private SeccompProgram() {}
 
@@ -119,7 +130,11 @@ final class SeccompProgram {
 
     /** As {@link #shared()}, for the given socket families. */
     static byte[] shared(Socket sockets) {
-        return (sockets == Socket.INET ? SHARED_INET : SHARED).get().clone();
+        return (switch (sockets) {
+            case UNIX_ONLY -> SHARED;
+            case INET -> SHARED_INET;
+            case ZYGOTE -> SHARED_ZYGOTE;
+        }).get().clone();
     }
 
     /**
@@ -137,8 +152,8 @@ final class SeccompProgram {
     /** As {@link #cachedOrBuilt(UserCache)}, for the given socket families (a cache file per variant). */
     static byte[] cachedOrBuilt(UserCache cache, Socket sockets) {
         String name = cacheName();
-        if (name != null && sockets == Socket.INET) {
-            name = "inet-" + name;
+        if (name != null && sockets != Socket.UNIX_ONLY) {
+            name = sockets.name().toLowerCase(java.util.Locale.ROOT) + "-" + name;
         }
         if (name != null) {
             byte[] cached = cache.read(name, MAX_INSTRUCTIONS * 8).filter(SeccompProgram::wellFormed).orElse(null);
@@ -215,7 +230,9 @@ final class SeccompProgram {
             try {
                 check("seccomp_attr_set", (int) lib.attrSet.invokeExact(ctx, SCMP_FLTATR_ACT_BADARCH, SCMP_ACT_KILL_PROCESS));
                 for (String name : DENIED) {
-                    lib.rule(arena, ctx, errno(EPERM), name);
+                    if (sockets != Socket.ZYGOTE || !ZYGOTE_NEEDS.contains(name)) {
+                        lib.rule(arena, ctx, errno(EPERM), name);
+                    }
                 }
                 if (sockets == Socket.INET) {
                     // every family but AF_UNIX (1), AF_INET (2), AF_INET6 (10); one comparison of an argument a rule
@@ -228,7 +245,7 @@ final class SeccompProgram {
                     lib.rule(arena, ctx, errno(EAFNOSUPPORT), "socket", cmp(0, SCMP_CMP_NE, AF_UNIX, 0));
                 }
                 lib.rule(arena, ctx, errno(EAFNOSUPPORT), "socketpair", cmp(0, SCMP_CMP_NE, AF_UNIX, 0));
-                for (long flag : CLONE_NAMESPACE_FLAGS) {
+                for (long flag : CLONE_NAMESPACE_FLAGS) { // a zygote's children unshare after a plain fork
                     lib.rule(arena, ctx, errno(EPERM), "clone", cmp(0, SCMP_CMP_MASKED_EQ, flag, flag));
                 }
                 lib.rule(arena, ctx, errno(ENOSYS), "clone3");

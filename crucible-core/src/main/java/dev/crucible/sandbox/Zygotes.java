@@ -36,6 +36,10 @@ final class Zygotes implements AutoCloseable {
     private final int uidBase;
     private final int slots;
     private final String unavailable;
+    /** The program every child loads (a spawned sandbox's), copied into each zygote's control directory. */
+    private final Path childSeccomp;
+    /** The zygote's own program ({@code SeccompProgram.Socket.ZYGOTE}), loaded by its bwrap. */
+    private final java.util.function.Supplier<Path> zygoteSeccomp;
     private final Map<List<Object>, Zygote> running = new ConcurrentHashMap<>();
     private final Map<List<Object>, String> failed = new ConcurrentHashMap<>();
 
@@ -44,7 +48,9 @@ final class Zygotes implements AutoCloseable {
      * @param disabled why the operator turned zygotes off, or null
      */
     Zygotes(LaunchCommand command, ProcessSpawner spawner, ExecutorService io, Path workRoot, int uidBase, int slots,
-            String disabled) {
+            String disabled, Path childSeccomp, java.util.function.Supplier<Path> zygoteSeccomp) {
+        this.childSeccomp = childSeccomp;
+        this.zygoteSeccomp = zygoteSeccomp;
         this.command = command;
         this.spawner = spawner;
         this.io = io;
@@ -105,11 +111,16 @@ final class Zygotes implements AutoCloseable {
         Files.setAttribute(dir, "unix:uid", uid, LinkOption.NOFOLLOW_LINKS);
         Files.setAttribute(dir, "unix:gid", uid, LinkOption.NOFOLLOW_LINKS);
         Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwx------"));
+        Path program = dir.resolve("seccomp.bpf"); // the children's program, read once by the zygote at its start
+        Files.copy(childSeccomp, program, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+        Files.setAttribute(program, "unix:uid", uid, LinkOption.NOFOLLOW_LINKS);
+        Files.setPosixFilePermissions(program, PosixFilePermissions.fromString("r--------"));
         Path log = workRoot.resolve("zygote-" + index + ".log");
         zygote = null;
         String map = "0 " + uid + " 1," + CHILD_UID_BASE + " " + uidBase + " " + slots;
         try {
-            zygote = Zygote.start(spawner, command.zygoteArgv(uid, map, spec, dir, PYTHON_ZYGOTE), dir, log, io);
+            zygote = Zygote.start(spawner, command.zygoteArgv(uid, map, spec, dir, PYTHON_ZYGOTE, zygoteSeccomp.get()),
+                    dir, log, io);
             probe(zygote, spec);
         } catch (IOException e) {
             if (zygote != null) {

@@ -175,6 +175,31 @@ class ZygoteTest {
         return n;
     }
 
+    /**
+     * The zygote holds exactly the capabilities its children are made with, inside its own user namespace, and runs
+     * under a seccomp program of its own with no_new_privs.
+     */
+    @Test
+    void theZygoteRunsUnderAFilterWithFiveCapabilities() throws Exception {
+        SandboxSpec spec = poolSpec();
+        sandbox.launch(spec, false).complete(WarmPool.payload("pass", List.of(), ""), spec.limits(),
+                OutputListener.NONE); // the zygote runs from here on
+        List<ProcessHandle> zygotes = ProcessHandle.current().descendants()
+                .filter(p -> p.info().command().orElse("").contains("python3") // not its bwrap, whose argv holds it too
+                        && p.info().commandLine().orElse("").contains("Crucible's Python zygote")).toList();
+        assertThat(zygotes).hasSize(1);
+        List<String> status = java.nio.file.Files.readAllLines(
+                java.nio.file.Path.of("/proc", Long.toString(zygotes.getFirst().pid()), "status"));
+        long kill = 1L << 5, setgid = 1L << 6, setuid = 1L << 7, setpcap = 1L << 8, sysAdmin = 1L << 21;
+        assertThat(status).contains("Seccomp:\t2", "NoNewPrivs:\t1",
+                "CapEff:\t" + String.format("%016x", kill | setgid | setuid | setpcap | sysAdmin));
+        assertThat(status.stream().filter(l -> l.startsWith("Uid:")).findFirst().orElseThrow())
+                .as("the zygote's own host uid: the last of the launcher's block, not root")
+                .isEqualTo("Uid:\t%d\t%d\t%d\t%d".formatted(sandbox.host().uidBase() + UidLease.BLOCK - 1,
+                        sandbox.host().uidBase() + UidLease.BLOCK - 1, sandbox.host().uidBase() + UidLease.BLOCK - 1,
+                        sandbox.host().uidBase() + UidLease.BLOCK - 1));
+    }
+
     @Test
     void aChildRunsAProgram() throws Exception {
         SandboxSpec spec = poolSpec();
