@@ -21,6 +21,10 @@
  *      zygote's own uid as 0, the slots' uids for its children); bwrap then runs as root of that namespace, with
  *      capabilities in it only, and passes those it is told to keep (--cap-add) to the zygote.
  *
+ * crucible-launch --init is something else: the init (pid 1) of a zygote child's pid namespace (docs/zygote.md). It
+ * holds nothing, reaps every orphan (SIGCHLD ignored), handles no signal (so nothing inside its namespace can signal
+ * it) and waits until the zygote kills it, which ends the namespace and everything in it.
+ *
  * usage: crucible-launch [--netns PATH] [--cgroup FILE]... [--rlimit RES=VALUE]... --seccomp FILE [--uid N]
  *                        [--userns-map "INSIDE OUTSIDE COUNT[,INSIDE OUTSIDE COUNT]..."] -- BWRAP ARGS...
  * RES is one of fsize, nofile, core, cpu, nproc, as. Exit code 125 means a step failed (message on stderr,
@@ -151,7 +155,13 @@ static void enter_userns(const char *map, int to_helper, int from_helper, pid_t 
     close(from_helper);
 }
 
+__attribute__((noreturn)) static void init_forever(void) {
+    signal(SIGCHLD, SIG_IGN); /* orphans are reaped by the kernel */
+    for (;;) pause();
+}
+
 int main(int argc, char **argv) {
+    if (argc == 2 && strcmp(argv[1], "--init") == 0) init_forever();
     const char *seccomp = NULL;
     const char *userns_map = NULL;
     long uid = -1;

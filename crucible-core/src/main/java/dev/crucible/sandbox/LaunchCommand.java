@@ -74,6 +74,11 @@ final class LaunchCommand {
         }
     }
 
+    /** The crucible-launch binary, or null (sh + setpriv). */
+    Path helper() {
+        return helper;
+    }
+
     /** Whether sandboxes start through crucible-launch (else sh + setpriv). */
     boolean viaHelper() {
         return helper != null;

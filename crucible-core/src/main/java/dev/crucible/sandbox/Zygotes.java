@@ -115,6 +115,9 @@ final class Zygotes implements AutoCloseable {
         Files.copy(childSeccomp, program, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
         Files.setAttribute(program, "unix:uid", uid, LinkOption.NOFOLLOW_LINKS);
         Files.setPosixFilePermissions(program, PosixFilePermissions.fromString("r--------"));
+        Path init = dir.resolve("init"); // crucible-launch --init: each child namespace's pid 1
+        Files.copy(command.helper(), init, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+        Files.setPosixFilePermissions(init, PosixFilePermissions.fromString("r-xr-xr-x"));
         Path log = workRoot.resolve("zygote-" + index + ".log");
         zygote = null;
         String map = "0 " + uid + " 1," + CHILD_UID_BASE + " " + uidBase + " " + slots;

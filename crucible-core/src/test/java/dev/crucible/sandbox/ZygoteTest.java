@@ -202,6 +202,8 @@ class ZygoteTest {
 
     @Test
     void aChildRunsAProgram() throws Exception {
+        // a crucible-launch that did not compile leaves the build on sh + setpriv, silently: the zygote needs it
+        assertThat(sandbox.host().describe().getFirst()).contains("via crucible-launch");
         SandboxSpec spec = poolSpec();
         Sandbox.Launch launch = sandbox.launch(spec, false);
         SandboxResult r = launch.complete(WarmPool.payload("import os\nprint('hi', os.getuid())", List.of(), ""),
