@@ -22,8 +22,8 @@
  *      capabilities in it only, and passes those it is told to keep (--cap-add) to the zygote.
  *
  * crucible-launch --init is something else: the init (pid 1) of a zygote child's pid namespace (docs/zygote.md). It
- * holds nothing, reaps every orphan (SIGCHLD ignored), handles no signal (so nothing inside its namespace can signal
- * it) and waits until the zygote kills it, which ends the namespace and everything in it.
+ * holds nothing and no capability, reaps every orphan (SIGCHLD ignored), handles no signal (so nothing inside its
+ * namespace can signal it) and waits until the zygote kills it, which ends the namespace and everything in it.
  *
  * usage: crucible-launch [--netns PATH] [--cgroup FILE]... [--rlimit RES=VALUE]... --seccomp FILE [--uid N]
  *                        [--userns-map "INSIDE OUTSIDE COUNT[,INSIDE OUTSIDE COUNT]..."] -- BWRAP ARGS...
@@ -156,6 +156,15 @@ static void enter_userns(const char *map, int to_helper, int from_helper, pid_t 
 }
 
 __attribute__((noreturn)) static void init_forever(void) {
+    /* it needs no privilege at all: every capability goes (bounding set first, while CAP_SETPCAP is still held) */
+    for (int cap = 0; cap <= 63; cap++) {
+        if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 && errno != EINVAL) die("cannot drop capability", NULL);
+    }
+    struct __user_cap_header_struct header = {_LINUX_CAPABILITY_VERSION_3, 0};
+    struct __user_cap_data_struct data[2];
+    memset(data, 0, sizeof data);
+    if (syscall(SYS_capset, &header, data) != 0) die("cannot clear capabilities", NULL);
+    if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) die("cannot set no_new_privs", NULL);
     signal(SIGCHLD, SIG_IGN); /* orphans are reaped by the kernel */
     for (;;) pause();
 }
