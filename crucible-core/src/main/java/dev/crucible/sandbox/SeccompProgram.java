@@ -85,6 +85,9 @@ final class SeccompProgram {
     private static final long[] CLONE_NAMESPACE_FLAGS = {
         0x00020000L, 0x02000000L, 0x04000000L, 0x08000000L, 0x10000000L, 0x20000000L, 0x40000000L, 0x00000080L};
 
+    /** CLONE_PARENT: the new process gets the caller's parent. */
+    private static final long CLONE_PARENT = 0x00008000L;
+
     /** How many instructions {@link #prefix} puts before libseccomp's program. */
     private static final int PREFIX_INSTRUCTIONS = 11;
 
@@ -248,6 +251,9 @@ final class SeccompProgram {
                 for (long flag : CLONE_NAMESPACE_FLAGS) { // a zygote's children unshare after a plain fork
                     lib.rule(arena, ctx, errno(EPERM), "clone", cmp(0, SCMP_CMP_MASKED_EQ, flag, flag));
                 }
+                // a process whose parent is its parent's parent: in a zygote's child, the zygote, outside the
+                // child's namespace; its zombie would be the zygote's to reap (docs/zygote.md)
+                lib.rule(arena, ctx, errno(EPERM), "clone", cmp(0, SCMP_CMP_MASKED_EQ, CLONE_PARENT, CLONE_PARENT));
                 lib.rule(arena, ctx, errno(ENOSYS), "clone3");
                 lib.rule(arena, ctx, errno(EPERM), "ioctl", cmp(1, SCMP_CMP_MASKED_EQ, 0xFFFFFFFFL, TIOCSTI));
                 lib.rule(arena, ctx, errno(EPERM), "ioctl", cmp(1, SCMP_CMP_MASKED_EQ, 0xFFFFFFFFL, TIOCLINUX));

@@ -42,6 +42,9 @@ final class Zygotes implements AutoCloseable {
     private final java.util.function.Supplier<Path> zygoteSeccomp;
     private final Map<List<Object>, Zygote> running = new ConcurrentHashMap<>();
     private final Map<List<Object>, String> failed = new ConcurrentHashMap<>();
+    private final Map<List<Object>, Integer> uids = new ConcurrentHashMap<>();
+    /** Zygotes started so far (each gets a directory of its own); guarded by this. */
+    private int starts;
 
     /**
      * @param uidBase the launcher's first slot uid, or -1 when not root
@@ -104,8 +107,10 @@ final class Zygotes implements AutoCloseable {
             zygote.close();
             running.remove(key);
         }
-        int index = running.size();
-        int uid = uidBase + UidLease.BLOCK - UID_FROM_END - index;
+        // one uid per kind of zygote for the launcher's life (a replacement takes its predecessor's, never a live
+        // zygote's); one directory per start
+        int uid = uids.computeIfAbsent(key, k -> uidBase + UidLease.BLOCK - UID_FROM_END - uids.size());
+        int index = starts++;
         Path dir = workRoot.resolve("zygote-" + index);
         Files.createDirectories(dir);
         Files.setAttribute(dir, "unix:uid", uid, LinkOption.NOFOLLOW_LINKS);

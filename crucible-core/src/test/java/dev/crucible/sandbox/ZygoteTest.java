@@ -71,7 +71,8 @@ class ZygoteTest {
             sem = libc.semget(0x5152, 1, 0o1666)
             open('/tmp/sibling', 'w').write('x'); open('/dev/shm/sibling', 'w').write('x')
             open('/workspace/sibling', 'w').write('x')
-            signal.signal(signal.SIGTERM, lambda *a: print('SIGNALLED', flush=True))
+            for sig in (signal.SIGTERM, signal.SIGCONT, signal.SIGUSR1):
+                signal.signal(sig, lambda *a: print('SIGNALLED', flush=True))
             print('ready', os.getpid(), shm >= 0, sem >= 0, flush=True)
             time.sleep(4)
             print('holder done', flush=True)
@@ -106,6 +107,18 @@ class ZygoteTest {
                 os.kill(-1, signal.SIGKILL)  # everything it may signal: its own namespace only
             except ProcessLookupError:
                 pass
+            os.kill(0, signal.SIGCONT)  # its process group: its own session, not the zygote's
+            if 'crucible-sibling' in open('/proc/net/unix').read(): found.append('a sibling socket listed')
+            b = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            try:
+                b.bind('\\0crucible-sibling')  # a name a sibling holds is free here: no collision, no channel
+            except OSError:
+                found.append('abstract name taken')
+            if any(not line.strip().endswith(':/') for line in open('/proc/self/cgroup')):
+                found.append('cgroup paths outside its own')
+            if libc.syscall(56, 0x8000 | 17, 0, 0, 0, 0) >= 0:  # clone(CLONE_PARENT): a child the zygote must reap
+                os._exit(0)
+            if ctypes.get_errno() != errno.EPERM: found.append('clone(CLONE_PARENT) not refused')
             if libc.syscall(101, 16, 1, 0, 0) == 0: found.append('ptrace attach to its init')  # PTRACE_ATTACH
             if os.access('/proc/1/mem', os.R_OK): found.append('init memory readable')
             print('found', found, flush=True)
