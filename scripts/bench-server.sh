@@ -21,6 +21,8 @@ rss=$(curl -s "http://127.0.0.1:$port/healthz" | sed -n 's/.*"rss_bytes":\([0-9]
 echo "server: first answer ${first} ms after ./crucible serve was started (JAR already built); idle rss $((rss / 1048576)) MiB"
 # the zygote (docs/zygote.md) is its own process: its resident memory and how much of it is shared with its children
 for pid in $(pgrep -f "Crucible's Python zygote" || true); do
+  # the zygote itself, not its bwrap nor the warm sandboxes forked from it (same command line): its parent is bwrap
+  [ "$(ps -o comm= -p "$(ps -o ppid= -p "$pid" | tr -d ' ')" 2>/dev/null)" = bwrap ] || continue
   awk -v pid="$pid" '/^VmRSS/ {rss=$2} /^RssAnon/ {anon=$2} END {printf "zygote (pid %s): idle rss %.1f MiB, of which %.1f MiB private (anonymous)\n", pid, rss/1024, anon/1024}' "/proc/$pid/status"
 done
 "$root/crucible" bench --url "http://127.0.0.1:$port" "$@"
