@@ -87,7 +87,7 @@ final class Zygotes implements AutoCloseable {
      * @throws IOException when the zygote cannot be started or asked; the caller then spawns
      */
     ZygoteChild fork(SandboxSpec spec, int slotUid, Cgroups.RunGroup group) throws IOException, InterruptedException {
-        Zygote zygote = zygoteFor(spec);
+        Zygote zygote = zygoteFor(spec, slotUid, group);
         long tmpfs = command.tmpfsBytes(spec);
         return zygote.fork(CHILD_UID_BASE + (slotUid - uidBase), group == null ? List.of() : group.procsFiles(), tmpfs,
                 command.rlimitSpec(slotUid, group == null, spec));
@@ -97,7 +97,9 @@ final class Zygotes implements AutoCloseable {
         return List.of(spec.command(), spec.env(), spec.root(), spec.readOnlyBindsIfPresent(), spec.limits().memoryMb());
     }
 
-    private synchronized Zygote zygoteFor(SandboxSpec spec) throws IOException, InterruptedException {
+    /** The running zygote for {@code spec}; a new one is proved by a child of the launch's slot uid and cgroups. */
+    private synchronized Zygote zygoteFor(SandboxSpec spec, int slotUid, Cgroups.RunGroup group)
+            throws IOException, InterruptedException {
         List<Object> key = key(spec);
         Zygote zygote = running.get(key);
         if (zygote != null && zygote.alive()) {
@@ -129,7 +131,7 @@ final class Zygotes implements AutoCloseable {
         try {
             zygote = Zygote.start(spawner, command.zygoteArgv(uid, map, spec, dir, PYTHON_ZYGOTE, zygoteSeccomp.get()),
                     dir, log, io);
-            probe(zygote, spec);
+            probe(zygote, spec, slotUid, group);
         } catch (IOException e) {
             if (zygote != null) {
                 zygote.close();
@@ -144,11 +146,16 @@ final class Zygotes implements AutoCloseable {
     }
 
     /**
-     * Forks one child that runs an empty program: a host where the zygote starts but its children cannot make their
-     * namespaces (a container's seccomp profile, a masked /proc) is found here, once, and its runs are spawned.
+     * Forks one child that runs an empty program, as the launch's slot uid into its cgroups, exactly as the run's own
+     * child will be made: a host where the zygote starts but its children cannot join their cgroups or make their
+     * namespaces (an older cgroup v2 kernel, a container's seccomp profile, a masked /proc) is found here, once, and its
+     * runs are spawned. The probe has ended before the run starts (its CPU is not the run's: that is counted from the
+     * run's start).
      */
-    private void probe(Zygote zygote, SandboxSpec spec) throws IOException, InterruptedException {
-        ZygoteChild child = zygote.fork(CHILD_UID_BASE + slots - 1, List.of(), command.tmpfsBytes(spec), "");
+    private void probe(Zygote zygote, SandboxSpec spec, int slotUid, Cgroups.RunGroup group)
+            throws IOException, InterruptedException {
+        ZygoteChild child = zygote.fork(CHILD_UID_BASE + (slotUid - uidBase),
+                group == null ? List.of() : group.procsFiles(), command.tmpfsBytes(spec), "");
         try (var in = child.getOutputStream()) {
             in.write("0000000400000000pass".getBytes(StandardCharsets.US_ASCII)); // the pool agent's frame
         } catch (IOException e) {
