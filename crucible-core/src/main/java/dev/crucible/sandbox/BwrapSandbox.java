@@ -66,7 +66,7 @@ final class BwrapSandbox implements Sandbox {
             return zygoteFile;
         });
         this.zygotes = new Zygotes(command, spawner, pipes, workRoot, slots.uidBase(), config.slots(),
-                config.zygote() ? null : "turned off (CRUCIBLE_ZYGOTE=0)", seccomp, seccompZygote::get);
+                config.zygote() ? null : "turned off (CRUCIBLE_ZYGOTE=0)", seccomp, seccompZygote::get, etc);
         this.host = BwrapHost.report(config, tools, command, cgroups, tuning, program.length / 8, slots, workRoot);
     }
 
@@ -272,7 +272,6 @@ final class BwrapSandbox implements Sandbox {
             throws IOException, InterruptedException {
         if (network == null && zygotes.serves(spec)) {
             try {
-                etc.addMountPoints(spec);
                 ZygoteChild child = zygotes.fork(spec, claim.uid(), group);
                 if (group != null) {
                     child.killGroupToo(group::killAll);

@@ -40,6 +40,8 @@ final class Zygotes implements AutoCloseable {
     private final Path childSeccomp;
     /** The zygote's own program ({@code SeccompProgram.Socket.ZYGOTE}), loaded by its bwrap. */
     private final java.util.function.Supplier<Path> zygoteSeccomp;
+    /** The synthetic /etc the zygote's box binds: its binds' mount points are made once, when a zygote starts. */
+    private final SyntheticEtc etc;
     private final Map<List<Object>, Zygote> running = new ConcurrentHashMap<>();
     private final Map<List<Object>, String> failed = new ConcurrentHashMap<>();
     private final Map<List<Object>, Integer> uids = new ConcurrentHashMap<>();
@@ -51,7 +53,8 @@ final class Zygotes implements AutoCloseable {
      * @param disabled why the operator turned zygotes off, or null
      */
     Zygotes(LaunchCommand command, ProcessSpawner spawner, ExecutorService io, Path workRoot, int uidBase, int slots,
-            String disabled, Path childSeccomp, java.util.function.Supplier<Path> zygoteSeccomp) {
+            String disabled, Path childSeccomp, java.util.function.Supplier<Path> zygoteSeccomp, SyntheticEtc etc) {
+        this.etc = etc;
         this.childSeccomp = childSeccomp;
         this.zygoteSeccomp = zygoteSeccomp;
         this.command = command;
@@ -126,6 +129,7 @@ final class Zygotes implements AutoCloseable {
         Files.copy(command.helper(), init, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
         Files.setPosixFilePermissions(init, PosixFilePermissions.fromString("r-xr-xr-x"));
         Path log = workRoot.resolve("zygote-" + index + ".log");
+        etc.addMountPoints(spec); // its children mount nothing from the host: the box is made once
         zygote = null;
         String map = "0 " + uid + " 1," + CHILD_UID_BASE + " " + uidBase + " " + slots;
         try {
