@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds crucible-launch (crucible-core/src/main/c) into the JAR's resources, static so that it needs nothing at
+# Builds crucible-launch and crucible-init (crucible-core/src/main/c) into the JAR's resources, static so that it needs nothing at
 # run time. Called by Maven (generate-resources). Without a C compiler it warns and exits 0: Crucible then launches
 # through the portable `sh` + `setpriv` chain, about 2.5 ms slower per run.
 set -u
@@ -12,6 +12,13 @@ if [ -z "$cc" ]; then
   exit 0
 fi
 flags=(-O2 -Wall -Wextra -Werror -D_FORTIFY_SOURCE=2 -fstack-protector-strong)
+# crucible-init (the same directory): a zygote child namespace's pid 1, without a C library (its start-up is the cost)
+init_src="$(dirname "$src")/crucible-init.c"
+if ! "$cc" -O2 -Wall -Wextra -Werror -static -nostdlib -ffreestanding -fno-stack-protector \
+     -fno-asynchronous-unwind-tables -fno-pie -no-pie -o "$outdir/crucible-init-$arch" "$init_src" 2>/dev/null; then
+  echo "[crucible] crucible-init did not compile for $arch; zygote children get crucible-launch --init as pid 1" >&2
+  rm -f "$outdir/crucible-init-$arch"
+fi
 if "$cc" "${flags[@]}" -static -o "$outdir/crucible-launch-$arch" "$src" 2>/dev/null \
    || "$cc" "${flags[@]}" -o "$outdir/crucible-launch-$arch" "$src"; then
   exit 0

@@ -57,20 +57,31 @@ final class LaunchCommand {
 
     /** Copies the crucible-launch binary for this architecture out of the JAR, or returns null when there is none. */
     static Path extractHelper(Path workRoot) throws IOException {
-        String arch = switch (System.getProperty("os.arch")) {
-            case "amd64", "x86_64" -> "x86_64";
-            case "aarch64", "arm64" -> "aarch64";
-            default -> System.getProperty("os.arch");
-        };
-        try (InputStream in = LaunchCommand.class.getResourceAsStream("crucible-launch-" + arch)) {
-            if (in == null) {
-                LOG.log(System.Logger.Level.INFO, "no crucible-launch for " + arch + " in this build; using sh + setpriv");
-                return null;
-            }
-            Path target = workRoot.resolve("crucible-launch");
-            Files.write(target, in.readAllBytes());
-            Files.setPosixFilePermissions(target, PosixFilePermissions.fromString("rwx------"));
-            return target;
+        byte[] binary = builtBinary("crucible-launch");
+        if (binary == null) {
+            LOG.log(System.Logger.Level.INFO, "no crucible-launch for " + ARCH + " in this build; using sh + setpriv");
+            return null;
+        }
+        Path target = workRoot.resolve("crucible-launch");
+        Files.write(target, binary);
+        Files.setPosixFilePermissions(target, PosixFilePermissions.fromString("rwx------"));
+        return target;
+    }
+
+    /** This machine's architecture as scripts/build-launch.sh names it. */
+    private static final String ARCH = switch (System.getProperty("os.arch")) {
+        case "amd64", "x86_64" -> "x86_64";
+        case "aarch64", "arm64" -> "aarch64";
+        default -> System.getProperty("os.arch");
+    };
+
+    /**
+     * A binary scripts/build-launch.sh built into the JAR for this architecture ({@code crucible-launch},
+     * {@code crucible-init}), or null when this build has none.
+     */
+    static byte[] builtBinary(String name) throws IOException {
+        try (InputStream in = LaunchCommand.class.getResourceAsStream(name + "-" + ARCH)) {
+            return in == null ? null : in.readAllBytes();
         }
     }
 

@@ -24,6 +24,8 @@ final class Zygotes implements AutoCloseable {
     /** The agent whose launches a zygote serves: the Python warm-pool agent. */
     static final String PYTHON_AGENT = resource("/dev/crucible/runtime/agents/python");
     static final String PYTHON_ZYGOTE = resource("/dev/crucible/runtime/agents/python-zygote");
+    /** crucible-init (without a C library: no start-up cost), or null when this build has none. */
+    private static final byte[] INIT = initBinary();
     /** A zygote's own uid: the last of the launcher's uid block, below which slots and sessions are numbered. */
     static final int UID_FROM_END = 1;
     /** Child uids inside a zygote's user namespace: slot N is {@code CHILD_UID_BASE + N} there. */
@@ -125,8 +127,12 @@ final class Zygotes implements AutoCloseable {
         Files.copy(childSeccomp, program, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
         Files.setAttribute(program, "unix:uid", uid, LinkOption.NOFOLLOW_LINKS);
         Files.setPosixFilePermissions(program, PosixFilePermissions.fromString("r--------"));
-        Path init = dir.resolve("init"); // crucible-launch --init: each child namespace's pid 1
-        Files.copy(command.helper(), init, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+        Path init = dir.resolve("init"); // each child namespace's pid 1: crucible-init, else crucible-launch --init
+        if (INIT != null) {
+            Files.write(init, INIT);
+        } else {
+            Files.copy(command.helper(), init, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+        }
         Files.setPosixFilePermissions(init, PosixFilePermissions.fromString("r-xr-xr-x"));
         Path log = workRoot.resolve("zygote-" + index + ".log");
         etc.addMountPoints(spec); // its children mount nothing from the host: the box is made once
@@ -215,6 +221,14 @@ final class Zygotes implements AutoCloseable {
     public synchronized void close() {
         running.values().forEach(Zygote::close);
         running.clear();
+    }
+
+    private static byte[] initBinary() {
+        try {
+            return LaunchCommand.builtBinary("crucible-init");
+        } catch (IOException e) {
+            return null;
+        }
     }
 
     private static String resource(String name) {

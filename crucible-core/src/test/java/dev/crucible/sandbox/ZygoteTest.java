@@ -121,6 +121,10 @@ class ZygoteTest {
             if ctypes.get_errno() != errno.EPERM: found.append('clone(CLONE_PARENT) not refused')
             if libc.syscall(101, 16, 1, 0, 0) == 0: found.append('ptrace attach to its init')  # PTRACE_ATTACH
             if os.access('/proc/1/mem', os.R_OK): found.append('init memory readable')
+            for line in open('/proc/1/status'):  # the init holds no capability, in any set, and can gain none
+                if line.startswith(('CapInh', 'CapPrm', 'CapEff', 'CapBnd', 'CapAmb')) and int(line.split()[1], 16):
+                    found.append('init ' + line.strip())
+                if line.startswith('NoNewPrivs') and line.split()[1] != '1': found.append('init may gain privileges')
             print('found', found, flush=True)
             """;
 
@@ -144,6 +148,49 @@ class ZygoteTest {
         SandboxResult h = held.get();
         assertThat(new String(h.stdout(), StandardCharsets.UTF_8)).as("the holder was never reached")
                 .startsWith("ready 2 True True\n").endsWith("holder done\n").doesNotContain("SIGNALLED");
+    }
+
+    /**
+     * Network namespaces are used again by later children (making one is the dearest step of a fork), but only empty:
+     * a run that leaves an abstract socket behind (bound, listening, in flight in a socket that holds itself, so that no
+     * process keeps it) reaches no later run, by name or in {@code /proc/net/unix}.
+     */
+    @Test
+    void aLaterChildGetsANetworkNamespaceWithNothingOfAnEarlierOnesLeft() throws Exception {
+        SandboxSpec spec = poolSpec();
+        SandboxResult left = sandbox.launch(spec, false).complete(WarmPool.payload("""
+                import array, socket
+                listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+                listener.bind('\\0crucible-left-behind'); listener.listen(8)
+                a, b = socket.socketpair()
+                # b's own queue holds b and the listener: once closed, only the kernel's collector can free them
+                a.sendmsg([b'x'], [(socket.SOL_SOCKET, socket.SCM_RIGHTS, array.array('i', [b.fileno(),
+                          listener.fileno()]))])
+                print('left', open('/proc/self/net/unix').read().count('crucible-left-behind'), flush=True)
+                """, List.of(), ""), spec.limits(), OutputListener.NONE);
+        assertThat(new String(left.stdout(), StandardCharsets.UTF_8)).as(new String(left.stderr(),
+                StandardCharsets.UTF_8)).isEqualTo("left 1\n");
+        java.util.Set<String> namespaces = new java.util.HashSet<>();
+        int runs = 12;
+        for (int i = 0; i < runs; i++) {
+            SandboxResult r = sandbox.launch(spec, false).complete(WarmPool.payload("""
+                    import os, socket
+                    found = []
+                    if 'crucible-left-behind' in open('/proc/net/unix').read(): found.append('listed')
+                    if len(open('/proc/net/unix').read().splitlines()) != 1: found.append('a socket of another run')
+                    try:
+                        socket.socket(socket.AF_UNIX, socket.SOCK_STREAM).connect('\\0crucible-left-behind')
+                        found.append('connected')
+                    except OSError:
+                        pass
+                    socket.socket(socket.AF_UNIX, socket.SOCK_STREAM).bind('\\0crucible-left-behind')
+                    print(os.stat('/proc/self/ns/net').st_ino, found, flush=True)
+                    """, List.of(), ""), spec.limits(), OutputListener.NONE);
+            String out = new String(r.stdout(), StandardCharsets.UTF_8);
+            assertThat(out).as(new String(r.stderr(), StandardCharsets.UTF_8)).endsWith(" []\n");
+            namespaces.add(out.split(" ")[0]);
+        }
+        assertThat(namespaces).as("runs one after another share the namespaces of ended ones").hasSizeLessThan(runs);
     }
 
     /** A program that daemonises (double fork, new session) does not outlive its run: its init's end kills it. */
@@ -217,6 +264,7 @@ class ZygoteTest {
     void aChildRunsAProgram() throws Exception {
         // a crucible-launch that did not compile leaves the build on sh + setpriv, silently: the zygote needs it
         assertThat(sandbox.host().describe().getFirst()).contains("via crucible-launch");
+        assertThat(LaunchCommand.builtBinary("crucible-init")).as("crucible-init, each child's pid 1, was built").isNotNull();
         SandboxSpec spec = poolSpec();
         Sandbox.Launch launch = sandbox.launch(spec, false);
         SandboxResult r = launch.complete(WarmPool.payload("import os\nprint('hi', os.getuid())", List.of(), ""),
