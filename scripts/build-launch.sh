@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Builds crucible-launch and crucible-init (crucible-core/src/main/c) into the JAR's resources, static so that it needs nothing at
+# Builds crucible-launch, crucible-init and the zygote's child set-up (crucible-core/src/main/c) into the JAR's resources, static so that it needs nothing at
 # run time. Called by Maven (generate-resources). Without a C compiler it warns and exits 0: Crucible then launches
 # through the portable `sh` + `setpriv` chain, about 2.5 ms slower per run.
 set -u
@@ -18,6 +18,12 @@ if ! "$cc" -O2 -Wall -Wextra -Werror -static -nostdlib -ffreestanding -fno-stack
      -fno-asynchronous-unwind-tables -fno-pie -no-pie -o "$outdir/crucible-init-$arch" "$init_src" 2>/dev/null; then
   echo "[crucible] crucible-init did not compile for $arch; zygote children get crucible-launch --init as pid 1" >&2
   rm -f "$outdir/crucible-init-$arch"
+fi
+# crucible-zygote-child (zygote-child.c): a zygote child's set-up, a library the Python zygote loads; without it the
+# zygote is off (every run is spawned)
+if ! "$cc" "${flags[@]}" -shared -fPIC -o "$outdir/crucible-zygote-child-$arch" "$(dirname "$src")/zygote-child.c"; then
+  echo "[crucible] zygote-child.c did not compile for $arch; runs will be spawned, never forked by a zygote" >&2
+  rm -f "$outdir/crucible-zygote-child-$arch"
 fi
 if "$cc" "${flags[@]}" -static -o "$outdir/crucible-launch-$arch" "$src" 2>/dev/null \
    || "$cc" "${flags[@]}" -o "$outdir/crucible-launch-$arch" "$src"; then

@@ -25,7 +25,9 @@ final class Zygotes implements AutoCloseable {
     static final String PYTHON_AGENT = resource("/dev/crucible/runtime/agents/python");
     static final String PYTHON_ZYGOTE = resource("/dev/crucible/runtime/agents/python-zygote");
     /** crucible-init (without a C library: no start-up cost), or null when this build has none. */
-    private static final byte[] INIT = initBinary();
+    private static final byte[] INIT = builtBinary("crucible-init");
+    /** The child's set-up (src/main/c/zygote-child.c), a library the zygote loads, or null when this build has none. */
+    private static final byte[] CHILD_SETUP = builtBinary("crucible-zygote-child");
     /** A zygote's own uid: the last of the launcher's uid block, below which slots and sessions are numbered. */
     static final int UID_FROM_END = 1;
     /** Child uids inside a zygote's user namespace: slot N is {@code CHILD_UID_BASE + N} there. */
@@ -68,6 +70,7 @@ final class Zygotes implements AutoCloseable {
         this.unavailable = disabled != null ? disabled
                 : uidBase < 0 ? "the server does not run as root (a zygote maps the slots' uids into its namespace)"
                 : !command.viaHelper() ? "crucible-launch is not in this build (the sh + setpriv chain cannot map uids)"
+                : CHILD_SETUP == null ? "the zygote's child set-up (zygote-child.c) is not in this build"
                 : null;
     }
 
@@ -134,6 +137,9 @@ final class Zygotes implements AutoCloseable {
             Files.copy(command.helper(), init, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
         }
         Files.setPosixFilePermissions(init, PosixFilePermissions.fromString("r-xr-xr-x"));
+        Path setup = dir.resolve("zygote-child.so"); // the children's set-up, loaded by the zygote at its start
+        Files.write(setup, CHILD_SETUP);
+        Files.setPosixFilePermissions(setup, PosixFilePermissions.fromString("r-xr-xr-x"));
         Path log = workRoot.resolve("zygote-" + index + ".log");
         etc.addMountPoints(spec); // its children mount nothing from the host: the box is made once
         zygote = null;
@@ -223,9 +229,9 @@ final class Zygotes implements AutoCloseable {
         running.clear();
     }
 
-    private static byte[] initBinary() {
+    private static byte[] builtBinary(String name) {
         try {
-            return LaunchCommand.builtBinary("crucible-init");
+            return LaunchCommand.builtBinary(name);
         } catch (IOException e) {
             return null;
         }
