@@ -4,8 +4,9 @@
  * which traps to the hypervisor on a virtual machine, and cost more than everything else this process does).
  *
  * It holds nothing and keeps no capability: it drops those in its bounding set (reading the set first: every drop
- * allocates new credentials), clears its capability sets and sets no_new_privs. It ignores SIGCHLD (the kernel reaps
- * every orphan), handles no signal (so nothing inside its namespace can signal it) and waits until the zygote kills it,
+ * allocates new credentials), clears its capability sets and sets no_new_privs, then closes descriptor 3, the write end
+ * of a pipe the namespace's child waits on before any of its code runs. It ignores SIGCHLD (the kernel reaps every
+ * orphan), handles no signal (so nothing inside its namespace can signal it) and waits until the zygote kills it,
  * which ends the namespace and everything in it. Arguments are ignored. Exit code 125 means a step failed.
  *
  * Built by scripts/build-launch.sh with -nostdlib for x86_64 and aarch64; without it the zygote runs
@@ -18,6 +19,7 @@
 #define FAIL 125
 #define SIGCHLD_NUMBER 17
 #define SIG_IGN_HANDLER 1UL
+#define READY_FD 3 /* the write end of a pipe whose read end the namespace's child holds (none: EBADF, ignored) */
 
 static long sys6(long n, long a, long b, long c, long d, long e) {
 #if defined(__x86_64__)
@@ -59,6 +61,7 @@ __attribute__((noreturn, used)) void _start(void) {
     for (long cap = 0; cap <= 63; cap++) {
         long held = sys6(__NR_prctl, PR_CAPBSET_READ, cap, 0, 0, 0);
         if (held == -22) break; /* EINVAL: past the kernel's last capability */
+        if (held < 0) quit(FAIL);
         if (held == 1 && sys6(__NR_prctl, PR_CAPBSET_DROP, cap, 0, 0, 0) != 0) quit(FAIL);
     }
     struct __user_cap_header_struct header = {_LINUX_CAPABILITY_VERSION_3, 0};
@@ -67,5 +70,6 @@ __attribute__((noreturn, used)) void _start(void) {
     if (sys6(__NR_prctl, PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) quit(FAIL);
     struct kernel_sigaction ignore = {SIG_IGN_HANDLER, 0, 0, 0};
     if (sys6(__NR_rt_sigaction, SIGCHLD_NUMBER, (long)&ignore, 0, sizeof ignore.mask, 0) != 0) quit(FAIL);
+    sys6(__NR_close, READY_FD, 0, 0, 0, 0); /* the child waits for this: pid 1 holds nothing before its code runs */
     for (;;) sys6(__NR_ppoll, 0, 0, 0, 0, 0); /* no descriptors, no timeout: sleeps until killed */
 }

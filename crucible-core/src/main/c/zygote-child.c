@@ -15,7 +15,8 @@
  *   3. mounts: nothing shared with the zygote's (MS_PRIVATE), the control directory unmounted, a fresh /proc with
  *      /proc/sys, sysrq-trigger, irq and bus read-only (as bwrap --proc), fresh tmpfs /tmp, /workspace and /dev/shm
  *      owned by the slot's uid, its own /dev/pts; then every writable mount is checked to be one of those;
- *   4. rlimits; every descriptor above 2 closed;
+ *   4. the namespace's init has dropped every capability (it closes the pipe whose read end the child holds); every
+ *      descriptor above 2 closed, then the rlimits;
  *   5. the slot's uid: leaving uid 0 clears every capability of the zygote's namespace; a user namespace of its own
  *      maps that uid to 1000 (what a spawned sandbox's program sees); its bounding set is emptied (creating the
  *      namespace filled it) and every capability set cleared, then checked empty in /proc/self/status;
@@ -41,10 +42,17 @@
 #include <linux/capability.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
+#include <dirent.h>
 
 #define MAX_PROCS 8
 #define MAX_RLIMITS 8
 #define INSIDE_UID 1000
+#define SLOT_UIDS 4096 /* a child's uid in the zygote's namespace: INSIDE_UID + slot, never 0 (the zygote's) */
+
+/* stat through the system call: the library then needs no glibc symbol newer than the oldest hosts have */
+static int stat_of(const char *path, struct stat *st) {
+    return (int)syscall(SYS_newfstatat, AT_FDCWD, path, st, 0);
+}
 
 /* what the zygote fills in before it forks (ctypes.Structure of the same layout in agents/python-zygote) */
 struct crucible_child {
@@ -58,6 +66,7 @@ struct crucible_child {
     int64_t rlimit_value[MAX_RLIMITS];
     int64_t tmpfs_bytes;
     int32_t landlock_scope;
+    int32_t init_ready; /* read end of a pipe whose only writer is the namespace's init: EOF once it holds nothing */
     const char *control_dir;
     const struct sock_fprog *seccomp;
 };
@@ -143,7 +152,8 @@ static int mount_or_fail(const char *source, const char *target, const char *typ
     return 0;
 }
 
-/* a field of a mountinfo line: the n-th (from 0) space-separated one, copied into out */
+/* a field of a mountinfo line: the n-th (from 0) space-separated one, copied into out with the kernel's octal escapes
+   (\040 for a space, \011, \012, \134) decoded */
 static const char *field(const char *line, int n, char *out, size_t size) {
     const char *p = line;
     for (int i = 0; i < n; i++) {
@@ -152,9 +162,18 @@ static const char *field(const char *line, int n, char *out, size_t size) {
         p++;
     }
     size_t length = strcspn(p, " \n");
-    if (length >= size) return NULL;
-    memcpy(out, p, length);
-    out[length] = '\0';
+    size_t o = 0;
+    for (size_t i = 0; i < length; i++) {
+        if (o + 1 >= size) return NULL;
+        if (p[i] == '\\' && i + 3 < length && p[i + 1] >= '0' && p[i + 1] <= '3' && p[i + 2] >= '0'
+                && p[i + 2] <= '7' && p[i + 3] >= '0' && p[i + 3] <= '7') {
+            out[o++] = (char)(((p[i + 1] - '0') << 6) | ((p[i + 2] - '0') << 3) | (p[i + 3] - '0'));
+            i += 3;
+        } else {
+            out[o++] = p[i];
+        }
+    }
+    out[o] = '\0';
     return out;
 }
 
@@ -171,7 +190,7 @@ static int has_option(const char *options, const char *wanted) {
 /* every writable mount is one of the child's own (its tmpfs, proc, devpts) or a device node: nothing it writes can
    reach a sibling */
 static int only_own_writable_mounts(struct failure *f) {
-    static char info[64 * 1024];
+    static char info[256 * 1024]; /* untouched (no page) beyond what the file fills */
     if (read_file("/proc/self/mountinfo", info, sizeof info) < 0) return fail(f, "read /proc/self/mountinfo");
     for (char *line = info; *line != '\0';) {
         char *end = strchr(line, '\n');
@@ -187,7 +206,7 @@ static int only_own_writable_mounts(struct failure *f) {
                 && strcmp(type, "devpts") != 0 && strcmp(point, "/tmp") != 0 && strcmp(point, "/workspace") != 0
                 && strcmp(point, "/dev/shm") != 0) {
             struct stat st;
-            if (stat(point, &st) != 0 || !S_ISCHR(st.st_mode)) {
+            if (stat_of(point, &st) != 0 || !S_ISCHR(st.st_mode)) {
                 errno = 0;
                 return fail(f, "a writable mount shared with the zygote: %s", point);
             }
@@ -219,7 +238,7 @@ static int fresh_mounts(const struct crucible_child *c, struct failure *f) {
         if (mount_or_fail("tmpfs", fresh[i][0], "tmpfs", MS_NOSUID | MS_NODEV, data, f) != 0) return -1;
     }
     struct stat st;
-    if (stat("/dev/pts", &st) == 0 && S_ISDIR(st.st_mode) /* its own terminals: a sibling's pty is not even listed */
+    if (stat_of("/dev/pts", &st) == 0 && S_ISDIR(st.st_mode) /* its own terminals: a sibling's pty is not even listed */
             && mount_or_fail("devpts", "/dev/pts", "devpts", MS_NOSUID | MS_NOEXEC,
                              "newinstance,ptmxmode=0666,mode=620", f) != 0) {
         return -1;
@@ -228,15 +247,34 @@ static int fresh_mounts(const struct crucible_child *c, struct failure *f) {
     return only_own_writable_mounts(f);
 }
 
-static int limits_and_descriptors(const struct crucible_child *c, struct failure *f) {
+/* closes every descriptor above 2, whatever its number: close_range, or (before Linux 5.9) each one /proc lists */
+static int close_above_stdio(struct failure *f) {
+    if (syscall(SYS_close_range, 3U, ~0U, 0U) == 0) return 0;
+    if (errno != ENOSYS) return fail(f, "close_range");
+    for (int round = 0; round < 2; round++) { /* the second round finds nothing left but the listing itself */
+        DIR *dir = opendir("/proc/self/fd");
+        if (dir == NULL) return fail(f, "cannot list its descriptors");
+        int own = dirfd(dir), others = 0;
+        for (struct dirent *e; (e = readdir(dir)) != NULL;) {
+            int fd = atoi(e->d_name);
+            if (e->d_name[0] >= '0' && e->d_name[0] <= '9' && fd > 2 && fd != own) {
+                close(fd);
+                others++;
+            }
+        }
+        closedir(dir);
+        if (others == 0) return 0;
+    }
+    errno = 0;
+    return fail(f, "descriptors are left open");
+}
+
+/* every zygote descriptor closed before the rlimits (a lower RLIMIT_NOFILE must not hide one above it) */
+static int descriptors_and_limits(const struct crucible_child *c, struct failure *f) {
+    if (close_above_stdio(f) != 0) return -1;
     for (int i = 0; i < c->nrlimits; i++) {
         struct rlimit limit = {(rlim_t)c->rlimit_value[i], (rlim_t)c->rlimit_value[i]};
         if (setrlimit(c->rlimit_resource[i], &limit) != 0) return fail(f, "setrlimit %d", c->rlimit_resource[i]);
-    }
-    if (syscall(SYS_close_range, 3U, ~0U, 0U) != 0) {
-        if (errno != ENOSYS) return fail(f, "close_range");
-        long max = sysconf(_SC_OPEN_MAX);
-        for (long fd = 3; fd < (max > 0 ? max : 1 << 20); fd++) close((int)fd);
     }
     return 0;
 }
@@ -285,6 +323,18 @@ struct landlock_ruleset_attr_v6 {
     uint64_t scoped;
 };
 
+/* the namespace's init holds no capability any more (it closes its end of the pipe once it has dropped them, or dies,
+   which ends the namespace): pid 1 holds nothing before any code of the request runs */
+static int init_holds_nothing(const struct crucible_child *c, struct failure *f) {
+    char byte;
+    ssize_t n;
+    while ((n = read(c->init_ready, &byte, 1)) < 0 && errno == EINTR) {
+    }
+    if (n != 0) return fail(f, "the namespace's init did not start");
+    close(c->init_ready);
+    return 0;
+}
+
 static int walls(const struct crucible_child *c, struct failure *f) {
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) return fail(f, "no_new_privs");
     if (c->landlock_scope) { /* LANDLOCK_SCOPE_ABSTRACT_UNIX_SOCKET | LANDLOCK_SCOPE_SIGNAL */
@@ -304,12 +354,21 @@ static int walls(const struct crucible_child *c, struct failure *f) {
 
 int crucible_zygote_child(const struct crucible_child *c, char *error, size_t size) {
     struct failure f = {error, size};
-    if (c->nprocs < 0 || c->nprocs > MAX_PROCS || c->nrlimits < 0 || c->nrlimits > MAX_RLIMITS) {
+    if (c->nprocs < 0 || c->nprocs > MAX_PROCS || c->nrlimits < 0 || c->nrlimits > MAX_RLIMITS
+            || c->uid < INSIDE_UID || c->uid >= INSIDE_UID + SLOT_UIDS || c->tmpfs_bytes <= 0) {
         errno = EINVAL;
         return fail(&f, "a malformed request");
     }
+    for (int i = 0; i < c->nrlimits; i++) {
+        if (c->rlimit_value[i] < 0) {
+            errno = EINVAL;
+            return fail(&f, "a malformed request");
+        }
+    }
+    /* the init's pipe end is read before the descriptors are closed, and only then: it is one of them */
     if (stdio_and_groups(c, &f) != 0 || namespaces(c, &f) != 0 || fresh_mounts(c, &f) != 0
-            || limits_and_descriptors(c, &f) != 0 || become(c, &f) != 0 || walls(c, &f) != 0) {
+            || init_holds_nothing(c, &f) != 0 || descriptors_and_limits(c, &f) != 0 || become(c, &f) != 0
+            || walls(c, &f) != 0) {
         return -1;
     }
     return 0;

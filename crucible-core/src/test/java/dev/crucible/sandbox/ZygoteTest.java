@@ -83,6 +83,9 @@ class ZygoteTest {
             import ctypes, errno, os, signal, socket
             libc = ctypes.CDLL(None, use_errno=True)
             found = []
+            fds = sorted(int(fd) for fd in os.listdir('/proc/self/fd'))  # 0, 1, 2 and the listing's own: nothing else
+            if fds[:3] != [0, 1, 2] or len(fds) > 4: found.append('descriptors %s' % fds)
+            if '.crucible-zygote' in open('/proc/1/net/unix').read(): found.append("the zygote's sockets in /proc/1/net")
             s = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
             try:
                 s.connect('\\0crucible-sibling'); found.append('abstract socket')
