@@ -63,27 +63,78 @@ record CgroupV1(Path memory, Path pids, Path cpu, Path cpuacct) implements Cgrou
         return "cgroup v1 (memory " + memory + ", pids " + pids + ", cpu " + cpu + ", cpuacct " + cpuacct + ")";
     }
 
-    private record Run(List<Path> dirs) implements RunGroup {
+    /**
+     * The groups of one run, used again by the slot's later runs ({@link #reuse}): v1 lets the memory peak be reset
+     * ({@code memory.max_usage_in_bytes}); the OOM-kill counter cannot be, so it is counted from the run's start.
+     */
+    private static final class Run implements RunGroup {
+        private final List<Path> dirs;
+        /** The limits last written (a later run with the same writes nothing), or null. */
+        private volatile Limits written;
+        /** {@code oom_kill} when the group was last made ready for a run. */
+        private volatile long oomBase;
+        /** The charge left in the memory group when it was last made ready (page cache of files a run read). */
+        private volatile long usageBase;
+        private volatile boolean quotaChanged;
+        /** Whether the CPU weight is a waiting pool sandbox's (a run that never started leaves it so). */
+        private volatile boolean lowered;
+
+        Run(List<Path> dirs) {
+            this.dirs = dirs;
+        }
+
         @Override
         public void limit(Limits limits) throws IOException {
+            Limits last = written;
+            if (last != null && last.memoryMb() == limits.memoryMb() && last.pids() == limits.pids()) {
+                return;
+            }
             long bytes = limits.memoryMb() * 1024L * 1024L;
+            Path memory = dirs.get(0).resolve("memory.limit_in_bytes");
             Path memsw = dirs.get(0).resolve("memory.memsw.limit_in_bytes");
-            // a fresh group's memsw limit is unlimited, so the memory limit goes first (memsw >= memory)
-            Cgroups.write(dirs.get(0).resolve("memory.limit_in_bytes"), Long.toString(bytes));
-            if (Files.exists(memsw)) {
+            // memory.memsw.limit_in_bytes may never be below memory.limit_in_bytes: a raised limit writes memsw
+            // first, a lowered one memory first (a fresh group's memsw is unlimited)
+            boolean swap = Files.exists(memsw);
+            if (swap && last != null && limits.memoryMb() > last.memoryMb()) {
+                Cgroups.write(memsw, Long.toString(bytes));
+            }
+            Cgroups.write(memory, Long.toString(bytes));
+            if (swap) {
                 Cgroups.write(memsw, Long.toString(bytes)); // no swap beyond the limit
             }
             Cgroups.write(dirs.get(1).resolve("pids.max"), Integer.toString(limits.pids()));
+            written = limits;
         }
 
         @Override
         public void background(boolean on) throws IOException {
             Cgroups.write(dirs.get(2).resolve("cpu.shares"), on ? "2" : "1024");
+            lowered = on;
         }
 
         @Override
         public void cpuQuota(double cores) throws IOException {
+            quotaChanged = true;
             Cgroups.write(dirs.get(2).resolve("cpu.cfs_quota_us"), Long.toString(Math.max(1000, (long) (cores * 100_000))));
+        }
+
+        @Override
+        public boolean reuse() {
+            try {
+                if (quotaChanged) {
+                    Cgroups.write(dirs.get(2).resolve("cpu.cfs_quota_us"), "100000");
+                    quotaChanged = false;
+                }
+                if (lowered) {
+                    background(false);
+                }
+                Cgroups.write(dirs.get(0).resolve("memory.max_usage_in_bytes"), "0"); // the peak is the usage now
+                usageBase = Math.max(0, Cgroups.readLong(dirs.get(0).resolve("memory.usage_in_bytes")));
+                oomBase = Math.max(0, Cgroups.readKey(dirs.get(0).resolve("memory.oom_control"), "oom_kill"));
+                return true;
+            } catch (IOException e) {
+                return false;
+            }
         }
 
         @Override
@@ -98,12 +149,13 @@ record CgroupV1(Path memory, Path pids, Path cpu, Path cpuacct) implements Cgrou
 
         @Override
         public long memoryPeakBytes() {
-            return Cgroups.readLong(dirs.get(0).resolve("memory.max_usage_in_bytes"));
+            long peak = Cgroups.readLong(dirs.get(0).resolve("memory.max_usage_in_bytes"));
+            return peak < 0 ? -1 : Math.max(0, peak - usageBase);
         }
 
         @Override
         public long oomKills() {
-            return Math.max(0, Cgroups.readKey(dirs.get(0).resolve("memory.oom_control"), "oom_kill"));
+            return Math.max(0, Cgroups.readKey(dirs.get(0).resolve("memory.oom_control"), "oom_kill") - oomBase);
         }
 
         @Override

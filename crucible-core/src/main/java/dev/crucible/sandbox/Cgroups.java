@@ -80,6 +80,16 @@ sealed interface Cgroups permits CgroupV1, CgroupV2, Cgroups.None {
 
         /** Removes the groups; the group must be empty. */
         void destroy();
+
+        /**
+         * Makes the emptied groups ready for the slot's next run, so that they need not be removed and made again
+         * (a run's mkdirs and rmdirs are kernel work on every controller): from here on its measures (peak memory,
+         * OOM kills) count that run only, and its CPU quota is one CPU again. False where this host cannot (the caller
+         * then removes them and makes new ones). The group must be empty.
+         */
+        default boolean reuse() {
+            return false;
+        }
     }
 
     /** No writable cgroup: limits fall back to rlimits. */

@@ -160,10 +160,13 @@ final class Slots {
 
     private void release(int slot, Cgroups.RunGroup group, Path buildDir) {
         try {
-            if (group != null) {
-                teardown(group);
+            if (group != null && emptied(group) && !closing && group.reuse()) {
+                prepared.put(slot, group); // the slot's next run starts in the same groups, measured afresh
+                group = null;
+            } else if (group != null) {
+                group.destroy();
             }
-            if (!(cgroups instanceof Cgroups.None) && !closing) {
+            if (!(cgroups instanceof Cgroups.None) && !closing && !prepared.containsKey(slot)) {
                 try {
                     prepared.put(slot, cgroups.prepare(groupPrefix + randomHex()));
                 } catch (IOException e) {
@@ -211,13 +214,20 @@ final class Slots {
     }
 
     private static void teardown(Cgroups.RunGroup group) {
+        emptied(group);
+        group.destroy();
+    }
+
+    /** Waits until nothing is left in {@code group}; false when interrupted (everything in it is then killed). */
+    private static boolean emptied(Cgroups.RunGroup group) {
         try {
             awaitEmpty(group);
+            return group.pids().isEmpty();
         } catch (InterruptedException e) {
             group.killAll();
             Thread.currentThread().interrupt();
+            return false;
         }
-        group.destroy();
     }
 
     /** Waits until every slot is free: no run in progress, every finished run's cgroups gone. */
