@@ -3,10 +3,8 @@ package dev.crucible.sandbox;
 import dev.crucible.os.Descriptors;
 import java.io.InputStream;
 import java.io.OutputStream;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
 
 /**
  * One child forked by a {@link Zygote}, seen as a {@link Process} so that {@link Launched} supervises it exactly as a
@@ -20,7 +18,9 @@ final class ZygoteChild extends Process {
     private final OutputStream stdin;
     private final InputStream stdout;
     private final InputStream stderr;
-    private final CompletableFuture<Integer> exit = new CompletableFuture<>();
+    /** Counted down once, when the zygote reports the end (a timed wait on it throws nothing: it is polled). */
+    private final CountDownLatch ended = new CountDownLatch(1);
+    private volatile int status;
     private volatile Runnable killGroup = () -> { };
 
     ZygoteChild(Zygote zygote, String id, int stdin, int stdout, int stderr) {
@@ -41,8 +41,11 @@ final class ZygoteChild extends Process {
     }
 
     /** Its init's status as the zygote read it: an exit code, or 128 + the signal that ended it. */
-    void exited(int status) {
-        exit.complete(status);
+    synchronized void exited(int status) {
+        if (ended.getCount() > 0) {
+            this.status = status;
+            ended.countDown();
+        }
     }
 
     @Override
@@ -62,29 +65,18 @@ final class ZygoteChild extends Process {
 
     @Override
     public int waitFor() throws InterruptedException {
-        try {
-            return exit.get();
-        } catch (ExecutionException e) {
-            throw new IllegalStateException(e.getCause());
-        }
+        ended.await();
+        return status;
     }
 
     @Override
     public boolean waitFor(long timeout, TimeUnit unit) throws InterruptedException {
-        try {
-            exit.get(timeout, unit);
-            return true;
-        } catch (TimeoutException e) {
-            return false;
-        } catch (ExecutionException e) {
-            throw new IllegalStateException(e.getCause());
-        }
+        return ended.await(timeout, unit);
     }
 
     @Override
     public int exitValue() {
-        Integer status = exit.getNow(null);
-        if (status == null) {
+        if (ended.getCount() > 0) {
             throw new IllegalThreadStateException("the zygote's child " + id + " is running");
         }
         return status;
@@ -92,7 +84,7 @@ final class ZygoteChild extends Process {
 
     @Override
     public boolean isAlive() {
-        return !exit.isDone();
+        return ended.getCount() > 0;
     }
 
     @Override
@@ -102,7 +94,7 @@ final class ZygoteChild extends Process {
 
     @Override
     public Process destroyForcibly() {
-        if (!exit.isDone()) {
+        if (ended.getCount() > 0) {
             killGroup.run();
             zygote.kill(this);
         }
