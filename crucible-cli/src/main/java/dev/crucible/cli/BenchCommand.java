@@ -194,10 +194,8 @@ final class BenchCommand implements Callable<Integer> {
             Thread.sleep(1000); // the pool fills
             double[] bare = new double[rounds];
             double[] sandboxed = new double[rounds];
-            double[] batched = new double[rounds];
             int passedBare = 0;
             int passedSandboxed = 0;
-            int passedBatched = 0;
             for (int r = 0; r < rounds; r++) {
                 long t0 = System.nanoTime();
                 passedBare = 0;
@@ -214,27 +212,17 @@ final class BenchCommand implements Callable<Integer> {
                         dev.crucible.eval.DatasetRun.Progress.NONE, new java.util.ArrayList<>());
                 sandboxed[r] = (System.nanoTime() - t0) / 1e9;
                 passedSandboxed = summary.passed();
-                results = dir.resolve("batch-" + r + ".jsonl");
-                t0 = System.nanoTime();
-                var batchSummary = new dev.crucible.eval.DatasetRun(judge, crucible.sandbox()).run(
-                        new dev.crucible.eval.DatasetRun.Options("humaneval", humaneval, null, List.of(1), results,
-                                workers, 10_000, true), dev.crucible.eval.DatasetRun.Progress.NONE, new java.util.ArrayList<>());
-                batched[r] = (System.nanoTime() - t0) / 1e9;
-                passedBatched = batchSummary.passed();
             }
             Arrays.sort(bare);
             Arrays.sort(sandboxed);
-            Arrays.sort(batched);
             double b = bare[rounds / 2];
             double s = sandboxed[rounds / 2];
-            double t = batched[rounds / 2];
             int n = programs.size();
             out.printf("crucible bench --humaneval: %d reference solutions, median of %d alternating rounds, %d workers%n",
                     n, rounds, workers);
             out.printf("bare sequential python3:   %6.2f s  %6.1f samples/s  (%d passed)%n", b, n / b, passedBare);
             out.printf("crucible eval dataset:     %6.2f s  %6.1f samples/s  (%d passed)%n", s, n / s, passedSandboxed);
-            out.printf("crucible --isolation batch: %5.2f s  %6.1f samples/s  (%d passed)%n", t, n / t, passedBatched);
-            out.printf("time ratio crucible/bare sequential: %.2f (--isolation batch: %.2f)%n", s / b, t / b);
+            out.printf("time ratio crucible/bare sequential: %.2f%n", s / b);
             out.flush();
             return 0;
         });

@@ -56,9 +56,8 @@ final class DatasetCommand implements Callable<Integer> {
     @Option(names = "--runtimes", paramLabel = "FILE", description = "A runtimes TOML file (env CRUCIBLE_RUNTIMES).")
     Path runtimesFile;
 
-    @Option(names = "--isolation", paramLabel = "MODE", defaultValue = "sample",
-            description = {"sample (default): every sample in a sandbox of its own.",
-                "batch: Python samples many to a sandbox, one after another, processes and files reset between two."})
+    @Option(names = "--isolation", paramLabel = "MODE", defaultValue = "sample", hidden = true,
+            description = "sample: every sample in a sandbox of its own, the only mode (batch was removed).")
     String isolation;
 
     @Option(names = "--image", paramLabel = "REF",
@@ -87,6 +86,11 @@ final class DatasetCommand implements Callable<Integer> {
         PrintWriter err = spec.commandLine().getErr();
         try {
             DatasetRun.Options options = options();
+            if (isolation.equals("batch")) { // a script written for the mode that was removed keeps working
+                err.println("crucible: --isolation batch is gone: every sample gets a sandbox of its own (a zygote's"
+                        + " child), now as fast; running so");
+                err.flush();
+            }
             if (url == null) {
                 return local(options, err);
             }
@@ -98,11 +102,11 @@ final class DatasetCommand implements Callable<Integer> {
 
     private DatasetRun.Options options() {
         if (!isolation.equals("sample") && !isolation.equals("batch")) {
-            throw new CliSupport.Failure(ExitCodes.USAGE, "--isolation is sample or batch");
+            throw new CliSupport.Failure(ExitCodes.USAGE, "--isolation is sample (every sample in a sandbox of its own)");
         }
-        if (url != null && (isolation.equals("batch") || runtimesFile != null)) {
-            throw new CliSupport.Failure(ExitCodes.USAGE, "with --url the remote server's runtimes judge every sample"
-                    + " in a sandbox of its own: --isolation batch and --runtimes are for local runs");
+        if (url != null && runtimesFile != null) {
+            throw new CliSupport.Failure(ExitCodes.USAGE, "with --url the remote server's runtimes judge every sample:"
+                    + " --runtimes is for local runs");
         }
         if (attempts < 1 || (concurrency != null && concurrency < 1)) {
             throw new CliSupport.Failure(ExitCodes.USAGE, "--attempts and --concurrency must be at least 1");
@@ -123,8 +127,7 @@ final class DatasetCommand implements Callable<Integer> {
             }
         }
         int workers = concurrency != null ? concurrency : 2 * Runtime.getRuntime().availableProcessors();
-        return new DatasetRun.Options(format, problems, samples, kList, out, workers, timeoutMs,
-                isolation.equals("batch"), image, part);
+        return new DatasetRun.Options(format, problems, samples, kList, out, workers, timeoutMs, image, part);
     }
 
     /** {@code --k}'s list, or a usage failure. */
@@ -148,7 +151,7 @@ final class DatasetCommand implements Callable<Integer> {
             int workers = o.concurrency();
             engine.startPool(image == null ? Map.of("python", workers, "javascript", 1)
                     : Map.of("python@" + image, workers, "javascript@" + image, 1));
-            return run(new DatasetRun(Services.stateless(engine).judge(), engine.sandbox()), o, err);
+            return run(new DatasetRun(Services.stateless(engine).judge()), o, err);
         });
     }
 

@@ -79,10 +79,14 @@ class EvalIT {
                 "--out", "o.jsonl", "--shard", "4/4");
         assertThat(shard.exit()).isEqualTo(ExitCodes.USAGE);
         CliIT.assertOneLineError(shard, "--shard is I/N with 0 <= I < N (I counts from 0)");
-        CliIT.Outcome batch = CliIT.crucible(dir, "eval", "dataset", "--format", "humaneval", "--problems", problems,
-                "--out", "o.jsonl", "--url", "http://127.0.0.1:9", "--isolation", "batch");
-        assertThat(batch.exit()).isEqualTo(ExitCodes.USAGE);
-        CliIT.assertOneLineError(batch, "--isolation batch and --runtimes are for local runs");
+        CliIT.Outcome runtimes = CliIT.crucible(dir, "eval", "dataset", "--format", "humaneval", "--problems", problems,
+                "--out", "o.jsonl", "--url", "http://127.0.0.1:9", "--runtimes", problems);
+        assertThat(runtimes.exit()).isEqualTo(ExitCodes.USAGE);
+        CliIT.assertOneLineError(runtimes, "--runtimes is for local runs");
+        CliIT.Outcome mode = CliIT.crucible(dir, "eval", "dataset", "--format", "humaneval", "--problems", problems,
+                "--out", "o.jsonl", "--isolation", "shared");
+        assertThat(mode.exit()).isEqualTo(ExitCodes.USAGE);
+        CliIT.assertOneLineError(mode, "--isolation is sample (every sample in a sandbox of its own)");
         CliIT.Outcome down = CliIT.crucible(dir, "eval", "dataset", "--format", "humaneval", "--problems", problems,
                 "--out", "o.jsonl", "--url", "http://127.0.0.1:9");
         assertThat(down.exit()).isEqualTo(ExitCodes.ENDPOINT_UNREACHABLE);

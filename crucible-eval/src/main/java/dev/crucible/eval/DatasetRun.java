@@ -44,55 +44,41 @@ public final class DatasetRun {
 
     private final Sandboxes sandboxes;
     private final Judge judge;
-    private final dev.crucible.sandbox.Sandbox sandbox;
 
     public DatasetRun(Judge judge) {
-        this(judge, null);
-    }
-
-    /** With a sandbox, {@link Options#batch()} runs Python samples many to a sandbox ({@link BatchRunner}). */
-    public DatasetRun(Judge judge, dev.crucible.sandbox.Sandbox sandbox) {
         this.sandboxes = null; // this host's, at the run's concurrency
         this.judge = judge;
-        this.sandbox = sandbox;
     }
 
     /** Samples judged by {@code sandboxes} (a remote Crucible), one request each, at its concurrency. */
     public DatasetRun(Sandboxes sandboxes) {
         this.sandboxes = sandboxes;
         this.judge = null;
-        this.sandbox = null;
     }
 
     /**
-     * What to run. {@code samples} null means the dataset's reference solutions; {@code batch} runs Python programs
-     * many to a sandbox, one after another (processes and files reset between two), instead of one sandbox each;
-     * {@code shard} (null: all) runs only that shard's samples; {@code concurrency} is for this host's engine (a
-     * remote one says its own).
+     * What to run. {@code samples} null means the dataset's reference solutions; every sample runs in a sandbox of
+     * its own; {@code shard} (null: all) runs only that shard's samples; {@code concurrency} is for this host's engine
+     * (a remote one says its own).
      */
     public record Options(String format, Path problems, Path samples, List<Integer> ks, Path out, int concurrency,
-            long timeoutMs, boolean batch, String image, Shard shard) {
+            long timeoutMs, String image, Shard shard) {
         public Options(String format, Path problems, Path samples, List<Integer> ks, Path out, int concurrency,
                 long timeoutMs) {
-            this(format, problems, samples, ks, out, concurrency, timeoutMs, false, null, null);
+            this(format, problems, samples, ks, out, concurrency, timeoutMs, null, null);
         }
 
         public Options(String format, Path problems, Path samples, List<Integer> ks, Path out, int concurrency,
-                long timeoutMs, boolean batch) {
-            this(format, problems, samples, ks, out, concurrency, timeoutMs, batch, null, null);
-        }
-
-        public Options(String format, Path problems, Path samples, List<Integer> ks, Path out, int concurrency,
-                long timeoutMs, boolean batch, String image) {
-            this(format, problems, samples, ks, out, concurrency, timeoutMs, batch, image, null);
+                long timeoutMs, String image) {
+            this(format, problems, samples, ks, out, concurrency, timeoutMs, image, null);
         }
 
         public Options withShard(Shard s) {
-            return new Options(format, problems, samples, ks, out, concurrency, timeoutMs, batch, image, s);
+            return new Options(format, problems, samples, ks, out, concurrency, timeoutMs, image, s);
         }
 
         public Options withOut(Path file) {
-            return new Options(format, problems, samples, ks, file, concurrency, timeoutMs, batch, image, shard);
+            return new Options(format, problems, samples, ks, file, concurrency, timeoutMs, image, shard);
         }
     }
 
@@ -235,20 +221,18 @@ public final class DatasetRun {
             try (ExecutorService threads = Executors.newVirtualThreadPerTaskExecutor()) {
                 while (!stop.get()) {
                     limit.acquire();
-                    List<Todo> chunk = take(queue, dataset, o);
-                    if (chunk.isEmpty() || stop.get()) {
+                    Todo next = queue.poll();
+                    if (next == null || stop.get()) {
                         limit.release();
                         break;
                     }
                     threads.submit(() -> {
                         try {
-                            for (Outcome outcome : runChunk(target, dataset, chunk, o)) {
-                                switch (outcome) {
-                                    case Outcome.Judged(SampleResult r) -> {
-                                        streak.set(0);
-                                        if (fresh.putIfAbsent(SampleId.of(r), r) != null) {
-                                            continue; // written once: a second answer for the same sample is dropped
-                                        }
+                            switch (runOne(target, dataset, next, o)) {
+                                case Outcome.Judged(SampleResult r) -> {
+                                    streak.set(0);
+                                    // written once: a second answer for the same sample is dropped
+                                    if (fresh.putIfAbsent(SampleId.of(r), r) == null) {
                                         synchronized (writer) {
                                             writer.write(Dataset.JSON.writeValueAsString(r));
                                             writer.write('\n');
@@ -257,11 +241,11 @@ public final class DatasetRun {
                                         int passed = r.passed() ? passedCount.incrementAndGet() : passedCount.get();
                                         progress.update(finished.incrementAndGet(), all.size(), passed);
                                     }
-                                    case Outcome.NotJudged(Unjudged u, boolean fatal) -> {
-                                        unjudged.add(u);
-                                        if (fatal || streak.incrementAndGet() >= GIVE_UP_AFTER) {
-                                            stop.set(true);
-                                        }
+                                }
+                                case Outcome.NotJudged(Unjudged u, boolean fatal) -> {
+                                    unjudged.add(u);
+                                    if (fatal || streak.incrementAndGet() >= GIVE_UP_AFTER) {
+                                        stop.set(true);
                                     }
                                 }
                             }
@@ -301,56 +285,6 @@ public final class DatasetRun {
         record Judged(SampleResult result) implements Outcome {}
 
         record NotJudged(Unjudged unjudged, boolean fatal) implements Outcome {}
-    }
-
-    private boolean batchable(Dataset dataset, Todo t, Options o) {
-        if (!o.batch() || sandbox == null || !BatchRunner.available()) {
-            return false;
-        }
-        Dataset.Job job = dataset.job(t.problem(), t.completion());
-        return job.tests().isEmpty() && job.language().equals("python");
-    }
-
-    /** The next sample, or in batch mode up to a batch of Python samples. */
-    private List<Todo> take(ConcurrentLinkedQueue<Todo> queue, Dataset dataset, Options o) {
-        List<Todo> chunk = new ArrayList<>();
-        Todo t = queue.poll();
-        if (t == null) {
-            return chunk;
-        }
-        chunk.add(t);
-        if (batchable(dataset, t, o)) {
-            int size = BatchRunner.batchSize(o.timeoutMs());
-            while (chunk.size() < size && (t = queue.peek()) != null && batchable(dataset, t, o)
-                    && (t = queue.poll()) != null) {
-                chunk.add(t);
-            }
-        }
-        return chunk;
-    }
-
-    private List<Outcome> runChunk(Sandboxes target, Dataset dataset, List<Todo> chunk, Options o)
-            throws InterruptedException {
-        List<Outcome> results = new ArrayList<>();
-        if (chunk.size() == 1 && !batchable(dataset, chunk.getFirst(), o)) {
-            results.add(runOne(target, dataset, chunk.getFirst(), o));
-            return results;
-        }
-        BatchRunner batch = new BatchRunner(sandbox, judge.executor().runtimeFor("python", o.image()));
-        List<TestProof> proofs = chunk.stream().map(t -> TestProof.fresh()).toList();
-        List<String> programs = new ArrayList<>();
-        for (int i = 0; i < chunk.size(); i++) {
-            Todo t = chunk.get(i);
-            programs.add(proofs.get(i).seal("python", dataset.job(t.problem(), t.completion()).code()));
-        }
-        List<ExecuteResult> answers = batch.run(programs, o.timeoutMs(), OUTPUT_BYTES);
-        for (int i = 0; i < chunk.size(); i++) {
-            Todo t = chunk.get(i);
-            ExecuteResult r = answers.get(i);
-            results.add(r == null ? runOne(target, dataset, t, o) // the batch died before it: alone
-                    : new Outcome.Judged(sampleResult(t, proofs.get(i).judged(r))));
-        }
-        return results;
     }
 
     /** One sample, one request: the same request to this host's engine or to a remote one. */

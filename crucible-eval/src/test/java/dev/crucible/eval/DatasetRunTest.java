@@ -31,17 +31,17 @@ class DatasetRunTest {
     static void start() {
         Crucible c = TestHost.crucible();
         c.startPool(Map.of("python", 4));
-        runner = new DatasetRun(new Judge(c.executor()), c.sandbox());
+        runner = new DatasetRun(new Judge(c.executor()));
     }
 
-    static DatasetRun.Summary batch(Path problems, Path samples, Path out, long timeoutMs, int concurrency)
+    static DatasetRun.Summary humaneval(Path problems, Path samples, Path out, long timeoutMs, int concurrency)
             throws Exception {
-        return runner.run(new DatasetRun.Options("humaneval", problems, samples, List.of(1), out, concurrency, timeoutMs,
-                true), DatasetRun.Progress.NONE, new ArrayList<>());
+        return runner.run(new DatasetRun.Options("humaneval", problems, samples, List.of(1), out, concurrency, timeoutMs),
+                DatasetRun.Progress.NONE, new ArrayList<>());
     }
 
     @Test
-    void aDatasetRunsInAnImageInBothIsolations(@TempDir Path dir) throws Exception {
+    void aDatasetRunsInAnImage(@TempDir Path dir) throws Exception {
         dev.crucible.image.TestImages.debianPython(TestHost.images());
         Path problems = dir.resolve("problems.jsonl");
         Files.writeString(problems, JSON.writeValueAsString(Map.of("task_id", "t/0", "prompt", "def f():\n",
@@ -49,20 +49,18 @@ class DatasetRunTest {
         Path samples = dir.resolve("samples.jsonl");
         Files.writeString(samples, JSON.writeValueAsString(Map.of("task_id", "t/0",
                 "completion", "    import tabulate\n    return tabulate.__name__\n")) + "\n");
-        for (boolean batch : new boolean[] {false, true}) {
-            DatasetRun.Summary inImage = runner.run(new DatasetRun.Options("humaneval", problems, samples, List.of(1),
-                    dir.resolve("image-" + batch + ".jsonl"), 2, 10_000, batch, dev.crucible.image.TestImages.DEBIAN_PYTHON),
-                    DatasetRun.Progress.NONE, new ArrayList<>());
-            assertThat(inImage.passed()).as("batch " + batch + ": the sample imports what only the image has").isEqualTo(1);
-            DatasetRun.Summary onHost = runner.run(new DatasetRun.Options("humaneval", problems, samples, List.of(1),
-                    dir.resolve("host-" + batch + ".jsonl"), 2, 10_000, batch), DatasetRun.Progress.NONE, new ArrayList<>());
-            assertThat(onHost.passed()).as("batch " + batch + ": the host has no tabulate").isZero();
-        }
+        DatasetRun.Summary inImage = runner.run(new DatasetRun.Options("humaneval", problems, samples, List.of(1),
+                dir.resolve("image.jsonl"), 2, 10_000, dev.crucible.image.TestImages.DEBIAN_PYTHON),
+                DatasetRun.Progress.NONE, new ArrayList<>());
+        assertThat(inImage.passed()).as("the sample imports what only the image has").isEqualTo(1);
+        DatasetRun.Summary onHost = runner.run(new DatasetRun.Options("humaneval", problems, samples, List.of(1),
+                dir.resolve("host.jsonl"), 2, 10_000), DatasetRun.Progress.NONE, new ArrayList<>());
+        assertThat(onHost.passed()).as("the host has no tabulate").isZero();
     }
 
     @Test
-    void batchIsolationGivesTheVerdictsOfOneSandboxPerSample(@TempDir Path dir) throws Exception {
-        DatasetRun.Summary ref = batch(data("HumanEval.jsonl.gz"), null, dir.resolve("ref.jsonl"), 10_000, 4);
+    void referencesPassEmptyBodiesFailAndTimeoutsAreTimeouts(@TempDir Path dir) throws Exception {
+        DatasetRun.Summary ref = humaneval(data("HumanEval.jsonl.gz"), null, dir.resolve("ref.jsonl"), 10_000, 4);
         assertThat(ref.passed()).isEqualTo(164);
         Path samples = dir.resolve("pass.jsonl");
         List<String> lines = new ArrayList<>();
@@ -70,17 +68,18 @@ class DatasetRunTest {
             lines.add(JSON.writeValueAsString(Map.of("task_id", "HumanEval/" + i, "completion", "    pass\n")));
         }
         Files.write(samples, lines);
-        assertThat(batch(data("HumanEval.jsonl.gz"), samples, dir.resolve("pass-out.jsonl"), 10_000, 4).passed()).isZero();
-        DatasetRun.Summary example = batch(data("example_problem.jsonl"), data("example_samples.jsonl"),
+        assertThat(humaneval(data("HumanEval.jsonl.gz"), samples, dir.resolve("pass-out.jsonl"), 10_000, 4).passed())
+                .isZero();
+        DatasetRun.Summary example = humaneval(data("example_problem.jsonl"), data("example_samples.jsonl"),
                 dir.resolve("example.jsonl"), 3_000, 1);
         assertThat(example.passed()).isEqualTo(3);
         assertThat(lines(dir.resolve("example.jsonl")).stream().filter(n -> n.has("result"))
                 .map(n -> n.get("result").asString())).contains("timed out", "passed");
     }
 
+    /** Each sample is a sandbox of its own (a zygote's child): nothing one leaves (processes, files) reaches the next. */
     @Test
-    void batchIsolationResetsProcessesAndFilesBetweenSamplesAndSurvivesAKilledAgent(@TempDir Path dir)
-            throws Exception {
+    void nothingOfOneSampleReachesTheNext(@TempDir Path dir) throws Exception {
         Path problems = dir.resolve("problems.jsonl");
         Files.writeString(problems, JSON.writeValueAsString(Map.of("task_id", "t/0", "prompt", "def f():\n",
                 "test", "def check(c):\n    assert c() == 1\n", "entry_point", "f")) + "\n");
@@ -98,7 +97,7 @@ class DatasetRunTest {
             samples.add(JSON.writeValueAsString(Map.of("task_id", "t/0", "completion", completion)));
         }
         Files.write(dir.resolve("samples.jsonl"), samples);
-        DatasetRun.Summary s = batch(problems, dir.resolve("samples.jsonl"), dir.resolve("out.jsonl"), 5_000, 1);
+        DatasetRun.Summary s = humaneval(problems, dir.resolve("samples.jsonl"), dir.resolve("out.jsonl"), 5_000, 1);
         List<JsonNode> out = lines(dir.resolve("out.jsonl")).stream().filter(n -> n.has("sample")).toList();
         assertThat(out).hasSize(6);
         Map<Integer, Boolean> passed = out.stream().collect(Collectors.toMap(n -> n.get("sample").asInt(),
