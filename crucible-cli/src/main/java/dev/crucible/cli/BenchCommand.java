@@ -174,6 +174,7 @@ final class BenchCommand implements Callable<Integer> {
                 after.path("rss_bytes").asLong() / 1048576.0, health.path("rss_bytes").asLong() / 1048576.0,
                 after.path("pool_ready").asInt());
         out.flush();
+        bench.close();
         return bench.serverErrors.get() == 0 ? 0 : 1;
     }
 

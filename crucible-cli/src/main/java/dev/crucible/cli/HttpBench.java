@@ -57,23 +57,64 @@ final class HttpBench {
 
     /** One request; returns false for a refused (429/503) one, which is retried by the caller. */
     boolean post(String body) throws IOException, InterruptedException {
-        HttpRequest.Builder b = HttpRequest.newBuilder(execute).header("Content-Type", "application/json")
-                .timeout(Duration.ofSeconds(120)).POST(HttpRequest.BodyPublishers.ofString(body));
-        if (token != null) {
-            b.header("Authorization", "Bearer " + token);
+        int code;
+        String answer;
+        if (execute.getScheme().equals("http")) { // a blocking keep-alive connection per worker thread
+            BenchConnection.Response r = postPlain(body.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+            code = r.status();
+            answer = r.body();
+        } else {
+            HttpRequest.Builder b = HttpRequest.newBuilder(execute).header("Content-Type", "application/json")
+                    .timeout(Duration.ofSeconds(120)).POST(HttpRequest.BodyPublishers.ofString(body));
+            if (token != null) {
+                b.header("Authorization", "Bearer " + token);
+            }
+            HttpResponse<String> r = client.send(b.build(), HttpResponse.BodyHandlers.ofString());
+            code = r.statusCode();
+            answer = r.body();
         }
-        HttpResponse<String> r = client.send(b.build(), HttpResponse.BodyHandlers.ofString());
-        if (r.statusCode() == 429 || r.statusCode() == 503) {
+        if (code == 429 || code == 503) {
             rejected.incrementAndGet();
             return false;
         }
-        if (r.statusCode() >= 500) {
+        if (code >= 500) {
             serverErrors.incrementAndGet();
         }
-        String status = r.statusCode() == 200 ? CliSupport.json().readTree(r.body()).get("status").asString()
-                : "http_" + r.statusCode();
+        String status = code == 200 ? CliSupport.json().readTree(answer).get("status").asString() : "http_" + code;
         statuses.computeIfAbsent(status, k -> new AtomicInteger()).incrementAndGet();
         return true;
+    }
+
+    /** Keep-alive connections not in use: at most one per concurrent worker, kept across phases. */
+    private final java.util.concurrent.ConcurrentLinkedQueue<BenchConnection> idle =
+            new java.util.concurrent.ConcurrentLinkedQueue<>();
+
+    /** On an idle connection or a new one; one the server closed meanwhile (idle too long) is replaced, once. */
+    private BenchConnection.Response postPlain(byte[] body) throws IOException {
+        for (int attempt = 0; ; attempt++) {
+            BenchConnection c = idle.poll();
+            boolean fresh = c == null;
+            if (fresh) {
+                c = new BenchConnection(execute);
+            }
+            try {
+                BenchConnection.Response r = c.post(execute.getRawPath(), token, body);
+                idle.add(c);
+                return r;
+            } catch (IOException e) {
+                c.close();
+                if (fresh || attempt > 0) {
+                    throw e;
+                }
+            }
+        }
+    }
+
+    /** Closes the idle connections. */
+    void close() {
+        for (BenchConnection c; (c = idle.poll()) != null; ) {
+            c.close();
+        }
     }
 
     /** Runs {@code count} tasks on {@code concurrency} threads and records each one's latency. */

@@ -94,6 +94,20 @@ class ServeIT {
         assertThat(slotProcesses()).isZero();
     }
 
+    /** {@code crucible bench --url} drives a running server over its own keep-alive connections and counts verdicts. */
+    @Test
+    void benchDrivesARunningServerAndCountsItsVerdicts(@TempDir Path data, @TempDir Path dir) throws Exception {
+        Served s = serve(data);
+        try {
+            CliIT.Outcome bench = CliIT.crucible(dir, "bench", "--url", "http://127.0.0.1:" + s.port(), "-n", "24",
+                    "--rounds", "2", "--warmup", "3", "-c", "3", "--code", "print(6 * 7)");
+            assertThat(bench.exit()).as(bench.stderr()).isZero();
+            assertThat(bench.stdout()).contains("verdicts: {ok=24}; 5xx: 0").contains("throughput ratio server/bare: ");
+        } finally {
+            s.stop(Duration.ofSeconds(30));
+        }
+    }
+
     static HttpResponse<String> send(int port, String method, String path, String json) throws Exception {
         HttpRequest.Builder b = HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path));
         if (json != null) {

@@ -326,6 +326,11 @@ final class BwrapSandbox implements Sandbox {
         return !(cgroups instanceof Cgroups.None);
     }
 
+    /** The start of the names of this launcher's run cgroups (for tests: which groups are its own). */
+    String groupPrefix() {
+        return slots.groupPrefix();
+    }
+
     @Override
     public SandboxHost host() {
         return host.with(zygotes.describe());

@@ -242,6 +242,11 @@ final class Slots {
         return true;
     }
 
+    /** The start of the names of this launcher's run groups ({@code run-<pid>-<instance tag>}). */
+    String groupPrefix() {
+        return groupPrefix;
+    }
+
     /** How many run and session cgroups of this launcher exist now, not counting those made ahead. */
     int liveRunGroups() {
         return cgroups.liveGroups(groupPrefix) - prepared.size();

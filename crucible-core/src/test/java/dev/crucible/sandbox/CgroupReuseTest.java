@@ -90,7 +90,7 @@ class CgroupReuseTest {
     }
 
     private static Set<String> groups(Path parent) throws Exception {
-        String prefix = "run-" + ProcessHandle.current().pid() + "-";
+        String prefix = sandbox.groupPrefix(); // this launcher's: other launchers of this JVM have their own
         try (var children = Files.list(parent)) {
             return new TreeSet<>(children.map(p -> p.getFileName().toString()).filter(n -> n.startsWith(prefix))
                     .toList());
