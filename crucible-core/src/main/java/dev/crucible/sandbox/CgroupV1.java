@@ -64,10 +64,18 @@ record CgroupV1(Path memory, Path pids, Path cpu, Path cpuacct) implements Cgrou
     }
 
     /**
-     * The groups of one run, used again by the slot's later runs ({@link #reuse}): v1 lets the memory peak be reset
-     * ({@code memory.max_usage_in_bytes}); the OOM-kill counter cannot be, so it is counted from the run's start.
+     * The groups of one run, used again by the slot's later runs ({@link #reuse}) when the run left little charged: v1
+     * lets the memory peak be reset ({@code memory.max_usage_in_bytes}); the OOM-kill counter cannot be, so it is
+     * counted from the run's start.
      */
     private static final class Run implements RunGroup {
+        /**
+         * The most an earlier run may leave charged (page cache of what it read) for its groups to serve the next:
+         * the kernel reclaims that charge under the next run's limit, so its reported peak can be short by up to
+         * this much. A run that left more (a compile reads tens of MiB) gets new groups after it.
+         */
+        static final long REUSE_LEFTOVER_BYTES = 1 << 20;
+
         private final List<Path> dirs;
         /** The limits last written (a later run with the same writes nothing), or null. */
         private volatile Limits written;
@@ -127,6 +135,10 @@ record CgroupV1(Path memory, Path pids, Path cpu, Path cpuacct) implements Cgrou
                 }
                 if (lowered) {
                     background(false);
+                }
+                long left = Cgroups.readLong(dirs.get(0).resolve("memory.usage_in_bytes"));
+                if (left < 0 || left > REUSE_LEFTOVER_BYTES) {
+                    return false; // a run that read much (a compiler's files) would blur the next one's peak
                 }
                 Cgroups.write(dirs.get(0).resolve("memory.max_usage_in_bytes"), "0"); // the peak is the usage now
                 usageBase = Math.max(0, Cgroups.readLong(dirs.get(0).resolve("memory.usage_in_bytes")));

@@ -74,6 +74,40 @@ class CgroupReuseTest {
         assertThat(new String(again.stdout(), StandardCharsets.UTF_8)).as(again.sandboxError()).isEqualTo("held\n");
     }
 
+    /**
+     * A run that read much from disk leaves that page cache charged to its groups; the next run's peak must not be
+     * short by it (the kernel reclaims it under the next run's limit): such groups are not used again.
+     */
+    @Test
+    void aRunAfterOneThatReadMuchReportsItsWholePeak(@org.junit.jupiter.api.io.TempDir Path dir) throws Exception {
+        Path big = dir.resolve("big.bin");
+        try (var out = java.nio.channels.FileChannel.open(big, java.nio.file.StandardOpenOption.CREATE,
+                java.nio.file.StandardOpenOption.WRITE)) {
+            byte[] chunk = new byte[1 << 20];
+            for (int i = 0; i < 64; i++) {
+                java.util.Arrays.fill(chunk, (byte) i);
+                out.write(java.nio.ByteBuffer.wrap(chunk));
+            }
+            out.force(true); // clean pages: only those can be dropped from the cache
+        }
+        Files.setPosixFilePermissions(dir, java.nio.file.attribute.PosixFilePermissions.fromString("rwxr-xr-x"));
+        Files.setPosixFilePermissions(big, java.nio.file.attribute.PosixFilePermissions.fromString("rw-r--r--"));
+        // out of the page cache, so that the run's read charges it to the run's memory group
+        Process drop = new ProcessBuilder("dd", "if=" + big, "iflag=nocache", "count=0", "status=none").start();
+        assertThat(drop.waitFor()).isZero();
+        Limits limits = new Limits(10_000, 10_000, 256, 1 << 20, 64);
+        SandboxSpec reader = new SandboxSpec(List.of("/usr/bin/python3", "-c", Zygotes.PYTHON_AGENT, "main.py"),
+                Map.of(), Map.of("/data/big.bin", big), null, false, List.of(), SandboxRoot.HOST, null, limits);
+        SandboxResult read = sandbox.launch(reader, false).complete(WarmPool.payload(
+                "print(len(open('/data/big.bin', 'rb').read()) >> 20)", List.of(), ""), limits, OutputListener.NONE);
+        assertThat(new String(read.stdout(), StandardCharsets.UTF_8)).as(read.sandboxError()).isEqualTo("64\n");
+        assertThat(sandbox.awaitIdle(java.time.Duration.ofSeconds(10))).isTrue();
+        SandboxResult hog = run(HOG, 128);
+        assertThat(hog.oomKilled()).isTrue();
+        assertThat(hog.memoryBytes()).as("the hog's whole peak, not less the earlier run's page cache")
+                .isGreaterThan(100L << 20);
+    }
+
     /** On cgroup v1 the slot keeps one set of groups across runs (no mkdir and rmdir per run). */
     @Test
     void theSlotKeepsItsGroupsAcrossRuns() throws Exception {
