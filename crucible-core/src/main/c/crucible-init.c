@@ -4,8 +4,8 @@
  * which traps to the hypervisor on a virtual machine, and cost more than everything else this process does).
  *
  * It holds nothing and keeps no capability: it drops those in its bounding set (reading the set first: every drop
- * allocates new credentials), clears its capability sets and sets no_new_privs, then closes descriptor 3, the write end
- * of a pipe the namespace's child waits on before any of its code runs. It ignores SIGCHLD (the kernel reaps every
+ * allocates new credentials), clears its capability sets and sets no_new_privs, then writes one byte to descriptor 3
+ * and closes it: the write end of a pipe the namespace's child reads before any of its code runs. It ignores SIGCHLD (the kernel reaps every
  * orphan), handles no signal (so nothing inside its namespace can signal it) and waits until the zygote kills it,
  * which ends the namespace and everything in it. Arguments are ignored. Exit code 125 means a step failed.
  *
@@ -70,6 +70,8 @@ __attribute__((noreturn, used)) void _start(void) {
     if (sys6(__NR_prctl, PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) quit(FAIL);
     struct kernel_sigaction ignore = {SIG_IGN_HANDLER, 0, 0, 0};
     if (sys6(__NR_rt_sigaction, SIGCHLD_NUMBER, (long)&ignore, 0, sizeof ignore.mask, 0) != 0) quit(FAIL);
-    sys6(__NR_close, READY_FD, 0, 0, 0, 0); /* the child waits for this: pid 1 holds nothing before its code runs */
+    /* the child waits for this byte: pid 1 holds nothing before its code runs (an init that failed sends none) */
+    sys6(__NR_write, READY_FD, (long)"1", 1, 0, 0);
+    sys6(__NR_close, READY_FD, 0, 0, 0, 0);
     for (;;) sys6(__NR_ppoll, 0, 0, 0, 0, 0); /* no descriptors, no timeout: sleeps until killed */
 }

@@ -166,7 +166,8 @@ __attribute__((noreturn)) static void init_forever(void) {
     if (syscall(SYS_capset, &header, data) != 0) die("cannot clear capabilities", NULL);
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) die("cannot set no_new_privs", NULL);
     signal(SIGCHLD, SIG_IGN); /* orphans are reaped by the kernel */
-    close(3); /* the child waits for this pipe's end: pid 1 holds nothing before its code runs (docs/zygote.md) */
+    /* the child waits for this byte: pid 1 holds nothing before its code runs (docs/zygote.md) */
+    if (write(3, "1", 1) == 1) close(3);
     for (;;) pause();
 }
 

@@ -323,14 +323,17 @@ struct landlock_ruleset_attr_v6 {
     uint64_t scoped;
 };
 
-/* the namespace's init holds no capability any more (it closes its end of the pipe once it has dropped them, or dies,
-   which ends the namespace): pid 1 holds nothing before any code of the request runs */
+/* the namespace's init holds no capability any more: it writes one byte once it has dropped them (an init that failed
+   writes none and exits, which ends the namespace): pid 1 holds nothing before any code of the request runs */
 static int init_holds_nothing(const struct crucible_child *c, struct failure *f) {
-    char byte;
+    char byte = 0;
     ssize_t n;
     while ((n = read(c->init_ready, &byte, 1)) < 0 && errno == EINTR) {
     }
-    if (n != 0) return fail(f, "the namespace's init did not start");
+    if (n != 1 || byte != '1') {
+        errno = 0;
+        return fail(f, "the namespace's init did not start");
+    }
     close(c->init_ready);
     return 0;
 }

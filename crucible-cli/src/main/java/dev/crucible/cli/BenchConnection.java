@@ -22,10 +22,18 @@ import java.util.Locale;
 final class BenchConnection implements Closeable {
     record Response(int status, String body) {}
 
+    /** The connection ended before any byte of the answer: the server had closed it (idle), the request is unread. */
+    static final class Stale extends IOException {
+        Stale(String message) {
+            super(message);
+        }
+    }
+
     private final Socket socket;
     private final InputStream in;
     private final OutputStream out;
     private final String host;
+    private boolean open = true;
 
     BenchConnection(URI uri) throws IOException {
         int port = uri.getPort() > 0 ? uri.getPort() : 80;
@@ -46,16 +54,42 @@ final class BenchConnection implements Closeable {
         if (token != null) {
             head.append("Authorization: Bearer ").append(token).append("\r\n");
         }
-        out.write(head.append("\r\n").toString().getBytes(StandardCharsets.ISO_8859_1));
-        out.write(body);
-        out.flush();
-        String statusLine = line();
+        try {
+            out.write(head.append("\r\n").toString().getBytes(StandardCharsets.ISO_8859_1));
+            out.write(body);
+            out.flush();
+        } catch (IOException e) {
+            throw new Stale("the connection is gone: " + e.getMessage());
+        }
+        int first;
+        try {
+            first = in.read();
+        } catch (IOException e) {
+            throw new Stale("the connection is gone: " + e.getMessage());
+        }
+        if (first < 0) {
+            throw new Stale("the server closed the connection");
+        }
+        try {
+            return answer((char) first + line());
+        } catch (NumberFormatException e) {
+            throw new IOException("a malformed answer: " + e.getMessage());
+        }
+    }
+
+    private Response answer(String statusLine) throws IOException {
         String[] parts = statusLine.split(" ", 3);
         if (parts.length < 2 || !parts[0].startsWith("HTTP/1.")) {
             throw new IOException("not an HTTP/1.1 answer: " + statusLine);
         }
         int status = Integer.parseInt(parts[1]);
-        long length = -1;
+        if (status >= 100 && status < 200) { // an interim answer: skip its headers, the real one follows
+            while (!line().isEmpty()) {
+                // headers of the interim answer
+            }
+            return answer(line());
+        }
+        long length = status == 204 || status == 304 ? 0 : -1;
         boolean chunked = false;
         for (String header = line(); !header.isEmpty(); header = line()) {
             int colon = header.indexOf(':');
@@ -68,6 +102,8 @@ final class BenchConnection implements Closeable {
                 length = Long.parseLong(value);
             } else if (name.equals("transfer-encoding") && value.toLowerCase(Locale.ROOT).contains("chunked")) {
                 chunked = true;
+            } else if (name.equals("connection") && value.equalsIgnoreCase("close")) {
+                open = false;
             }
         }
         ByteArrayOutputStream content = new ByteArrayOutputStream();
@@ -75,7 +111,9 @@ final class BenchConnection implements Closeable {
             for (long size = Long.parseLong(line().split(";", 2)[0].trim(), 16); size > 0;
                     size = Long.parseLong(line().split(";", 2)[0].trim(), 16)) {
                 copy(size, content);
-                line(); // the CRLF after the chunk
+                if (!line().isEmpty()) {
+                    throw new IOException("a chunk not followed by CRLF");
+                }
             }
             while (!line().isEmpty()) {
                 // trailers
@@ -107,11 +145,19 @@ final class BenchConnection implements Closeable {
             if (c < 0) {
                 throw new EOFException("the connection closed");
             }
+            if (s.length() > 64 * 1024) {
+                throw new IOException("a header line over 64 KiB");
+            }
             if (c != '\r') {
                 s.append((char) c);
             }
         }
         return s.toString();
+    }
+
+    /** Whether the server keeps the connection for another request. */
+    boolean reusable() {
+        return open;
     }
 
     @Override

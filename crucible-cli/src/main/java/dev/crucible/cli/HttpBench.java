@@ -89,25 +89,41 @@ final class HttpBench {
     private final java.util.concurrent.ConcurrentLinkedQueue<BenchConnection> idle =
             new java.util.concurrent.ConcurrentLinkedQueue<>();
 
-    /** On an idle connection or a new one; one the server closed meanwhile (idle too long) is replaced, once. */
+    /**
+     * On an idle connection, or a new one. An idle one the server closed meanwhile (between phases, past its idle
+     * timeout) fails before any byte of the answer: the others are likely closed too, so all go, and the request is
+     * sent once more on a new connection. Any other failure is the caller's: a request the server may have run is
+     * never sent twice.
+     */
     private BenchConnection.Response postPlain(byte[] body) throws IOException {
-        for (int attempt = 0; ; attempt++) {
-            BenchConnection c = idle.poll();
-            boolean fresh = c == null;
-            if (fresh) {
-                c = new BenchConnection(execute);
-            }
+        BenchConnection c = idle.poll();
+        if (c != null) {
             try {
-                BenchConnection.Response r = c.post(execute.getRawPath(), token, body);
-                idle.add(c);
-                return r;
+                return keep(c, c.post(execute.getRawPath(), token, body));
+            } catch (BenchConnection.Stale e) {
+                c.close();
+                close();
             } catch (IOException e) {
                 c.close();
-                if (fresh || attempt > 0) {
-                    throw e;
-                }
+                throw e;
             }
         }
+        BenchConnection fresh = new BenchConnection(execute);
+        try {
+            return keep(fresh, fresh.post(execute.getRawPath(), token, body));
+        } catch (IOException e) {
+            fresh.close();
+            throw e;
+        }
+    }
+
+    private BenchConnection.Response keep(BenchConnection c, BenchConnection.Response r) {
+        if (c.reusable()) {
+            idle.add(c);
+        } else {
+            c.close();
+        }
+        return r;
     }
 
     /** Closes the idle connections. */

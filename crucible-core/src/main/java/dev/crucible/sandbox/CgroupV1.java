@@ -84,6 +84,8 @@ record CgroupV1(Path memory, Path pids, Path cpu, Path cpuacct) implements Cgrou
         /** The charge left in the memory group when it was last made ready (page cache of files a run read). */
         private volatile long usageBase;
         private volatile boolean quotaChanged;
+        /** False once a run of these groups ended abnormally ({@link #forgo}). */
+        private volatile boolean reusable = true;
         /** Whether the CPU weight is a waiting pool sandbox's (a run that never started leaves it so). */
         private volatile boolean lowered;
 
@@ -97,6 +99,7 @@ record CgroupV1(Path memory, Path pids, Path cpu, Path cpuacct) implements Cgrou
             if (last != null && last.memoryMb() == limits.memoryMb() && last.pids() == limits.pids()) {
                 return;
             }
+            written = null; // until every write below went through: a group left half-written is not used again
             long bytes = limits.memoryMb() * 1024L * 1024L;
             Path memory = dirs.get(0).resolve("memory.limit_in_bytes");
             Path memsw = dirs.get(0).resolve("memory.memsw.limit_in_bytes");
@@ -127,8 +130,19 @@ record CgroupV1(Path memory, Path pids, Path cpu, Path cpuacct) implements Cgrou
         }
 
         @Override
+        public void forgo() {
+            reusable = false;
+        }
+
+        @Override
         public boolean reuse() {
+            if (!reusable || written == null) {
+                return false; // a run that ended abnormally, or limits not all written: new groups
+            }
             try {
+                if (Cgroups.readLong(dirs.get(1).resolve("pids.current")) != 0) {
+                    return false; // a task (a zombie included) is still charged here
+                }
                 if (quotaChanged) {
                     Cgroups.write(dirs.get(2).resolve("cpu.cfs_quota_us"), "100000");
                     quotaChanged = false;
@@ -137,12 +151,19 @@ record CgroupV1(Path memory, Path pids, Path cpu, Path cpuacct) implements Cgrou
                     background(false);
                 }
                 long left = Cgroups.readLong(dirs.get(0).resolve("memory.usage_in_bytes"));
-                if (left < 0 || left > REUSE_LEFTOVER_BYTES) {
+                Path memsw = dirs.get(0).resolve("memory.memsw.usage_in_bytes"); // memory and swap together
+                long leftWithSwap = Files.exists(memsw) ? Cgroups.readLong(memsw) : left;
+                if (left < 0 || left > REUSE_LEFTOVER_BYTES || leftWithSwap < 0 || leftWithSwap > REUSE_LEFTOVER_BYTES) {
                     return false; // a run that read much (a compiler's files) would blur the next one's peak
                 }
                 Cgroups.write(dirs.get(0).resolve("memory.max_usage_in_bytes"), "0"); // the peak is the usage now
-                usageBase = Math.max(0, Cgroups.readLong(dirs.get(0).resolve("memory.usage_in_bytes")));
-                oomBase = Math.max(0, Cgroups.readKey(dirs.get(0).resolve("memory.oom_control"), "oom_kill"));
+                long base = Cgroups.readLong(dirs.get(0).resolve("memory.usage_in_bytes"));
+                long oom = Cgroups.readKey(dirs.get(0).resolve("memory.oom_control"), "oom_kill");
+                if (base < 0 || oom < 0) {
+                    return false; // a baseline not read would count an earlier run's peak or kill as the next one's
+                }
+                usageBase = base;
+                oomBase = oom;
                 return true;
             } catch (IOException e) {
                 return false;

@@ -90,6 +90,13 @@ sealed interface Cgroups permits CgroupV1, CgroupV2, Cgroups.None {
         default boolean reuse() {
             return false;
         }
+
+        /**
+         * The run of these groups ended abnormally (its supervision was interrupted and may still write to them): they
+         * are not used again.
+         */
+        default void forgo() {
+        }
     }
 
     /** No writable cgroup: limits fall back to rlimits. */

@@ -76,6 +76,9 @@ final class Launched implements Sandbox.Launch {
         } catch (InterruptedException e) {
             process.destroyForcibly();
             task.cancel(true);
+            if (group != null) {
+                group.forgo(); // the cancelled supervision may still write its limits: no later run gets these groups
+            }
             throw e;
         } catch (java.util.concurrent.ExecutionException e) {
             if (e.getCause() instanceof InterruptedException ie) {

@@ -162,6 +162,9 @@ final class Slots {
         try {
             if (group != null && emptied(group) && !closing && group.reuse()) {
                 prepared.put(slot, group); // the slot's next run starts in the same groups, measured afresh
+                if (closing && prepared.remove(slot, group)) {
+                    group.destroy(); // the launcher closed meanwhile and may have swept the groups made ahead
+                }
                 group = null;
             } else if (group != null) {
                 group.destroy();
