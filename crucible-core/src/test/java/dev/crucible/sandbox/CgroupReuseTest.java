@@ -33,8 +33,7 @@ class CgroupReuseTest {
 
     static SandboxResult run(String code, int memoryMb) throws Exception {
         Limits limits = new Limits(10_000, 10_000, memoryMb, 1 << 20, 64);
-        SandboxSpec spec = new SandboxSpec(List.of("/usr/bin/python3", "-c", Zygotes.PYTHON_AGENT, "main.py"), Map.of(),
-                Map.of(), null, false, List.of(), SandboxRoot.HOST, null, limits);
+        SandboxSpec spec = ZygoteTest.poolSpec(limits, Map.of());
         SandboxResult r = sandbox.launch(spec, false).complete(WarmPool.payload(code, List.of(), ""), limits,
                 OutputListener.NONE);
         assertThat(sandbox.awaitIdle(java.time.Duration.ofSeconds(10))).as("the slot came back").isTrue();
@@ -96,8 +95,7 @@ class CgroupReuseTest {
         Process drop = new ProcessBuilder("dd", "if=" + big, "iflag=nocache", "count=0", "status=none").start();
         assertThat(drop.waitFor()).isZero();
         Limits limits = new Limits(10_000, 10_000, 256, 1 << 20, 64);
-        SandboxSpec reader = new SandboxSpec(List.of("/usr/bin/python3", "-c", Zygotes.PYTHON_AGENT, "main.py"),
-                Map.of(), Map.of("/data/big.bin", big), null, false, List.of(), SandboxRoot.HOST, null, limits);
+        SandboxSpec reader = ZygoteTest.poolSpec(limits, Map.of("/data/big.bin", big));
         SandboxResult read = sandbox.launch(reader, false).complete(WarmPool.payload(
                 "print(len(open('/data/big.bin', 'rb').read()) >> 20)", List.of(), ""), limits, OutputListener.NONE);
         assertThat(new String(read.stdout(), StandardCharsets.UTF_8)).as(read.sandboxError()).isEqualTo("64\n");

@@ -25,8 +25,12 @@ class ZygoteTest {
     }
 
     static SandboxSpec poolSpec() {
-        Limits limits = new Limits(10_000, 10_000, 256, 1 << 20, 64);
-        return new SandboxSpec(List.of("/usr/bin/python3", "-c", Zygotes.PYTHON_AGENT, "main.py"), Map.of(), Map.of(),
+        return poolSpec(new Limits(10_000, 10_000, 256, 1 << 20, 64), Map.of());
+    }
+
+    /** The warm-pool agent's launch with {@code limits} and {@code files} (sandbox path to host file) bound in. */
+    static SandboxSpec poolSpec(Limits limits, Map<String, java.nio.file.Path> files) {
+        return new SandboxSpec(List.of("/usr/bin/python3", "-c", Zygotes.PYTHON_AGENT, "main.py"), Map.of(), files,
                 null, false, List.of(), SandboxRoot.HOST, null, limits);
     }
 
