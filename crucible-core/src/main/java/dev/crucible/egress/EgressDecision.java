@@ -7,7 +7,7 @@ import java.time.Instant;
  * One request the egress proxy judged. A refusal is recorded when it is answered; an allowed connection when it ends
  * (so its bytes and ending are known).
  *
- * @param at when the request was judged
+ * @param at when the request was judged (an allowed one: when its connection was made, not when it ended)
  * @param reason why it was allowed or refused
  * @param method {@code CONNECT}, the forwarded HTTP method, or null when the request line could not be read
  * @param host the target host as normalized (lower case), or null when the request could not be read

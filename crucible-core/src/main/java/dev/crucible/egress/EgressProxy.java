@@ -230,10 +230,13 @@ public final class EgressProxy implements AutoCloseable {
         }
     }
 
-    /** The latest decisions, oldest first, at most {@link EgressLimits#maxDecisions()}. */
+    /**
+     * The latest decisions in the order they were judged (an allowed connection is recorded when it ends, after a
+     * refusal judged meanwhile), at most {@link EgressLimits#maxDecisions()}.
+     */
     public List<EgressDecision> decisions() {
         synchronized (decisions) {
-            return List.copyOf(decisions);
+            return decisions.stream().sorted(java.util.Comparator.comparing(EgressDecision::at)).toList();
         }
     }
 

@@ -75,6 +75,7 @@ final class ProxyConnection implements Runnable {
             }
         }
         try (SocketChannel connected = connect(addresses, target.port())) {
+            java.time.Instant judged = proxy.now(); // the decision's time: recorded when the connection ends
             upstream = connected;
             if (forced != null) {
                 return;
@@ -92,7 +93,7 @@ final class ProxyConnection implements Runnable {
             }
             EgressEnding ending = started ? relay.run(!head.isConnect()) : relay.ending();
             EgressEnding cause = forced;
-            proxy.record(new EgressDecision(proxy.now(), EgressReason.ALLOWED, head.method(), target.host(),
+            proxy.record(new EgressDecision(judged, EgressReason.ALLOWED, head.method(), target.host(),
                     target.port(), address, AddressRules.classify(address), cause != null ? cause : ending,
                     relay.sent.get(), relay.received.get()), relay.sent.get(), relay.received.get());
         }

@@ -329,6 +329,24 @@ class EgressProxyTest {
     }
 
     /**
+     * Decisions are listed in the order they were judged: a tunnel opened first and still open (recorded only when it
+     * ends) comes before a refusal judged while it was open.
+     */
+    @Test
+    void decisionsAreListedInTheOrderTheyWereJudged() throws Exception {
+        EgressProxy proxy = proxy("127.0.0.1:PORT");
+        try (SocketChannel tunnel = SocketChannel.open(proxy.listenLoopback())) {
+            assertThat(request(tunnel, "CONNECT 127.0.0.1:" + port + " HTTP/1.1\r\n\r\n")).startsWith("HTTP/1.1 200");
+            try (SocketChannel refused = SocketChannel.open(proxy.listenLoopback())) {
+                assertThat(request(refused, "CONNECT evil.test:443 HTTP/1.1\r\n\r\n")).contains("crucible egress refused");
+            }
+            awaitDecision(proxy, d -> !d.allowed());
+        }
+        awaitDecision(proxy, EgressDecision::allowed);
+        assertThat(proxy.decisions()).extracting(EgressDecision::allowed).containsExactly(true, false);
+    }
+
+    /**
      * Writes {@code request}, then reads one response: the head alone for a 200 to CONNECT, otherwise up to the
      * Content-Length body, or to the end of the stream.
      */
