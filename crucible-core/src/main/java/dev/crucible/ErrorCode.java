@@ -57,6 +57,8 @@ public enum ErrorCode {
     INTERPRETER_UNAVAILABLE(503),
     INTERRUPTED(503),
     SHUTTING_DOWN(503),
+    /** Every turn stayed busy for the request's whole timeout plus the grace: nothing ran; worth asking again. */
+    QUEUE_TIMEOUT(503, 1),
     DISK_BUDGET_EXHAUSTED(507);
 
     private final int httpStatus;

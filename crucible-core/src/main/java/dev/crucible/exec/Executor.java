@@ -6,12 +6,14 @@ import dev.crucible.egress.Egress;
 import dev.crucible.egress.EgressPolicy;
 import dev.crucible.egress.EgressProxy;
 import dev.crucible.egress.EgressReport;
+import dev.crucible.health.Replacements;
 import dev.crucible.pool.WarmPool;
 import dev.crucible.runtime.LanguageRuntime;
 import dev.crucible.runtime.RuntimeRegistry;
 import dev.crucible.sandbox.Limits;
 import dev.crucible.sandbox.OutputListener;
 import dev.crucible.sandbox.Sandbox;
+import dev.crucible.sandbox.SandboxResult;
 import dev.crucible.sandbox.SandboxSpec;
 import java.io.IOException;
 import java.io.UncheckedIOException;
@@ -130,8 +132,16 @@ public final class Executor {
                     throw e;
                 }
             }
-            return ExecuteResult.of(ready.complete(WarmPool.payload(request.code(), args, request.stdin()), limits,
-                    listener), null);
+            SandboxResult result = ready.complete(WarmPool.payload(request.code(), args, request.stdin()), limits,
+                    listener);
+            if (!result.neverRan()) {
+                return ExecuteResult.of(result, null);
+            }
+            // the warm sandbox never took the program (stuck, and replaced): no code of the request ran, so it runs
+            // again, once, in a sandbox of its own
+            sandbox.replacements().replaced(Replacements.Part.POOL_AGENT, Replacements.Reason.UNANSWERED,
+                    "a warm " + runtime.language() + " sandbox", result.sandboxError()
+                            + "; the request runs in a new sandbox");
         }
         try (Program program = prepare(runtime, request.code(), request.files())) {
             return program.run(request.stdin(), args, limits, listener);

@@ -45,6 +45,7 @@ public final class Descriptors {
     private static final int SOL_SOCKET = 1;
     private static final int SCM_RIGHTS = 1;
     private static final int MSG_NOSIGNAL = 0x4000;
+    private static final int MSG_DONTWAIT = 0x40;
     private static final int EINTR = 4;
 
     private Descriptors() {}
@@ -97,7 +98,11 @@ public final class Descriptors {
         }
     }
 
-    /** Sends one message with {@code fds} attached ({@code SCM_RIGHTS}); the receiver gets its own copies. */
+    /**
+     * Sends one message with {@code fds} attached ({@code SCM_RIGHTS}); the receiver gets its own copies. Never waits:
+     * when the socket's buffer is full (a peer that stopped reading) it fails at once ({@code EAGAIN}), so a stuck
+     * peer cannot hold the caller.
+     */
     public static void send(int socket, byte[] message, int... fds) throws IOException {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment data = arena.allocateFrom(JAVA_BYTE, message);
@@ -122,7 +127,7 @@ public final class Descriptors {
             MemorySegment state = arena.allocate(CALL_STATE);
             long sent;
             do {
-                sent = (long) SENDMSG.invokeExact(state, socket, header, MSG_NOSIGNAL);
+                sent = (long) SENDMSG.invokeExact(state, socket, header, MSG_NOSIGNAL | MSG_DONTWAIT);
             } while (sent < 0 && (int) ERRNO.get(state, 0L) == EINTR);
             if (sent != message.length) {
                 throw failed("sendmsg", state);

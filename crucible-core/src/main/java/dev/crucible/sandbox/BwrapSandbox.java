@@ -33,6 +33,10 @@ final class BwrapSandbox implements Sandbox {
     private final BwrapHost host;
     private final Set<Process> live = ConcurrentHashMap.newKeySet();
     private final Zygotes zygotes;
+    private final dev.crucible.health.Replacements replacements = new dev.crucible.health.Replacements();
+    /** A slot whose teardown has taken longer than this is stuck (readiness); every slot stuck this long, not live. */
+    static final Duration STUCK = Duration.ofSeconds(15);
+    static final Duration STUCK_FOR_GOOD = Duration.ofMinutes(2);
 
     private final int serverUid;
 
@@ -66,7 +70,8 @@ final class BwrapSandbox implements Sandbox {
             return zygoteFile;
         });
         this.zygotes = new Zygotes(command, spawner, pipes, workRoot, slots.uidBase(), config.slots(),
-                config.zygote() ? null : "turned off (CRUCIBLE_ZYGOTE=0)", seccomp, seccompZygote::get, etc);
+                config.zygote() ? null : "turned off (CRUCIBLE_ZYGOTE=0)", seccomp, seccompZygote::get, etc,
+                replacements);
         this.host = BwrapHost.report(config, tools, command, cgroups, tuning, program.length / 8, slots, workRoot);
     }
 
@@ -329,6 +334,30 @@ final class BwrapSandbox implements Sandbox {
     /** The start of the names of this launcher's run cgroups (for tests: which groups are its own). */
     String groupPrefix() {
         return slots.groupPrefix();
+    }
+
+    @Override
+    public dev.crucible.health.Replacements replacements() {
+        return replacements;
+    }
+
+    @Override
+    public List<dev.crucible.health.PartStatus> parts() {
+        List<dev.crucible.health.PartStatus> parts = new java.util.ArrayList<>();
+        int stuck = slots.stuck(System.nanoTime(), STUCK);
+        String use = (slots.count() - slots.free()) + " of " + slots.count() + " in use";
+        parts.add(stuck == 0 ? dev.crucible.health.PartStatus.ok("slots", use)
+                : stuck < slots.count() ? dev.crucible.health.PartStatus.degraded("slots", stuck + " of " + slots.count()
+                        + " stuck in their teardown for over " + STUCK.toSeconds() + " s (" + use + ")")
+                : dev.crucible.health.PartStatus.down("slots", "every slot has been stuck in its teardown for over "
+                        + STUCK.toSeconds() + " s: no run can start"));
+        parts.addAll(zygotes.parts());
+        return parts;
+    }
+
+    @Override
+    public boolean live(Duration bound) throws InterruptedException {
+        return spawner.answers(bound) && slots.stuck(System.nanoTime(), STUCK_FOR_GOOD) < slots.count();
     }
 
     @Override

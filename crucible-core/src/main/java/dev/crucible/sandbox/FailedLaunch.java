@@ -8,6 +8,12 @@ record FailedLaunch(String why) implements Sandbox.Launch {
         return new SandboxResult(-1, null, new byte[0], new byte[0], false, false, 0, -1, -1, false, false, false, why);
     }
 
+    /** The result of a run whose program the sandbox never took: {@code why}, and safe to run again elsewhere. */
+    static SandboxResult neverRan(String why, long wallMs) {
+        return new SandboxResult(-1, null, new byte[0], new byte[0], false, false, wallMs, -1, -1, false, false, false,
+                why, true);
+    }
+
     @Override
     public SandboxResult complete(byte[] stdin, Limits limits, OutputListener listener) {
         return result(why);

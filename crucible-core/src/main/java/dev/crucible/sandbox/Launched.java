@@ -105,23 +105,15 @@ final class Launched implements Sandbox.Launch {
         stdout.configure(limits.outputBytes(), listener);
         stderr.configure(limits.outputBytes(), listener);
         long start = System.nanoTime();
-        long cpuStart = group == null ? 0 : Math.max(0, group.cpuNanos());
+        long cpuStart = group == null ? -1 : group.cpuNanos();
         // a small input fits the pipe's buffer: written here, with no hand-off; a large one gets its own thread
         var in = stdin.length <= 16 * 1024 ? feedNow(process.getOutputStream(), stdin)
                 : pipes.submit(() -> feed(process.getOutputStream(), stdin));
-        boolean timedOut = false;
-        boolean cpuExceeded = false;
-        long deadline = start + TimeUnit.MILLISECONDS.toNanos(limits.timeoutMs());
-        long cpuBudget = TimeUnit.MILLISECONDS.toNanos(limits.cpuMs());
+        Watch watch = new Watch(start, limits, cpuStart);
         try {
-            while (!process.waitFor(Math.min(POLL_MS, Math.max(1, (deadline - System.nanoTime()) / 1_000_000)),
-                    TimeUnit.MILLISECONDS)) {
-                if (System.nanoTime() >= deadline) {
-                    timedOut = true;
-                    process.destroyForcibly();
-                } else if (group != null && group.cpuNanos() - cpuStart > cpuBudget) {
-                    cpuExceeded = true;
-                    process.destroyForcibly();
+            while (!process.waitFor(watch.pollMs(System.nanoTime()), TimeUnit.MILLISECONDS)) {
+                if (watch.step(System.nanoTime()) == Watch.Step.GIVE_UP) {
+                    break;
                 }
             }
         } catch (InterruptedException e) {
@@ -131,15 +123,109 @@ final class Launched implements Sandbox.Launch {
         long wallMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
         await(in, TEARDOWN_MS);
         joinOrClose();
+        String lost = process instanceof ZygoteChild child ? child.lost() : null;
+        if (watch.notTaken || (lost != null && !((ZygoteChild) process).wasForked())) {
+            return FailedLaunch.neverRan("the sandbox did not take its program within "
+                    + Math.min(TAKE_MS, limits.timeoutMs()) + " ms (a stuck warm-pool agent or zygote; it was killed and"
+                    + " is replaced)", wallMs);
+        }
+        if (process.isAlive()) {
+            return FailedLaunch.result("the sandbox did not end within " + KILL_MS + " ms of being killed at "
+                    + (watch.timedOut ? "its " + limits.timeoutMs() + " ms time limit" : "its limit")
+                    + "; it is left to the teardown");
+        }
         int exit = process.exitValue();
-        long cpuNanos = group == null ? -1 : Math.max(0, group.cpuNanos() - cpuStart);
-        if (!cpuExceeded && group != null && cpuNanos > cpuBudget && exit != 0) {
+        long cpuNanos = group == null ? -1 : Math.max(0, group.cpuNanos() - Math.max(0, cpuStart));
+        boolean cpuExceeded = watch.cpuExceeded;
+        if (!cpuExceeded && group != null && cpuNanos > watch.cpuBudget && exit != 0) {
             cpuExceeded = true; // killed by RLIMIT_CPU, or ran past the budget between two polls
         }
         Integer signal = exit > 128 && exit < 128 + 65 ? exit - 128 : null;
+        String error = lost != null ? "the zygote this run was forked from was replaced while it ran (" + lost
+                + "); the run was killed" : setupError(exit, stderr);
         return new SandboxResult(exit, signal, stdout.bytes(), stderr.bytes(), stdout.truncated(), stderr.truncated(),
                 wallMs, cpuNanos < 0 ? -1 : cpuNanos / 1_000_000, group == null ? -1 : group.memoryPeakBytes(),
-                timedOut, cpuExceeded && !timedOut, group != null && group.oomKills() > 0, setupError(exit, stderr));
+                watch.timedOut, cpuExceeded && !watch.timedOut, group != null && group.oomKills() > 0, error);
+    }
+
+    /**
+     * How long a sandbox may leave its program untaken: no CPU used by its cgroup since the program was handed over
+     * (an agent that is stopped or blocked elsewhere, a zygote that never forked its child). Any program that starts
+     * uses some.
+     */
+    static final long TAKE_MS = 2_000;
+    /** How long a killed sandbox may take to end before its supervision gives up on it. */
+    static final long KILL_MS = 3_000;
+
+    /** One supervision's clock: the deadline, the CPU budget, whether the program was taken, the kill and its bound. */
+    private final class Watch {
+        enum Step { GO_ON, GIVE_UP }
+
+        final long deadline;
+        final long takeBy;
+        final long cpuBudget;
+        final long cpuStart;
+        boolean taken;
+        boolean notTaken;
+        boolean timedOut;
+        boolean cpuExceeded;
+        boolean exitAsked;
+        long killedAt = -1;
+        long lastKill;
+
+        Watch(long start, Limits limits, long cpuStart) {
+            this.deadline = start + TimeUnit.MILLISECONDS.toNanos(limits.timeoutMs());
+            this.takeBy = start + TimeUnit.MILLISECONDS.toNanos(Math.min(TAKE_MS, limits.timeoutMs()));
+            this.cpuBudget = TimeUnit.MILLISECONDS.toNanos(limits.cpuMs());
+            this.cpuStart = cpuStart;
+            this.taken = group == null || cpuStart < 0; // without a cgroup's CPU count there is nothing to tell by
+        }
+
+        long pollMs(long now) {
+            long until = killedAt >= 0 ? killedAt + TimeUnit.MILLISECONDS.toNanos(KILL_MS) : taken ? deadline
+                    : Math.min(deadline, takeBy);
+            return Math.min(POLL_MS, Math.max(1, (until - now) / 1_000_000));
+        }
+
+        Step step(long now) {
+            if (killedAt >= 0) {
+                if (now - killedAt >= TimeUnit.MILLISECONDS.toNanos(KILL_MS)) {
+                    return Step.GIVE_UP;
+                }
+                if (now - lastKill >= TimeUnit.MILLISECONDS.toNanos(500)) {
+                    lastKill = now; // again: a zygote's child may have joined its cgroup after the first sweep
+                    process.destroyForcibly();
+                }
+                return Step.GO_ON;
+            }
+            if (!taken && now >= takeBy) {
+                if (group.cpuNanos() - cpuStart > 0) {
+                    taken = true;
+                } else {
+                    notTaken = true;
+                    kill(now);
+                    return Step.GO_ON;
+                }
+            }
+            if (now >= deadline) {
+                timedOut = true;
+                kill(now);
+            } else if (group != null && group.cpuNanos() - Math.max(0, cpuStart) > cpuBudget) {
+                cpuExceeded = true;
+                kill(now);
+            } else if (!exitAsked && process instanceof ZygoteChild child && out.isDone() && err.isDone()
+                    && group != null && group.pids().isEmpty()) {
+                exitAsked = true; // the program is gone: its status is the zygote's to send, within its answer bound
+                child.expectExit();
+            }
+            return Step.GO_ON;
+        }
+
+        private void kill(long now) {
+            killedAt = now;
+            lastKill = now;
+            process.destroyForcibly();
+        }
     }
 
     /**

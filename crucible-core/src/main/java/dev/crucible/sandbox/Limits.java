@@ -17,6 +17,14 @@ public record Limits(long timeoutMs, long cpuMs, int memoryMb, int outputBytes, 
     /** The largest values a caller may ask for. */
     public static final Limits MAXIMUM = new Limits(120_000, 120_000, 4096, 16 * 1024 * 1024, 1024);
 
+    /**
+     * What a run's answer may take beyond its {@link #timeoutMs}, end to end: waiting for a turn is bounded by the
+     * timeout plus this, and so is a run whose sandbox got stuck (a warm agent or zygote that does not take its program
+     * within 2 s is killed, replaced and the run started again; a killed sandbox that does not end within 3 s is given
+     * up). README, "Deadlines".
+     */
+    public static final long GRACE_MS = 5_000;
+
     /** The smallest values a caller may ask for. */
     public static final Limits MINIMUM = new Limits(1, 1, 16, 1, 8);
 

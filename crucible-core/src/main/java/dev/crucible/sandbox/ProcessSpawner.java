@@ -58,6 +58,20 @@ final class ProcessSpawner implements AutoCloseable {
         }
     }
 
+    /**
+     * Whether the launcher thread runs a no-op within {@code bound}: every spawn goes through it, so a launcher thread
+     * that does not is a process that cannot recover by itself.
+     */
+    boolean answers(java.time.Duration bound) throws InterruptedException {
+        try {
+            thread.submit(() -> { }).get(bound.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+            return true;
+        } catch (java.util.concurrent.TimeoutException | ExecutionException
+                | java.util.concurrent.RejectedExecutionException e) {
+            return false;
+        }
+    }
+
     /** Stops accepting launches. Sandboxes already running keep their parent thread until the JVM exits. */
     @Override
     public void close() {

@@ -151,6 +151,28 @@ public interface Sandbox extends AutoCloseable {
         return SandboxHost.NONE;
     }
 
+    /**
+     * The stuck or dead parts this launcher and the layers above it replaced (zygotes, warm-pool agents, session
+     * interpreters), logged and counted; one instance for the launcher's life.
+     */
+    dev.crucible.health.Replacements replacements();
+
+    /**
+     * The state of this launcher's parts, for readiness: its run slots (down when every one is stuck past its run's
+     * deadline), and each zygote (degraded while one is being replaced and its runs are spawned).
+     */
+    default java.util.List<dev.crucible.health.PartStatus> parts() {
+        return java.util.List.of();
+    }
+
+    /**
+     * Whether this launcher can recover by itself: false only when its launcher thread does not answer within
+     * {@code bound}, or every slot has been stuck for minutes. Liveness, not readiness.
+     */
+    default boolean live(java.time.Duration bound) throws InterruptedException {
+        return true;
+    }
+
     /** Waits up to 10 s for runs to finish (kills nothing), then removes the work root. */
     @Override
     void close();

@@ -16,6 +16,8 @@ package dev.crucible.sandbox;
  * @param cpuExceeded killed at the CPU-time limit
  * @param oomKilled the memory cgroup killed a process of the run
  * @param sandboxError why the sandbox itself failed (never the program's fault), or null
+ * @param neverRan the program never started: the sandbox did not take it (a stuck warm-pool agent or zygote, killed
+ *     and replaced), so the caller may run it again in a new sandbox; always with a {@code sandboxError}
  */
 public record SandboxResult(
         int exitCode,
@@ -30,7 +32,16 @@ public record SandboxResult(
         boolean timedOut,
         boolean cpuExceeded,
         boolean oomKilled,
-        String sandboxError) {
+        String sandboxError,
+        boolean neverRan) {
+
+    /** A result of a run whose program did run (or may have): {@link #neverRan} false. */
+    public SandboxResult(int exitCode, Integer signal, byte[] stdout, byte[] stderr, boolean stdoutTruncated,
+            boolean stderrTruncated, long wallMs, long cpuMs, long memoryBytes, boolean timedOut, boolean cpuExceeded,
+            boolean oomKilled, String sandboxError) {
+        this(exitCode, signal, stdout, stderr, stdoutTruncated, stderrTruncated, wallMs, cpuMs, memoryBytes, timedOut,
+                cpuExceeded, oomKilled, sandboxError, false);
+    }
 
     /** The verdict, by the precedence of design.md: our fault, then time, output, memory, the program's exit. */
     public Verdict verdict() {

@@ -40,6 +40,8 @@ final class Slots {
     private final int uidBase;
     private final int ownUid;
     private volatile boolean closing;
+    /** Slots whose teardown is under way, with when it began ({@code System.nanoTime}). */
+    private final Map<Integer, Long> releasing = new ConcurrentHashMap<>();
 
     /**
      * Takes the uid block when {@code root}.
@@ -123,6 +125,7 @@ final class Slots {
             if (released.compareAndSet(false, true)) {
                 Cgroups.RunGroup g = group;
                 Path dir = lentBuildDir;
+                releasing.put(slot, System.nanoTime());
                 io.execute(() -> Slots.this.release(slot, g, dir)); // cgroup file I/O: a platform thread
             }
         }
@@ -184,8 +187,27 @@ final class Slots {
                 }
             }
         } finally {
+            releasing.remove(slot);
             free.add(slot);
         }
+    }
+
+    /**
+     * How many slots have been in their teardown for longer than {@code bound} at {@code now}: a run's processes that
+     * outlive every kill (a process in uninterruptible sleep) keep its slot from coming back.
+     */
+    int stuck(long now, Duration bound) {
+        return (int) releasing.values().stream().filter(since -> now - since > bound.toNanos()).count();
+    }
+
+    /** How many slots there are. */
+    int count() {
+        return count;
+    }
+
+    /** How many slots are free now. */
+    int free() {
+        return free.size();
     }
 
     /** Names of cgroups need to be unique, not secret. */

@@ -31,9 +31,16 @@ final class Zygote implements AutoCloseable {
     private final Process process;
     private final int control;
     private final Map<String, ZygoteChild> children = new ConcurrentHashMap<>();
+    /**
+     * When each answer still owed was first owed ({@code System.nanoTime}), by {@code "fork ID"} (until "forked") and
+     * {@code "exit ID"} (after a kill, or once the child is gone by our measure, until "exit").
+     */
+    private final Map<String, Long> unanswered = new ConcurrentHashMap<>();
     private final AtomicLong ids = new AtomicLong();
     private final Thread reader;
     private volatile boolean dead;
+    /** Why the server gave up on this zygote (it is being replaced), or null. */
+    private volatile String lost;
     /** Whether {@link #control} is closed; guarded by this. */
     private boolean closed;
 
@@ -127,7 +134,14 @@ final class Zygote implements AutoCloseable {
                 if (closed) {
                     throw new IOException("the zygote has stopped");
                 }
-                Descriptors.send(control, request.getBytes(StandardCharsets.US_ASCII), fds);
+                unanswered.put("fork " + id, System.nanoTime());
+                try {
+                    Descriptors.send(control, request.getBytes(StandardCharsets.US_ASCII), fds);
+                } catch (IOException e) {
+                    unanswered.remove("fork " + id);
+                    children.remove(id);
+                    throw new IOException("the zygote does not take requests (" + e.getMessage() + ")", e);
+                }
             }
             sent = true;
             return child;
@@ -147,17 +161,57 @@ final class Zygote implements AutoCloseable {
         return p;
     }
 
-    /** Asks the zygote to SIGKILL the child's init (its pid namespace dies with it). */
+    /** Asks the zygote to SIGKILL the child's init (its pid namespace dies with it); the answer is its "exit". */
     void kill(ZygoteChild child) {
         try {
             synchronized (this) {
-                if (!closed) { // a closed descriptor's number may be another socket's by now
+                if (!closed && children.containsKey(child.id())) { // a closed descriptor's number may be another socket's
+                    owe(child.id());
                     Descriptors.send(control, ("kill " + child.id()).getBytes(StandardCharsets.US_ASCII));
                 }
             }
         } catch (IOException e) {
             LOG.log(System.Logger.Level.DEBUG, "cannot ask the zygote to kill " + child, e);
         }
+    }
+
+    /** {@code child} has ended by our measure: its "exit" is owed, as if asked for now. */
+    void expectExit(ZygoteChild child) {
+        owe(child.id());
+    }
+
+    /**
+     * Notes an answer owed for child {@code id}, unless it has ended: the reader forgets a child before its owed
+     * answers, so a check after the note sees an end that raced with it.
+     */
+    private void owe(String id) {
+        unanswered.putIfAbsent("exit " + id, System.nanoTime());
+        if (!children.containsKey(id)) {
+            unanswered.remove("exit " + id);
+        }
+    }
+
+    /**
+     * How long the oldest request still unanswered has waited (a fork without "forked", a kill without "exit"), in
+     * nanoseconds at {@code now}; 0 when none waits. A zygote whose loop is stopped or blocked answers nothing.
+     */
+    long unansweredFor(long now) {
+        long oldest = 0;
+        for (long sent : unanswered.values()) {
+            oldest = Math.max(oldest, now - sent);
+        }
+        return oldest;
+    }
+
+    /**
+     * Gives up on this zygote: every child still known is marked lost with {@code why} (its run becomes a sandbox error,
+     * or is run again where its program never started), then the zygote is killed, which ends its children's
+     * namespaces with it.
+     */
+    void lose(String why) {
+        lost = why;
+        children.values().forEach(c -> c.lose(why));
+        close();
     }
 
     private void readAnswers() {
@@ -176,14 +230,21 @@ final class Zygote implements AutoCloseable {
                 switch (words[0]) {
                     case "exit" -> {
                         children.remove(words[1]);
+                        unanswered.remove("fork " + words[1]);
+                        unanswered.remove("exit " + words[1]);
                         child.exited(Integer.parseInt(words[2].strip()));
                     }
                     case "failed" -> {
                         children.remove(words[1]);
+                        unanswered.remove("fork " + words[1]);
+                        unanswered.remove("exit " + words[1]);
                         LOG.log(System.Logger.Level.WARNING, "the zygote refused a fork: " + words[2]);
                         child.exited(LaunchCommand.JOIN_FAILED);
                     }
-                    default -> { } // "forked"
+                    default -> { // "forked"
+                        unanswered.remove("fork " + words[1]);
+                        child.forked();
+                    }
                 }
             }
         } catch (IOException | RuntimeException e) {
@@ -192,15 +253,24 @@ final class Zygote implements AutoCloseable {
             dead = true;
             process.destroyForcibly();
             // its children were in its pid namespace's descendants: they are gone with it
-            children.values().forEach(c -> c.exited(128 + 9));
+            String why = lost != null ? lost : "the zygote ended while this run ran";
+            children.values().forEach(c -> {
+                c.lose(why);
+                c.exited(128 + 9);
+            });
             children.clear();
+            unanswered.clear();
         }
     }
 
-    /** Kills the zygote (and with it every child still running) and closes the control socket. */
+    /**
+     * Kills the zygote (and with it every child still running) and closes the control socket. A zygote's whole tree is
+     * killed, not only its launcher: a stopped zygote is SIGKILLed too (SIGKILL needs no cooperation).
+     */
     @Override
     public void close() {
         dead = true;
+        process.descendants().forEach(ProcessHandle::destroyForcibly);
         process.destroyForcibly();
         try {
             process.waitFor(5, TimeUnit.SECONDS);

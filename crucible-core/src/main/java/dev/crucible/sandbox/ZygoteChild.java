@@ -22,6 +22,10 @@ final class ZygoteChild extends Process {
     private final CountDownLatch ended = new CountDownLatch(1);
     private volatile int status;
     private volatile Runnable killGroup = () -> { };
+    /** Whether the zygote said it forked this child. */
+    private volatile boolean forked;
+    /** Why the zygote was given up while this child was known to it, or null. */
+    private volatile String lost;
 
     ZygoteChild(Zygote zygote, String id, int stdin, int stdout, int stderr) {
         this.zygote = zygote;
@@ -38,6 +42,36 @@ final class ZygoteChild extends Process {
 
     String id() {
         return id;
+    }
+
+    /** The zygote answered "forked": the child exists (its program may have started). */
+    void forked() {
+        forked = true;
+    }
+
+    /** Whether the zygote ever said it forked this child: if not, no code of the run can have started. */
+    boolean wasForked() {
+        return forked;
+    }
+
+    /**
+     * The child's program is gone (its cgroup is empty, its pipes closed): the zygote owes its "exit" from now on, within
+     * its answer bound, or it is replaced.
+     */
+    void expectExit() {
+        zygote.expectExit(this);
+    }
+
+    /** Marks the child lost with its zygote, which the server gave up on for {@code why}. */
+    void lose(String why) {
+        if (lost == null) {
+            lost = why;
+        }
+    }
+
+    /** Why the child's zygote was given up while it was known to it, or null. */
+    String lost() {
+        return lost;
     }
 
     /** Its init's status as the zygote read it: an exit code, or 128 + the signal that ended it. */

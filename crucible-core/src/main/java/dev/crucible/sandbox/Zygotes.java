@@ -11,7 +11,11 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.Set;
 import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import dev.crucible.health.Replacements;
 
 /**
  * The zygotes of one launcher (docs/zygote.md): which launches a zygote serves, one zygote per distinct warm-pool
@@ -49,15 +53,35 @@ final class Zygotes implements AutoCloseable {
     private final Map<List<Object>, Zygote> running = new ConcurrentHashMap<>();
     private final Map<List<Object>, String> failed = new ConcurrentHashMap<>();
     private final Map<List<Object>, Integer> uids = new ConcurrentHashMap<>();
+    /** The launch each kind of zygote was first started for: what a replacement is started from. */
+    private final Map<List<Object>, SandboxSpec> specs = new ConcurrentHashMap<>();
+    /** Kinds whose zygote is being replaced in the background: their launches are spawned meanwhile. */
+    private final Set<List<Object>> replacing = ConcurrentHashMap.newKeySet();
+    private final Replacements replacements;
+    /** Checks every zygote's answers ({@link #WATCH_MS}); started with the first zygote. */
+    private final ScheduledExecutorService watchdog = Executors.newSingleThreadScheduledExecutor(r -> {
+        Thread t = new Thread(r, "crucible-zygote-watch");
+        t.setDaemon(true);
+        return t;
+    });
+    private volatile boolean closed;
     /** Zygotes started so far (each gets a directory of its own); guarded by this. */
     private int starts;
+    /**
+     * How long a zygote may leave a request unanswered (a fork without "forked", a kill without "exit") before it is
+     * killed and replaced. Its loop answers in microseconds; seconds only when it is stopped or blocked.
+     */
+    static final long ANSWER_MS = 2_000;
+    private static final long WATCH_MS = 200;
 
     /**
      * @param uidBase the launcher's first slot uid, or -1 when not root
      * @param disabled why the operator turned zygotes off, or null
      */
     Zygotes(LaunchCommand command, ProcessSpawner spawner, ExecutorService io, Path workRoot, int uidBase, int slots,
-            String disabled, Path childSeccomp, java.util.function.Supplier<Path> zygoteSeccomp, SyntheticEtc etc) {
+            String disabled, Path childSeccomp, java.util.function.Supplier<Path> zygoteSeccomp, SyntheticEtc etc,
+            Replacements replacements) {
+        this.replacements = replacements;
         this.etc = etc;
         this.childSeccomp = childSeccomp;
         this.zygoteSeccomp = zygoteSeccomp;
@@ -79,14 +103,22 @@ final class Zygotes implements AutoCloseable {
         return unavailable;
     }
 
-    /** Whether {@code spec} is a launch a zygote makes: the Python warm-pool agent, nothing per-run bound in. */
+    /**
+     * Whether {@code spec} is a launch a zygote makes: the Python warm-pool agent of the host's (or the operator's
+     * rootfs') interpreter, nothing per-run bound in, and no zygote of its kind failed or being replaced. Never in an
+     * image: a zygote holds capabilities in its namespace while its interpreter starts, and an image's interpreter, its
+     * standard library, {@code sitecustomize}, {@code .pth} files and {@code PYTHON*} settings are the image's code.
+     */
     boolean serves(SandboxSpec spec) {
         List<String> argv = spec.command();
-        return unavailable == null && argv.size() == 4 && "-c".equals(argv.get(1))
-                && argv.get(2).equals(PYTHON_AGENT) && argv.get(0).endsWith("python3")
-                && spec.egress() == null && spec.workspace() == null && spec.files().isEmpty()
-                && spec.buildDir() == null && !spec.init() && !(spec.root() instanceof SandboxRoot.Writable)
-                && !failed.containsKey(key(spec));
+        if (unavailable != null || argv.size() != 4 || !"-c".equals(argv.get(1)) || !argv.get(2).equals(PYTHON_AGENT)
+                || !argv.get(0).endsWith("python3") || spec.egress() != null || spec.workspace() != null
+                || !spec.files().isEmpty() || spec.buildDir() != null || spec.init()
+                || spec.root() instanceof SandboxRoot.Writable || spec.root() instanceof SandboxRoot.Image) {
+            return false;
+        }
+        List<Object> key = key(spec);
+        return !failed.containsKey(key) && !replacing.contains(key);
     }
 
     /**
@@ -97,8 +129,15 @@ final class Zygotes implements AutoCloseable {
     ZygoteChild fork(SandboxSpec spec, int slotUid, Cgroups.RunGroup group) throws IOException, InterruptedException {
         Zygote zygote = zygoteFor(spec, slotUid, group);
         long tmpfs = command.tmpfsBytes(spec);
-        return zygote.fork(CHILD_UID_BASE + (slotUid - uidBase), group == null ? List.of() : group.procsFiles(), tmpfs,
-                command.rlimitSpec(slotUid, group == null, spec));
+        try {
+            return zygote.fork(CHILD_UID_BASE + (slotUid - uidBase), group == null ? List.of() : group.procsFiles(),
+                    tmpfs, command.rlimitSpec(slotUid, group == null, spec));
+        } catch (IOException e) {
+            if (zygote.alive()) { // it stopped reading its control socket
+                replace(key(spec), zygote, Replacements.Reason.UNANSWERED, e.getMessage());
+            }
+            throw e;
+        }
     }
 
     private static List<Object> key(SandboxSpec spec) {
@@ -113,14 +152,133 @@ final class Zygotes implements AutoCloseable {
         if (zygote != null && zygote.alive()) {
             return zygote;
         }
-        if (zygote != null) {
-            zygote.close();
-            running.remove(key);
+        if (zygote != null || replacing.contains(key)) {
+            replace(key, zygote, Replacements.Reason.DIED, "it ended");
+            throw new IOException("the zygote is being replaced");
         }
-        // one uid per kind of zygote for the launcher's life (a replacement takes its predecessor's, never a live
-        // zygote's); one directory per start
-        int uid = uids.computeIfAbsent(key, k -> uidBase + UidLease.BLOCK - UID_FROM_END - uids.size());
-        int index = starts++;
+        if (closed) {
+            throw new IOException("the launcher is closing");
+        }
+        specs.putIfAbsent(key, spec);
+        zygote = startOne(key, spec);
+        try {
+            probe(zygote, spec, slotUid, group);
+        } catch (IOException e) {
+            zygote.close();
+            failed.put(key, e.getMessage());
+            LOG.log(System.Logger.Level.WARNING, "no zygote for " + spec.command().getFirst() + " (its runs are spawned): "
+                    + e.getMessage());
+            throw e;
+        }
+        running.put(key, zygote);
+        watch();
+        return zygote;
+    }
+
+    /** Starts the watchdog once: every {@link #WATCH_MS}, a zygote that died or left a request unanswered is replaced. */
+    private void watch() {
+        if (watched.compareAndSet(false, true)) {
+            watchdog.scheduleWithFixedDelay(this::check, WATCH_MS, WATCH_MS, java.util.concurrent.TimeUnit.MILLISECONDS);
+        }
+    }
+
+    private final java.util.concurrent.atomic.AtomicBoolean watched = new java.util.concurrent.atomic.AtomicBoolean();
+
+    private void check() {
+        try {
+            long now = System.nanoTime();
+            running.forEach((key, zygote) -> {
+                long waited = zygote.unansweredFor(now) / 1_000_000;
+                if (!zygote.alive()) {
+                    replace(key, zygote, Replacements.Reason.DIED, "it ended");
+                } else if (waited > ANSWER_MS) {
+                    replace(key, zygote, Replacements.Reason.UNANSWERED, "a request has waited " + waited
+                            + " ms for its answer (the bound is " + ANSWER_MS + " ms)");
+                }
+            });
+        } catch (RuntimeException e) {
+            LOG.log(System.Logger.Level.WARNING, "the zygote watchdog failed a check", e);
+        }
+    }
+
+    /**
+     * Gives up on {@code zygote} (killed with every child it still has: a run already started becomes a sandbox error,
+     * one whose program never started is run again by the caller) and starts its successor in the background; the
+     * kind's launches are spawned until it is ready. Once per zygote.
+     */
+    void replace(List<Object> key, Zygote zygote, Replacements.Reason reason, String detail) {
+        synchronized (this) {
+            if (closed || (zygote != null && running.get(key) != zygote) || (zygote == null && replacing.contains(key))) {
+                return;
+            }
+            running.remove(key);
+            replacing.add(key);
+        }
+        replacements.replaced(Replacements.Part.ZYGOTE, reason, "the " + name(key) + " zygote", detail
+                + "; its runs are spawned until a new one is ready");
+        Thread.ofPlatform().daemon().name("crucible-zygote-start").start(() -> {
+            try {
+                if (zygote != null) {
+                    zygote.lose("the zygote was replaced (" + detail + ")");
+                }
+                Zygote next = startOne(key, specs.get(key));
+                synchronized (this) {
+                    if (closed) {
+                        next.close();
+                    } else {
+                        running.put(key, next);
+                    }
+                }
+            } catch (IOException | RuntimeException e) {
+                failed.put(key, "its replacement did not start: " + e.getMessage());
+                LOG.log(System.Logger.Level.WARNING, "the " + name(key) + " zygote's replacement did not start (its runs"
+                        + " are spawned from now on): " + e.getMessage());
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            } finally {
+                replacing.remove(key);
+            }
+        });
+    }
+
+    /** A kind of zygote as people read it: {@code python} (the host's), or {@code python@<rootfs>}. */
+    private static String name(List<Object> key) {
+        @SuppressWarnings("unchecked")
+        List<String> command = (List<String>) key.get(0);
+        String interpreter = Path.of(command.getFirst()).getFileName().toString().replaceFirst("3$", "");
+        return key.get(2) instanceof SandboxRoot.Usr(Path dir) ? interpreter + "@" + dir : interpreter;
+    }
+
+    /** The zygotes' parts for readiness: degraded while one is being replaced or could not start (runs are spawned). */
+    List<dev.crucible.health.PartStatus> parts() {
+        if (unavailable != null) {
+            return List.of();
+        }
+        List<dev.crucible.health.PartStatus> parts = new ArrayList<>();
+        for (List<Object> key : specs.keySet()) {
+            String part = "zygote:" + name(key);
+            if (replacing.contains(key)) {
+                parts.add(dev.crucible.health.PartStatus.degraded(part, "being replaced; its runs are spawned meanwhile"));
+            } else if (failed.containsKey(key)) {
+                parts.add(dev.crucible.health.PartStatus.degraded(part, "not running (" + failed.get(key)
+                        + "); its runs are spawned"));
+            } else {
+                parts.add(dev.crucible.health.PartStatus.ok(part));
+            }
+        }
+        return parts;
+    }
+
+    /** Starts a zygote of {@code key}'s kind from {@code spec} (not yet proved by a child). */
+    private Zygote startOne(List<Object> key, SandboxSpec spec) throws IOException, InterruptedException {
+        int uid;
+        int index;
+        synchronized (this) {
+            // one uid per kind of zygote for the launcher's life (a replacement takes its predecessor's, never a live
+            // zygote's); one directory per start
+            uid = uids.computeIfAbsent(key, k -> uidBase + UidLease.BLOCK - UID_FROM_END - uids.size());
+            index = starts++;
+        }
         Path dir = workRoot.resolve("zygote-" + index);
         Files.createDirectories(dir);
         Files.setAttribute(dir, "unix:uid", uid, LinkOption.NOFOLLOW_LINKS);
@@ -142,23 +300,16 @@ final class Zygotes implements AutoCloseable {
         Files.setPosixFilePermissions(setup, PosixFilePermissions.fromString("r-xr-xr-x"));
         Path log = workRoot.resolve("zygote-" + index + ".log");
         etc.addMountPoints(spec); // its children mount nothing from the host: the box is made once
-        zygote = null;
         String map = "0 " + uid + " 1," + CHILD_UID_BASE + " " + uidBase + " " + slots;
         try {
-            zygote = Zygote.start(spawner, command.zygoteArgv(uid, map, spec, dir, PYTHON_ZYGOTE, zygoteSeccomp.get()),
+            return Zygote.start(spawner, command.zygoteArgv(uid, map, spec, dir, PYTHON_ZYGOTE, zygoteSeccomp.get()),
                     dir, log, io);
-            probe(zygote, spec, slotUid, group);
         } catch (IOException e) {
-            if (zygote != null) {
-                zygote.close();
-            }
             failed.put(key, e.getMessage());
             LOG.log(System.Logger.Level.WARNING, "no zygote for " + spec.command().getFirst() + " (its runs are spawned): "
                     + e.getMessage());
             throw e;
         }
-        running.put(key, zygote);
-        return zygote;
     }
 
     /**
@@ -215,7 +366,8 @@ final class Zygotes implements AutoCloseable {
                     + ")";
         }
         return "isolation path: zygote for python (" + count() + " running; a child forked per run into fresh"
-                + " namespaces, docs/zygote.md); spawn for the other runtimes, sessions and runs with files or egress";
+                + " namespaces, docs/zygote.md); spawn for the other runtimes, image runtimes (an image's interpreter"
+                + " and site code never run in a zygote), sessions and runs with files or egress";
     }
 
     /** How many zygotes run now. */
@@ -224,9 +376,15 @@ final class Zygotes implements AutoCloseable {
     }
 
     @Override
-    public synchronized void close() {
-        running.values().forEach(Zygote::close);
-        running.clear();
+    public void close() {
+        List<Zygote> all;
+        synchronized (this) {
+            closed = true;
+            all = new ArrayList<>(running.values());
+            running.clear();
+        }
+        watchdog.shutdownNow();
+        all.forEach(Zygote::close);
     }
 
     private static byte[] builtBinary(String name) {

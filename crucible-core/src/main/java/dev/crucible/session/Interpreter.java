@@ -166,9 +166,8 @@ final class Interpreter implements AutoCloseable {
                 frame[2] = (byte) (body.length >>> 8);
                 frame[3] = (byte) body.length;
                 System.arraycopy(body, 0, frame, 4, body.length);
-                synchronized (requests) {
-                    requests.write(frame);
-                    requests.flush();
+                if (!send(frame, timeoutMs)) {
+                    return new Outcome.Stuck(); // it did not even read the request
                 }
                 wanted.release();
             } catch (IOException e) {
@@ -198,6 +197,46 @@ final class Interpreter implements AutoCloseable {
             return new Outcome.Answered(node, interrupted);
         } finally {
             busy = false;
+        }
+    }
+
+    /** Frames up to this size are written at once: an agent that answered every request before has read them all. */
+    private static final int INLINE_FRAME = 16 * 1024;
+
+    /**
+     * Writes one request frame. A larger one than the pipe holds is written on a platform thread of its own and waited
+     * for at most {@code timeoutMs}: an interpreter that stopped reading (stopped, or blocked) cannot hold the caller.
+     *
+     * @return false when the frame was not taken in time (the caller gives the interpreter up)
+     */
+    private boolean send(byte[] frame, long timeoutMs) throws IOException, InterruptedException {
+        if (frame.length <= INLINE_FRAME) {
+            synchronized (requests) {
+                requests.write(frame);
+                requests.flush();
+            }
+            return true;
+        }
+        java.util.concurrent.CompletableFuture<Void> written = new java.util.concurrent.CompletableFuture<>();
+        Thread.ofPlatform().daemon().name("crucible-session-writer").start(() -> {
+            try {
+                synchronized (requests) {
+                    requests.write(frame);
+                    requests.flush();
+                }
+                written.complete(null);
+            } catch (IOException | RuntimeException e) {
+                written.completeExceptionally(e);
+            }
+        });
+        try {
+            written.get(timeoutMs, TimeUnit.MILLISECONDS);
+            return true;
+        } catch (java.util.concurrent.TimeoutException e) {
+            box.close(); // the writer's pipe breaks with it: its thread ends
+            return false;
+        } catch (java.util.concurrent.ExecutionException e) {
+            throw e.getCause() instanceof IOException io ? io : new IOException(e.getCause());
         }
     }
 

@@ -6,6 +6,7 @@ import dev.crucible.egress.Egress;
 import dev.crucible.egress.EgressPolicy;
 import dev.crucible.egress.EgressProxy;
 import dev.crucible.egress.NetworkRequest;
+import dev.crucible.health.Replacements;
 import dev.crucible.runtime.LanguageRuntime;
 import dev.crucible.runtime.RuntimeRegistry;
 import dev.crucible.sandbox.Limits;
@@ -132,6 +133,9 @@ final class SessionRunner {
         Integer replayed = null;
         if (session.interpreter == null || !session.interpreter.alive()) {
             if (session.interpreter != null) {
+                if (!restarted) { // it ended between two calls (killed from outside): replaced now
+                    replaced(session, Replacements.Reason.DIED, "it ended between two calls");
+                }
                 session.interpreter.close();
                 restarted = true;
             }
@@ -162,6 +166,8 @@ final class SessionRunner {
             }
             case Interpreter.Outcome.Died d -> {
                 broken(session);
+                replaced(session, Replacements.Reason.DIED, "it ended during a cell" + (d.oomKilled() ? " (out of memory)"
+                        : d.exitCode() == null ? "" : " with code " + d.exitCode()));
                 String why = d.oomKilled() ? "the interpreter was killed for using more than its "
                         + session.stored.limits().memoryMb() + " MiB"
                         : "the interpreter exited" + (d.exitCode() == null ? "" : " with code " + d.exitCode());
@@ -178,6 +184,8 @@ final class SessionRunner {
             case Interpreter.Outcome.Stuck s -> {
                 String message = "the cell did not stop within " + graceMs + " ms of being interrupted at " + timeout
                         + " ms; the session was restarted and its variables are lost";
+                replaced(session, Replacements.Reason.UNANSWERED, "no answer within " + (timeout + graceMs)
+                        + " ms of a cell and its interrupt");
                 try {
                     restart(session);
                 } catch (RequestException e) {
@@ -188,6 +196,11 @@ final class SessionRunner {
                 yield failure(CellStatus.TIMEOUT, "TimeoutError", message, start, true, resumed);
             }
         };
+    }
+
+    private void replaced(Session session, Replacements.Reason reason, String detail) {
+        sandbox.replacements().replaced(Replacements.Part.INTERPRETER, reason, "session " + session.stored.id()
+                + "'s interpreter", detail);
     }
 
     private static void broken(Session session) {

@@ -2,6 +2,7 @@ package dev.crucible.server;
 
 import dev.crucible.ErrorCode;
 import dev.crucible.RequestException;
+import dev.crucible.sandbox.Limits;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.InstantSource;
@@ -37,8 +38,19 @@ final class Admission {
         this.clock = clock;
     }
 
-    /** A turn to run; close it when done. */
+    /** A turn to run, waiting at most as long as a run of the default limits may take; close it when done. */
     AutoCloseable enter() throws InterruptedException {
+        return enter(Limits.DEFAULT.timeoutMs());
+    }
+
+    /**
+     * A turn for a run of {@code timeoutMs}; close it when done. A request waits for its turn at most its timeout plus
+     * {@link Limits#GRACE_MS}: its answer is bounded end to end even when every turn is held.
+     *
+     * @throws RequestException 429 when the queue is full, 503 {@code queue_timeout} when no turn came in time, 503 when
+     *     draining
+     */
+    AutoCloseable enter(long timeoutMs) throws InterruptedException {
         if (closed) {
             throw new RequestException(ErrorCode.SHUTTING_DOWN, "the server is shutting down");
         }
@@ -47,8 +59,13 @@ final class Admission {
                 left(waiting);
                 throw new RequestException(ErrorCode.TOO_MANY_REQUESTS, "all sandboxes are busy and the queue is full");
             }
+            long wait = timeoutMs + Limits.GRACE_MS;
             try {
-                turns.acquire();
+                if (!turns.tryAcquire(wait, TimeUnit.MILLISECONDS)) {
+                    throw new RequestException(ErrorCode.QUEUE_TIMEOUT, "no sandbox became free within " + wait
+                            + " ms (the request's timeout_ms plus " + Limits.GRACE_MS + " ms); all " + maxRunning
+                            + " were busy: retry later, or send less at once");
+                }
             } finally {
                 left(waiting);
             }

@@ -46,7 +46,7 @@ final class ApiRoutes {
             ctx.json(services.run(request));
             return;
         }
-        try (AutoCloseable turn = services.admission().enter()) {
+        try (AutoCloseable turn = services.admission().enter(Services.turnTimeout(request))) {
             ctx.status(200).contentType(sse ? "text/event-stream; charset=utf-8" : "application/x-ndjson; charset=utf-8");
             ctx.header("Cache-Control", "no-cache");
             StreamWriter writer = new StreamWriter(ctx.res().getOutputStream(), sse, services.json());

@@ -52,6 +52,7 @@ public final class CrucibleServer implements AutoCloseable {
     private final BrowserGuard guard;
     private final Bodies bodies;
     private final byte[] openapi;
+    private final Health health;
     private final long startedNanos = System.nanoTime();
     private List<Route> routes;
     private Javalin app;
@@ -64,6 +65,7 @@ public final class CrucibleServer implements AutoCloseable {
         this.auth = new Auth(config.tokens());
         this.guard = new BrowserGuard(config.host(), config.loopback());
         this.bodies = new Bodies(services.json(), config.maxBodyBytes());
+        this.health = new Health(services, () -> null);
         try (InputStream in = CrucibleServer.class.getResourceAsStream(OPENAPI_RESOURCE)) {
             this.openapi = in.readAllBytes();
         } catch (IOException e) {
@@ -177,8 +179,10 @@ public final class CrucibleServer implements AutoCloseable {
                 Route.post("/v1/execute", token, api::execute),
                 Route.get("/v1/runtimes", token, api::runtimes),
                 Route.get("/healthz", Route.Access.PUBLIC, this::health),
+                Route.get("/readyz", Route.Access.PUBLIC, this::ready),
+                Route.get("/livez", Route.Access.PUBLIC, this::live),
                 Route.get("/metrics", token, ctx -> ctx.contentType("text/plain; version=0.0.4; charset=utf-8")
-                        .result(services.metrics().scrape())),
+                        .result(services.metrics().scrape(health.readiness().parts()))),
                 Route.get("/openapi.json", Route.Access.PUBLIC, ctx -> ctx.contentType("application/json").result(openapi)),
                 Route.post("/v1/sessions", token, s::create),
                 Route.get("/v1/sessions", token, s::list),
@@ -272,19 +276,50 @@ public final class CrucibleServer implements AutoCloseable {
         }
     }
 
+    /**
+     * Readiness as today's clients read it: {@code status} ok, draining or not_ready (503 unless ok), the turns, the
+     * pool, the replica's name; and each part's state.
+     */
     private void health(Context ctx) {
         Admission admission = services.admission();
+        Health.Readiness readiness = health.readiness();
         // not ready while draining: a balancer's readiness check takes this replica out before its last runs end
-        ctx.status(admission.closed() ? 503 : 200);
-        Map<String, Object> health = new java.util.LinkedHashMap<>(Map.of("status",
-                admission.closed() ? "draining" : "ok", "running", admission.running(), "queued", admission.queued(),
-                "max_running", admission.maxRunning(), "max_queued", admission.maxQueued(),
+        ctx.status(readiness.ready() ? 200 : 503);
+        Map<String, Object> body = new java.util.LinkedHashMap<>(Map.of("status",
+                admission.closed() ? "draining" : readiness.ready() ? "ok" : "not_ready", "running", admission.running(),
+                "queued", admission.queued(), "max_running", admission.maxRunning(), "max_queued", admission.maxQueued(),
                 "pool_ready", services.executor().pool() == null ? 0 : services.executor().pool().size(),
                 "rss_bytes", rssBytes(), "uptime_ms", uptimeMillis()));
         if (config.cluster().replicated()) {
-            health.put("replica", config.cluster().replica()); // how peers learn which replica answers where
+            body.put("replica", config.cluster().replica()); // how peers learn which replica answers where
         }
-        ctx.json(health);
+        if (readiness.why() != null) {
+            body.put("reason", readiness.why());
+        }
+        body.put("parts", readiness.parts());
+        ctx.json(body);
+    }
+
+    /** {@code GET /readyz}: 200 when this replica should get traffic, else 503 with the part that is down. */
+    private void ready(Context ctx) {
+        Health.Readiness readiness = health.readiness();
+        Map<String, Object> body = new java.util.LinkedHashMap<>();
+        body.put("status", readiness.ready() ? "ready" : "not_ready");
+        if (readiness.why() != null) {
+            body.put("reason", readiness.why());
+        }
+        if (config.cluster().replicated()) {
+            body.put("replica", config.cluster().replica());
+        }
+        body.put("parts", readiness.parts());
+        ctx.status(readiness.ready() ? 200 : 503).json(body);
+    }
+
+    /** {@code GET /livez}: 200 while the process can go on by itself, else 503 (restart it). */
+    private void live(Context ctx) throws InterruptedException {
+        String notLive = health.notLive();
+        ctx.status(notLive == null ? 200 : 503).json(notLive == null ? Map.of("status", "live")
+                : Map.of("status", "not_live", "reason", notLive));
     }
 
     /** This process's resident memory, from /proc/self/status, or -1. */

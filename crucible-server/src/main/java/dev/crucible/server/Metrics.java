@@ -17,7 +17,20 @@ import java.time.Duration;
 final class Metrics {
     final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
 
-    Metrics(Admission admission, Executor executor) {
+    /** The latest state level of each part seen by a scrape (0 ok, 1 degraded, 2 down), read by its gauge. */
+    private final java.util.Map<String, Integer> partStates = new java.util.concurrent.ConcurrentHashMap<>();
+
+    Metrics(Admission admission, Executor executor, dev.crucible.health.Replacements replacements) {
+        for (var part : dev.crucible.health.Replacements.Part.values()) {
+            for (var reason : dev.crucible.health.Replacements.Reason.values()) {
+                FunctionCounter.builder("crucible_part_replacements", replacements,
+                                r -> r.counts().getOrDefault(part.label(), java.util.Map.of())
+                                        .getOrDefault(reason.label(), 0L))
+                        .tag("part", part.label()).tag("reason", reason.label())
+                        .description("stuck or dead parts replaced by the server itself, by part and reason")
+                        .register(registry);
+            }
+        }
         Gauge.builder("crucible_queue_depth", admission, Admission::queued)
                 .description("requests waiting for a turn").register(registry);
         Gauge.builder("crucible_running", admission, Admission::running)
@@ -75,7 +88,15 @@ final class Metrics {
         }
     }
 
-    String scrape() {
+    /** The metrics now, with each part's state of {@code parts} as {@code crucible_part_state{part}}. */
+    String scrape(java.util.List<dev.crucible.health.PartStatus> parts) {
+        for (var part : parts) {
+            if (partStates.put(part.part(), part.state().level()) == null) {
+                Gauge.builder("crucible_part_state", partStates, m -> m.getOrDefault(part.part(), 0))
+                        .tag("part", part.part()).description("each part's state: 0 ok, 1 degraded, 2 down")
+                        .register(registry);
+            }
+        }
         return registry.scrape();
     }
 }

@@ -52,7 +52,7 @@ public final class Services implements AutoCloseable {
         this.json = JsonMapper.builder().disable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES).build();
         // a one-shot command (no sessions) serves nothing: no admission, no metrics registry to build at start-up
         this.admission = sessions == null ? null : new Admission(turns.running(), turns.queued(), clock);
-        this.metrics = sessions == null ? null : new Metrics(admission, engine.executor());
+        this.metrics = sessions == null ? null : new Metrics(admission, engine.executor(), engine.sandbox().replacements());
         this.tools = sessions == null ? null : new ToolDispatcher(engine.executor(), sessions, this::run, json);
         if (sessions != null) {
             Gauge.builder("crucible_sessions", sessions, SessionManager::size).description("sessions kept")
@@ -142,11 +142,20 @@ public final class Services implements AutoCloseable {
 
     /** One stateless run with a turn of the admission, counted in the metrics, as {@code /v1/execute} takes it. */
     ExecuteResult run(ExecuteRequest request) throws Exception {
-        try (AutoCloseable turn = admission.enter()) {
+        try (AutoCloseable turn = admission.enter(turnTimeout(request))) {
             ExecuteResult result = engine.executor().execute(request);
             metrics.verdict(result.status());
             return result;
         }
+    }
+
+    /**
+     * How long a request's run may take by its own limits (the default's when it sets none): the bound of its wait for a
+     * turn, with the grace.
+     */
+    static long turnTimeout(ExecuteRequest request) {
+        return request.limits() != null && request.limits().timeoutMs() != null ? request.limits().timeoutMs()
+                : dev.crucible.sandbox.Limits.DEFAULT.timeoutMs();
     }
 
     /** Stops the sessions' interpreters; their files stay. The engine is left to its owner. */
