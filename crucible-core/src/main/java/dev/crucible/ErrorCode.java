@@ -59,6 +59,8 @@ public enum ErrorCode {
     SHUTTING_DOWN(503),
     /** Every turn stayed busy for the request's whole timeout plus the grace: nothing ran; worth asking again. */
     QUEUE_TIMEOUT(503, 1),
+    /** The replica that holds the session accepted the forwarded request but did not answer in its bound. */
+    PEER_TIMEOUT(504, 1),
     DISK_BUDGET_EXHAUSTED(507);
 
     private final int httpStatus;

@@ -89,6 +89,10 @@ class ContainerIT {
         Set<String> called = new TreeSet<>();
         JsonNode openapi = JSON.readTree(expect(called, "GET", "/openapi.json", null, 200).body());
         assertThat(expect(called, "GET", "/healthz", null, 200).body()).contains("\"status\":\"ok\"");
+        // the probes the Kubernetes manifests use, with the settings the README gives for a container
+        assertThat(expect(called, "GET", "/readyz", null, 200).body()).contains("\"status\":\"ready\"")
+                .contains("\"part\":\"slots\"").contains("\"part\":\"admission\"");
+        assertThat(expect(called, "GET", "/livez", null, 200).body()).contains("\"status\":\"live\"");
         assertThat(expect(called, "GET", "/metrics", null, 200).body()).contains("crucible_");
         JsonNode runtimes = JSON.readTree(expect(called, "GET", "/v1/runtimes", null, 200).body());
         assertThat(runtimes.findValuesAsString("language")).containsExactlyInAnyOrder("python", "javascript", "bash", "c",

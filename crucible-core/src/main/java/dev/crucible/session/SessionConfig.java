@@ -27,6 +27,11 @@ public record SessionConfig(
         Path dataDir, int maxSessions, int maxPerOwner, Duration idleTimeout, Duration maxLifetime, int maxCellBytes,
         long maxFileBytes, long workspaceQuota, Duration grace, SessionLimits limits, Duration reapEvery,
         long memoryBudgetMb, long diskBudgetBytes) {
+    /**
+     * How long a session's interpreter may take to start and say it is ready (a resume, a restart after a stuck or dead
+     * one): the part of a cell's answer beyond its timeout and grace that a replacement may add.
+     */
+    public static final long RESTART_BOUND_MS = 20_000;
 
     public SessionConfig {
         if (maxSessions < 1 || maxSessions > 3000) {

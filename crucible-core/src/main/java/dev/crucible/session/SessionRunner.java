@@ -28,7 +28,7 @@ import tools.jackson.databind.node.ObjectNode;
  * {@link CellResult} and moves the state on. The caller holds the session's lock.
  */
 final class SessionRunner {
-    private static final long READY_MS = 20_000;
+    private static final long READY_MS = SessionConfig.RESTART_BOUND_MS;
 
     private final Sandbox sandbox;
     private final RuntimeRegistry runtimes;

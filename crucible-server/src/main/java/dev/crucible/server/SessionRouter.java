@@ -14,6 +14,7 @@ import java.net.http.HttpConnectTimeoutException;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
+import dev.crucible.sandbox.Limits;
 import java.util.List;
 
 /**
@@ -92,6 +93,11 @@ final class SessionRouter {
                 } catch (ConnectException | HttpConnectTimeoutException e) {
                     throw new RequestException(ErrorCode.INTERPRETER_UNAVAILABLE, "the replica that holds this session ("
                             + name + ") stopped answering; retry");
+                } catch (java.net.http.HttpTimeoutException e) {
+                    throw new RequestException(ErrorCode.PEER_TIMEOUT, "the replica that holds this session (" + name
+                            + ") accepted the request but did not answer within " + e.getMessage().replaceAll("\\D+", "")
+                            + " ms: it may be stopped or overloaded. The session is still its: retry once its /readyz"
+                            + " answers");
                 }
             }
             peers.forget(name); // it may have moved (a restarted pod): ask the peers once more
@@ -114,6 +120,7 @@ final class SessionRouter {
             }
         }
         request.header(FORWARDED, sessions.replica());
+        request.timeout(Duration.ofMillis(answerBound(ctx.path(), body)));
         HttpResponse<InputStream> response = client.send(request.build(), HttpResponse.BodyHandlers.ofInputStream());
         ctx.status(response.statusCode());
         for (String header : RESPONSE_HEADERS) {
@@ -122,7 +129,36 @@ final class SessionRouter {
         ctx.result(response.body());
     }
 
-    /** The client that forwards: short to connect (a gone replica is told fast), no limit on a long cell. */
+    /** How long a forwarded request that is not a cell may wait for its holder's answer. */
+    static final long CALL_MS = 30_000;
+
+    /**
+     * How long a forwarded request may wait for its holder's answer to begin: a cell's own timeout ({@code timeout_ms}
+     * of its body, else the longest a session's cells may take) plus twice {@link Limits#GRACE_MS} (the holder's own
+     * interrupt grace, and a stuck interpreter's replacement); {@link #CALL_MS} for the other session calls. A holder that is stopped accepts
+     * the connection (its kernel does) and never answers: without a bound the request would wait forever.
+     */
+    static long answerBound(String path, byte[] body) {
+        if (!path.endsWith("/execute")) {
+            return CALL_MS;
+        }
+        long timeout = Limits.MAXIMUM.timeoutMs();
+        java.util.regex.Matcher m = TIMEOUT.matcher(new String(body, 0, Math.min(body.length, 1 << 20),
+                java.nio.charset.StandardCharsets.UTF_8));
+        if (m.find()) {
+            try {
+                timeout = Math.min(timeout, Long.parseLong(m.group(1)));
+            } catch (NumberFormatException e) {
+                // the holder refuses it with its own words
+            }
+        }
+        return timeout + 2 * Limits.GRACE_MS;
+    }
+
+    private static final java.util.regex.Pattern TIMEOUT = java.util.regex.Pattern.compile(
+            "\"timeout_ms\"\\s*:\\s*(\\d{1,12})");
+
+    /** The client that forwards: short to connect (a gone replica is told fast), each request bounded by its own. */
     static HttpClient client() {
         return HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(2)).version(HttpClient.Version.HTTP_1_1)
                 .build();
