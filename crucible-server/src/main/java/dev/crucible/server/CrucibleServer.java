@@ -63,7 +63,7 @@ public final class CrucibleServer implements AutoCloseable {
         this.services = services;
         this.ownsServices = ownsServices;
         this.auth = new Auth(config.tokens());
-        this.guard = new BrowserGuard(config.host(), config.loopback());
+        this.guard = new BrowserGuard(config.host(), config.loopback(), config.allowedOrigins());
         this.bodies = new Bodies(services.json(), config.maxBodyBytes());
         this.health = new Health(services, () -> null);
         try (InputStream in = CrucibleServer.class.getResourceAsStream(OPENAPI_RESOURCE)) {
@@ -153,14 +153,14 @@ public final class CrucibleServer implements AutoCloseable {
                 services.metrics().request(route == null ? "unmatched" : route.path(), ctx.method().name(),
                         ctx.statusCode(), (long) (ms * 1_000_000));
             });
-            server.mcp = McpEndpoint.http(services.tools(), services.sessions(), services.json(), server.auth,
-                    McpEndpoint.Allowed.of(config.host(), config.loopback()));
+            server.mcp = McpEndpoint.http(services.tools(), services.sessions(), services.json(), server.auth);
             cfg.jetty.modifyServletContextHandler(handler -> {
                 var holder = new org.eclipse.jetty.ee10.servlet.ServletHolder(server.mcp.servlet());
                 holder.setAsyncSupported(true);
                 handler.addServlet(holder, McpEndpoint.PATH);
-                handler.addFilter(new org.eclipse.jetty.ee10.servlet.FilterHolder(McpEndpoint.authFilter(server.auth,
-                        services.json())), McpEndpoint.PATH, java.util.EnumSet.of(jakarta.servlet.DispatcherType.REQUEST));
+                handler.addFilter(new org.eclipse.jetty.ee10.servlet.FilterHolder(McpEndpoint.filter(server.guard,
+                        server.auth, services.json())), McpEndpoint.PATH,
+                        java.util.EnumSet.of(jakarta.servlet.DispatcherType.REQUEST));
             });
         }).start(config.host(), config.port());
         return server;
