@@ -59,7 +59,12 @@ public enum ErrorCode {
     SHUTTING_DOWN(503),
     /** Every turn stayed busy for the request's whole timeout plus the grace: nothing ran; worth asking again. */
     QUEUE_TIMEOUT(503, 1),
-    DISK_BUDGET_EXHAUSTED(507);
+    DISK_BUDGET_EXHAUSTED(507),
+    /**
+     * Another replica answers to this replica's name (replicas on one host without {@code --replica} all take the host
+     * name): sessions are refused until each replica has a name of its own.
+     */
+    REPLICA_NAME_CONFLICT(503);
 
     private final int httpStatus;
     private final int retryAfterSeconds;
