@@ -109,12 +109,17 @@ class ReplicaNameConflictTest {
                         "give each replica a distinct --replica NAME").doesNotContain("the peer at "
                         + (server == first ? a : b));
             }
+            // readiness says why (a balancer takes the replica out), while /healthz still names it for its peers
+            HttpResponse<String> ready = http.get("/readyz");
+            assertThat(ready.statusCode()).as(ready.body()).isEqualTo(503);
+            assertThat(JSON.readTree(ready.body()).get("reason").asString()).startsWith("peers: ")
+                    .contains("the peer at " + other, "--replica NAME");
+            assertThat(http.get("/healthz").body()).contains("\"replica\":\"twin\"", "\"instance\":");
             // only sessions: stateless runs go on
             HttpResponse<String> run = http.postJson("/v1/execute", "{\"language\": \"bash\", \"code\": \"echo 42\"}");
             assertThat(run.statusCode()).as(run.body()).isEqualTo(200);
             assertThat(run.body()).contains("42");
         }
-        assertThat(Http.to(second, null).get("/healthz").body()).contains("\"replica\":\"twin\"", "\"instance\":");
         // one warning per replica, however many requests were refused
         assertThat(logged(Level.WARNING, m -> m.contains("the peer at " + b) && m.contains("--replica"))).isEqualTo(1);
         assertThat(logged(Level.WARNING, m -> m.contains("the peer at " + a) && m.contains("--replica"))).isEqualTo(1);
@@ -122,6 +127,7 @@ class ReplicaNameConflictTest {
         second.close();
         servers.remove(second);
         awaitSessions(first, 200);
+        assertThat(Http.to(first, null).get("/readyz").statusCode()).isEqualTo(200);
         assertThat(logged(Level.INFO, m -> m.contains("sessions are served again"))).isEqualTo(1);
         assertThat(Http.to(first, null).get(NONE).statusCode()).isEqualTo(404);
     }
