@@ -59,6 +59,11 @@ public enum ErrorCode {
     SHUTTING_DOWN(503),
     /** Every turn stayed busy for the request's whole timeout plus the grace: nothing ran; worth asking again. */
     QUEUE_TIMEOUT(503, 1),
+    /**
+     * Another replica answers to this replica's name (replicas on one host without {@code --replica} all take the host
+     * name): sessions are refused until each replica has a name of its own.
+     */
+    REPLICA_NAME_CONFLICT(503),
     /** The replica that holds the session accepted the forwarded request but did not answer in its bound. */
     PEER_TIMEOUT(504, 1),
     DISK_BUDGET_EXHAUSTED(507);

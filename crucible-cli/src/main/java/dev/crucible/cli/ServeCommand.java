@@ -86,6 +86,12 @@ final class ServeCommand implements Callable<Integer> {
             + " have no network at all. Needs root.")
     String egressAllow;
 
+    @Option(names = "--allowed-origin", paramLabel = "ORIGIN,...", description = "Web origins besides the server's"
+            + " own whose pages may call it, as a browser sends them, e.g. http://localhost:3000 or"
+            + " https://app.example.com (env CRUCIBLE_ALLOWED_ORIGINS). Default none: a request with another Origin"
+            + " gets 403.")
+    String allowedOrigins;
+
     @Option(names = "--replica", paramLabel = "NAME", description = "This replica's name when several serve together"
             + " (env CRUCIBLE_REPLICA; default with --peers: the host name, a pod's name in Kubernetes). Session ids"
             + " carry it.")
@@ -113,6 +119,9 @@ final class ServeCommand implements Callable<Integer> {
             config = base.withDataDir(prepareDataDir());
             if (egressAllow != null) {
                 config = config.withEgress(ServerConfig.egressFrom(egressAllow));
+            }
+            if (allowedOrigins != null) {
+                config = config.withAllowedOrigins(ServerConfig.allowedOriginsFrom(allowedOrigins));
             }
             if (replica != null || peers != null) {
                 config = config.withCluster(ServerConfig.clusterFrom(

@@ -50,6 +50,10 @@ public final class CrucibleServer implements AutoCloseable {
     private final boolean ownsServices;
     private final Auth auth;
     private final BrowserGuard guard;
+    /** Speaks to the other replicas: forwarded session requests and their health. */
+    private final HttpClient forwarding = SessionRouter.client();
+    /** The other replicas; {@link Peers#conflict()} says when one answers to this replica's name. */
+    private final Peers peers;
     private final Bodies bodies;
     private final byte[] openapi;
     private final Health health;
@@ -63,9 +67,10 @@ public final class CrucibleServer implements AutoCloseable {
         this.services = services;
         this.ownsServices = ownsServices;
         this.auth = new Auth(config.tokens());
-        this.guard = new BrowserGuard(config.host(), config.loopback());
+        this.guard = new BrowserGuard(config.host(), config.loopback(), config.allowedOrigins());
+        this.peers = new Peers(config.cluster().peers(), config.cluster().replica(), forwarding, services.json());
         this.bodies = new Bodies(services.json(), config.maxBodyBytes());
-        this.health = new Health(services, () -> null);
+        this.health = new Health(services, peers::conflict);
         try (InputStream in = CrucibleServer.class.getResourceAsStream(OPENAPI_RESOURCE)) {
             this.openapi = in.readAllBytes();
         } catch (IOException e) {
@@ -153,16 +158,17 @@ public final class CrucibleServer implements AutoCloseable {
                 services.metrics().request(route == null ? "unmatched" : route.path(), ctx.method().name(),
                         ctx.statusCode(), (long) (ms * 1_000_000));
             });
-            server.mcp = McpEndpoint.http(services.tools(), services.sessions(), services.json(), server.auth,
-                    McpEndpoint.Allowed.of(config.host(), config.loopback()));
+            server.mcp = McpEndpoint.http(services.tools(), services.sessions(), services.json(), server.auth);
             cfg.jetty.modifyServletContextHandler(handler -> {
                 var holder = new org.eclipse.jetty.ee10.servlet.ServletHolder(server.mcp.servlet());
                 holder.setAsyncSupported(true);
                 handler.addServlet(holder, McpEndpoint.PATH);
-                handler.addFilter(new org.eclipse.jetty.ee10.servlet.FilterHolder(McpEndpoint.authFilter(server.auth,
-                        services.json())), McpEndpoint.PATH, java.util.EnumSet.of(jakarta.servlet.DispatcherType.REQUEST));
+                handler.addFilter(new org.eclipse.jetty.ee10.servlet.FilterHolder(McpEndpoint.filter(server.guard,
+                        server.auth, services.json())), McpEndpoint.PATH,
+                        java.util.EnumSet.of(jakarta.servlet.DispatcherType.REQUEST));
             });
         }).start(config.host(), config.port());
+        server.peers.start(); // in the background: a peer that does not answer never delays start-up
         return server;
     }
 
@@ -170,9 +176,7 @@ public final class CrucibleServer implements AutoCloseable {
     private List<Route> routeTable() {
         ApiRoutes api = new ApiRoutes(services, bodies, auth);
         SessionRoutes s = new SessionRoutes(services.sessions(), auth, bodies::read, services.metrics());
-        HttpClient forwarding = SessionRouter.client();
-        SessionRouter router = new SessionRouter(services.sessions(),
-                new Peers(config.cluster().peers(), forwarding, services.json()), forwarding);
+        SessionRouter router = new SessionRouter(services.sessions(), peers, forwarding);
         CompatRoutes compat = new CompatRoutes(services.executor(), services.json(), bodies::bytes);
         Route.Access token = Route.Access.TOKEN;
         return List.of(
@@ -184,8 +188,8 @@ public final class CrucibleServer implements AutoCloseable {
                 Route.get("/metrics", token, ctx -> ctx.contentType("text/plain; version=0.0.4; charset=utf-8")
                         .result(services.metrics().scrape(health.readiness().parts()))),
                 Route.get("/openapi.json", Route.Access.PUBLIC, ctx -> ctx.contentType("application/json").result(openapi)),
-                Route.post("/v1/sessions", token, s::create),
-                Route.get("/v1/sessions", token, s::list),
+                Route.post("/v1/sessions", token, router.here(s::create)),
+                Route.get("/v1/sessions", token, router.here(s::list)),
                 Route.get("/v1/sessions/{id}", token, router.owned(s::get)),
                 Route.delete("/v1/sessions/{id}", token, router.owned(s::delete)),
                 Route.post("/v1/sessions/{id}/execute", token, router.owned(s::execute)),
@@ -292,6 +296,7 @@ public final class CrucibleServer implements AutoCloseable {
                 "rss_bytes", rssBytes(), "uptime_ms", uptimeMillis()));
         if (config.cluster().replicated()) {
             body.put("replica", config.cluster().replica()); // how peers learn which replica answers where
+            body.put("instance", peers.instance()); // and whether it is this process or another of the same name
         }
         if (readiness.why() != null) {
             body.put("reason", readiness.why());
@@ -357,6 +362,7 @@ public final class CrucibleServer implements AutoCloseable {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
+        peers.close();
         mcp.server().closeGracefully(); // MCP clients' open streams end before Jetty stops
         app.stop();
         if (ownsServices) {

@@ -9,8 +9,8 @@ import io.modelcontextprotocol.json.McpJsonDefaults;
 import io.modelcontextprotocol.server.McpServer;
 import io.modelcontextprotocol.server.McpServerFeatures;
 import io.modelcontextprotocol.server.McpSyncServer;
-import io.modelcontextprotocol.server.transport.DefaultServerTransportSecurityValidator;
 import io.modelcontextprotocol.server.transport.HttpServletStreamableServerTransportProvider;
+import io.modelcontextprotocol.server.transport.ServerTransportSecurityValidator;
 import io.modelcontextprotocol.server.transport.StdioServerTransportProvider;
 import io.modelcontextprotocol.spec.McpSchema;
 import jakarta.servlet.Filter;
@@ -52,13 +52,14 @@ public final class McpEndpoint {
     /** The MCP server on the streamable HTTP transport (a servlet to mount at {@link #PATH}). */
     record Http(HttpServletStreamableServerTransportProvider servlet, McpSyncServer server) {}
 
-    /** MCP over streamable HTTP; the transport checks Host and Origin against {@code allowed}. */
-    static Http http(ToolDispatcher dispatcher, SessionManager sessions, JsonMapper json, Auth auth,
-            Allowed allowed) {
-        var validator = DefaultServerTransportSecurityValidator.builder().allowedHosts(allowed.hosts())
-                .allowedOrigins(allowed.origins()).build();
+    /**
+     * MCP over streamable HTTP. Host and Origin are checked by {@link #filter} with the API's own rules, so the SDK's
+     * validator (fixed lists, fixed before the server knows the port it is given) checks nothing.
+     */
+    static Http http(ToolDispatcher dispatcher, SessionManager sessions, JsonMapper json, Auth auth) {
         HttpServletStreamableServerTransportProvider transport = HttpServletStreamableServerTransportProvider.builder()
-                .jsonMapper(McpJsonDefaults.getMapper()).mcpEndpoint(PATH).securityValidator(validator)
+                .jsonMapper(McpJsonDefaults.getMapper()).mcpEndpoint(PATH)
+                .securityValidator(ServerTransportSecurityValidator.NOOP)
                 .contextExtractor((HttpServletRequest request) -> McpTransportContext.create(Map.of(OWNER,
                         auth.owner(request.getHeader("Authorization")))))
                 .build();
@@ -69,26 +70,6 @@ public final class McpEndpoint {
     public static McpSyncServer stdio(Services services, InputStream in, OutputStream out) {
         var transport = new StdioServerTransportProvider(McpJsonDefaults.getMapper(), in, out);
         return new McpEndpoint(services.tools(), services.sessions(), services.json()).serve(McpServer.sync(transport));
-    }
-
-    /** The hosts and origins the HTTP transport accepts (DNS-rebinding protection); empty lists check nothing. */
-    record Allowed(List<String> hosts, List<String> origins) {
-        static Allowed of(String bindHost, boolean loopback) {
-            List<String> hosts = new ArrayList<>();
-            List<String> origins = new ArrayList<>();
-            List<String> names = loopback ? List.of("127.0.0.1", "localhost", "[::1]") : List.of(bindHost);
-            for (String name : names) {
-                if (loopback) {
-                    hosts.add(name + ":*");
-                    hosts.add(name);
-                }
-                origins.add("http://" + name + ":*");
-                origins.add("https://" + name + ":*");
-                origins.add("http://" + name);
-                origins.add("https://" + name);
-            }
-            return new Allowed(hosts, origins);
-        }
     }
 
     private McpSyncServer serve(McpServer.SyncSpecification<?> spec) {
@@ -149,11 +130,16 @@ public final class McpEndpoint {
         return v == null ? "dev" : v;
     }
 
-    /** Bearer auth before the MCP servlet, with the API's JSON error. */
-    static Filter authFilter(Auth auth, JsonMapper json) {
+    /**
+     * Before the MCP servlet: the browser guard's Host and Origin rules, then bearer auth (the guard first, as on the
+     * API: a rebinding page must not even learn whether a token is needed); a refusal is the API's JSON error.
+     */
+    static Filter filter(BrowserGuard guard, Auth auth, JsonMapper json) {
         return (request, response, chain) -> {
+            HttpServletRequest http = (HttpServletRequest) request;
             try {
-                auth.check(((HttpServletRequest) request).getHeader("Authorization"));
+                guard.checkHostAndOrigin(http.getHeader("Host"), http.getHeader("Origin"), http.getLocalPort());
+                auth.check(http.getHeader("Authorization"));
             } catch (RequestException e) {
                 HttpServletResponse r = (HttpServletResponse) response;
                 r.setStatus(e.code().httpStatus());

@@ -29,11 +29,13 @@ import java.util.stream.Collectors;
  *     {@link Cluster#single()}
  * @param egress the widest network egress a request or session may ask for (a runtime's {@code egress_allow} adds to
  *     it); {@link EgressPolicy#none()}, the default, refuses every request that asks for network
+ * @param allowedOrigins web origins besides the server's own whose pages may call it
+ *     ({@code http(s)://HOST[:PORT]}, kept in canonical form with the port written); empty by default
  */
 public record ServerConfig(
         String host, int port, Set<String> tokens, int maxConcurrent, int maxQueued, long maxBodyBytes,
         Duration shutdownGrace, Map<String, Integer> pool, SessionConfig sessions, EgressPolicy egress,
-        Cluster cluster) {
+        Cluster cluster, List<String> allowedOrigins) {
 
     /**
      * Replicas serving together: this one's name (session ids start with it) and where the others are.
@@ -66,11 +68,14 @@ public record ServerConfig(
         }
     }
 
+    /** @throws IllegalArgumentException for bad limits or a malformed allowed origin */
     public ServerConfig {
         egress = egress == null ? EgressPolicy.none() : egress;
         cluster = cluster == null ? Cluster.single() : cluster;
         tokens = Set.copyOf(tokens);
         pool = Map.copyOf(pool);
+        allowedOrigins = allowedOrigins == null ? List.of()
+                : allowedOrigins.stream().map(o -> WebOrigin.parse(o).toString()).distinct().toList();
         if (maxConcurrent < 1 || maxQueued < 0 || maxBodyBytes < 1024) {
             throw new IllegalArgumentException("maxConcurrent >= 1, maxQueued >= 0 and maxBodyBytes >= 1024");
         }
@@ -84,22 +89,25 @@ public record ServerConfig(
     public static ServerConfig defaults() {
         return new ServerConfig("127.0.0.1", 8080, Set.of(), 2 * Runtime.getRuntime().availableProcessors(), 64,
                 32L * 1024 * 1024, Duration.ofSeconds(10), Map.of("python", 2, "javascript", 1),
-                SessionConfig.defaults(defaultDataDir(Map.of())), EgressPolicy.none(), Cluster.single());
+                SessionConfig.defaults(defaultDataDir(Map.of())), EgressPolicy.none(), Cluster.single(), List.of());
     }
 
     /**
      * The defaults with what the environment sets (read by the CLI, the edge): {@code CRUCIBLE_TOKENS}
      * (comma-separated bearer tokens), {@code CRUCIBLE_POOL} (e.g. {@code python=4,javascript=0}),
-     * {@code CRUCIBLE_DATA_DIR} and {@code CRUCIBLE_EGRESS_ALLOW} (comma-separated {@code HOST[:PORT]} entries).
+     * {@code CRUCIBLE_DATA_DIR}, {@code CRUCIBLE_EGRESS_ALLOW} (comma-separated {@code HOST[:PORT]} entries) and
+     * {@code CRUCIBLE_ALLOWED_ORIGINS} (comma-separated {@code http(s)://HOST[:PORT]}).
      *
-     * @throws IllegalArgumentException for a malformed {@code CRUCIBLE_POOL} or {@code CRUCIBLE_EGRESS_ALLOW}
+     * @throws IllegalArgumentException for a malformed {@code CRUCIBLE_POOL}, {@code CRUCIBLE_EGRESS_ALLOW} or
+     *     {@code CRUCIBLE_ALLOWED_ORIGINS}
      */
     public static ServerConfig fromEnvironment(Map<String, String> env) {
         ServerConfig d = defaults();
         return new ServerConfig(d.host, d.port, tokensFrom(env.get("CRUCIBLE_TOKENS")), d.maxConcurrent, d.maxQueued,
                 d.maxBodyBytes, d.shutdownGrace, poolFrom(env.get("CRUCIBLE_POOL"), d.pool),
                 SessionConfig.defaults(defaultDataDir(env)), egressFrom(env.get("CRUCIBLE_EGRESS_ALLOW")),
-                clusterFrom(env.get("CRUCIBLE_REPLICA"), env.get("CRUCIBLE_PEERS")));
+                clusterFrom(env.get("CRUCIBLE_REPLICA"), env.get("CRUCIBLE_PEERS")),
+                allowedOriginsFrom(env.get("CRUCIBLE_ALLOWED_ORIGINS")));
     }
 
     /**
@@ -122,7 +130,7 @@ public record ServerConfig(
 
     public ServerConfig withSessions(SessionConfig value) {
         return new ServerConfig(host, port, tokens, maxConcurrent, maxQueued, maxBodyBytes,
-                shutdownGrace, pool, value, egress, cluster);
+                shutdownGrace, pool, value, egress, cluster, allowedOrigins);
     }
 
     public ServerConfig withDataDir(Path dir) {
@@ -131,42 +139,47 @@ public record ServerConfig(
 
     public ServerConfig withHost(String value) {
         return new ServerConfig(value, port, tokens, maxConcurrent, maxQueued, maxBodyBytes,
-                shutdownGrace, pool, sessions, egress, cluster);
+                shutdownGrace, pool, sessions, egress, cluster, allowedOrigins);
     }
 
     public ServerConfig withPort(int value) {
         return new ServerConfig(host, value, tokens, maxConcurrent, maxQueued, maxBodyBytes,
-                shutdownGrace, pool, sessions, egress, cluster);
+                shutdownGrace, pool, sessions, egress, cluster, allowedOrigins);
     }
 
     public ServerConfig withTokens(Set<String> value) {
         return new ServerConfig(host, port, value, maxConcurrent, maxQueued, maxBodyBytes,
-                shutdownGrace, pool, sessions, egress, cluster);
+                shutdownGrace, pool, sessions, egress, cluster, allowedOrigins);
     }
 
     public ServerConfig withConcurrency(int running, int queued) {
         return new ServerConfig(host, port, tokens, running, queued, maxBodyBytes,
-                shutdownGrace, pool, sessions, egress, cluster);
+                shutdownGrace, pool, sessions, egress, cluster, allowedOrigins);
     }
 
     public ServerConfig withShutdownGrace(Duration value) {
         return new ServerConfig(host, port, tokens, maxConcurrent, maxQueued, maxBodyBytes,
-                value, pool, sessions, egress, cluster);
+                value, pool, sessions, egress, cluster, allowedOrigins);
     }
 
     public ServerConfig withPool(Map<String, Integer> value) {
         return new ServerConfig(host, port, tokens, maxConcurrent, maxQueued, maxBodyBytes,
-                shutdownGrace, value, sessions, egress, cluster);
+                shutdownGrace, value, sessions, egress, cluster, allowedOrigins);
     }
 
     public ServerConfig withEgress(EgressPolicy value) {
         return new ServerConfig(host, port, tokens, maxConcurrent, maxQueued, maxBodyBytes,
-                shutdownGrace, pool, sessions, value, cluster);
+                shutdownGrace, pool, sessions, value, cluster, allowedOrigins);
+    }
+
+    public ServerConfig withAllowedOrigins(List<String> value) {
+        return new ServerConfig(host, port, tokens, maxConcurrent, maxQueued, maxBodyBytes,
+                shutdownGrace, pool, sessions, egress, cluster, value);
     }
 
     public ServerConfig withCluster(Cluster value) {
         return new ServerConfig(host, port, tokens, maxConcurrent, maxQueued, maxBodyBytes,
-                shutdownGrace, pool, sessions, egress, value);
+                shutdownGrace, pool, sessions, egress, value, allowedOrigins);
     }
 
     /**
@@ -204,6 +217,17 @@ public record ServerConfig(
      */
     public static EgressPolicy egressFrom(String csv) {
         return csv == null ? EgressPolicy.none() : EgressPolicy.parse(csv);
+    }
+
+    /**
+     * The origins of {@code CRUCIBLE_ALLOWED_ORIGINS} or {@code --allowed-origin}: comma-separated
+     * {@code http(s)://HOST[:PORT]}, blanks dropped.
+     *
+     * @throws IllegalArgumentException naming the malformed origin and the form
+     */
+    public static List<String> allowedOriginsFrom(String csv) {
+        return csv == null ? List.of() : Arrays.stream(csv.split(",")).map(String::strip).filter(s -> !s.isEmpty())
+                .map(o -> WebOrigin.parse(o).toString()).toList();
     }
 
     /** Comma-separated tokens; blanks dropped. */

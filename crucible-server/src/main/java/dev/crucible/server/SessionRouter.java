@@ -22,7 +22,9 @@ import java.util.List;
  * body and the headers that carry auth and content (the holder checks the token, as if the client had come to it) —
  * and its answer is streamed back. When the holder is gone, a replica that shares the data directory takes the session
  * over ({@link SessionManager#adopt}: its next cell resumes it); without one the session is lost: 410
- * {@code session_lost}. A forwarded request is always served where it lands, so requests never loop.
+ * {@code session_lost}. A forwarded request is always served where it lands, so requests never loop. While a peer
+ * answers to this replica's own name ({@link Peers#conflict()}) every session route answers 503
+ * {@code replica_name_conflict}: sessions made under a shared name would be lost to the other replica.
  */
 final class SessionRouter {
     /** Marks a forwarded request, with the forwarding replica's name. */
@@ -44,10 +46,27 @@ final class SessionRouter {
     /** {@code handler}, for a route with a session id: run here when this replica holds the session, else forwarded. */
     Handler owned(Handler handler) {
         return ctx -> {
+            refuseOnNameConflict();
             if (!forwarded(ctx)) {
                 handler.handle(ctx);
             }
         };
+    }
+
+    /** {@code handler}, for a session route without an id (create, list): always run here. */
+    Handler here(Handler handler) {
+        return ctx -> {
+            refuseOnNameConflict();
+            handler.handle(ctx);
+        };
+    }
+
+    /** @throws RequestException 503 {@code replica_name_conflict} while another replica answers to this one's name */
+    private void refuseOnNameConflict() {
+        String conflict = peers.conflict();
+        if (conflict != null) {
+            throw new RequestException(ErrorCode.REPLICA_NAME_CONFLICT, conflict);
+        }
     }
 
     /** Forwards the request when another replica holds its session; false when it is to be served here. */

@@ -6,33 +6,52 @@ import java.io.ByteArrayOutputStream;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.Socket;
+import java.net.UnixDomainSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.channels.Channels;
+import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
 import java.util.Map;
+import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * Issue 10, class 5: a web page cannot drive a token-less server through a visitor's browser — neither by DNS
  * rebinding (a foreign Host), nor by a cross-site request (a foreign Origin), nor by a "simple" cross-site POST that
- * needs no preflight (text/plain, a form, an empty body). Raw HTTP over a socket, so that Host is what a browser sends.
+ * needs no preflight (text/plain, a form, an empty body). Issue 25, item 7: a page on another port of this machine is
+ * another site, the operator's own pages can be listed, and a request with no Host at all (a balancer's default health
+ * check) is no browser's. Raw HTTP over a socket, so that Host is what a browser sends.
  */
 class BrowserGuardTest {
     @RegisterExtension
     static final TestServer SERVER = TestServer.with(c -> c.withPool(Map.of()));
-
+    /** A server whose operator lists the origins of pages of their own. */
+    @RegisterExtension
+    static final TestServer LISTING = TestServer.with(c -> c.withPool(Map.of()).withAllowedOrigins(
+            List.of("https://app.example.com", "HTTP://LocalHost:3000")));
 
     record Answer(int status, String body) {}
 
     static Answer raw(String method, String path, Map<String, String> headers, String body) throws Exception {
-        try (Socket s = new Socket("127.0.0.1", SERVER.server().port())) {
+        StringBuilder head = new StringBuilder(method + " " + path + " HTTP/1.1\r\n");
+        headers.forEach((k, v) -> head.append(k).append(": ").append(v).append("\r\n"));
+        byte[] bytes = body == null ? new byte[0] : body.getBytes(StandardCharsets.UTF_8);
+        head.append("Content-Length: ").append(bytes.length).append("\r\nConnection: close\r\n\r\n");
+        return exchange(SERVER.server().port(), head.toString(), bytes);
+    }
+
+    /** Sends {@code head} (request line and headers, as given) and {@code body} to {@code port}; the answer. */
+    static Answer exchange(int port, String head, byte[] body) throws Exception {
+        try (Socket s = new Socket("127.0.0.1", port)) {
             s.setSoTimeout(30_000);
-            byte[] bytes = body == null ? new byte[0] : body.getBytes(StandardCharsets.UTF_8);
-            StringBuilder request = new StringBuilder(method + " " + path + " HTTP/1.1\r\n");
-            headers.forEach((k, v) -> request.append(k).append(": ").append(v).append("\r\n"));
-            request.append("Content-Length: ").append(bytes.length).append("\r\nConnection: close\r\n\r\n");
             OutputStream out = s.getOutputStream();
-            out.write(request.toString().getBytes(StandardCharsets.ISO_8859_1));
-            out.write(bytes);
+            out.write(head.getBytes(StandardCharsets.ISO_8859_1));
+            out.write(body);
             out.flush();
             InputStream in = s.getInputStream();
             ByteArrayOutputStream answer = new ByteArrayOutputStream();
@@ -41,6 +60,14 @@ class BrowserGuardTest {
             int status = Integer.parseInt(text.substring(9, 12));
             return new Answer(status, text.substring(text.indexOf("\r\n\r\n") + 4));
         }
+    }
+
+    /** A JSON POST of {@code body} to {@code port} with {@code Origin: origin}, as a browser would send it. */
+    static Answer fromOrigin(int port, String path, String origin, String body) throws Exception {
+        byte[] bytes = body.getBytes(StandardCharsets.UTF_8);
+        return exchange(port, "POST " + path + " HTTP/1.1\r\nHost: 127.0.0.1:" + port + "\r\nOrigin: " + origin
+                + "\r\nContent-Type: application/json\r\nAccept: application/json, text/event-stream\r\n"
+                + "Content-Length: " + bytes.length + "\r\nConnection: close\r\n\r\n", bytes);
     }
 
     static final String RUN = "{\"language\": \"python\", \"code\": \"print(6 * 7)\"}";
@@ -84,8 +111,143 @@ class BrowserGuardTest {
             assertThat(a.body()).contains("forbidden_origin");
         }
         Answer own = raw("POST", "/v1/execute", Map.of("Host", "127.0.0.1", "Content-Type", "application/json",
-                "Origin", "http://localhost:3000"), RUN);
+                "Origin", "http://localhost:" + SERVER.server().port()), RUN);
         assertThat(own.status()).isEqualTo(200);
+    }
+
+    @Test
+    void aPageOnAnotherPortOfThisMachineIsAnotherSiteAndOnlyTheServersOwnOriginsAreWelcome() throws Exception {
+        int port = SERVER.server().port();
+        int other = port == 9999 ? 9998 : 9999;
+        for (String origin : new String[] {"http://127.0.0.1:" + other, "http://localhost:3000", "http://[::1]:"
+                + (port + 1), "http://localhost", "https://127.0.0.1:" + port, "http://127.0.0.1:" + port + "/x",
+                "http://user@127.0.0.1:" + port}) {
+            for (String path : new String[] {"/v1/execute", "/mcp"}) {
+                Answer a = fromOrigin(port, path, origin, path.equals("/mcp") ? McpTest.INITIALIZE : RUN);
+                assertThat(a.status()).as(origin + " on " + path).isEqualTo(403);
+                assertThat(a.body()).as(origin + " on " + path).contains("forbidden_origin");
+            }
+        }
+        for (String origin : new String[] {"http://127.0.0.1:" + port, "http://localhost:" + port,
+                "http://LOCALHOST:" + port, "http://[::1]:" + port}) {
+            Answer run = fromOrigin(port, "/v1/execute", origin, RUN);
+            assertThat(run.status()).as(origin).isEqualTo(200);
+            assertThat(run.body()).as(origin).contains("\"stdout\":\"42\\n\"");
+            assertThat(fromOrigin(port, "/mcp", origin, McpTest.INITIALIZE).status()).as(origin + " on /mcp")
+                    .isEqualTo(200);
+        }
+    }
+
+    @Test
+    void theOriginsTheOperatorListsAreWelcomeAndNoOthers() throws Exception {
+        int port = LISTING.server().port();
+        for (String origin : new String[] {"https://app.example.com", "https://app.example.com:443",
+                "https://APP.example.com", "http://localhost:3000", "http://127.0.0.1:" + port}) {
+            for (String path : new String[] {"/v1/execute", "/mcp"}) {
+                Answer a = fromOrigin(port, path, origin, path.equals("/mcp") ? McpTest.INITIALIZE : RUN);
+                assertThat(a.status()).as(origin + " on " + path + ": " + a.body()).isEqualTo(200);
+            }
+        }
+        for (String origin : new String[] {"http://app.example.com", "https://app.example.com:8443",
+                "https://app.example.com.attacker.example", "https://attacker.example", "http://localhost:3001",
+                "http://127.0.0.1:3000", "null"}) {
+            for (String path : new String[] {"/v1/execute", "/mcp"}) {
+                Answer a = fromOrigin(port, path, origin, path.equals("/mcp") ? McpTest.INITIALIZE : RUN);
+                assertThat(a.status()).as(origin + " on " + path).isEqualTo(403);
+            }
+        }
+    }
+
+    @Test
+    void aRequestWithoutAnyHostComesFromNoBrowserAndIsServedAsABalancersHealthCheckSendsIt() throws Exception {
+        int port = SERVER.server().port();
+        // exactly what HAProxy's default "option httpchk GET /healthz" sends
+        Answer check = exchange(port, "GET /healthz HTTP/1.0\r\n\r\n", new byte[0]);
+        assertThat(check.status()).as(check.body()).isEqualTo(200);
+        assertThat(check.body()).contains("\"status\":\"ok\"");
+        byte[] run = RUN.getBytes(StandardCharsets.UTF_8);
+        Answer executed = exchange(port, "POST /v1/execute HTTP/1.0\r\nContent-Type: application/json\r\n"
+                + "Content-Length: " + run.length + "\r\n\r\n", run);
+        assertThat(executed.status()).as(executed.body()).isEqualTo(200);
+        assertThat(executed.body()).contains("\"stdout\":\"42\\n\"");
+        // but an empty Host is refused (by Jetty: 400), a foreign one is a page's whatever the protocol version, and an
+        // Origin is still checked
+        for (String head : new String[] {"GET /healthz HTTP/1.0\r\nHost: \r\n\r\n",
+                "GET /healthz HTTP/1.1\r\nHost: \r\nConnection: close\r\n\r\n",
+                "GET /healthz HTTP/1.0\r\nHost: attacker.example\r\n\r\n"}) {
+            Answer a = exchange(port, head, new byte[0]);
+            assertThat(a.status()).as(head).isIn(400, 403);
+            assertThat(a.body()).as(head).doesNotContain("\"status\":\"ok\"");
+        }
+        Answer foreign = exchange(port, "GET /healthz HTTP/1.0\r\nHost: attacker.example\r\n\r\n", new byte[0]);
+        assertThat(foreign.body()).contains("forbidden_host");
+        Answer cross = exchange(port, "GET /healthz HTTP/1.0\r\nOrigin: http://attacker.example\r\n\r\n",
+                new byte[0]);
+        assertThat(cross.status()).isEqualTo(403);
+        assertThat(cross.body()).contains("forbidden_origin");
+    }
+
+    /**
+     * HAProxy's default HTTP check ({@code option httpchk GET /healthz}: HTTP/1.0, no Host) marks this server UP: the
+     * verdict of its first completed check, read from HAProxy's own stats.
+     */
+    @Test
+    void aBalancersDefaultHealthCheckMarksTheServerUp(@TempDir Path dir) throws Exception {
+        Assumptions.assumeTrue(Files.isExecutable(Path.of("/usr/sbin/haproxy")), "skipped: haproxy is not installed");
+        Path socket = dir.resolve("stats.sock");
+        Path cfg = Files.writeString(dir.resolve("haproxy.cfg"), """
+                global
+                    stats socket %s mode 600
+                defaults
+                    mode http
+                    timeout connect 2s
+                    timeout client 10s
+                    timeout server 10s
+                backend replicas
+                    option httpchk GET /healthz
+                    server r0 127.0.0.1:%d check inter 200ms rise 1 fall 1
+                """.formatted(socket, SERVER.server().port()));
+        Process haproxy = new ProcessBuilder("/usr/sbin/haproxy", "-db", "-f", cfg.toString()).redirectErrorStream(true)
+                .redirectOutput(dir.resolve("haproxy.log").toFile()).start();
+        try {
+            Map<String, String> server = null;
+            for (int i = 0; i < 600 && (server == null || !server.get("check_status").startsWith("L")); i++) {
+                if (!haproxy.isAlive()) {
+                    throw new AssertionError("haproxy ended: " + Files.readString(dir.resolve("haproxy.log")));
+                }
+                server = Files.exists(socket) ? stats(socket, "r0") : null;
+                Thread.sleep(50); // waiting for HAProxy's first completed check: a state, not a time
+            }
+            assertThat(server).as("HAProxy's view of the server").isNotNull();
+            assertThat(server.get("check_status")).as(server.toString()).isEqualTo("L7OK");
+            assertThat(server.get("check_code")).isEqualTo("200");
+            assertThat(server.get("status")).isEqualTo("UP");
+        } finally {
+            haproxy.destroy();
+            haproxy.waitFor();
+        }
+    }
+
+    /** Server {@code name}'s row of HAProxy's {@code show stat} (column name to value), "* " of a running check cut. */
+    static Map<String, String> stats(Path socket, String name) throws Exception {
+        String csv;
+        try (SocketChannel channel = SocketChannel.open(UnixDomainSocketAddress.of(socket))) {
+            channel.write(ByteBuffer.wrap("show stat\n".getBytes(StandardCharsets.US_ASCII)));
+            csv = new String(Channels.newInputStream(channel).readAllBytes(), StandardCharsets.UTF_8);
+        }
+        List<String> lines = csv.lines().toList();
+        String[] columns = lines.get(0).replaceFirst("^# ", "").split(",", -1);
+        for (String line : lines.subList(1, lines.size())) {
+            String[] values = line.split(",", -1);
+            if (values.length > 1 && values[1].equals(name)) {
+                Map<String, String> row = new java.util.HashMap<>();
+                for (int i = 0; i < Math.min(columns.length, values.length); i++) {
+                    row.put(columns[i], values[i].replaceFirst("^\\* ", ""));
+                }
+                return row;
+            }
+        }
+        return null;
     }
 
     @Test

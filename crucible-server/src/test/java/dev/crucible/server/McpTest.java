@@ -116,7 +116,7 @@ class McpTest {
 
         HttpResponse<String> local = http.send(HttpRequest.newBuilder(URI.create(http.base() + "/mcp"))
                 .header("Content-Type", "application/json").header("Accept", "application/json, text/event-stream")
-                .header("Origin", "http://localhost:3000").POST(HttpRequest.BodyPublishers.ofString(INITIALIZE)));
+                .header("Origin", "http://localhost:" + server.port()).POST(HttpRequest.BodyPublishers.ofString(INITIALIZE)));
         assertThat(local.statusCode()).isEqualTo(200);
         assertThat(local.headers().firstValue("Mcp-Session-Id")).isPresent();
     }

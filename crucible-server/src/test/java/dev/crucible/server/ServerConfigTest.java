@@ -1,8 +1,10 @@
 package dev.crucible.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
@@ -20,5 +22,23 @@ class ServerConfigTest {
         assertThat(set.pool()).containsEntry("python", 4).containsEntry("javascript", 0);
         assertThat(set.sessions().dataDir()).isEqualTo(Path.of("/srv/crucible"));
         assertThat(set.maxConcurrent()).isEqualTo(defaults.maxConcurrent());
+    }
+
+    @Test
+    void allowedOriginsAreReadStrictlyAndKeptInOneSpelling() {
+        assertThat(ServerConfig.defaults().allowedOrigins()).isEmpty();
+        assertThat(ServerConfig.fromEnvironment(Map.of("CRUCIBLE_ALLOWED_ORIGINS",
+                "https://App.Example.com, http://localhost:3000,,http://[::1]:8080")).allowedOrigins())
+                .containsExactly("https://app.example.com:443", "http://localhost:3000", "http://[::1]:8080");
+        for (String bad : List.of("app.example.com", "https://app.example.com/", "https://app.example.com/path", "*",
+                "null", "ftp://files.example.com", "https://", "https://user@app.example.com",
+                "http://localhost:99999")) {
+            assertThatThrownBy(() -> ServerConfig.allowedOriginsFrom("https://ok.example.com," + bad)).as(bad)
+                    .isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("'" + bad + "'").hasMessageContaining("http(s)://HOST[:PORT]")
+                    .satisfies(e -> assertThat(e.getMessage()).doesNotContain("\n"));
+            assertThatThrownBy(() -> ServerConfig.fromEnvironment(Map.of("CRUCIBLE_ALLOWED_ORIGINS", bad))).as(bad)
+                    .isInstanceOf(IllegalArgumentException.class);
+        }
     }
 }
