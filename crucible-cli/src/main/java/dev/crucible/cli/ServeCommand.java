@@ -61,7 +61,7 @@ final class ServeCommand implements Callable<Integer> {
     Long sessionsMemoryMb;
 
     @Option(names = "--sessions-disk-mb", paramLabel = "MIB", description = "The sum of all sessions' workspace quotas"
-            + " may not pass this; beyond it creating a session answers 507 (default: 90% of the data dir's disk).")
+            + " may not pass this; beyond it creating a session answers 507 (default: 90%% of the data dir's disk).")
     Long sessionsDiskMb;
 
     @Option(names = "--runtimes", paramLabel = "FILE", description = "A runtimes TOML file (env CRUCIBLE_RUNTIMES).")

@@ -279,7 +279,8 @@ final class SessionStore {
                 workspace.clear();
             }
             Files.deleteIfExists(dir.resolve("workspace"));
-            for (String name : List.of("session.json.tmp", "cells.jsonl", "interpreter.log", WorkspaceDisk.IMAGE)) {
+            for (String name : List.of("session.json.tmp", "cells.jsonl", "interpreter.log", WorkspaceDisk.IMAGE,
+                    SessionLease.FILE, SessionLease.FILE + ".name", SessionLease.FILE + ".tmp")) { // a replica's lease too
                 Files.deleteIfExists(dir.resolve(name));
             }
             Files.deleteIfExists(dir);
