@@ -44,7 +44,7 @@ class ClusterIT {
     static JsonNode referenceSummary;
     static final ServeIT.Served[] replicas = new ServeIT.Served[3];
     static final int[] ports = new int[3];
-    static Process haproxy;
+    static Balancer haproxy;
     static String balancer;
 
     @BeforeAll
@@ -75,8 +75,7 @@ class ClusterIT {
     @AfterAll
     static void stop() throws Exception {
         if (haproxy != null) {
-            haproxy.destroy();
-            haproxy.waitFor(10, TimeUnit.SECONDS);
+            haproxy.close();
         }
         for (ServeIT.Served r : replicas) {
             if (r != null && r.process().isAlive()) {
@@ -117,48 +116,9 @@ class ClusterIT {
         try (ServerSocket s = new ServerSocket(0)) {
             port = s.getLocalPort();
         }
-        StringBuilder cfg = new StringBuilder("""
-                global
-                    maxconn 2000
-                defaults
-                    mode http
-                    timeout connect 2s
-                    timeout client 120s
-                    timeout server 120s
-                    retries 2
-                    option redispatch
-                frontend batch
-                    bind 127.0.0.1:%d
-                    default_backend crucible
-                backend crucible
-                    balance roundrobin
-                    option httpchk
-                    # a replica on loopback takes only a loopback Host (DNS rebinding): name it
-                    http-check send meth GET uri /healthz ver HTTP/1.1 hdr Host 127.0.0.1
-                    http-check expect status 200
-                    timeout check 2s
-                    default-server inter 250ms fall 2 rise 2
-                """.formatted(port));
-        for (int i = 0; i < 3; i++) {
-            cfg.append("    server r").append(i).append(" 127.0.0.1:").append(ports[i]).append(" check\n");
-        }
-        Path file = dir.resolve("haproxy.cfg");
-        Files.writeString(file, cfg);
-        haproxy = new ProcessBuilder("/usr/sbin/haproxy", "-db", "-f", file.toString())
-                .redirectErrorStream(true).redirectOutput(dir.resolve("haproxy.log").toFile()).start();
-        for (int i = 0; i < 200 && !healthy(port); i++) {
-            Thread.sleep(50);
-        }
-        assertThat(healthy(port)).as("haproxy answers /healthz: " + Files.readString(dir.resolve("haproxy.log"))).isTrue();
+        haproxy = Balancer.start(dir, port, ports);
+        haproxy.awaitUp(3); // the balancer's own view of its servers, not a first good answer
         return port;
-    }
-
-    static boolean healthy(int port) {
-        try {
-            return ServeIT.get(port, "/healthz").statusCode() == 200;
-        } catch (Exception e) {
-            return false;
-        }
     }
 
     /** {@code crucible eval dataset} as a user starts it, stderr to a file. */
@@ -226,9 +186,7 @@ class ClusterIT {
     @Test
     @Order(2)
     void aSigtermdReplicaDrainsItsSamplesWhileShardsRunAndTheMergeIsTheSingleRun() throws Exception {
-        for (int i = 0; i < 100 && !upAtBalancer(2); i++) {
-            Thread.sleep(100);
-        }
+        haproxy.awaitUp(3); // the replica back on its port, as the balancer sees it
         Path[] parts = {dir.resolve("shard-0.jsonl"), dir.resolve("shard-1.jsonl")};
         Process[] clients = {evalDataset(parts[0], "--shard", "0/2"), evalDataset(parts[1], "--shard", "1/2")};
         awaitLines(parts[1], SAMPLES / 6, clients[1]);
@@ -264,11 +222,5 @@ class ClusterIT {
                 samples.toString());
         assertThat(missing.exit()).isEqualTo(ExitCodes.MERGE_REFUSED);
         assertThat(missing.stderr()).contains("1000 of the dataset's 2000 samples are in no input");
-    }
-
-    /** Whether the balancer routes to replica {@code i} again (its stats say UP). */
-    static boolean upAtBalancer(int i) throws Exception {
-        return healthy(ports[i]) && Files.readString(dir.resolve("haproxy.log")).lastIndexOf("r" + i + " is UP")
-                > Files.readString(dir.resolve("haproxy.log")).lastIndexOf("r" + i + " is DOWN");
     }
 }

@@ -24,7 +24,7 @@ import tools.jackson.databind.json.JsonMapper;
 
 /**
  * Sessions across replicas, with real parts: three {@code crucible serve} processes on loopback (each its own uid
- * block), behind a real HAProxy (round robin, health checks on {@code /healthz}) started by the test. A session made
+ * block), behind a real HAProxy (round robin, its default health check on {@code /readyz}) started by the test. A session made
  * through the balancer keeps its variables and files whichever replica a call lands on; when its replica is
  * {@code kill -9}ed, another takes it over from the shared data directory and resumes it; without a shared one the
  * session is reported lost (410).
@@ -33,12 +33,16 @@ class ReplicasIT {
     static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
     static final JsonMapper JSON = JsonMapper.builder().build();
     private final List<Process> processes = new ArrayList<>();
+    private final List<Balancer> closing = new ArrayList<>();
 
     @TempDir
     Path dir;
 
     @AfterEach
     void stop() throws Exception {
+        for (Balancer b : closing) {
+            b.close();
+        }
         for (Process p : processes) {
             p.destroy(); // SIGTERM: a graceful stop, sessions detached
         }
@@ -79,47 +83,6 @@ class ReplicasIT {
                 String.join(",", peers), "--pool", "python=0,javascript=0");
         processes.add(served.process());
         return served;
-    }
-
-    private Process haproxy(Path dir, int port, int... backends) throws Exception {
-        StringBuilder cfg = new StringBuilder("""
-                global
-                    maxconn 256
-                defaults
-                    mode http
-                    timeout connect 2s
-                    timeout client 120s
-                    timeout server 120s
-                    retries 3
-                    option redispatch
-                frontend crucible
-                    bind 127.0.0.1:%d
-                    default_backend replicas
-                backend replicas
-                    balance roundrobin
-                    option httpchk
-                    http-check send meth GET uri /healthz ver HTTP/1.1 hdr Host localhost
-                """.formatted(port));
-        for (int i = 0; i < backends.length; i++) {
-            cfg.append("    server r").append(i).append(" 127.0.0.1:").append(backends[i])
-                    .append(" check inter 300ms fall 1 rise 1\n");
-        }
-        Path file = dir.resolve("haproxy.cfg");
-        Files.writeString(file, cfg);
-        Process p = new ProcessBuilder("haproxy", "-db", "-f", file.toString()).redirectErrorStream(true)
-                .redirectOutput(dir.resolve("haproxy.log").toFile()).start();
-        processes.add(p);
-        for (int i = 0; i < 100; i++) {
-            try {
-                if (get(port, "/healthz").statusCode() == 200) {
-                    return p;
-                }
-            } catch (IOException e) {
-                // not listening yet
-            }
-            Thread.sleep(50);
-        }
-        throw new AssertionError("haproxy did not start: " + Files.readString(dir.resolve("haproxy.log")));
     }
 
     static HttpResponse<String> get(int port, String path) throws Exception {
@@ -163,7 +126,9 @@ class ReplicasIT {
             replicas.add(replica("r" + i, ports[i], shared, ports));
         }
         int lb = freePort();
-        haproxy(dir, lb, ports);
+        Balancer balancer = Balancer.start(dir, lb, ports);
+        closing.add(balancer);
+        balancer.awaitUp(3); // the balancer's own view: every replica passed its readiness checks
 
         HttpResponse<String> created = post(lb, "/v1/sessions", "{\"restore\": \"replay\"}");
         assertThat(created.statusCode()).as(created.body()).isEqualTo(201);
