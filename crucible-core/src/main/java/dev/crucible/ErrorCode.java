@@ -57,7 +57,13 @@ public enum ErrorCode {
     INTERPRETER_UNAVAILABLE(503),
     INTERRUPTED(503),
     SHUTTING_DOWN(503),
-    DISK_BUDGET_EXHAUSTED(507);
+    /** The sessions' workspace quotas together would pass the disk budget the server gives sessions. */
+    DISK_BUDGET_EXHAUSTED(507),
+    /**
+     * The data directory's file system is full (or its quota reached): what the request would have stored (a new
+     * session, a record, a cell's log line) was not kept, and nothing stored before was lost.
+     */
+    DATA_DIR_FULL(507);
 
     private final int httpStatus;
     private final int retryAfterSeconds;
