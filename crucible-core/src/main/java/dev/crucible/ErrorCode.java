@@ -57,6 +57,16 @@ public enum ErrorCode {
     INTERPRETER_UNAVAILABLE(503),
     INTERRUPTED(503),
     SHUTTING_DOWN(503),
+    /**
+     * The image is being pulled for this server and was not ready within the request's timeout; the pull goes on, and
+     * a request after Retry-After may find the image.
+     */
+    IMAGE_PULLING(503, 5),
+    /**
+     * The registry sent nothing for a while during the pull this request waited for, until the request's timeout: the
+     * pull gives up at its read timeout, and a later request pulls again, resuming what arrived.
+     */
+    IMAGE_PULL_TIMEOUT(504),
     /** The sessions' workspace quotas together would pass the disk budget the server gives sessions. */
     DISK_BUDGET_EXHAUSTED(507),
     /**

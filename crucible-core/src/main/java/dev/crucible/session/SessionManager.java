@@ -319,7 +319,9 @@ public final class SessionManager implements AutoCloseable {
         LanguageRuntime runtime = runtimes.find(language).orElseThrow(() -> new RequestException(
                 ErrorCode.UNKNOWN_LANGUAGE, "unknown language '" + language.strip() + "'"));
         if (request.image() != null) {
-            runtime = runtimes.inImage(runtime, runtimes.images().require(request.image()));
+            // an image being pulled is waited for as long as a cell may run, then image_pulling / image_pull_timeout
+            runtime = runtimes.inImage(runtime, runtimes.images().require(request.image(),
+                    java.time.Duration.ofMillis(config.limits().timeoutMs())));
         }
         if (!runtime.interactive()) {
             throw new RequestException(ErrorCode.RUNTIME_UNAVAILABLE, "runtime " + runtime.language()
