@@ -126,7 +126,11 @@ final class SessionStore {
             Files.move(temp, dir.resolve("session.json"), StandardCopyOption.ATOMIC_MOVE,
                     StandardCopyOption.REPLACE_EXISTING);
         } catch (IOException e) {
-            Files.deleteIfExists(temp); // a full disk's half: the record stays the last whole one
+            try {
+                Files.deleteIfExists(temp); // a full disk's half: the record stays the last whole one
+            } catch (IOException left) {
+                e.addSuppressed(left);
+            }
             throw e;
         }
     }
