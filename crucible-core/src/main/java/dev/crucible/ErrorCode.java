@@ -66,7 +66,23 @@ public enum ErrorCode {
     REPLICA_NAME_CONFLICT(503),
     /** The replica that holds the session accepted the forwarded request but did not answer in its bound. */
     PEER_TIMEOUT(504, 1),
-    DISK_BUDGET_EXHAUSTED(507);
+    /**
+     * The image is being pulled for this server and was not ready within the request's timeout; the pull goes on, and
+     * a request after Retry-After may find the image.
+     */
+    IMAGE_PULLING(503, 5),
+    /**
+     * The registry sent nothing for a while during the pull this request waited for, until the request's timeout: the
+     * pull gives up at its read timeout, and a later request pulls again, resuming what arrived.
+     */
+    IMAGE_PULL_TIMEOUT(504),
+    /** The sessions' workspace quotas together would pass the disk budget the server gives sessions. */
+    DISK_BUDGET_EXHAUSTED(507),
+    /**
+     * The data directory's file system is full (or its quota reached): what the request would have stored (a new
+     * session, a record, a cell's log line) was not kept, and nothing stored before was lost.
+     */
+    DATA_DIR_FULL(507);
 
     private final int httpStatus;
     private final int retryAfterSeconds;

@@ -99,7 +99,7 @@ public final class Executor {
      * @throws RequestException before any sandbox starts, for anything wrong with the request
      */
     public ExecuteResult execute(ExecuteRequest request, OutputListener listener) throws InterruptedException {
-        LanguageRuntime runtime = runtimeFor(request.language(), request.image());
+        LanguageRuntime runtime = runtimeFor(request);
         return execute(runtime, request, listener).withImageDigest(runtime.imageDigest());
     }
 
@@ -183,7 +183,7 @@ public final class Executor {
      */
     public ExecuteResult executeNamed(ExecuteRequest request, String programName, OutputListener listener)
             throws InterruptedException {
-        LanguageRuntime runtime = runtimeFor(request.language(), request.image());
+        LanguageRuntime runtime = runtimeFor(request);
         if (programName == null || programName.equals(runtime.fileName())) {
             return execute(runtime, request, listener).withImageDigest(runtime.imageDigest());
         }
@@ -205,8 +205,28 @@ public final class Executor {
         if (image == null) {
             return runtimeFor(language);
         }
-        LanguageRuntime runtime = runtimes.inImage(known(language), runtimes.images().require(image));
-        return requireAvailable(runtime);
+        LanguageRuntime base = known(language);
+        return inImage(base, image, base.limits().timeoutMs());
+    }
+
+    /**
+     * The runtime {@code request} runs in: as {@link #runtimeFor(String, String)}, waiting for an image being pulled
+     * at most the request's own {@code timeout_ms} (then {@code image_pulling} or {@code image_pull_timeout}: a
+     * request is never held longer than its timeout by a registry).
+     *
+     * @throws RequestException as {@link #runtimeFor(String, String)}, and {@code invalid_limits}
+     */
+    public LanguageRuntime runtimeFor(ExecuteRequest request) {
+        if (request.image() == null) {
+            return runtimeFor(request.language());
+        }
+        LanguageRuntime base = known(request.language());
+        return inImage(base, request.image(), limitsFor(base, request).timeoutMs());
+    }
+
+    private LanguageRuntime inImage(LanguageRuntime base, String image, long waitMs) {
+        return requireAvailable(runtimes.inImage(base, runtimes.images().require(image,
+                java.time.Duration.ofMillis(waitMs))));
     }
 
     /**

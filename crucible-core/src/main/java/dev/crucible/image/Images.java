@@ -4,8 +4,8 @@ import dev.crucible.ErrorCode;
 import dev.crucible.RequestException;
 import java.io.Closeable;
 import java.io.IOException;
-import java.io.InterruptedIOException;
 import java.io.UncheckedIOException;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -13,7 +13,8 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
-import java.util.concurrent.FutureTask;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 /**
  * The images an engine may run in: the store's, plus what the operator lets a request pull ({@code serve
@@ -47,7 +48,8 @@ public final class Images implements AutoCloseable {
     private final ImageStore store;
     private final PullPolicy pull;
     private final Map<String, Closeable> leases = new ConcurrentHashMap<>();
-    private final Map<String, Object> pulling = new ConcurrentHashMap<>();
+    /** The pulls under way, by canonical reference. */
+    private final Map<String, PendingPull> pulling = new ConcurrentHashMap<>();
     /** Lookups that found an image, kept briefly: a request in an image must not read the store's files each time. */
     private final Map<String, Found> recent = new ConcurrentHashMap<>();
     private static final long RECENT_NANOS = 2_000_000_000L;
@@ -97,12 +99,27 @@ public final class Images implements AutoCloseable {
     }
 
     /**
-     * The image a request names: the stored one, else pulled when the operator allows its registry.
-     *
-     * @throws RequestException {@code invalid_request} for a reference that does not parse, {@code image_not_found}
-     *     naming the pull command, or {@code image_pull_failed} when an allowed pull failed
+     * The image a request names: the stored one, else pulled when the operator allows its registry, waiting for the
+     * pull as long as it takes (a pull ends at the latest at its read timeout without data). For requests with a
+     * deadline, {@link #require(String, Duration)}.
      */
     public Image require(String reference) {
+        return require(reference, null);
+    }
+
+    /**
+     * The image a request names: the stored one, else pulled when the operator allows its registry, on a platform
+     * thread of the pull's own that every request for the image waits for, each at most {@code wait}. A request that
+     * stops waiting leaves the pull going: a later one finds the image, or the pull's failure, or (once it failed)
+     * pulls again, resuming what arrived.
+     *
+     * @param wait how long this request waits for a pull; null: until it ends
+     * @throws RequestException {@code invalid_request} for a reference that does not parse, {@code image_not_found}
+     *     naming the pull command, {@code image_pull_failed} when an allowed pull failed; past {@code wait}
+     *     {@code image_pulling} (503, Retry-After) while the registry sends, {@code image_pull_timeout} (504) when it
+     *     has stalled
+     */
+    public Image require(String reference, Duration wait) {
         ImageRef ref;
         try {
             ref = ImageRef.parse(reference);
@@ -118,47 +135,57 @@ public final class Images implements AutoCloseable {
                     + "store; run: crucible image pull " + reference
                     + (store == null ? "" : " (or let the server pull it: serve --allow-pull " + ref.registry() + ")"));
         }
-        synchronized (pulling.computeIfAbsent(ref.canonical(), k -> new Object())) {
-            Optional<Image> meanwhile = find(reference);
-            if (meanwhile.isPresent()) {
-                return meanwhile.get();
+        PendingPull pending = pullOnPlatformThread(reference, ref);
+        try {
+            Image image = wait == null ? pending.result.get()
+                    : pending.result.get(Math.max(0, wait.toNanos()), TimeUnit.NANOSECONDS);
+            lease(image);
+            return image;
+        } catch (TimeoutException e) {
+            throw pending.overdue(reference, wait);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new RequestException(ErrorCode.INTERRUPTED, "interrupted while waiting for the pull of " + reference);
+        } catch (ExecutionException e) {
+            Throwable cause = e.getCause();
+            if (cause instanceof RequestException re) {
+                throw re;
             }
-            try {
-                LOG.log(System.Logger.Level.INFO, "pulling " + ref + " for a request");
-                Image image = pullOnPlatformThread(ref);
-                lease(image);
-                return image;
-            } catch (ImageException e) {
-                throw new RequestException(e.failure() == ImageException.Failure.NOT_FOUND ? ErrorCode.IMAGE_NOT_FOUND
-                        : ErrorCode.IMAGE_PULL_FAILED, "cannot pull " + reference + ": " + e.getMessage());
-            } catch (IOException e) {
-                throw new RequestException(ErrorCode.IMAGE_PULL_FAILED, "cannot pull " + reference + ": " + e.getMessage());
-            }
+            boolean missing = cause instanceof ImageException ie && ie.failure() == ImageException.Failure.NOT_FOUND;
+            throw new RequestException(missing ? ErrorCode.IMAGE_NOT_FOUND : ErrorCode.IMAGE_PULL_FAILED, "cannot pull "
+                    + reference + ": " + (cause.getMessage() != null ? cause.getMessage() : cause.toString()));
         }
     }
 
     /**
-     * Pulls on a platform thread of its own: unpacking makes thousands of native calls (FFM downcalls pin a virtual
-     * thread's carrier), and a request's virtual thread waits here without holding a carrier.
+     * The pull of {@code ref} under way, or one started now on a platform thread of its own: unpacking makes thousands
+     * of native calls (FFM downcalls pin a virtual thread's carrier), and the requests' virtual threads only wait.
      */
-    private Image pullOnPlatformThread(ImageRef ref) throws IOException {
-        FutureTask<Image> task = new FutureTask<>(() -> new ImagePuller(pull.options()).pull(ref, store,
-                ImagePuller.Progress.NONE));
-        Thread.ofPlatform().name("crucible-image-pull").daemon().start(task);
-        try {
-            return task.get();
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new InterruptedIOException("interrupted while pulling " + ref);
-        } catch (ExecutionException e) {
-            if (e.getCause() instanceof IOException io) {
-                throw io;
-            }
-            if (e.getCause() instanceof RuntimeException re) {
-                throw re;
-            }
-            throw new IOException(e.getCause());
+    private PendingPull pullOnPlatformThread(String reference, ImageRef ref) {
+        String key = ref.canonical();
+        PendingPull fresh = new PendingPull(ref, pull.options().timeout());
+        PendingPull running = pulling.putIfAbsent(key, fresh);
+        if (running != null) {
+            return running;
         }
+        Optional<Image> meanwhile = find(reference); // a pull that ended just before this one was started
+        if (meanwhile.isPresent()) {
+            fresh.result.complete(meanwhile.get());
+            pulling.remove(key, fresh);
+            return fresh;
+        }
+        LOG.log(System.Logger.Level.INFO, "pulling " + ref + " for a request");
+        fresh.start(() -> {
+            try {
+                Image image = new ImagePuller(pull.options()).pull(ref, store, fresh);
+                LOG.log(System.Logger.Level.INFO, "pulled " + ref);
+                return image;
+            } catch (IOException | RuntimeException e) {
+                LOG.log(System.Logger.Level.WARNING, "cannot pull " + ref + ": " + e.getMessage());
+                throw e;
+            }
+        }, () -> pulling.remove(key, fresh)); // after the result: a request in between finds it, never a second pull
+        return fresh;
     }
 
     private void lease(Image image) {
@@ -172,9 +199,10 @@ public final class Images implements AutoCloseable {
         });
     }
 
-    /** Lets go of every lease: prune may remove what this engine used. */
+    /** Lets go of every lease (prune may remove what this engine used) and stops the pulls under way. */
     @Override
     public void close() {
+        pulling.values().forEach(PendingPull::cancel);
         List<Closeable> held = new ArrayList<>(leases.values());
         leases.clear();
         for (Closeable c : held) {

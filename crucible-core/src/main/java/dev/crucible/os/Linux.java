@@ -57,6 +57,11 @@ public final class Linux {
     public static final int ENXIO = 6;
     public static final int EAGAIN = 11;
     public static final int ENAMETOOLONG = 36;
+    public static final int ENOSPC = 28;
+    public static final int EOPNOTSUPP = 95;
+    public static final int EDQUOT = 122;
+    /** {@code fallocate} mode: blocks past the end of the file, its size unchanged. */
+    public static final int FALLOC_FL_KEEP_SIZE = 1;
 
     private static final long SYS_OPENAT2 = 437; // x86_64 and aarch64 alike (the new generic numbers)
     private static final Linker LINKER = Linker.nativeLinker();
@@ -110,6 +115,9 @@ public final class Linux {
     private static final MethodHandle SETFSUID = plain("setfsuid", FunctionDescriptor.of(JAVA_INT, JAVA_INT));
     private static final MethodHandle SETFSGID = plain("setfsgid", FunctionDescriptor.of(JAVA_INT, JAVA_INT));
     private static final MethodHandle KILL = errno("kill", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT));
+    private static final MethodHandle FALLOCATE = errno("fallocate",
+            FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_LONG, JAVA_LONG));
+    private static final int AT_FDCWD = -100;
 
     private Linux() {}
 
@@ -373,6 +381,24 @@ public final class Linux {
                 return false;
             }
             throw e;
+        }
+    }
+
+    /**
+     * {@code fallocate(file, mode, offset, length)}: the file system gives {@code file} its blocks now (unwritten:
+     * no data is written), so later writes within them never find it full. {@code file} itself is opened without
+     * following a symbolic link.
+     *
+     * @throws ErrnoException {@link #ENOSPC} or {@link #EDQUOT} when there is not room, {@link #EOPNOTSUPP} on a file
+     *     system without it
+     */
+    public static void fallocate(java.nio.file.Path file, int mode, long offset, long length) throws ErrnoException {
+        int fd = openat2(AT_FDCWD, file.toString(), O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0, 0);
+        try {
+            check("fallocate", file.toString(), (state, arena) -> (int) FALLOCATE.invokeExact(state, fd, mode, offset,
+                    length));
+        } finally {
+            close(fd);
         }
     }
 

@@ -149,7 +149,12 @@ public final class SessionManager implements AutoCloseable {
             int number = numbers.retake(stored.number(), stored.owner(), stored.limits().memoryMb());
             if (number != stored.number()) {
                 stored = stored.withNumber(number);
-                store.write(stored);
+                try {
+                    store.write(stored);
+                } catch (IOException e) { // the old record stays whole: the next start takes a number again
+                    LOG.log(System.Logger.Level.WARNING, "cannot record the new number of the session " + stored.id()
+                            + ": " + e.getMessage());
+                }
             }
             store.chownIfMoved(stored, sandbox.sessionUid(number));
             Session session = new Session(stored, workspace(stored), Session.State.DORMANT, clock);
@@ -266,6 +271,8 @@ public final class SessionManager implements AutoCloseable {
      * network off after set-up); a shorter list keeps only those entries. Open connections are closed. The narrower
      * list is stored, so it holds after a restart of the server.
      *
+     * @throws RequestException {@code data_dir_full} when the record cannot be rewritten: the narrower egress is in
+     *     force, the old record stays until it is sent again
      * @throws RequestException {@code egress_not_allowed} when an entry is not in the session's list (egress only
      *     narrows), {@code invalid_request} for a bad entry
      */
@@ -276,16 +283,24 @@ public final class SessionManager implements AutoCloseable {
             List<String> now = session.stored.egress() == null ? List.of() : session.stored.egress();
             EgressPolicy narrower = SessionRunner.narrowed(now, asked);
             SessionStore.Stored stored = session.stored.withEgress(narrower.entries());
+            IOException unrecorded = null;
             try {
                 store.write(stored);
             } catch (IOException e) {
-                throw new RequestException(ErrorCode.INTERNAL, "cannot record the session's egress: " + e.getMessage());
+                unrecorded = e;
             }
+            // in force even unrecorded: egress only narrows, and a lock asked for must not wait for disk space
             session.stored = stored;
             if (session.egress != null) {
                 session.egress.narrowTo(narrower);
             }
             session.touch();
+            if (unrecorded != null) {
+                throw DataDirFull.orElse(unrecorded, config.dataDir(), "the record of the narrower egress (in force"
+                        + " now, but a restart would bring back the old list: send it again once there is room)",
+                        new RequestException(ErrorCode.INTERNAL, "the narrower egress is in force, but cannot be"
+                                + " recorded (send it again): " + unrecorded.getMessage()));
+            }
             return session.info();
         } finally {
             session.lock.unlock();
@@ -297,13 +312,16 @@ public final class SessionManager implements AutoCloseable {
      *
      * @throws RequestException for an unknown language or one without sessions, bad limits or restore
      * @throws RequestException {@code too_many_sessions} at the global or the owner's cap
+     * @throws RequestException {@code data_dir_full} when the data directory's file system has no room for it
      */
     public SessionInfo create(String owner, CreateRequest request) throws InterruptedException {
         String language = request.language() == null || request.language().isBlank() ? "python" : request.language();
         LanguageRuntime runtime = runtimes.find(language).orElseThrow(() -> new RequestException(
                 ErrorCode.UNKNOWN_LANGUAGE, "unknown language '" + language.strip() + "'"));
         if (request.image() != null) {
-            runtime = runtimes.inImage(runtime, runtimes.images().require(request.image()));
+            // an image being pulled is waited for as long as a cell may run, then image_pulling / image_pull_timeout
+            runtime = runtimes.inImage(runtime, runtimes.images().require(request.image(),
+                    java.time.Duration.ofMillis(config.limits().timeoutMs())));
         }
         if (!runtime.interactive()) {
             throw new RequestException(ErrorCode.RUNTIME_UNAVAILABLE, "runtime " + runtime.language()
@@ -354,8 +372,9 @@ public final class SessionManager implements AutoCloseable {
             if (e instanceof RuntimeException re) {
                 throw re;
             }
-            throw new RequestException(ErrorCode.INTERPRETER_UNAVAILABLE, "cannot start the " + runtime.language()
-                    + " interpreter: " + e.getMessage());
+            throw DataDirFull.orElse((IOException) e, config.dataDir(), "the new session", new RequestException(
+                    ErrorCode.INTERPRETER_UNAVAILABLE, "cannot start the " + runtime.language() + " interpreter: "
+                            + e.getMessage()));
         }
     }
 
@@ -397,7 +416,9 @@ public final class SessionManager implements AutoCloseable {
      *
      * @param mode {@code auto} (default), {@code exec} or {@code single}
      * @param timeoutMs this cell's timeout, or null for the session's
-     * @throws RequestException {@code session_not_found}, {@code cell_too_large}, {@code session_busy}
+     * @throws RequestException {@code session_not_found}, {@code cell_too_large}, {@code session_busy};
+     *     {@code data_dir_full} for a session with {@code restore: "replay"} whose cell log has no room (the cell
+     *     does not run: run, it would be missing from the replay)
      */
     public CellResult execute(String owner, String id, String code, String mode, Long timeoutMs)
             throws InterruptedException {
@@ -425,6 +446,17 @@ public final class SessionManager implements AutoCloseable {
                 throw new RequestException(ErrorCode.SESSION_NOT_FOUND, "no session " + id);
             }
             session.touch();
+            if (session.stored.restore().equals("replay")) {
+                try {
+                    store.reserveCell(session.stored, code, m);
+                } catch (IOException e) {
+                    if (DataDirFull.is(e)) {
+                        throw DataDirFull.refusal(config.dataDir(), "the cell (not run: its replay log has no room)");
+                    }
+                    LOG.log(System.Logger.Level.WARNING, "cannot make room in the cell log of " + id + ": "
+                            + e.getMessage());
+                }
+            }
             return runner.run(session, code, m, timeout);
         } finally {
             session.touch();

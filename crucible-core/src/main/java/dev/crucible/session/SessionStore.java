@@ -1,7 +1,10 @@
 package dev.crucible.session;
 
+import dev.crucible.os.Linux;
 import dev.crucible.runtime.RuntimeImage;
 import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
@@ -104,12 +107,32 @@ final class SessionStore {
         write(stored);
     }
 
-    /** Replaces {@code session.json} atomically. */
+    /**
+     * Replaces {@code session.json} atomically: a temp file written and synced, then renamed over it, so a reader, a
+     * crash or a full disk sees the old record or the new one, never half of one.
+     */
     void write(Stored stored) throws IOException {
         Path dir = dir(stored.id());
         Path temp = dir.resolve("session.json.tmp");
-        Files.write(temp, json.writeValueAsBytes(stored));
-        Files.move(temp, dir.resolve("session.json"), StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+        try {
+            try (FileChannel out = FileChannel.open(temp, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
+                    StandardOpenOption.TRUNCATE_EXISTING)) {
+                ByteBuffer bytes = ByteBuffer.wrap(json.writeValueAsBytes(stored));
+                while (bytes.hasRemaining()) {
+                    out.write(bytes);
+                }
+                out.force(true);
+            }
+            Files.move(temp, dir.resolve("session.json"), StandardCopyOption.ATOMIC_MOVE,
+                    StandardCopyOption.REPLACE_EXISTING);
+        } catch (IOException e) {
+            try {
+                Files.deleteIfExists(temp); // a full disk's half: the record stays the last whole one
+            } catch (IOException left) {
+                e.addSuppressed(left);
+            }
+            throw e;
+        }
     }
 
     /**
@@ -202,14 +225,50 @@ final class SessionStore {
         return dir(stored.id()).resolve("cells.jsonl");
     }
 
-    /** Logs a successful cell for replay; a failure to log is only logged (the cell did run). */
-    void appendCell(Stored stored, String code, String mode) {
+    private byte[] cellLine(String code, String mode) {
+        return (json.writeValueAsString(Map.of("code", code, "mode", mode)) + "\n").getBytes(StandardCharsets.UTF_8);
+    }
+
+    /**
+     * Makes room in the cell log for this cell's line before it runs (blocks given to the file past its end), so that
+     * logging it after it ran cannot find the disk full: a cell is refused unrun rather than run and then lost from the
+     * replay. On a file system without {@code fallocate} the line is left to chance, as before.
+     *
+     * @throws IOException when the file system has no room for the line (see {@link DataDirFull})
+     */
+    void reserveCell(Stored stored, String code, String mode) throws IOException {
+        Path log = cellLog(stored);
+        if (!Files.exists(log, NOFOLLOW)) {
+            Files.createFile(log); // an inode, no block
+        }
         try {
-            byte[] line = (json.writeValueAsString(Map.of("code", code, "mode", mode)) + "\n")
-                    .getBytes(StandardCharsets.UTF_8);
-            Files.write(cellLog(stored), line, StandardOpenOption.CREATE, StandardOpenOption.APPEND);
+            Linux.fallocate(log, Linux.FALLOC_FL_KEEP_SIZE, Files.size(log), cellLine(code, mode).length);
+        } catch (Linux.ErrnoException e) {
+            if (e.errno() != Linux.EOPNOTSUPP) {
+                throw e;
+            }
+        }
+    }
+
+    /**
+     * Logs a successful cell for replay; a failure to log is only logged (the cell did run). A line the disk cut short
+     * is taken back, so the next cell's line does not continue it.
+     */
+    void appendCell(Stored stored, String code, String mode) {
+        Path log = cellLog(stored);
+        try (FileChannel out = FileChannel.open(log, StandardOpenOption.CREATE, StandardOpenOption.WRITE)) {
+            long end = out.size();
+            ByteBuffer line = ByteBuffer.wrap(cellLine(code, mode));
+            try {
+                while (line.hasRemaining()) {
+                    out.write(line, end + line.position());
+                }
+            } catch (IOException e) {
+                out.truncate(end);
+                throw e;
+            }
         } catch (IOException e) {
-            LOG.log(System.Logger.Level.WARNING, "cannot log a cell of session " + stored.id(), e);
+            LOG.log(System.Logger.Level.WARNING, "cannot log a cell of session " + stored.id() + ": " + e.getMessage());
         }
     }
 

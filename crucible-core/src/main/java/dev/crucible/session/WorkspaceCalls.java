@@ -41,6 +41,9 @@ final class WorkspaceCalls {
             if (cause instanceof ErrnoException ee) {
                 throw fromErrno(ee, path);
             }
+            if (DataDirFull.is(cause)) { // a write() that found the workspace's file system full
+                throw new RequestException(ErrorCode.QUOTA_EXCEEDED, "no space left for '" + path + "'");
+            }
             throw new IllegalStateException("file operation on '" + path + "' failed: " + cause, cause);
         }
     }

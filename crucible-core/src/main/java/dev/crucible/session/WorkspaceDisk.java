@@ -1,5 +1,6 @@
 package dev.crucible.session;
 
+import dev.crucible.os.Linux;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -13,9 +14,9 @@ import java.util.concurrent.TimeUnit;
  * What bounds the bytes a session's workspace can hold against writes from <em>inside</em> its sandbox, not only
  * uploads.
  *
- * <p>{@link Loop}: each workspace is its own ext4 file system in a sparse image file beside it ({@code
- * workspace.img}, as large as the quota), loop-mounted {@code nosuid,nodev} on the workspace directory. The kernel
- * answers {@code ENOSPC} when it is full, whoever writes; the image takes only the blocks written. It needs root,
+ * <p>{@link Loop}: each workspace is its own ext4 file system in an image file beside it ({@code
+ * workspace.img}, as large as the quota and allocated whole), loop-mounted {@code nosuid,nodev} on the workspace
+ * directory. The kernel answers {@code ENOSPC} when it is full, whoever writes, and only then. It needs root,
  * loop devices and {@code mkfs.ext4}; a probe at start says whether they work. {@link Unbounded}: the quota holds
  * for uploads only, and start-up says why.
  */
@@ -57,6 +58,13 @@ sealed interface WorkspaceDisk {
             loop.create(probe, MIN_BYTES);
             return loop;
         } catch (IOException e) {
+            if (DataDirFull.is(e)) {
+                // no room for a probe is no proof that loop mounts fail: the workspaces kept here are images to mount
+                // again, and a new one is refused as data_dir_full until there is room
+                System.getLogger(WorkspaceDisk.class.getName()).log(System.Logger.Level.WARNING, "the data directory "
+                        + dataDir + " is full: loop-mounted workspaces are assumed to work without a probe");
+                return loop;
+            }
             return new Unbounded("a loop-mounted workspace could not be made here: " + e.getMessage());
         } finally {
             loop.detach(probe);
@@ -71,8 +79,11 @@ sealed interface WorkspaceDisk {
             Path workspace = Files.createDirectory(sessionDir.resolve("workspace"));
             Path image = sessionDir.resolve(IMAGE);
             Files.createFile(image, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
-            try (var file = java.nio.channels.FileChannel.open(image, java.nio.file.StandardOpenOption.WRITE)) {
-                file.truncate(0).write(java.nio.ByteBuffer.allocate(1), Math.max(MIN_BYTES, bytes) - 1); // sparse
+            long size = Math.max(MIN_BYTES, bytes);
+            if (!allocate(image, size)) {
+                try (var file = java.nio.channels.FileChannel.open(image, java.nio.file.StandardOpenOption.WRITE)) {
+                    file.write(java.nio.ByteBuffer.allocate(1), size - 1); // sparse
+                }
             }
             // no reserved blocks, inode tables and journal zeroed lazily by the kernel: milliseconds, not seconds
             run(mkfs.toString(), "-q", "-F", "-m", "0", "-E", "lazy_itable_init=1,lazy_journal_init=1,nodiscard",
@@ -86,6 +97,13 @@ sealed interface WorkspaceDisk {
             Path image = sessionDir.resolve(IMAGE);
             Path workspace = sessionDir.resolve("workspace");
             if (Files.isRegularFile(image, java.nio.file.LinkOption.NOFOLLOW_LINKS) && !mounted(workspace)) {
+                try {
+                    allocate(image, Files.size(image)); // an image made sparse by an earlier version: its holes now
+                } catch (IOException e) {
+                    System.getLogger(WorkspaceDisk.class.getName()).log(System.Logger.Level.WARNING, "the workspace"
+                            + " image " + image + " stays sparse (a full data directory can fail its writes): "
+                            + e.getMessage());
+                }
                 mount(image, workspace);
             }
         }
@@ -115,6 +133,27 @@ sealed interface WorkspaceDisk {
         @Override
         public String describe() {
             return "each workspace a loop-mounted ext4 image of its quota (kernel-enforced)";
+        }
+
+        /**
+         * Gives the image all its blocks now. A sparse image would take them only as the workspace is written, and a
+         * data directory filled meanwhile (by other sessions, images, anything) would fail those writes under the
+         * workspace's file system: acknowledged uploads lost, its journal aborted. Allocated, a workspace is full only
+         * at its own quota, and a full data directory refuses a new session instead ({@code ENOSPC} here). Unwritten
+         * blocks cost no I/O. Data already in the image is kept (only holes are given blocks).
+         *
+         * @return false on a file system without {@code fallocate} (nothing done)
+         */
+        private static boolean allocate(Path image, long bytes) throws IOException {
+            try {
+                Linux.fallocate(image, 0, 0, bytes);
+                return true;
+            } catch (Linux.ErrnoException e) {
+                if (e.errno() != Linux.EOPNOTSUPP) {
+                    throw e;
+                }
+                return false;
+            }
         }
 
         private static void mount(Path image, Path workspace) throws IOException {

@@ -26,13 +26,13 @@ import java.util.function.UnaryOperator;
 
 /**
  * An HTTP proxy in front of a {@link TestRegistry} for the pull tests: forwards each request, records it, and on
- * demand cuts one response short (as a killed connection does), alters bodies, or answers blob GETs with a redirect to
- * "storage" it serves itself under another host name (as registries redirect to S3).
+ * demand cuts one response short (as a killed connection does), stalls one, sends blobs slowly, alters bodies, or answers
+ * blob GETs with a redirect to "storage" it serves itself under another host name (as registries redirect to S3).
  */
-final class TestProxy implements AutoCloseable {
+public final class TestProxy implements AutoCloseable {
     /** A request as it reached the proxy. */
-    record Seen(String method, String path, String range, String authorization) {
-        boolean isBlob() {
+    public record Seen(String method, String path, String range, String authorization) {
+        public boolean isBlob() {
             return path.contains("/blobs/sha256:");
         }
     }
@@ -55,6 +55,7 @@ final class TestProxy implements AutoCloseable {
     private volatile String redirectHost;
     private volatile boolean stall;
     private volatile boolean ignoreRanges;
+    private volatile long blobBytesPerSecond;
 
     private TestProxy(String upstreamHost) throws IOException {
         this.upstream = URI.create("http://" + upstreamHost + "/");
@@ -65,16 +66,16 @@ final class TestProxy implements AutoCloseable {
     }
 
     /** A proxy to {@code upstreamHost} (host:port, plain HTTP). */
-    static TestProxy start(String upstreamHost) throws IOException {
+    public static TestProxy start(String upstreamHost) throws IOException {
         return new TestProxy(upstreamHost);
     }
 
     /** {@code 127.0.0.1:PORT}. */
-    String host() {
+    public String host() {
         return "127.0.0.1:" + server.getAddress().getPort();
     }
 
-    List<Seen> requests() {
+    public List<Seen> requests() {
         return List.copyOf(seen);
     }
 
@@ -89,9 +90,14 @@ final class TestProxy implements AutoCloseable {
     }
 
     /** The next response whose path matches stops after {@code bytes} bytes of its body, the connection kept open. */
-    void stallOnce(Predicate<String> path, long bytes) {
+    public void stallOnce(Predicate<String> path, long bytes) {
         stall = true;
         cutOnce(path, bytes);
+    }
+
+    /** Blob bodies are sent at about {@code bytesPerSecond} (a slow link: the pull progresses, slowly). */
+    public void throttleBlobs(long bytesPerSecond) {
+        blobBytesPerSecond = bytesPerSecond;
     }
 
     /** Range headers are not forwarded: the registry answers every blob GET whole, as some servers do. */
@@ -136,7 +142,7 @@ final class TestProxy implements AutoCloseable {
                 cutPath = null;
                 cut(exchange, response);
             } else {
-                stream(exchange, response);
+                stream(exchange, response, request.isBlob() ? blobBytesPerSecond : 0);
             }
         }
     }
@@ -183,16 +189,37 @@ final class TestProxy implements AutoCloseable {
         }
     }
 
-    private static void stream(HttpExchange exchange, HttpResponse<InputStream> response) throws IOException {
+    /** Forwards the body, at about {@code bytesPerSecond} when it is positive. */
+    private static void stream(HttpExchange exchange, HttpResponse<InputStream> response, long bytesPerSecond)
+            throws IOException {
         copyHeaders(exchange, response.headers());
         boolean known = response.headers().firstValue("Content-Length").isPresent();
         long length = response.headers().firstValueAsLong("Content-Length").orElse(0);
         boolean none = exchange.getRequestMethod().equals("HEAD") || known && length == 0;
         exchange.sendResponseHeaders(response.statusCode(), none ? -1 : known ? length : 0);
         try (InputStream body = response.body(); OutputStream out = exchange.getResponseBody()) {
-            if (!none) {
-                body.transferTo(out);
+            if (none) {
+                return;
             }
+            if (bytesPerSecond <= 0) {
+                body.transferTo(out);
+                return;
+            }
+            byte[] buffer = new byte[64 * 1024];
+            long start = System.nanoTime();
+            long sent = 0;
+            for (int n; (n = body.read(buffer)) > 0; ) {
+                out.write(buffer, 0, n);
+                out.flush();
+                sent += n;
+                long ahead = sent * 1_000_000_000L / bytesPerSecond - (System.nanoTime() - start);
+                if (ahead > 0) {
+                    Thread.sleep(ahead / 1_000_000, (int) (ahead % 1_000_000)); // the link's pace, not a test's wait
+                }
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IOException("closed", e);
         }
     }
 

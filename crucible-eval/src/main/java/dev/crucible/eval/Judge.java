@@ -96,7 +96,8 @@ public final class Judge {
      * @throws RequestException for an unknown language, no test cases, too many, a bad comparison or limits
      */
     public Result evaluate(Request request) throws InterruptedException {
-        LanguageRuntime runtime = executor.runtimeFor(request.language(), request.image());
+        LanguageRuntime runtime = executor.runtimeFor(new ExecuteRequest(request.language(), null, null, null, null,
+                request.limits(), request.image())); // an image being pulled is waited for at most timeout_ms
         if (request.code() == null) {
             throw new RequestException(ErrorCode.INVALID_REQUEST, "code is required");
         }

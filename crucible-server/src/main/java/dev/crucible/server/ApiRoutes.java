@@ -35,7 +35,7 @@ final class ApiRoutes {
         Executor executor = services.executor();
         ExecuteRequest request = bodies.read(ctx, ExecuteRequest.class);
         // refused before any sandbox or turn is taken
-        Executor.limitsFor(executor.runtimeFor(request.language(), request.image()), request);
+        Executor.limitsFor(executor.runtimeFor(request), request);
         if (request.code() == null) {
             throw new RequestException(ErrorCode.INVALID_REQUEST, "code is required");
         }
