@@ -99,12 +99,16 @@ class KubernetesManifestsTest {
     }
 
     @Test
-    void probesAskHealthzAndLivenessOutlastsADrain() throws Exception {
+    void probesAskReadyzAndLivezAndLivenessOutlastsADrain() throws Exception {
         JsonNode c = container(rendered("."));
-        for (String probe : List.of("startupProbe", "readinessProbe", "livenessProbe")) {
-            assertThat(c.at("/" + probe + "/httpGet/path").asString()).as(probe).isEqualTo("/healthz");
+        // readiness: out of the Services while draining or a part is down; liveness and start-up: the process can go
+        // on by itself (never failed by a drain or a part being replaced)
+        Map<String, String> paths = Map.of("startupProbe", "/livez", "readinessProbe", "/readyz",
+                "livenessProbe", "/livez");
+        paths.forEach((probe, path) -> {
+            assertThat(c.at("/" + probe + "/httpGet/path").asString()).as(probe).isEqualTo(path);
             assertThat(c.at("/" + probe + "/httpGet/port").asString()).as(probe).isEqualTo("http");
-        }
+        });
         // a drain answers 503: out of the Services at the first one
         assertThat(c.at("/readinessProbe/failureThreshold").asInt()).isEqualTo(1);
         long grace = rendered(".").object("StatefulSet", "crucible")
