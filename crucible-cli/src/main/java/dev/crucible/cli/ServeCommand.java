@@ -22,7 +22,8 @@ import picocli.CommandLine.Spec;
 
 /** {@code crucible serve}: the HTTP service, until SIGTERM or Ctrl-C (then a graceful shutdown). */
 @Command(name = "serve", mixinStandardHelpOptions = true,
-        description = {"Serve the HTTP API (POST /v1/execute, GET /v1/runtimes, /healthz, /metrics, /openapi.json).",
+        description = {"Serve the HTTP API (POST /v1/execute, GET /v1/runtimes, /readyz, /livez, /healthz, /metrics,"
+                + " /openapi.json).",
             "Tokens come from CRUCIBLE_TOKENS (comma-separated); without one only loopback is allowed."})
 final class ServeCommand implements Callable<Integer> {
     @Spec
