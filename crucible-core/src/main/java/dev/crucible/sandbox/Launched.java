@@ -154,6 +154,8 @@ final class Launched implements Sandbox.Launch {
      * uses some.
      */
     static final long TAKE_MS = 2_000;
+    /** Runs with a shorter time limit are not judged untaken: a busy host may not schedule an agent that soon. */
+    static final long TAKE_FLOOR_MS = 200;
     /** How long a killed sandbox may take to end before its supervision gives up on it. */
     static final long KILL_MS = 3_000;
 
@@ -178,7 +180,8 @@ final class Launched implements Sandbox.Launch {
             this.takeBy = start + TimeUnit.MILLISECONDS.toNanos(Math.min(TAKE_MS, limits.timeoutMs()));
             this.cpuBudget = TimeUnit.MILLISECONDS.toNanos(limits.cpuMs());
             this.cpuStart = cpuStart;
-            this.taken = group == null || cpuStart < 0; // without a cgroup's CPU count there is nothing to tell by
+            // without a cgroup's CPU count there is nothing to tell by; a run shorter than TAKE_FLOOR_MS just times out
+            this.taken = group == null || cpuStart < 0 || limits.timeoutMs() < TAKE_FLOOR_MS;
         }
 
         long pollMs(long now) {
