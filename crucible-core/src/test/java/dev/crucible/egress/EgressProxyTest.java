@@ -111,7 +111,7 @@ class EgressProxyTest {
         return new Curl(process.exitValue(), new String(out, StandardCharsets.ISO_8859_1), err);
     }
 
-    private static EgressDecision awaitDecision(EgressProxy proxy, Predicate<EgressDecision> which)
+    static EgressDecision awaitDecision(EgressProxy proxy, Predicate<EgressDecision> which)
             throws InterruptedException {
         for (int i = 0; i < 500; i++) {
             for (EgressDecision decision : proxy.decisions()) {

@@ -14,6 +14,7 @@ import java.io.IOException;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.time.InstantSource;
 import java.util.ArrayList;
 import java.util.List;
@@ -23,6 +24,8 @@ import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 /**
  * Egress from a real sandbox: the program reaches the proxy on its own {@code 127.0.0.1:3128} (through the variables
@@ -230,6 +233,28 @@ class EgressSandboxTest {
                     print('inet', e.errno)
                 """), Limits.DEFAULT));
         assertThat(out(r)).contains("None").contains("inet 97");
+    }
+
+    /**
+     * A run killed at its deadline while its connection to an origin stalls: the proxy (which lives on, as a session's
+     * does) lets go of the connection when the sandbox ends, not an idle timeout later.
+     */
+    @ParameterizedTest
+    @EnumSource(StalledOrigin.Stall.class)
+    void aSandboxThatEndsWhileItsOriginStallsHasItsConnectionClosed(StalledOrigin.Stall stall) throws Exception {
+        try (StalledOrigin stalled = StalledOrigin.start(HOST, stall)) {
+            EgressProxy proxy = proxy(stalled.allowEntry());
+            SandboxResult r = sandbox().run(SandboxSpec.of(List.of(PYTHON, "-c", stalled.waitingProgram()),
+                    Limits.DEFAULT.with(2_000L, null, null, null, null)).withEgress(proxy));
+            assertThat(r.verdict()).as(out(r)).isEqualTo(Verdict.TIMEOUT);
+            assertThat(out(r)).startsWith("HTTP/1.1 200").doesNotContain("answered");
+            assertThat(stalled.stalled()).isEqualTo(1);
+            assertThat(stalled.heldAfter(Duration.ofSeconds(10))).as("connections to the origin the proxy still holds")
+                    .isZero();
+            EgressDecision decision = EgressProxyTest.awaitDecision(proxy, d -> true);
+            assertThat(decision.ending()).isEqualTo(EgressEnding.PROXY_CLOSED);
+            assertThat(proxy.counters().open()).isZero();
+        }
     }
 
     @Test

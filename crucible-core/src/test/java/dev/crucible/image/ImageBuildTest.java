@@ -148,7 +148,8 @@ class ImageBuildTest {
                 () -> "skipped: " + TestHost.crucible().sandbox().egressUnavailable());
         try (PackageIndex index = PackageIndex.start(HOST)) {
             String wheel = "http://" + index.allowEntry() + "/files/crucible_demo_b-1.0-py3-none-any.whl";
-            String fetch = "python3 -c \"import urllib.request; urllib.request.urlretrieve('" + wheel + "', '/opt/b.whl')\"";
+            String fetch = "python3 -c \"import urllib.request; urllib.request.urlretrieve('" + wheel
+                    + "', '/opt/b.whl')\"";
             ImageBuilder withEgress = new ImageBuilder(store, TestHost.crucible().sandbox(),
                     ImageBuilder.Options.defaults().withEgress(EgressPolicy.parse(index.allowEntry())));
             Recorder recorder = new Recorder();

@@ -43,8 +43,8 @@ import org.junit.jupiter.api.extension.ExtensionContext;
  * <p>A JUnit extension: {@code @RegisterExtension static final NetnsHost HOST = NetnsHost.extension();} makes the host
  * when a test (or a {@code @BeforeAll} method) first uses it, and removes it after the class's {@code @AfterAll}
  * methods; the test that uses it (or the whole class, from {@code @BeforeAll}) is skipped, with the reason printed,
- * only when this JVM is not root or iproute2's {@code ip} is missing: the class's other tests still run. {@link #open()}
- * makes one outside JUnit (a benchmark's main). Thread-safe.
+ * only when this JVM is not root or iproute2's {@code ip} is missing: the class's other tests still run.
+ * {@link #open()} makes one outside JUnit (a benchmark's main). Thread-safe.
  */
 public final class NetnsHost implements AfterAllCallback, AutoCloseable {
     static final String RANGE = "10.231";
@@ -174,7 +174,8 @@ public final class NetnsHost implements AfterAllCallback, AutoCloseable {
 
     /**
      * The JDK's HTTP server on the host's address, port 0, not started: the caller adds its contexts and starts it
-     * (its listening socket is made here, in the namespace). Stopped with the host if not before.
+     * (its listening socket is made here, in the namespace, when it is created; so is its idle timer's thread, which
+     * makes no socket). Stopped with the host if not before.
      */
     public HttpServer httpServer() throws IOException {
         HttpServer server = inside(() -> HttpServer.create(new InetSocketAddress(address(), 0), 0));
@@ -338,7 +339,8 @@ public final class NetnsHost implements AfterAllCallback, AutoCloseable {
     }
 
     private static String text(int address) {
-        return (address >>> 24) + "." + ((address >>> 16) & 0xff) + "." + ((address >>> 8) & 0xff) + "." + (address & 0xff);
+        return (address >>> 24) + "." + ((address >>> 16) & 0xff) + "." + ((address >>> 8) & 0xff) + "."
+                + (address & 0xff);
     }
 
     /** Runs {@code command}; its output, or an IOException with it when it fails. */
