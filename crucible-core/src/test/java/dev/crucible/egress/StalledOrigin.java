@@ -14,7 +14,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
-import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 
 /**
@@ -35,7 +34,6 @@ public final class StalledOrigin implements AutoCloseable {
     private final NetnsHost host;
     private final Stall stall;
     private final List<SocketChannel> stalled = new CopyOnWriteArrayList<>();
-    private final Semaphore reached = new Semaphore(0);
 
     private StalledOrigin(ServerSocketChannel listener, NetnsHost host, Stall stall) {
         this.listener = listener;
@@ -95,21 +93,12 @@ public final class StalledOrigin implements AutoCloseable {
         return stalled.size();
     }
 
-    /** Waits until {@code n} connections have reached their stall, at most {@code bound}; whether they did. */
-    public boolean awaitStalled(int n, Duration bound) throws InterruptedException {
-        if (!reached.tryAcquire(n, bound.toMillis(), TimeUnit.MILLISECONDS)) {
-            return false;
-        }
-        reached.release(n);
-        return true;
-    }
-
     /**
-     * Waits until the peer (the proxy) has closed every stalled connection for good, at most {@code bound} in all:
-     * reads to the end of the stream (the peer's FIN), then sends one byte, which a closed socket answers with a reset
-     * and a socket only shut for writing (still held by the proxy) takes in silence. A reset connection leaves the
-     * kernel's table of the host's connections ({@code /proc/net/tcp} read in the namespace); a held one stays there in
-     * CLOSE_WAIT. (Reading does not tell: after the FIN a read returns the end of the stream, never the reset.)
+     * Waits until the peer (the proxy) has let go of every stalled connection, at most {@code bound} in all: the origin
+     * reads to the end of the stream (the peer's FIN), and no process on this machine holds the peer's end any more
+     * (the kernel lists it with no inode, or not at all). The FIN alone does not tell: a proxy that only shut its
+     * side for writing still holds the socket, a thread and a place under its cap; and a byte sent to tell would be
+     * taken by a proxy still reading, or would make it notice its client is gone.
      *
      * @return how many connections the peer still held when the bound passed
      */
@@ -132,30 +121,35 @@ public final class StalledOrigin implements AutoCloseable {
                 int left = (int) Math.max(1, TimeUnit.NANOSECONDS.toMillis(end - System.nanoTime()));
                 connection.socket().setSoTimeout(left);
             } while (in.read(buffer) >= 0);
-            connection.write(ByteBuffer.wrap(new byte[] {'?'}));
         } catch (SocketTimeoutException e) {
             return false; // not even shut for writing
         } catch (IOException e) {
-            return true; // reset already
+            // reset: the peer closed with bytes unread; whether its socket is gone is told below
         }
         int peerPort = ((InetSocketAddress) connection.getRemoteAddress()).getPort();
-        while (System.nanoTime() < end) {
-            if (!listed(port(), peerPort)) {
-                return true;
+        while (heldHere(peerPort, port())) {
+            if (System.nanoTime() > end) {
+                return false;
             }
             Thread.sleep(20);
         }
-        return false;
+        return true;
     }
 
-    /** Whether the host's kernel lists a TCP connection from {@code localPort} to {@code peerPort}. */
-    private boolean listed(int localPort, int peerPort) throws IOException {
-        // sl local_address rem_address st ...: "0: 02E7E70A:9387 01E7E70A:C7E0 08 ...", ports in hex
-        for (String line : host.inside(() -> Files.readAllLines(Path.of("/proc/thread-self/net/tcp")))) {
-            String[] fields = line.trim().split("\\s+");
-            if (fields.length > 3 && fields[1].endsWith(String.format(":%04X", localPort))
-                    && fields[2].endsWith(String.format(":%04X", peerPort))) {
-                return true;
+    /**
+     * Whether a process on this machine holds a TCP socket from {@code localPort} to {@code remotePort}: the kernel's
+     * table lists it with its inode, 0 once closed by its owner (an orphan on its way out, or TIME_WAIT). Read by a
+     * thread of this machine's namespace; the JDK's sockets are IPv6 ones, so both tables.
+     */
+    private static boolean heldHere(int localPort, int remotePort) throws IOException {
+        // sl local_address rem_address st tx_queue:rx_queue tr:when retrnsmt uid timeout inode ...; ports in hex
+        for (String table : List.of("tcp", "tcp6")) {
+            for (String line : Files.readAllLines(Path.of("/proc/thread-self/net", table))) {
+                String[] fields = line.trim().split("\\s+");
+                if (fields.length > 9 && fields[1].endsWith(String.format(":%04X", localPort))
+                        && fields[2].endsWith(String.format(":%04X", remotePort)) && !fields[9].equals("0")) {
+                    return true;
+                }
             }
         }
         return false;
@@ -182,7 +176,6 @@ public final class StalledOrigin implements AutoCloseable {
                 }
             }
             stalled.add(connection);
-            reached.release();
         } catch (IOException e) {
             closeQuietly(connection);
         }
