@@ -59,6 +59,7 @@ crucible_ensure_test_packages() {
   command -v getfattr >/dev/null 2>&1 || missing+=(attr)                   # no xattr survives unpacking
   /usr/bin/python3 -m pip --version >/dev/null 2>&1 || missing+=(python3-pip) # pip install through the egress proxy
   [ -x /usr/sbin/haproxy ] || missing+=(haproxy)                          # replicas behind a balancer (ReplicasIT)
+  [ -x /usr/sbin/ip ] || [ -x /sbin/ip ] || missing+=(iproute2)            # test hosts: a network namespace each (NetnsHost)
   command -v podman >/dev/null 2>&1 || missing+=(podman)                   # ContainerIT runs the image under podman
   [ -x /usr/sbin/runc ] || missing+=(runc)     # crun 1.8 refuses hybrid cgroup hosts; ContainerIT uses runc there
   [ ${#missing[@]} -eq 0 ] && return 0

@@ -12,7 +12,7 @@ public enum EgressEnding {
     IDLE_TIMEOUT,
     /** A read or write failed (a reset, a broken pipe). */
     ERROR,
-    /** The proxy was closed (the sandbox ended). */
+    /** The sandbox ended, or its proxy was closed, while the connection was open: both sides were closed. */
     PROXY_CLOSED,
     /** The session dropped its egress for good while the connection was open. */
     LOCKED;

@@ -110,13 +110,20 @@ public final class EgressProxy implements AutoCloseable {
     /**
      * Answers connections on {@code listener}, already bound and listening (a sandbox's loopback listener, made in its
      * network namespace), until the returned handle or the proxy is closed. One proxy may serve several listeners in
-     * turn (a session's sandbox, started again). Closing the handle also closes {@code companion} (the namespace's
-     * descriptor), at once if the proxy is already closed.
+     * turn (a session's sandbox, started again). Closing the handle (the sandbox has ended) also closes every
+     * connection accepted on {@code listener} ({@link EgressEnding#PROXY_CLOSED}): no client of it is left, and an
+     * origin that stalls would otherwise hold the connection, a thread and a place under the cap until the idle
+     * timeout. It closes {@code companion} (the namespace's descriptor) too, at once if the proxy is already closed.
      */
     public AutoCloseable serve(ServerSocketChannel listener, String name, AutoCloseable companion) throws IOException {
         AutoCloseable handle = () -> {
             listeners.remove(listener);
             closeQuietly(listener);
+            for (ProxyConnection connection : live) {
+                if (connection.acceptedOn(listener)) {
+                    connection.close(EgressEnding.PROXY_CLOSED);
+                }
+            }
             closeQuietly(companion);
         };
         companions.add(handle);
@@ -185,9 +192,9 @@ public final class EgressProxy implements AutoCloseable {
                     continue;
                 }
             }
-            ProxyConnection connection = new ProxyConnection(this, client, admit);
+            ProxyConnection connection = new ProxyConnection(this, client, admit, server);
             live.add(connection);
-            if (closed) {
+            if (closed || !server.isOpen()) { // closed while this one was accepted: it was not among those closed
                 connection.close(EgressEnding.PROXY_CLOSED);
             }
             Thread.ofPlatform().daemon().name("crucible-egress").start(connection);

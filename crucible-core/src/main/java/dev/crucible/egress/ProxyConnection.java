@@ -5,6 +5,7 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.UnknownHostException;
 import java.nio.ByteBuffer;
+import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
@@ -20,14 +21,21 @@ final class ProxyConnection implements Runnable {
     private final EgressProxy proxy;
     private final SocketChannel client;
     private final boolean admitted;
+    private final ServerSocketChannel listener;
     private volatile SocketChannel upstream;
     private volatile long lastActive = System.nanoTime();
     private volatile EgressEnding forced;
 
-    ProxyConnection(EgressProxy proxy, SocketChannel client, boolean admitted) {
+    ProxyConnection(EgressProxy proxy, SocketChannel client, boolean admitted, ServerSocketChannel listener) {
         this.proxy = proxy;
         this.client = client;
         this.admitted = admitted;
+        this.listener = listener;
+    }
+
+    /** Whether the client came through {@code listener}. */
+    boolean acceptedOn(ServerSocketChannel listener) {
+        return this.listener == listener;
     }
 
     @Override
@@ -92,9 +100,11 @@ final class ProxyConnection implements Runnable {
                 started = relay.send(head.rest());
             }
             EgressEnding ending = started ? relay.run(!head.isConnect()) : relay.ending();
-            EgressEnding cause = forced;
+            // a close from outside shows in the relay as a failed read or write; one that came after the relay had
+            // ended on its own (the sandbox ended just after its program read the last byte) changed nothing
+            EgressEnding cause = forced != null && ending == EgressEnding.ERROR ? forced : ending;
             proxy.record(new EgressDecision(judged, EgressReason.ALLOWED, head.method(), target.host(),
-                    target.port(), address, AddressRules.classify(address), cause != null ? cause : ending,
+                    target.port(), address, AddressRules.classify(address), cause,
                     relay.sent.get(), relay.received.get()), relay.sent.get(), relay.received.get());
         }
     }

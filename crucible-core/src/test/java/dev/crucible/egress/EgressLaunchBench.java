@@ -4,6 +4,7 @@ import dev.crucible.Crucible;
 import dev.crucible.exec.ExecuteRequest;
 import dev.crucible.exec.ExecuteResult;
 import dev.crucible.sandbox.SandboxConfig;
+import dev.crucible.testhost.NetnsHost;
 import java.time.InstantSource;
 import java.util.Arrays;
 import java.util.List;
@@ -11,7 +12,8 @@ import java.util.List;
 /**
  * Prints what egress costs a run (a benchmark: run on purpose, never by the test suite): the wall time of a cold
  * {@code print(1)} with and without {@code network} (the namespace, the listener and the proxy made for it), and of
- * a first request from inside the sandbox to a real index through the proxy, against the same request from the host.
+ * a first request from inside the sandbox to a real index through the proxy, against the same request from the host
+ * (the index runs on a {@link NetnsHost}).
  * Needs root. Usage: {@code java -cp classes:test-classes:DEPS dev.crucible.egress.EgressLaunchBench [ROUNDS]}.
  */
 final class EgressLaunchBench {
@@ -20,7 +22,8 @@ final class EgressLaunchBench {
     public static void main(String[] args) throws Exception {
         int rounds = args.length > 0 ? Integer.parseInt(args[0]) : 40;
         try (Crucible engine = Crucible.start(SandboxConfig.defaults().withSlots(2), null);
-                PackageIndex index = PackageIndex.start()) {
+                NetnsHost testHost = NetnsHost.open();
+                PackageIndex index = PackageIndex.start(testHost)) {
             engine.executor().useEgress(Egress.of(EgressPolicy.parse(index.allowEntry()), EgressResolver.system(),
                     EgressLimits.defaults(), InstantSource.system()));
             NetworkRequest network = NetworkRequest.allow(List.of(index.allowEntry()));

@@ -4,12 +4,10 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.tuple;
 
 import com.sun.net.httpserver.HttpServer;
+import dev.crucible.testhost.NetnsHost;
 import java.io.IOException;
-import java.net.Inet4Address;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
-import java.net.NetworkInterface;
-import java.net.SocketException;
 import java.net.StandardProtocolFamily;
 import java.net.UnixDomainSocketAddress;
 import java.net.UnknownHostException;
@@ -30,16 +28,19 @@ import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The egress proxy against a real loopback origin, with curl as the client (and a Java client over the unix socket).
- * The origin is on 127.0.0.1: it is reached only where the test policy lists {@code 127.0.0.1:PORT} verbatim.
+ * The origin is on 127.0.0.1: it is reached only where the test policy lists {@code 127.0.0.1:PORT} verbatim. A private
+ * origin, on a {@link NetnsHost}, is reached the same way: only at its address listed verbatim.
  */
 class EgressProxyTest {
+    @RegisterExtension
+    static final NetnsHost HOST = NetnsHost.extension();
     private static final int BIG = 4 * 1024 * 1024;
     private static HttpServer origin;
     private static int port;
@@ -53,7 +54,7 @@ class EgressProxyTest {
             case "origin.test", "sneaky.test" -> List.of(InetAddress.getByName("127.0.0.1"));
             case "metadata.test" -> List.of(InetAddress.getByName("169.254.169.254"));
             case "mixed.test" -> List.of(InetAddress.getByName("1.1.1.1"), InetAddress.getByName("127.0.0.1"));
-            case "own.test" -> List.of(ownAddress());
+            case "private.test" -> List.of(HOST.address());
             default -> throw new UnknownHostException(host);
         };
         return addresses;
@@ -61,7 +62,7 @@ class EgressProxyTest {
 
     @BeforeAll
     static void startOrigin() throws IOException {
-        origin = TestOrigin.start("127.0.0.1", exchange -> {
+        origin = TestOrigin.loopback(exchange -> {
             seen.add(exchange.getRequestMethod() + " " + exchange.getRequestURI() + " host="
                     + exchange.getRequestHeaders().getFirst("Host"));
             return exchange.getRequestURI().getPath().equals("/big") ? new byte[BIG]
@@ -110,7 +111,7 @@ class EgressProxyTest {
         return new Curl(process.exitValue(), new String(out, StandardCharsets.ISO_8859_1), err);
     }
 
-    private static EgressDecision awaitDecision(EgressProxy proxy, Predicate<EgressDecision> which)
+    static EgressDecision awaitDecision(EgressProxy proxy, Predicate<EgressDecision> which)
             throws InterruptedException {
         for (int i = 0; i < 500; i++) {
             for (EgressDecision decision : proxy.decisions()) {
@@ -206,16 +207,23 @@ class EgressProxyTest {
     }
 
     @Test
-    void theHostsOwnAddressIsRefusedUnlistedAndForbiddenBehindAListedName() throws Exception {
-        InetAddress own = ownAddress();
-        Assumptions.assumeTrue(AddressRules.classify(own).forbidden(), "this host's address is public: " + own);
-        EgressProxy proxy = proxy("own.test:PORT");
+    void aPrivateAddressIsRefusedUnlistedAndBehindAListedNameAndReachedOnlyWhenListedVerbatim() throws Exception {
+        HttpServer privateOrigin = TestOrigin.on(HOST, exchange -> "hello from the private origin\n"
+                .getBytes(StandardCharsets.US_ASCII));
+        String at = HOST.host() + ":" + privateOrigin.getAddress().getPort();
+        String named = "private.test:" + privateOrigin.getAddress().getPort();
+        EgressProxy proxy = proxy(named);
         InetSocketAddress listener = proxy.listenLoopback();
-        assertRefused(curl(listener, "http://" + own.getHostAddress() + ":PORT/"), 403, "not on this sandbox's");
-        assertRefused(curl(listener, "http://own.test:PORT/"), 403, "resolves to an address the sandbox may not reach ("
-                + own.getHostAddress() + " is ");
+        assertRefused(curl(listener, "http://" + at + "/"), 403, "not on this sandbox's");
+        assertRefused(curl(listener, "http://" + named + "/"), 403, "resolves to an address the sandbox may not reach ("
+                + HOST.host() + " is private)");
         assertThat(proxy.decisions()).extracting(EgressDecision::reason)
                 .containsExactly(EgressReason.NOT_LISTED, EgressReason.FORBIDDEN_ADDRESS);
+
+        EgressProxy listed = proxy(named + ", " + at);
+        Curl reached = curl(listed.listenLoopback(), "http://" + named + "/");
+        assertThat(reached.out()).isEqualTo("hello from the private origin\n");
+        assertThat(onlyDecision(listed).addressClass()).isEqualTo(AddressClass.PRIVATE);
     }
 
     @Test
@@ -373,16 +381,6 @@ class EgressProxyTest {
             if (headEnd >= 0 && length >= 0 && text.length() - headEnd == length) {
                 return text.toString();
             }
-        }
-    }
-
-    private static InetAddress ownAddress() throws UnknownHostException {
-        try {
-            return NetworkInterface.networkInterfaces().flatMap(NetworkInterface::inetAddresses)
-                    .filter(a -> a instanceof Inet4Address && !a.isLoopbackAddress()).findFirst()
-                    .orElseThrow(() -> new UnknownHostException("this host has no non-loopback IPv4 address"));
-        } catch (SocketException e) {
-            throw new UnknownHostException(e.getMessage());
         }
     }
 }

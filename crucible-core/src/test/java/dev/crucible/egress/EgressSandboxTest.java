@@ -9,10 +9,12 @@ import dev.crucible.sandbox.Sandbox;
 import dev.crucible.sandbox.SandboxResult;
 import dev.crucible.sandbox.SandboxSpec;
 import dev.crucible.sandbox.Verdict;
+import dev.crucible.testhost.NetnsHost;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.UnknownHostException;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.time.InstantSource;
 import java.util.ArrayList;
 import java.util.List;
@@ -21,15 +23,21 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.EnumSource;
 
 /**
  * Egress from a real sandbox: the program reaches the proxy on its own {@code 127.0.0.1:3128} (through the variables
  * the launch sets), and nothing else. The origin is a real HTTP server on the host's loopback, reachable only where a
  * test policy lists {@code 127.0.0.1:PORT} verbatim; names are a fixed table ({@link EgressResolver}), which is how a
- * hostile DNS answer is staged.
+ * hostile DNS answer is staged. Origins on a private address ({@link NetnsHost}) stand for the machine's network:
+ * reachable from the host, never from the sandbox.
  */
 class EgressSandboxTest {
     private static final String PYTHON = "/usr/bin/python3";
+    @RegisterExtension
+    static final NetnsHost HOST = NetnsHost.extension();
     private static HttpServer origin;
     private static int port;
     private final List<EgressProxy> proxies = new ArrayList<>();
@@ -42,9 +50,15 @@ class EgressSandboxTest {
 
     @BeforeAll
     static void startOrigin() throws IOException {
-        origin = TestOrigin.start("0.0.0.0",
+        origin = TestOrigin.loopback(
                 exchange -> ("hello " + exchange.getRequestURI().getPath() + "\n").getBytes(StandardCharsets.US_ASCII));
         port = origin.getAddress().getPort();
+    }
+
+    /** An origin on the test host's private address; its {@code HOST:PORT}. */
+    private static String privateOrigin() throws IOException {
+        HttpServer server = TestOrigin.on(HOST, exchange -> "private\n".getBytes(StandardCharsets.US_ASCII));
+        return HOST.host() + ":" + server.getAddress().getPort();
     }
 
     @AfterAll
@@ -128,16 +142,14 @@ class EgressSandboxTest {
     @Test
     void everyUnlistedOrForbiddenTargetIsRefusedWithItsReason() throws Exception {
         EgressProxy proxy = proxy("origin.test:PORT, 127.0.0.1:PORT, sneaky.test:PORT, metadata.test:80");
-        String own = ownAddress();
+        String unlisted = privateOrigin();
         assertThat(fetch(proxy, "http://elsewhere.test:PORT/")).startsWith("refused 403 not_listed");
         assertThat(fetch(proxy, "http://origin.test:1/")).startsWith("refused 403 port_not_listed");
         assertThat(connect(proxy, "127.0.0.1:22")).startsWith("HTTP/1.1 403");
         assertThat(connect(proxy, "169.254.169.254:80")).startsWith("HTTP/1.1 403");
         assertThat(fetch(proxy, "http://metadata.test/latest/meta-data/")).startsWith("refused 403 forbidden_address");
         assertThat(connect(proxy, "evil.test:443")).startsWith("HTTP/1.1 403");
-        if (own != null) {
-            assertThat(connect(proxy, own + ":" + port)).startsWith("HTTP/1.1 403");
-        }
+        assertThat(connect(proxy, unlisted)).as("a private address not listed").startsWith("HTTP/1.1 403");
         // sneaky.test is listed on the origin's port, but resolves to loopback on a port not listed verbatim
         EgressProxy narrow = proxy("sneaky.test:PORT");
         assertThat(fetch(narrow, "http://sneaky.test:PORT/")).startsWith("refused 403 forbidden_address");
@@ -146,8 +158,8 @@ class EgressSandboxTest {
 
     @Test
     void withoutTheProxyNothingLeavesTheSandbox() throws Exception {
-        EgressProxy proxy = proxy("origin.test:PORT, 127.0.0.1:PORT");
-        String own = ownAddress();
+        String reachable = privateOrigin();
+        EgressProxy proxy = proxy("origin.test:PORT, 127.0.0.1:PORT, " + reachable);
         SandboxResult r = python(proxy, """
                 import socket
                 def tcp(host, port):
@@ -157,7 +169,7 @@ class EgressSandboxTest {
                         return type(e).__name__ + ' ' + str(e.errno)
                 print('tcp-out', tcp('1.1.1.1', 443))
                 print('tcp-host-loopback', tcp('127.0.0.1', PORT))
-                print('tcp-own', tcp('OWN', PORT) if 'OWN' != 'None' else 'tcp-own skipped')
+                print('tcp-private', tcp('PRIVATE_HOST', PRIVATE_PORT))
                 u = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
                 try:
                     u.sendto(b'x', ('8.8.8.8', 53)); print('udp sent')
@@ -175,11 +187,12 @@ class EgressSandboxTest {
                     socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, 0); print('netlink socket made')
                 except OSError as e:
                     print('netlink', e.errno)
-                """.replace("OWN", String.valueOf(own)));
+                """.replace("PRIVATE_HOST", HOST.host()).replace("PRIVATE_PORT", reachable.split(":")[1]));
         String out = out(r);
         assertThat(out).contains("tcp-out OSError 101"); // ENETUNREACH: only loopback here
         assertThat(out).contains("tcp-host-loopback ConnectionRefusedError 111"); // the host's loopback is not this one
-        assertThat(out).doesNotContain("tcp-own connected");
+        assertThat(out).as("listed, but only for the proxy: no route from the sandbox")
+                .contains("tcp-private OSError 101");
         assertThat(out).contains("udp 101").contains("dns failed").contains("packet 97").contains("netlink 97");
         assertThat(proxy.decisions()).isEmpty();
     }
@@ -222,16 +235,32 @@ class EgressSandboxTest {
         assertThat(out(r)).contains("None").contains("inet 97");
     }
 
+    /**
+     * A run killed at its deadline while its connection to an origin stalls: the proxy (which lives on, as a session's
+     * does) lets go of the connection when the sandbox ends, not an idle timeout later.
+     */
+    @ParameterizedTest
+    @EnumSource(StalledOrigin.Stall.class)
+    void aSandboxThatEndsWhileItsOriginStallsHasItsConnectionClosed(StalledOrigin.Stall stall) throws Exception {
+        try (StalledOrigin stalled = StalledOrigin.start(HOST, stall)) {
+            EgressProxy proxy = proxy(stalled.allowEntry());
+            SandboxResult r = sandbox().run(SandboxSpec.of(List.of(PYTHON, "-c", stalled.waitingProgram()),
+                    Limits.DEFAULT.with(2_000L, null, null, null, null)).withEgress(proxy));
+            assertThat(r.verdict()).as(out(r)).isEqualTo(Verdict.TIMEOUT);
+            assertThat(out(r)).startsWith("HTTP/1.1 200").doesNotContain("answered");
+            assertThat(stalled.stalled()).isEqualTo(1);
+            assertThat(stalled.heldAfter(Duration.ofSeconds(10))).as("connections to the origin the proxy still holds")
+                    .isZero();
+            EgressDecision decision = EgressProxyTest.awaitDecision(proxy, d -> true);
+            assertThat(decision.ending()).isEqualTo(EgressEnding.PROXY_CLOSED);
+            assertThat(proxy.counters().open()).isZero();
+        }
+    }
+
     @Test
     void aLockedProxyRefusesEverythingAfterwards() throws Exception {
         EgressProxy proxy = proxy("origin.test:PORT, 127.0.0.1:PORT");
         proxy.lock();
         assertThat(fetch(proxy, "http://origin.test:PORT/")).startsWith("refused 403 not_listed");
-    }
-
-    /** A non-loopback IPv4 address of this host, or null when it has none. */
-    static String ownAddress() throws IOException {
-        String own = PackageIndex.ownAddress();
-        return own.equals("127.0.0.1") ? null : own;
     }
 }

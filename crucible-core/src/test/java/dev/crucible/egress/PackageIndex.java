@@ -5,10 +5,7 @@ import com.sun.net.httpserver.HttpServer;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.OutputStream;
-import java.net.Inet4Address;
-import java.net.InetAddress;
-import java.net.InetSocketAddress;
-import java.net.NetworkInterface;
+import dev.crucible.testhost.NetnsHost;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -26,11 +23,10 @@ import org.apache.commons.compress.archivers.tar.TarArchiveEntry;
 import org.apache.commons.compress.archivers.tar.TarArchiveOutputStream;
 
 /**
- * A real package index on this host for the egress tests: a PyPI "simple" index (PEP 503) serving two pure-Python
- * wheels built here ({@code crucible-demo-a}, which requires {@code crucible-demo-b}), and an npm registry (a registry
- * document and its tarball) for {@code crucible-demo}. It listens on every address and is reached at the host's own
- * non-loopback address when it has one (a private index on the LAN, which the operator lists verbatim), else at
- * 127.0.0.1. It records every path asked for.
+ * A real package index for the egress tests: a PyPI "simple" index (PEP 503) serving two pure-Python wheels built here
+ * ({@code crucible-demo-a}, which requires {@code crucible-demo-b}), and an npm registry (a registry document and its
+ * tarball) for {@code crucible-demo}. It runs on a {@link NetnsHost}, a private address of a network namespace of the
+ * test's (a private index on the LAN, which the operator lists verbatim). It records every path asked for.
  */
 public final class PackageIndex implements AutoCloseable {
     private final HttpServer server;
@@ -38,21 +34,22 @@ public final class PackageIndex implements AutoCloseable {
     private final Map<String, byte[]> files = new LinkedHashMap<>();
     private final List<String> requests = new CopyOnWriteArrayList<>();
 
-    private PackageIndex(String host) throws IOException {
-        this.host = host;
-        this.server = HttpServer.create(new InetSocketAddress(InetAddress.getByName("0.0.0.0"), 0), 0);
-        server.setExecutor(Executors.newVirtualThreadPerTaskExecutor());
-        server.createContext("/", this::answer);
+    private PackageIndex(HttpServer server) {
+        this.server = server;
+        this.host = server.getAddress().getAddress().getHostAddress();
     }
 
-    public static PackageIndex start() throws IOException {
-        PackageIndex index = new PackageIndex(ownAddress());
-        index.build();
+    /** Builds the packages and serves them on {@code on}, at its address and a free port. */
+    public static PackageIndex start(NetnsHost on) throws IOException {
+        PackageIndex index = new PackageIndex(on.httpServer());
+        index.build(); // before the server starts: its handlers then read the files without a lock
+        index.server.setExecutor(Executors.newVirtualThreadPerTaskExecutor());
+        index.server.createContext("/", index::answer);
         index.server.start();
         return index;
     }
 
-    /** The address clients use: the host's own non-loopback IPv4 address, else 127.0.0.1. */
+    /** The address clients use: the test host's. */
     public String host() {
         return host;
     }
@@ -172,18 +169,6 @@ public final class PackageIndex implements AutoCloseable {
         } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException(e);
         }
-    }
-
-    /** A non-loopback IPv4 address of this host, else 127.0.0.1. */
-    static String ownAddress() throws IOException {
-        for (NetworkInterface nic : NetworkInterface.networkInterfaces().toList()) {
-            for (InetAddress address : nic.inetAddresses().toList()) {
-                if (address instanceof Inet4Address && !address.isLoopbackAddress() && nic.isUp()) {
-                    return address.getHostAddress();
-                }
-            }
-        }
-        return "127.0.0.1";
     }
 
     @Override

@@ -2,6 +2,7 @@ package dev.crucible.egress;
 
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
+import dev.crucible.testhost.NetnsHost;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.net.InetAddress;
@@ -9,13 +10,21 @@ import java.net.InetSocketAddress;
 import java.util.concurrent.Executors;
 import java.util.function.Function;
 
-/** A real HTTP origin for the egress tests: the JDK's server on {@code bind}, port 0, one body per request. */
+/** A real HTTP origin for the egress tests: the JDK's server, port 0, one body per request. */
 final class TestOrigin {
     private TestOrigin() {}
 
-    /** Starts a server answering 200 with {@code body}'s bytes for each exchange; the caller stops it. */
-    static HttpServer start(String bind, Function<HttpExchange, byte[]> body) throws IOException {
-        HttpServer server = HttpServer.create(new InetSocketAddress(InetAddress.getByName(bind), 0), 0);
+    /** On this machine's loopback: answers 200 with {@code body}'s bytes for each exchange; the caller stops it. */
+    static HttpServer loopback(Function<HttpExchange, byte[]> body) throws IOException {
+        return serve(HttpServer.create(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 0), body);
+    }
+
+    /** The same on a test host's address (stopped with the host if not before). */
+    static HttpServer on(NetnsHost host, Function<HttpExchange, byte[]> body) throws IOException {
+        return serve(host.httpServer(), body);
+    }
+
+    private static HttpServer serve(HttpServer server, Function<HttpExchange, byte[]> body) {
         server.setExecutor(Executors.newVirtualThreadPerTaskExecutor());
         server.createContext("/", exchange -> {
             byte[] bytes = body.apply(exchange);

@@ -9,6 +9,7 @@ import dev.crucible.egress.PackageIndex;
 import dev.crucible.exec.ExecuteRequest;
 import dev.crucible.exec.ExecuteResult;
 import dev.crucible.sandbox.Verdict;
+import dev.crucible.testhost.NetnsHost;
 import java.io.BufferedInputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -26,6 +27,7 @@ import org.apache.commons.compress.archivers.tar.TarArchiveEntry;
 import org.apache.commons.compress.archivers.tar.TarArchiveInputStream;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
 /**
@@ -34,6 +36,8 @@ import org.junit.jupiter.api.io.TempDir;
  * sandbox mounts), and the new image runs through the engine like any other while the base stays as it was.
  */
 class ImageBuildTest {
+    @RegisterExtension
+    static final NetnsHost HOST = NetnsHost.extension();
     static Image base;
     static ImageStore store;
     static ImageBuilder builder;
@@ -142,10 +146,10 @@ class ImageBuildTest {
     void stepsWithEgressFetchFromTheListedIndexOnlyAndTheBuiltImageRunsOffline() throws Exception {
         org.junit.jupiter.api.Assumptions.assumeTrue(TestHost.crucible().sandbox().egressUnavailable() == null,
                 () -> "skipped: " + TestHost.crucible().sandbox().egressUnavailable());
-        try (PackageIndex index = PackageIndex.start()) {
+        try (PackageIndex index = PackageIndex.start(HOST)) {
             String wheel = "http://" + index.allowEntry() + "/files/crucible_demo_b-1.0-py3-none-any.whl";
-            String fetch = "python3 -c \"import urllib.request, os; os.environ['no_proxy'] = ''; "
-                    + "urllib.request.urlretrieve('" + wheel + "', '/opt/b.whl')\"";
+            String fetch = "python3 -c \"import urllib.request; urllib.request.urlretrieve('" + wheel
+                    + "', '/opt/b.whl')\"";
             ImageBuilder withEgress = new ImageBuilder(store, TestHost.crucible().sandbox(),
                     ImageBuilder.Options.defaults().withEgress(EgressPolicy.parse(index.allowEntry())));
             Recorder recorder = new Recorder();

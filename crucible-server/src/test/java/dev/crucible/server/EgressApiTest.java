@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.crucible.TestHost;
 import dev.crucible.egress.EgressPolicy;
 import dev.crucible.egress.PackageIndex;
+import dev.crucible.testhost.NetnsHost;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -16,6 +17,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
@@ -24,10 +26,13 @@ import tools.jackson.databind.json.JsonMapper;
  * Egress over HTTP against the real server: a request or session asks for {@code network: {allow}} within the
  * operator's list and reaches a real package index through the proxy; {@code pip install} and {@code npm install} in a
  * session work, and what pip installed imports after the server restarts; a session locks its egress for good; a wider
- * request is a 422 naming what is not allowed.
+ * request is a 422 naming what is not allowed. The index runs on a {@link NetnsHost}: a private address, which the
+ * operator lists verbatim.
  */
 class EgressApiTest {
     static final JsonMapper JSON = JsonMapper.builder().build();
+    @RegisterExtension
+    static final NetnsHost HOST = NetnsHost.extension();
     static PackageIndex index;
     @TempDir
     static Path dataDir;
@@ -36,7 +41,7 @@ class EgressApiTest {
     static void startTheIndex() throws Exception {
         String unavailable = TestHost.crucible().sandbox().egressUnavailable();
         Assumptions.assumeTrue(unavailable == null, () -> "skipped: " + unavailable);
-        index = PackageIndex.start();
+        index = PackageIndex.start(HOST);
         Files.setPosixFilePermissions(dataDir, PosixFilePermissions.fromString("rwxr-xr-x"));
     }
 
@@ -65,9 +70,8 @@ class EgressApiTest {
 
     /** Runs {@code command} from a Python cell; prints its exit code and output. */
     private static String shell(List<String> command) {
-        String env = index.host().equals("127.0.0.1") ? "dict(os.environ, no_proxy='', NO_PROXY='')" : "os.environ";
-        return "import os, subprocess\nr = subprocess.run(" + body(command) + ", capture_output=True, text=True, "
-                + "cwd='/workspace', env=" + env + ")\nprint('exit', r.returncode)\nprint(r.stdout[-3000:], r.stderr[-3000:])";
+        return "import subprocess\nr = subprocess.run(" + body(command) + ", capture_output=True, text=True, "
+                + "cwd='/workspace')\nprint('exit', r.returncode)\nprint(r.stdout[-3000:], r.stderr[-3000:])";
     }
 
     private static JsonNode cell(Http http, String id, String code) throws Exception {
