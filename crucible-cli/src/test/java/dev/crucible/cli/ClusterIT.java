@@ -141,6 +141,17 @@ class ClusterIT {
         return EvalIT.JSON.readTree(Files.readString(out.resolveSibling(out.getFileName() + ".stdout"))).get("summary");
     }
 
+    /** Each sample whose verdict differs from the local run's: "task#sample: local -> here". */
+    static List<String> differences(Map<String, String> here) {
+        List<String> out = new ArrayList<>();
+        reference.forEach((sample, verdict) -> {
+            if (!verdict.equals(here.get(sample))) {
+                out.add(sample + ": " + verdict + " -> " + here.get(sample));
+            }
+        });
+        return out;
+    }
+
     static void awaitLines(Path out, int lines, Process client) throws Exception {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
         while ((!Files.exists(out) || Files.readAllLines(out).size() < lines) && client.isAlive()
@@ -175,8 +186,8 @@ class ClusterIT {
         JsonNode summary = summaryOf(out);
         assertThat(summary.get("samples").asInt()).isEqualTo(SAMPLES);
         assertThat(summary.get("unjudged").asInt()).isZero();
+        assertThat(differences(verdicts(out))).as("samples judged otherwise than by the local run").isEmpty();
         assertThat(summary.get("pass_at_k")).isEqualTo(referenceSummary.get("pass_at_k"));
-        assertThat(verdicts(out)).isEqualTo(reference);
         assertThat(running).as("the killed replica was judging samples").isPositive();
         assertThat(stderrOf(out)).as("the requests it had were sent again").contains("requests sent again");
 
@@ -186,6 +197,9 @@ class ClusterIT {
     @Test
     @Order(2)
     void aSigtermdReplicaDrainsItsSamplesWhileShardsRunAndTheMergeIsTheSingleRun() throws Exception {
+        if (!replicas[2].process().isAlive()) { // the test before did not get to restart it
+            replicas[2] = replica(2, ports[2]);
+        }
         haproxy.awaitUp(3); // the replica back on its port, as the balancer sees it
         Path[] parts = {dir.resolve("shard-0.jsonl"), dir.resolve("shard-1.jsonl")};
         Process[] clients = {evalDataset(parts[0], "--shard", "0/2"), evalDataset(parts[1], "--shard", "1/2")};
@@ -215,7 +229,7 @@ class ClusterIT {
         JsonNode summary = EvalIT.JSON.readTree(merge.stdout()).get("summary");
         assertThat(summary.get("samples").asInt()).isEqualTo(SAMPLES);
         assertThat(summary.get("pass_at_k")).isEqualTo(referenceSummary.get("pass_at_k"));
-        assertThat(verdicts(merged)).isEqualTo(reference);
+        assertThat(differences(verdicts(merged))).as("samples judged otherwise than by the local run").isEmpty();
 
         CliIT.Outcome missing = CliIT.crucible(dir, "eval", "merge", dir.resolve("half.jsonl").toString(),
                 parts[0].toString(), "--format", "humaneval", "--problems", problems.toString(), "--samples",

@@ -130,9 +130,12 @@ final class Launched implements Sandbox.Launch {
                     + " is replaced)", wallMs);
         }
         if (process.isAlive()) {
-            return FailedLaunch.result("the sandbox did not end within " + KILL_MS + " ms of being killed at "
-                    + (watch.timedOut ? "its " + limits.timeoutMs() + " ms time limit" : "its limit")
-                    + "; it is left to the teardown");
+            return FailedLaunch.result(watch.exitAsked && watch.killedAt < 0
+                    ? "the program ended, but its zygote did not report how within " + KILL_MS + " ms of the run's"
+                            + " time limit (a zygote that does not answer is replaced)"
+                    : "the sandbox did not end within " + KILL_MS + " ms of being killed at "
+                            + (watch.timedOut ? "its " + limits.timeoutMs() + " ms time limit" : "its limit")
+                            + "; it is left to the teardown");
         }
         int exit = process.exitValue();
         long cpuNanos = group == null ? -1 : Math.max(0, group.cpuNanos() - Math.max(0, cpuStart));
@@ -195,6 +198,11 @@ final class Launched implements Sandbox.Launch {
                 if (now - killedAt >= TimeUnit.MILLISECONDS.toNanos(KILL_MS)) {
                     return Step.GIVE_UP;
                 }
+                if (process instanceof ZygoteChild child && out.isDone() && err.isDone() && group != null
+                        && group.pids().isEmpty()) {
+                    child.endedByOurKill(); // its status is the kill's, whenever a busy zygote gets to report it
+                    return Step.GO_ON;
+                }
                 if (now - lastKill >= TimeUnit.MILLISECONDS.toNanos(500)) {
                     lastKill = now; // again: a zygote's child may have joined its cgroup after the first sweep
                     process.destroyForcibly();
@@ -209,6 +217,9 @@ final class Launched implements Sandbox.Launch {
                     kill(now);
                     return Step.GO_ON;
                 }
+            }
+            if (exitAsked) { // the program is gone by our measure: only its status is awaited, from its zygote
+                return now - deadline >= TimeUnit.MILLISECONDS.toNanos(KILL_MS) ? Step.GIVE_UP : Step.GO_ON;
             }
             if (now >= deadline) {
                 timedOut = true;

@@ -192,6 +192,41 @@ final class Zygote implements AutoCloseable {
     }
 
     /**
+     * The CPU time the zygote's interpreter has used (user + system, in clock ticks, from {@code /proc}), or -1 when it
+     * cannot be read. A zygote that is slow because the host is busy keeps using CPU; one that is stopped or blocked
+     * does not.
+     */
+    long cpuTicks() {
+        long pid = interpreterPid();
+        if (pid < 0) {
+            return -1;
+        }
+        try {
+            String stat = Files.readString(Path.of("/proc", Long.toString(pid), "stat"));
+            String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
+            return Long.parseLong(f[11]) + Long.parseLong(f[12]); // utime, stime (fields 14 and 15)
+        } catch (IOException | RuntimeException e) {
+            return -1;
+        }
+    }
+
+    /** The host pid of the zygote's interpreter (the python under its bwrap, not a child it forked), or -1. */
+    private long interpreterPid() {
+        long known = interpreter;
+        if (known > 0 && ProcessHandle.of(known).isPresent()) {
+            return known;
+        }
+        long found = process.descendants()
+                .filter(p -> p.info().command().orElse("").contains("python")
+                        && !p.parent().flatMap(q -> q.info().command()).orElse("").contains("python"))
+                .mapToLong(ProcessHandle::pid).findFirst().orElse(-1);
+        interpreter = found;
+        return found;
+    }
+
+    private volatile long interpreter = -1;
+
+    /**
      * How long the oldest request still unanswered has waited (a fork without "forked", a kill without "exit"), in
      * nanoseconds at {@code now}; 0 when none waits. A zygote whose loop is stopped or blocked answers nothing.
      */

@@ -62,6 +62,14 @@ final class ZygoteChild extends Process {
         zygote.expectExit(this);
     }
 
+    /**
+     * The server killed the run and its cgroup is empty, its pipes closed: the child has ended by that SIGKILL, whether or
+     * not its zygote (busy, or stuck) has said so yet. A later "exit" from the zygote changes nothing.
+     */
+    void endedByOurKill() {
+        exited(128 + 9);
+    }
+
     /** Marks the child lost with its zygote, which the server gave up on for {@code why}. */
     void lose(String why) {
         if (lost == null) {
