@@ -141,6 +141,21 @@ class ClusterIT {
         return EvalIT.JSON.readTree(Files.readString(out.resolveSibling(out.getFileName() + ".stdout"))).get("summary");
     }
 
+    /** What the replicas logged above INFO, for a failure's message. */
+    static List<String> warnings() {
+        List<String> out = new ArrayList<>();
+        for (int i = 0; i < replicas.length; i++) {
+            if (replicas[i] != null) {
+                for (String line : List.copyOf(replicas[i].stderr())) {
+                    if (!line.contains(" INFO ")) {
+                        out.add("r" + i + ": " + line);
+                    }
+                }
+            }
+        }
+        return out;
+    }
+
     /** Each sample whose verdict differs from the local run's: "task#sample: local -> here". */
     static List<String> differences(Map<String, String> here) {
         List<String> out = new ArrayList<>();
@@ -186,7 +201,8 @@ class ClusterIT {
         JsonNode summary = summaryOf(out);
         assertThat(summary.get("samples").asInt()).isEqualTo(SAMPLES);
         assertThat(summary.get("unjudged").asInt()).isZero();
-        assertThat(differences(verdicts(out))).as("samples judged otherwise than by the local run").isEmpty();
+        assertThat(differences(verdicts(out))).as("samples judged otherwise than by the local run; the replicas said: "
+                + warnings()).isEmpty();
         assertThat(summary.get("pass_at_k")).isEqualTo(referenceSummary.get("pass_at_k"));
         assertThat(running).as("the killed replica was judging samples").isPositive();
         assertThat(stderrOf(out)).as("the requests it had were sent again").contains("requests sent again");
@@ -229,7 +245,8 @@ class ClusterIT {
         JsonNode summary = EvalIT.JSON.readTree(merge.stdout()).get("summary");
         assertThat(summary.get("samples").asInt()).isEqualTo(SAMPLES);
         assertThat(summary.get("pass_at_k")).isEqualTo(referenceSummary.get("pass_at_k"));
-        assertThat(differences(verdicts(merged))).as("samples judged otherwise than by the local run").isEmpty();
+        assertThat(differences(verdicts(merged))).as("samples judged otherwise than by the local run; the replicas said: "
+                + warnings()).isEmpty();
 
         CliIT.Outcome missing = CliIT.crucible(dir, "eval", "merge", dir.resolve("half.jsonl").toString(),
                 parts[0].toString(), "--format", "humaneval", "--problems", problems.toString(), "--samples",

@@ -159,6 +159,8 @@ final class Launched implements Sandbox.Launch {
     static final long TAKE_MS = 2_000;
     /** Runs with a shorter time limit are not judged untaken: a busy host may not schedule an agent that soon. */
     static final long TAKE_FLOOR_MS = 200;
+    /** How long a sandbox that never took its program may take to end after its kill before the request moves on. */
+    static final long NOT_TAKEN_KILL_MS = 500;
     /** How long a killed sandbox may take to end before its supervision gives up on it. */
     static final long KILL_MS = 3_000;
 
@@ -195,7 +197,9 @@ final class Launched implements Sandbox.Launch {
 
         Step step(long now) {
             if (killedAt >= 0) {
-                if (now - killedAt >= TimeUnit.MILLISECONDS.toNanos(KILL_MS)) {
+                // a sandbox that never took its program is not waited for long: the request runs elsewhere, and the
+                // slot's teardown sweeps what is left
+                if (now - killedAt >= TimeUnit.MILLISECONDS.toNanos(notTaken ? NOT_TAKEN_KILL_MS : KILL_MS)) {
                     return Step.GIVE_UP;
                 }
                 if (process instanceof ZygoteChild child && out.isDone() && err.isDone() && group != null

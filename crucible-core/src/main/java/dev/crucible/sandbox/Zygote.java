@@ -192,21 +192,20 @@ final class Zygote implements AutoCloseable {
     }
 
     /**
-     * The CPU time the zygote's interpreter has used (user + system, in clock ticks, from {@code /proc}), or -1 when it
-     * cannot be read. A zygote that is slow because the host is busy keeps using CPU; one that is stopped or blocked
-     * does not.
+     * Whether the zygote's interpreter is stopped ({@code T}, by a signal, or {@code t}, by a tracer) as {@code /proc}
+     * says: it answers nothing until someone continues it. A zygote that waits in the kernel or runs is not stopped.
      */
-    long cpuTicks() {
+    boolean stopped() {
         long pid = interpreterPid();
         if (pid < 0) {
-            return -1;
+            return false;
         }
         try {
             String stat = Files.readString(Path.of("/proc", Long.toString(pid), "stat"));
-            String[] f = stat.substring(stat.lastIndexOf(')') + 2).split(" ");
-            return Long.parseLong(f[11]) + Long.parseLong(f[12]); // utime, stime (fields 14 and 15)
+            char state = stat.charAt(stat.lastIndexOf(')') + 2);
+            return state == 'T' || state == 't';
         } catch (IOException | RuntimeException e) {
-            return -1;
+            return false;
         }
     }
 

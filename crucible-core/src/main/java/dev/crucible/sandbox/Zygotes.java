@@ -68,14 +68,15 @@ final class Zygotes implements AutoCloseable {
     /** Zygotes started so far (each gets a directory of its own); guarded by this. */
     private int starts;
     /**
-     * How long a zygote may leave a request unanswered (a fork without "forked", a kill without "exit") while using no
-     * CPU before it is killed and replaced. Its loop answers in microseconds; seconds only when it is stopped or
-     * blocked (a busy host slows it, but it keeps using CPU: see {@link #BUSY_ANSWER_MS}).
+     * How long a stopped zygote (SIGSTOP, a tracer) may leave a request unanswered (a fork without "forked", a kill
+     * without "exit") before it is killed and replaced. Its loop answers in microseconds when it runs.
      */
     static final long ANSWER_MS = 2_000;
     /**
-     * How long a zygote that keeps using CPU (behind on its requests on a busy host, or spinning) may leave an answer
-     * owed before it is replaced all the same.
+     * How long a zygote that is not stopped may leave an answer owed before it is replaced all the same: one behind on
+     * its requests on a busy host, or waiting in the kernel (a network namespace made while others are torn down can
+     * wait seconds on the kernel's locks), is slow, not stuck, and the runs waiting on it are started again elsewhere
+     * meanwhile ({@link Launched#TAKE_MS}); one whose loop is blocked for good is replaced at this bound.
      */
     static final long BUSY_ANSWER_MS = 30_000;
     private static final long WATCH_MS = 200;
@@ -196,42 +197,19 @@ final class Zygotes implements AutoCloseable {
             running.forEach((key, zygote) -> {
                 long waited = zygote.unansweredFor(now) / 1_000_000;
                 if (!zygote.alive()) {
-                    progress.remove(zygote);
                     replace(key, zygote, Replacements.Reason.DIED, "it ended");
-                } else if (waited == 0) {
-                    progress.remove(zygote);
-                } else {
-                    long idle = idleFor(zygote, now);
-                    if (waited > ANSWER_MS && (idle > ANSWER_MS || waited > BUSY_ANSWER_MS)) {
-                        progress.remove(zygote);
-                        replace(key, zygote, Replacements.Reason.UNANSWERED, "a request has waited " + waited
-                                + " ms for its answer" + (idle > ANSWER_MS ? ", with no CPU used for "
-                                        + Math.min(waited, idle) + " ms (it is stopped or blocked)"
-                                        : " while it kept busy (the bound is " + BUSY_ANSWER_MS + " ms)"));
-                    }
+                } else if (waited > ANSWER_MS && zygote.stopped()) {
+                    replace(key, zygote, Replacements.Reason.UNANSWERED, "a request has waited " + waited
+                            + " ms for its answer, and it is stopped (SIGSTOP or a tracer)");
+                } else if (waited > BUSY_ANSWER_MS) {
+                    replace(key, zygote, Replacements.Reason.UNANSWERED, "a request has waited " + waited
+                            + " ms for its answer (the bound is " + BUSY_ANSWER_MS + " ms)");
                 }
             });
         } catch (RuntimeException e) {
             LOG.log(System.Logger.Level.WARNING, "the zygote watchdog failed a check", e);
         }
     }
-
-    /**
-     * How long (ms) the zygote has used no CPU, as seen by the checks since an answer was first owed: a stopped or
-     * blocked loop uses none, a busy host's zygote, behind on its requests, still does (it is slow, not stuck).
-     */
-    private long idleFor(Zygote zygote, long now) {
-        long cpu = zygote.cpuTicks();
-        long[] last = progress.get(zygote);
-        if (last == null || cpu < 0 || cpu != last[0]) {
-            progress.put(zygote, new long[] {cpu, now});
-            return cpu < 0 ? Long.MAX_VALUE : 0; // unreadable: the time bound alone decides
-        }
-        return (now - last[1]) / 1_000_000;
-    }
-
-    /** Per zygote with an answer owed: its CPU ticks when last seen to change, and when ({@code System.nanoTime}). */
-    private final Map<Zygote, long[]> progress = new ConcurrentHashMap<>();
 
     /**
      * Gives up on {@code zygote} (killed with every child it still has: a run already started becomes a sandbox error,

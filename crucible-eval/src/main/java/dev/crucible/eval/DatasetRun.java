@@ -287,8 +287,26 @@ public final class DatasetRun {
         record NotJudged(Unjudged unjudged, boolean fatal) implements Outcome {}
     }
 
-    /** One sample, one request: the same request to this host's engine or to a remote one. */
+    /**
+     * How many times a sample is judged at most when the sandbox itself failed ({@code sandbox_error}: a zygote replaced
+     * under it, a part that did not answer — never the program's doing): the run is stateless, so judging it again is
+     * harmless. Past that the sandbox error is its verdict, so that no program can make itself unjudged (a program that
+     * prints what a sandbox's set-up error looks like gets the same verdict every time).
+     */
+    static final int SANDBOX_ERROR_TRIES = 3;
+
+    /** One sample: judged again while the sandbox itself failed, at most {@link #SANDBOX_ERROR_TRIES} times. */
     private static Outcome runOne(Sandboxes target, Dataset dataset, Todo t, Options o) throws InterruptedException {
+        Outcome outcome = judgeOnce(target, dataset, t, o);
+        for (int i = 1; i < SANDBOX_ERROR_TRIES && outcome instanceof Outcome.Judged(SampleResult r)
+                && Verdict.SANDBOX_ERROR.wireName().equals(r.status()); i++) {
+            outcome = judgeOnce(target, dataset, t, o);
+        }
+        return outcome;
+    }
+
+    /** One sample, one request: the same request to this host's engine or to a remote one. */
+    private static Outcome judgeOnce(Sandboxes target, Dataset dataset, Todo t, Options o) throws InterruptedException {
         Dataset.Job job = dataset.job(t.problem(), t.completion());
         // judged programs print whole answers: a larger output cap than a stateless run's default
         LimitsSpec limits = new LimitsSpec(o.timeoutMs(), null, null, OUTPUT_BYTES, null);
@@ -327,6 +345,9 @@ public final class DatasetRun {
         }
         if (r.status() == Verdict.TIMEOUT) {
             return "timed out";
+        }
+        if (r.status() == Verdict.SANDBOX_ERROR && r.message() != null) {
+            return "failed: sandbox_error: " + r.message();
         }
         String last = r.stderr() == null ? "" : r.stderr().strip().lines().reduce((a, b) -> b).orElse("");
         return "failed: " + (last.isEmpty() ? r.status().wireName() : last.length() > 300 ? last.substring(0, 300) : last);

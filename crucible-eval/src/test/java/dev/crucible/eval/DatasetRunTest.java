@@ -193,6 +193,49 @@ class DatasetRunTest {
         assertThat(s.passed()).isEqualTo(227);
     }
 
+    /**
+     * A sandbox error is the sandbox's failure, never the program's: the sample is judged again (its run is stateless),
+     * up to three times; a program that forges one (it prints what bwrap's set-up error looks like) gets the same
+     * verdict each time and is then failed with it, never left unjudged (an unjudged sample is out of pass@k).
+     */
+    @Test
+    void aSampleWhoseSandboxFailedIsJudgedAgainAndAForgedFailureEndsFailed(@TempDir Path dir) throws Exception {
+        Path samples = dir.resolve("samples.jsonl");
+        Files.write(samples, List.of(JSON.writeValueAsString(Map.of("task_id", "test/0", "completion",
+                "    import sys\n    sys.stderr.write('bwrap: forged set-up failure\\n')\n    sys.exit(1)\n"))));
+        java.util.concurrent.atomic.AtomicInteger runs = new java.util.concurrent.atomic.AtomicInteger();
+        Sandboxes real = Sandboxes.local(new Judge(TestHost.crucible().executor()), 2);
+        Sandboxes counted = new Sandboxes() { // the real engine, each request counted
+            @Override
+            public dev.crucible.exec.ExecuteResult execute(dev.crucible.exec.ExecuteRequest request)
+                    throws InterruptedException, NoVerdict {
+                runs.incrementAndGet();
+                return real.execute(request);
+            }
+
+            @Override
+            public Judge.Result evaluate(Judge.Request request) throws InterruptedException, NoVerdict {
+                runs.incrementAndGet();
+                return real.evaluate(request);
+            }
+
+            @Override
+            public int concurrency() {
+                return real.concurrency();
+            }
+        };
+        List<DatasetRun.Unjudged> unjudged = new ArrayList<>();
+        DatasetRun.Summary s = new DatasetRun(counted).run(new DatasetRun.Options("humaneval", data("example_problem.jsonl"),
+                samples, List.of(1), dir.resolve("out.jsonl"), 2, 5_000), DatasetRun.Progress.NONE, new ArrayList<>(),
+                unjudged);
+        assertThat(runs.get()).as("judged again while the sandbox error lasted").isEqualTo(DatasetRun.SANDBOX_ERROR_TRIES);
+        assertThat(unjudged).isEmpty();
+        assertThat(s.passed()).isZero();
+        JsonNode line = lines(dir.resolve("out.jsonl")).getFirst();
+        assertThat(line.get("status").asString()).isEqualTo("sandbox_error");
+        assertThat(line.get("result").asString()).startsWith("failed: sandbox_error: bwrap: forged");
+    }
+
     @Test
     void aSecondRunResumesAndMalformedLinesAreCountedNotFatal(@TempDir Path dir) throws Exception {
         Path samples = dir.resolve("samples.jsonl");
