@@ -33,6 +33,7 @@ import java.util.concurrent.ThreadLocalRandom;
  * runs it in a sandbox and removes every file afterwards. Thread-safe.
  */
 public final class Executor {
+    private static final System.Logger LOG = System.getLogger("crucible.exec");
     /** Most files a request may carry besides the program. */
     public static final int MAX_FILES = 64;
     /** Most bytes of code plus files. */
@@ -137,11 +138,15 @@ public final class Executor {
             if (!result.neverRan()) {
                 return ExecuteResult.of(result, null);
             }
-            // the warm sandbox never took the program (stuck, and replaced): no code of the request ran, so it runs
-            // again, once, in a sandbox of its own
-            sandbox.replacements().replaced(Replacements.Part.POOL_AGENT, Replacements.Reason.UNANSWERED,
-                    "a warm " + runtime.language() + " sandbox", result.sandboxError()
-                            + "; the request runs in a new sandbox");
+            // the sandbox never took the program (stuck, and replaced; or its zygote was behind): no code of the
+            // request ran, so it runs again, once, in a sandbox of its own
+            if (result.untaken() == SandboxResult.Untaken.STUCK) {
+                sandbox.replacements().replaced(Replacements.Part.POOL_AGENT, Replacements.Reason.UNANSWERED,
+                        "a warm " + runtime.language() + " sandbox", result.sandboxError()
+                                + "; the request runs in a new sandbox");
+            } else {
+                LOG.log(System.Logger.Level.DEBUG, result.sandboxError() + "; the request runs in a new sandbox");
+            }
         }
         try (Program program = prepare(runtime, request.code(), request.files())) {
             return program.run(request.stdin(), args, limits, listener);

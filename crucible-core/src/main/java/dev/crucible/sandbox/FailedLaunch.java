@@ -9,9 +9,9 @@ record FailedLaunch(String why) implements Sandbox.Launch {
     }
 
     /** The result of a run whose program the sandbox never took: {@code why}, and safe to run again elsewhere. */
-    static SandboxResult neverRan(String why, long wallMs) {
+    static SandboxResult neverRan(SandboxResult.Untaken untaken, String why, long wallMs) {
         return new SandboxResult(-1, null, new byte[0], new byte[0], false, false, wallMs, -1, -1, false, false, false,
-                why, true);
+                why, untaken);
     }
 
     @Override

@@ -125,7 +125,12 @@ final class Launched implements Sandbox.Launch {
         joinOrClose();
         String lost = process instanceof ZygoteChild child ? child.lost() : null;
         if (watch.notTaken || (lost != null && !((ZygoteChild) process).wasForked())) {
-            return FailedLaunch.neverRan("the sandbox did not take its program within "
+            if (lost == null && process instanceof ZygoteChild child && !child.wasForked() && !child.zygoteStopped()) {
+                return FailedLaunch.neverRan(SandboxResult.Untaken.BEHIND, "the zygote had not forked this run's"
+                        + " sandbox within " + Math.min(TAKE_MS, limits.timeoutMs()) + " ms (behind on a busy host)",
+                        wallMs);
+            }
+            return FailedLaunch.neverRan(SandboxResult.Untaken.STUCK, "the sandbox did not take its program within "
                     + Math.min(TAKE_MS, limits.timeoutMs()) + " ms (a stuck warm-pool agent or zygote; it was killed and"
                     + " is replaced)", wallMs);
         }

@@ -16,8 +16,8 @@ package dev.crucible.sandbox;
  * @param cpuExceeded killed at the CPU-time limit
  * @param oomKilled the memory cgroup killed a process of the run
  * @param sandboxError why the sandbox itself failed (never the program's fault), or null
- * @param neverRan the program never started: the sandbox did not take it (a stuck warm-pool agent or zygote, killed
- *     and replaced), so the caller may run it again in a new sandbox; always with a {@code sandboxError}
+ * @param untaken why the program never started, or null when it ran (or may have): the sandbox did not take it, so
+ *     the caller may run it again in a new sandbox; always with a {@code sandboxError}
  */
 public record SandboxResult(
         int exitCode,
@@ -33,14 +33,27 @@ public record SandboxResult(
         boolean cpuExceeded,
         boolean oomKilled,
         String sandboxError,
-        boolean neverRan) {
+        Untaken untaken) {
 
-    /** A result of a run whose program did run (or may have): {@link #neverRan} false. */
+    /** Why a sandbox never took its program. */
+    public enum Untaken {
+        /** A part did not answer (a stopped warm agent, a stopped zygote): it is killed and replaced. */
+        STUCK,
+        /** Its zygote, busy on a loaded host, had not forked it yet: slow, not stuck; nothing is replaced. */
+        BEHIND
+    }
+
+    /** Whether the program never started, so that running it again elsewhere is harmless. */
+    public boolean neverRan() {
+        return untaken != null;
+    }
+
+    /** A result of a run whose program did run (or may have): {@link #untaken} null. */
     public SandboxResult(int exitCode, Integer signal, byte[] stdout, byte[] stderr, boolean stdoutTruncated,
             boolean stderrTruncated, long wallMs, long cpuMs, long memoryBytes, boolean timedOut, boolean cpuExceeded,
             boolean oomKilled, String sandboxError) {
         this(exitCode, signal, stdout, stderr, stdoutTruncated, stderrTruncated, wallMs, cpuMs, memoryBytes, timedOut,
-                cpuExceeded, oomKilled, sandboxError, false);
+                cpuExceeded, oomKilled, sandboxError, null);
     }
 
     /** The verdict, by the precedence of design.md: our fault, then time, output, memory, the program's exit. */

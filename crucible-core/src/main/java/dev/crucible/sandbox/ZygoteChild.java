@@ -49,6 +49,11 @@ final class ZygoteChild extends Process {
         forked = true;
     }
 
+    /** Whether this child's zygote is stopped now (SIGSTOP, a tracer), as /proc says. */
+    boolean zygoteStopped() {
+        return zygote.stopped();
+    }
+
     /** Whether the zygote ever said it forked this child: if not, no code of the run can have started. */
     boolean wasForked() {
         return forked;
