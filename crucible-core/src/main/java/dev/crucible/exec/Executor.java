@@ -140,10 +140,11 @@ public final class Executor {
             }
             // the sandbox never took the program (stuck, and replaced; or its zygote was behind): no code of the
             // request ran, so it runs again, once, in a sandbox of its own
-            if (result.untaken() == SandboxResult.Untaken.STUCK) {
-                sandbox.replacements().replaced(Replacements.Part.POOL_AGENT, Replacements.Reason.UNANSWERED,
-                        "a warm " + runtime.language() + " sandbox", result.sandboxError()
-                                + "; the request runs in a new sandbox");
+            if (result.untaken() != SandboxResult.Untaken.BEHIND) {
+                sandbox.replacements().replaced(Replacements.Part.POOL_AGENT,
+                        result.untaken() == SandboxResult.Untaken.DIED ? Replacements.Reason.DIED
+                                : Replacements.Reason.UNANSWERED, "a warm " + runtime.language() + " sandbox",
+                        result.sandboxError() + "; the request runs in a new sandbox");
             } else {
                 LOG.log(System.Logger.Level.DEBUG, result.sandboxError() + "; the request runs in a new sandbox");
             }

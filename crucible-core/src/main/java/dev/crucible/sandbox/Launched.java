@@ -104,6 +104,8 @@ final class Launched implements Sandbox.Launch {
         }
         stdout.configure(limits.outputBytes(), listener);
         stderr.configure(limits.outputBytes(), listener);
+        // a warm agent (launched ahead, or a zygote's child) that was waiting for its program when handed over
+        boolean waitedForProgram = (background || process instanceof ZygoteChild) && process.isAlive();
         long start = System.nanoTime();
         long cpuStart = group == null ? -1 : group.cpuNanos();
         // a small input fits the pipe's buffer: written here, with no hand-off; a large one gets its own thread
@@ -133,6 +135,13 @@ final class Launched implements Sandbox.Launch {
             return FailedLaunch.neverRan(SandboxResult.Untaken.STUCK, "the sandbox did not take its program within "
                     + Math.min(TAKE_MS, limits.timeoutMs()) + " ms (a stuck warm-pool agent or zygote; it was killed and"
                     + " is replaced)", wallMs);
+        }
+        if (waitedForProgram && !watch.taken && !watch.notTaken && !watch.timedOut && !process.isAlive()
+                && process.exitValue() > 128 && group.cpuNanos() - watch.cpuStart <= 0) {
+            // it ended before its time to take the program had passed, having used no CPU since it was handed over:
+            // a warm agent killed from outside while it waited (and not yet reaped when it was taken from the pool)
+            return FailedLaunch.neverRan(SandboxResult.Untaken.DIED, "the warm sandbox ended before it took its program"
+                    + " (exit " + process.exitValue() + ", no CPU used since it was handed over)", wallMs);
         }
         if (process.isAlive()) {
             return FailedLaunch.result(watch.exitAsked && watch.killedAt < 0

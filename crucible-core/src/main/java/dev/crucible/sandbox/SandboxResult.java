@@ -40,7 +40,9 @@ public record SandboxResult(
         /** A part did not answer (a stopped warm agent, a stopped zygote): it is killed and replaced. */
         STUCK,
         /** Its zygote, busy on a loaded host, had not forked it yet: slow, not stuck; nothing is replaced. */
-        BEHIND
+        BEHIND,
+        /** It ended before it took the program, its cgroup having used no CPU since (killed from outside). */
+        DIED
     }
 
     /** Whether the program never started, so that running it again elsewhere is harmless. */
