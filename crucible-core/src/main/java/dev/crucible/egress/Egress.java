@@ -1,7 +1,7 @@
 package dev.crucible.egress;
 
-import dev.crucible.ErrorCode;
-import dev.crucible.RequestException;
+import dev.crucible.error.ErrorCode;
+import dev.crucible.error.RequestException;
 import java.time.InstantSource;
 import java.util.EnumMap;
 import java.util.Map;

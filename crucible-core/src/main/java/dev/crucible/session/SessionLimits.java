@@ -1,8 +1,8 @@
 package dev.crucible.session;
 
 import com.fasterxml.jackson.annotation.JsonProperty;
-import dev.crucible.ErrorCode;
-import dev.crucible.RequestException;
+import dev.crucible.error.ErrorCode;
+import dev.crucible.error.RequestException;
 
 /**
  * Limits of one session: memory, tasks and CPU quota for the whole session (its cgroup), and per cell a wall-clock

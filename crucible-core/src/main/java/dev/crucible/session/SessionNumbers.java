@@ -1,7 +1,7 @@
 package dev.crucible.session;
 
-import dev.crucible.ErrorCode;
-import dev.crucible.RequestException;
+import dev.crucible.error.ErrorCode;
+import dev.crucible.error.RequestException;
 import java.util.BitSet;
 import java.util.HashMap;
 import java.util.Map;

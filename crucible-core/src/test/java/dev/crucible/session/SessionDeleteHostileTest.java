@@ -1,7 +1,7 @@
 package dev.crucible.session;
 
 import dev.crucible.Crucible;
-import dev.crucible.RequestException;
+import dev.crucible.error.RequestException;
 import dev.crucible.TestHost;
 import java.nio.file.Files;
 import java.nio.file.Path;

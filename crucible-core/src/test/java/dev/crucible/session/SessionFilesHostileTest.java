@@ -1,8 +1,8 @@
 package dev.crucible.session;
 
 import dev.crucible.Crucible;
-import dev.crucible.ErrorCode;
-import dev.crucible.RequestException;
+import dev.crucible.error.ErrorCode;
+import dev.crucible.error.RequestException;
 import dev.crucible.TestHost;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;

@@ -1,9 +1,9 @@
 package dev.crucible.session;
 
 import dev.crucible.Crucible;
-import dev.crucible.ErrorCode;
+import dev.crucible.error.ErrorCode;
 import dev.crucible.FakeClock;
-import dev.crucible.RequestException;
+import dev.crucible.error.RequestException;
 import dev.crucible.TestHost;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;

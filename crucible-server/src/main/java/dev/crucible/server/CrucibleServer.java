@@ -1,8 +1,8 @@
 package dev.crucible.server;
 
 import dev.crucible.Crucible;
-import dev.crucible.ErrorCode;
-import dev.crucible.RequestException;
+import dev.crucible.error.ErrorCode;
+import dev.crucible.error.RequestException;
 import dev.crucible.egress.Egress;
 import dev.crucible.egress.EgressLimits;
 import dev.crucible.egress.EgressResolver;

@@ -1,4 +1,4 @@
-package dev.crucible;
+package dev.crucible.error;
 
 /**
  * A request Crucible refuses, before or instead of running anything: an {@link ErrorCode} (machine-readable, with its

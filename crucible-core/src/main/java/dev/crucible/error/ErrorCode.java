@@ -1,4 +1,4 @@
-package dev.crucible;
+package dev.crucible.error;
 
 import com.fasterxml.jackson.annotation.JsonValue;
 import java.util.Locale;
