@@ -2,6 +2,7 @@ package dev.crucible.session;
 
 import dev.crucible.error.ErrorCode;
 import dev.crucible.error.RequestException;
+import dev.crucible.session.workspace.WorkspaceDisk;
 import java.util.BitSet;
 import java.util.HashMap;
 import java.util.Map;

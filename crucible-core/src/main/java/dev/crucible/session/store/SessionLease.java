@@ -1,4 +1,4 @@
-package dev.crucible.session;
+package dev.crucible.session.store;
 
 import dev.crucible.os.Linux;
 import java.io.IOException;
@@ -17,8 +17,8 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * meanwhile. {@code flock} belongs to the open file description, so reading the name through another descriptor never
  * drops it (a POSIX record lock would be dropped by any close of the file in the process).
  */
-final class SessionLease implements AutoCloseable {
-    static final String FILE = "owner";
+public final class SessionLease implements AutoCloseable {
+    public static final String FILE = "owner";
 
     private final int fd;
     private final AtomicBoolean closed = new AtomicBoolean();
@@ -33,7 +33,7 @@ final class SessionLease implements AutoCloseable {
      *
      * @return the lease, or empty when another holder has it
      */
-    static Optional<SessionLease> tryTake(Path dir, String replica) throws IOException {
+    public static Optional<SessionLease> tryTake(Path dir, String replica) throws IOException {
         int fd = Linux.openat2(-100, dir.resolve(FILE).toString(),
                 Linux.O_RDWR | Linux.O_CREAT | Linux.O_CLOEXEC | Linux.O_NOFOLLOW, 0600, 0);
         boolean taken = false;
@@ -60,7 +60,7 @@ final class SessionLease implements AutoCloseable {
     }
 
     /** The name of the replica that last took {@code dir} (its holder, or the last one if it died), or empty. */
-    static Optional<String> holder(Path dir) {
+    public static Optional<String> holder(Path dir) {
         try {
             String name = Files.readString(dir.resolve(FILE + ".name"), StandardCharsets.UTF_8).strip();
             return name.isEmpty() ? Optional.empty() : Optional.of(name);

@@ -1,4 +1,4 @@
-package dev.crucible.session;
+package dev.crucible.session.workspace;
 
 import dev.crucible.os.Linux;
 import java.io.IOException;
@@ -20,7 +20,7 @@ import java.util.concurrent.TimeUnit;
  * loop devices and {@code mkfs.ext4}; a probe at start says whether they work. {@link Unbounded}: the quota holds
  * for uploads only, and start-up says why.
  */
-sealed interface WorkspaceDisk {
+public sealed interface WorkspaceDisk {
     String IMAGE = "workspace.img";
     /** ext4 needs a few MiB for its own structures; a smaller quota gets this much. */
     long MIN_BYTES = 16L * 1024 * 1024;

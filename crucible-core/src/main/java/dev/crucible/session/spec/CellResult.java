@@ -1,4 +1,4 @@
-package dev.crucible.session;
+package dev.crucible.session.spec;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonProperty;

@@ -1,4 +1,4 @@
-package dev.crucible.session;
+package dev.crucible.session.interpreter;
 
 import dev.crucible.sandbox.Sandbox;
 import java.io.DataInputStream;
@@ -29,7 +29,7 @@ import tools.jackson.databind.node.ObjectNode;
  * away. The server therefore holds at most one bounded frame per session, and no frame written before a request
  * can answer it.
  */
-final class Interpreter implements AutoCloseable {
+public final class Interpreter implements AutoCloseable {
     /** The ready frame's limit: the agent's greeting is a few dozen bytes. */
     static final int READY_FRAME = 64 * 1024;
     private static final Object EOF = new Object();
@@ -46,7 +46,7 @@ final class Interpreter implements AutoCloseable {
     private volatile boolean busy;
 
     /** What became of one request. */
-    sealed interface Outcome {
+    public sealed interface Outcome {
         /** The agent answered; {@code interruptedByTimeout} when only after the timeout's SIGINT. */
         record Answered(JsonNode answer, boolean interruptedByTimeout) implements Outcome {}
 
@@ -81,7 +81,7 @@ final class Interpreter implements AutoCloseable {
     }
 
     /** Starts the agent and waits for its ready frame. */
-    static Interpreter start(Sandbox.Interactive box, JsonMapper json, long readyMillis, Path log)
+    public static Interpreter start(Sandbox.Interactive box, JsonMapper json, long readyMillis, Path log)
             throws IOException, InterruptedException {
         Interpreter interpreter = new Interpreter(box, json);
         Object hello = interpreter.answers.poll(readyMillis, TimeUnit.MILLISECONDS);
@@ -147,7 +147,7 @@ final class Interpreter implements AutoCloseable {
      * Sends one request and waits up to {@code timeoutMs} for its answer; then interrupts (SIGINT to the program
      * and its children) and waits {@code graceMs} more.
      */
-    Outcome call(ObjectNode request, long timeoutMs, long graceMs) throws InterruptedException {
+    public Outcome call(ObjectNode request, long timeoutMs, long graceMs) throws InterruptedException {
         long oomBefore = box.oomKills();
         String id = newId();
         int frameLimit = frameLimit(request.path("output_bytes").asInt(1 << 20));
@@ -248,11 +248,11 @@ final class Interpreter implements AutoCloseable {
     }
 
     /** Interrupts the running cell; false when none runs. */
-    boolean interrupt() {
+    public boolean interrupt() {
         return busy && box.signal(SIGINT) > 0;
     }
 
-    boolean alive() {
+    public boolean alive() {
         return box.alive();
     }
 

@@ -1,4 +1,4 @@
-package dev.crucible.session;
+package dev.crucible.session.spec;
 
 import com.fasterxml.jackson.annotation.JsonValue;
 import java.util.Locale;
@@ -23,7 +23,7 @@ public enum CellStatus {
     }
 
     /** The status an agent answered; anything it may not answer is {@link #SANDBOX_ERROR}. */
-    static CellStatus fromAgent(String wire) {
+    public static CellStatus fromAgent(String wire) {
         for (CellStatus s : values()) {
             if (s.wireName().equals(wire)) {
                 return s;

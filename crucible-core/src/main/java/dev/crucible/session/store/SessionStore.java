@@ -1,7 +1,10 @@
-package dev.crucible.session;
+package dev.crucible.session.store;
 
 import dev.crucible.os.Linux;
 import dev.crucible.runtime.RuntimeImage;
+import dev.crucible.session.spec.SessionLimits;
+import dev.crucible.session.workspace.Workspace;
+import dev.crucible.session.workspace.WorkspaceDisk;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
@@ -26,7 +29,7 @@ import tools.jackson.databind.json.JsonMapper;
  * (a directory, or a loop-mounted image through {@link WorkspaceDisk}). Removal takes {@code session.json} first, so
  * a removal cut short never brings a session back. Not thread-safe per session: callers hold the session's lock.
  */
-final class SessionStore {
+public final class SessionStore {
     private static final System.Logger LOG = System.getLogger("crucible.session");
     private static final LinkOption NOFOLLOW = LinkOption.NOFOLLOW_LINKS;
 
@@ -34,23 +37,23 @@ final class SessionStore {
      * What a session keeps on disk ({@code session.json}); {@code image} is the image it runs in, pinned to the digest
      * it started on (null on the host's file system, and in records written before images).
      */
-    record Stored(
+    public record Stored(
             String id, String owner, String language, SessionLimits limits, long idleTimeoutS, long createdAtMs,
             long endOfLifeMs, String restore, int number, RuntimeImage image, List<String> egress) {
-        Stored withNumber(int n) {
+        public Stored withNumber(int n) {
             return new Stored(id, owner, language, limits, idleTimeoutS, createdAtMs, endOfLifeMs, restore, n, image,
                     egress);
         }
 
         /** This session with its egress narrowed to {@code entries} (empty: locked, for good). */
-        Stored withEgress(List<String> entries) {
+        public Stored withEgress(List<String> entries) {
             return new Stored(id, owner, language, limits, idleTimeoutS, createdAtMs, endOfLifeMs, restore, number,
                     image, entries);
         }
     }
 
     /** One logged cell. */
-    record Cell(String code, String mode) {}
+    public record Cell(String code, String mode) {}
 
     private final Path root;
     private final JsonMapper json;
@@ -64,7 +67,7 @@ final class SessionStore {
      *     the data dir must let others search, or the sandboxes could not reach their workspaces
      * @throws IOException when the directory cannot be made, or the sandboxes could not reach it
      */
-    SessionStore(Path dataDir, boolean perSessionUids, JsonMapper json) throws IOException {
+    public SessionStore(Path dataDir, boolean perSessionUids, JsonMapper json) throws IOException {
         this.root = dataDir.resolve("sessions");
         this.json = json;
         this.perSessionUids = perSessionUids;
@@ -85,21 +88,21 @@ final class SessionStore {
                 + disk.describe());
     }
 
-    Path root() {
+    public Path root() {
         return root;
     }
 
-    Path dir(String id) {
+    public Path dir(String id) {
         return root.resolve(id);
     }
 
     /** 90% of the file system the sessions live on: the automatic disk budget. */
-    long defaultDiskBudget() throws IOException {
+    public long defaultDiskBudget() throws IOException {
         return (long) (Files.getFileStore(root).getTotalSpace() * 0.9);
     }
 
     /** Makes a new session's directory, its workspace of {@code quota} bytes and its record. */
-    void create(Stored stored, long quota) throws IOException {
+    public void create(Stored stored, long quota) throws IOException {
         Path dir = dir(stored.id());
         Files.createDirectory(dir);
         Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwx--x--x"));
@@ -111,7 +114,7 @@ final class SessionStore {
      * Replaces {@code session.json} atomically: a temp file written and synced, then renamed over it, so a reader, a
      * crash or a full disk sees the old record or the new one, never half of one.
      */
-    void write(Stored stored) throws IOException {
+    public void write(Stored stored) throws IOException {
         Path dir = dir(stored.id());
         Path temp = dir.resolve("session.json.tmp");
         try {
@@ -147,7 +150,7 @@ final class SessionStore {
      * As {@link #scan(Consumer)}; without {@code sweep} a directory without a record is left alone (replicas that
      * share the data directory: it may be another's session being created).
      */
-    void scan(Consumer<Stored> found, boolean sweep) {
+    public void scan(Consumer<Stored> found, boolean sweep) {
         try (var dirs = Files.list(root)) {
             for (Path dir : dirs.toList()) {
                 Path file = dir.resolve("session.json");
@@ -172,7 +175,7 @@ final class SessionStore {
     }
 
     /** The stored record of session {@code id} (a well-formed id), or empty when there is none or it does not load. */
-    java.util.Optional<Stored> read(String id) {
+    public java.util.Optional<Stored> read(String id) {
         Path file = dir(id).resolve("session.json");
         if (!Files.isRegularFile(file, NOFOLLOW)) {
             return java.util.Optional.empty();
@@ -187,12 +190,12 @@ final class SessionStore {
     }
 
     /** Mounts a kept session's workspace image again (a clean stop unmounted it; after a kill -9 it still is). */
-    void attach(Stored stored) throws IOException {
+    public void attach(Stored stored) throws IOException {
         disk.attach(dir(stored.id()));
     }
 
     /** Unmounts a session's workspace image; its files stay in the image. */
-    void detach(Stored stored) {
+    public void detach(Stored stored) {
         disk.detach(dir(stored.id()));
     }
 
@@ -200,7 +203,7 @@ final class SessionStore {
      * Gives a kept workspace to {@code uid} when it belongs to another (another uid block than the last run's, or a
      * new number). Only while no sandbox runs for it.
      */
-    void chownIfMoved(Stored stored, int uid) throws IOException {
+    public void chownIfMoved(Stored stored, int uid) throws IOException {
         Path workspace = dir(stored.id()).resolve("workspace");
         if (uid < 0 || !Files.isDirectory(workspace, NOFOLLOW)
                 || Integer.valueOf(uid).equals(Files.getAttribute(workspace, "unix:uid", NOFOLLOW))) {
@@ -215,7 +218,7 @@ final class SessionStore {
     }
 
     /** An empty interpreter log for a new interpreter. */
-    Path freshInterpreterLog(Stored stored) throws IOException {
+    public Path freshInterpreterLog(Stored stored) throws IOException {
         Path log = dir(stored.id()).resolve("interpreter.log");
         Files.write(log, new byte[0]);
         return log;
@@ -234,9 +237,10 @@ final class SessionStore {
      * logging it after it ran cannot find the disk full: a cell is refused unrun rather than run and then lost from the
      * replay. On a file system without {@code fallocate} the line is left to chance, as before.
      *
-     * @throws IOException when the file system has no room for the line (see {@link DataDirFull})
+     * @throws IOException when the file system has no room for the line (see
+     *     {@link dev.crucible.session.workspace.DataDirFull})
      */
-    void reserveCell(Stored stored, String code, String mode) throws IOException {
+    public void reserveCell(Stored stored, String code, String mode) throws IOException {
         Path log = cellLog(stored);
         if (!Files.exists(log, NOFOLLOW)) {
             Files.createFile(log); // an inode, no block
@@ -254,7 +258,7 @@ final class SessionStore {
      * Logs a successful cell for replay; a failure to log is only logged (the cell did run). A line the disk cut short
      * is taken back, so the next cell's line does not continue it.
      */
-    void appendCell(Stored stored, String code, String mode) {
+    public void appendCell(Stored stored, String code, String mode) {
         Path log = cellLog(stored);
         try (FileChannel out = FileChannel.open(log, StandardOpenOption.CREATE, StandardOpenOption.WRITE)) {
             long end = out.size();
@@ -273,7 +277,7 @@ final class SessionStore {
     }
 
     /** Forgets the logged cells (a fresh interpreter: their variables are gone). */
-    void clearCells(Stored stored) {
+    public void clearCells(Stored stored) {
         try {
             Files.deleteIfExists(cellLog(stored));
         } catch (IOException e) {
@@ -282,7 +286,7 @@ final class SessionStore {
     }
 
     /** The logged cells in order; a line cut by a kill is skipped. */
-    List<Cell> cells(Stored stored) {
+    public List<Cell> cells(Stored stored) {
         List<String> lines;
         try {
             lines = Files.exists(cellLog(stored)) ? Files.readAllLines(cellLog(stored)) : List.of();
@@ -305,7 +309,7 @@ final class SessionStore {
      * Removes a session's directory: the record first, then the workspace through {@code workspace} (descriptors,
      * never a path its sandbox could change, whatever modes the sandbox left in it), then the rest.
      */
-    void remove(Stored stored, Workspace workspace) {
+    public void remove(Stored stored, Workspace workspace) {
         Path dir = dir(stored.id());
         try {
             Files.deleteIfExists(dir.resolve("session.json"));

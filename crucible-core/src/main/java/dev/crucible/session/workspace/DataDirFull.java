@@ -1,4 +1,4 @@
-package dev.crucible.session;
+package dev.crucible.session.workspace;
 
 import dev.crucible.error.ErrorCode;
 import dev.crucible.error.RequestException;
@@ -13,13 +13,13 @@ import java.util.List;
  * data_dir_full}. The JDK's file calls say ENOSPC and EDQUOT only in strerror's words, {@link Linux} by errno, and the
  * tools the store runs (mkfs, mount) in their output; any of them, or a cause of one, counts.
  */
-final class DataDirFull {
+public final class DataDirFull {
     private static final List<String> WORDS = List.of("No space left on device", "Disk quota exceeded");
 
     private DataDirFull() {}
 
     /** Whether {@code e} (or a cause of it) is a file system that is full, or a quota that is reached. */
-    static boolean is(Throwable e) {
+    public static boolean is(Throwable e) {
         for (Throwable t = e; t != null; t = t.getCause()) {
             if (t instanceof Linux.ErrnoException errno
                     && (errno.errno() == Linux.ENOSPC || errno.errno() == Linux.EDQUOT)) {
@@ -37,7 +37,7 @@ final class DataDirFull {
      * The refusal for {@code what} (e.g. "the new session"), which was not kept because {@code dataDir}'s file system
      * is full; what was stored before is intact.
      */
-    static RequestException refusal(Path dataDir, String what) {
+    public static RequestException refusal(Path dataDir, String what) {
         String where;
         try {
             where = Files.getFileStore(dataDir) + ", which holds the data directory " + dataDir;
@@ -49,7 +49,7 @@ final class DataDirFull {
     }
 
     /** {@link #refusal} when {@code e} says the file system is full, else {@code otherwise}. */
-    static RuntimeException orElse(IOException e, Path dataDir, String what, RuntimeException otherwise) {
+    public static RuntimeException orElse(IOException e, Path dataDir, String what, RuntimeException otherwise) {
         return is(e) ? refusal(dataDir, what) : otherwise;
     }
 }

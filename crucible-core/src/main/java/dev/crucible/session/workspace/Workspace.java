@@ -1,4 +1,4 @@
-package dev.crucible.session;
+package dev.crucible.session.workspace;
 
 import dev.crucible.error.ErrorCode;
 import dev.crucible.error.RequestException;
