@@ -96,6 +96,11 @@ public final class SessionStore {
         return root.resolve(id);
     }
 
+    /** The workspace of {@code stored}, reached as {@code uid} (the session's; -1 when sandboxes run as ours). */
+    public Workspace workspace(Stored stored, int uid) {
+        return new Workspace(dir(stored.id()).resolve("workspace"), uid);
+    }
+
     /** 90% of the file system the sessions live on: the automatic disk budget. */
     public long defaultDiskBudget() throws IOException {
         return (long) (Files.getFileStore(root).getTotalSpace() * 0.9);
