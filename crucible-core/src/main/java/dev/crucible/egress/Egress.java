@@ -1,5 +1,12 @@
 package dev.crucible.egress;
 
+import dev.crucible.egress.policy.EgressNotAllowedException;
+import dev.crucible.egress.policy.EgressPolicy;
+import dev.crucible.egress.policy.EgressReason;
+import dev.crucible.egress.proxy.EgressCounters;
+import dev.crucible.egress.proxy.EgressLimits;
+import dev.crucible.egress.proxy.EgressProxy;
+import dev.crucible.egress.proxy.EgressResolver;
 import dev.crucible.error.ErrorCode;
 import dev.crucible.error.RequestException;
 import java.time.InstantSource;

@@ -1,6 +1,6 @@
 package dev.crucible.runtime;
 
-import dev.crucible.egress.EgressPolicy;
+import dev.crucible.egress.policy.EgressPolicy;
 import dev.crucible.image.Image;
 import dev.crucible.image.Images;
 import dev.crucible.sandbox.Limits;

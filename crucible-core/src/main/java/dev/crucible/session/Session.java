@@ -1,6 +1,6 @@
 package dev.crucible.session;
 
-import dev.crucible.egress.EgressProxy;
+import dev.crucible.egress.proxy.EgressProxy;
 import dev.crucible.egress.EgressReport;
 import dev.crucible.session.interpreter.Interpreter;
 import dev.crucible.session.spec.SessionInfo;

@@ -1,6 +1,6 @@
 package dev.crucible.server;
 
-import dev.crucible.egress.EgressReason;
+import dev.crucible.egress.policy.EgressReason;
 import dev.crucible.exec.Executor;
 import dev.crucible.pool.WarmPool;
 import dev.crucible.sandbox.Verdict;

@@ -1,4 +1,4 @@
-package dev.crucible.egress;
+package dev.crucible.egress.proxy;
 
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;

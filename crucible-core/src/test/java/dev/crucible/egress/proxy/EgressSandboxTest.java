@@ -1,9 +1,12 @@
-package dev.crucible.egress;
+package dev.crucible.egress.proxy;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
 import com.sun.net.httpserver.HttpServer;
 import dev.crucible.TestHost;
+import dev.crucible.egress.StalledOrigin;
+import dev.crucible.egress.policy.EgressPolicy;
+import dev.crucible.egress.policy.EgressReason;
 import dev.crucible.sandbox.Limits;
 import dev.crucible.sandbox.Sandbox;
 import dev.crucible.sandbox.SandboxResult;

@@ -1,4 +1,4 @@
-package dev.crucible.egress;
+package dev.crucible.egress.address;
 
 import java.net.InetAddress;
 
@@ -6,13 +6,13 @@ import java.net.InetAddress;
  * Where a proxy request goes: a normalized host (a lower-case name without trailing dot, or an address's text), the
  * literal address when the host is one (null for a name), and the port.
  */
-record Target(String host, InetAddress address, int port) {
+public record Target(String host, InetAddress address, int port) {
     /**
      * {@code host} (IPv6 without brackets) on {@code port}, normalized.
      *
      * @throws IllegalArgumentException when it is neither a strict IP literal nor a host name
      */
-    static Target of(String host, int port) {
+    public static Target of(String host, int port) {
         InetAddress literal = HostSyntax.literal(host);
         if (literal != null) {
             return new Target(HostSyntax.text(literal.getAddress()), literal, port);
@@ -21,7 +21,7 @@ record Target(String host, InetAddress address, int port) {
     }
 
     /** {@code host:port}, IPv6 in brackets. */
-    String authority() {
+    public String authority() {
         return HostSyntax.authorityText(host, port);
     }
 }

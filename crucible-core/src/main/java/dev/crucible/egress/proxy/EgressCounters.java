@@ -1,5 +1,6 @@
-package dev.crucible.egress;
+package dev.crucible.egress.proxy;
 
+import dev.crucible.egress.policy.EgressReason;
 import java.util.Map;
 
 /**

@@ -1,4 +1,4 @@
-package dev.crucible.egress;
+package dev.crucible.egress.address;
 
 import java.net.InetAddress;
 import java.util.Arrays;
@@ -7,8 +7,8 @@ import java.util.Arrays;
  * An address range: the first {@code prefix} bits of {@code network} (4 bytes for IPv4, 16 for IPv6). The bits after
  * the prefix are zero (the constructor refuses others). Immutable.
  */
-record Cidr(byte[] network, int prefix) {
-    Cidr {
+public record Cidr(byte[] network, int prefix) {
+    public Cidr {
         network = network.clone();
         if (network.length != 4 && network.length != 16) {
             throw new IllegalArgumentException("an address is 4 or 16 bytes, not " + network.length);
@@ -24,7 +24,7 @@ record Cidr(byte[] network, int prefix) {
     }
 
     /** {@code text} as {@code ADDRESS/PREFIX} or a single literal address; never looks a name up. */
-    static Cidr parse(String text) {
+    public static Cidr parse(String text) {
         int slash = text.indexOf('/');
         InetAddress address = HostSyntax.literal(slash < 0 ? text : text.substring(0, slash));
         if (address == null) {
@@ -50,7 +50,7 @@ record Cidr(byte[] network, int prefix) {
     }
 
     /** Whether {@code address} (of the same family) is in this range. */
-    boolean contains(byte[] address) {
+    public boolean contains(byte[] address) {
         if (address.length != network.length) {
             return false;
         }
@@ -68,12 +68,12 @@ record Cidr(byte[] network, int prefix) {
         return (address[whole] & mask) == (network[whole] & mask);
     }
 
-    boolean contains(InetAddress address) {
+    public boolean contains(InetAddress address) {
         return contains(address.getAddress());
     }
 
     /** Whether every address of {@code other} is in this range. */
-    boolean covers(Cidr other) {
+    public boolean covers(Cidr other) {
         return other.network.length == network.length && other.prefix >= prefix && contains(other.network);
     }
 

@@ -1,4 +1,4 @@
-package dev.crucible.egress;
+package dev.crucible.egress.policy;
 
 import java.util.Locale;
 

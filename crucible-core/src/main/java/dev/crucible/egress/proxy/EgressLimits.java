@@ -1,4 +1,4 @@
-package dev.crucible.egress;
+package dev.crucible.egress.proxy;
 
 import java.time.Duration;
 
@@ -7,7 +7,7 @@ import java.time.Duration;
  *
  * @param maxConnections connections open at once (requests being read and tunnels); more are answered 429
  * @param maxBytes bytes relayed over the proxy's life, both directions, request heads included; a relay that reaches
- *     it is cut and new requests are refused ({@link EgressReason#BYTE_CAP})
+ *     it is cut and new requests are refused ({@link dev.crucible.egress.policy.EgressReason#BYTE_CAP})
  * @param idleTimeout a connection with no byte read or written for this long is closed
  * @param connectTimeout how long to wait for each address of the target to accept
  * @param maxHeadBytes largest request head (request line and headers); larger is answered 431

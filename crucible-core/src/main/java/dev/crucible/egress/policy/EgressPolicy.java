@@ -1,5 +1,6 @@
-package dev.crucible.egress;
+package dev.crucible.egress.policy;
 
+import dev.crucible.egress.address.Target;
 import java.net.InetAddress;
 import java.util.ArrayList;
 import java.util.Collection;
@@ -18,8 +19,9 @@ import java.util.Set;
  *       domain must have two labels or more ({@code *.org} is refused).</li>
  *   <li>{@code 203.0.113.7[:PORT]}, {@code [2001:db8::1][:PORT]}, {@code 10.1.0.0/16[:PORT]},
  *       {@code [fd00::/8][:PORT]}: addresses. IPv4 is four decimal octets; a range is at most /8 (IPv4) or /16 (IPv6)
- *       wide. An address listed here is reached even when it is loopback or private ({@link AddressRules}): the
- *       operator wrote it verbatim. A name on the list never makes a forbidden address reachable by itself.</li>
+ *       wide. An address listed here is reached even when it is loopback or private
+ *       ({@link dev.crucible.egress.address.AddressRules}): the operator wrote it verbatim. A name on the list never
+ *       makes a forbidden address reachable by itself.</li>
  * </ul>
  */
 public final class EgressPolicy {
@@ -77,7 +79,7 @@ public final class EgressPolicy {
     }
 
     /** {@link EgressReason#ALLOWED}, {@link EgressReason#PORT_NOT_LISTED} or {@link EgressReason#NOT_LISTED}. */
-    EgressReason judge(Target target) {
+    public EgressReason judge(Target target) {
         boolean named = false;
         for (AllowEntry entry : entries) {
             if (entry.namesHost(target)) {

@@ -1,5 +1,7 @@
-package dev.crucible.egress;
+package dev.crucible.egress.proxy;
 
+import dev.crucible.egress.policy.EgressPolicy;
+import dev.crucible.egress.policy.EgressReason;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -31,8 +33,8 @@ import java.util.concurrent.atomic.AtomicLong;
  * end, nothing is intercepted) and forward HTTP ({@code GET http://host/path}, sent on in origin form with
  * {@code Connection: close}). Each request is allowed only when its host and port are on the {@link EgressPolicy},
  * and every address the name resolves to (once, through the {@link EgressResolver}) is public by
- * {@link AddressRules} or listed verbatim; the proxy connects to those checked addresses only. Anything else is
- * answered with the reason's status and a one-line reason (in the status line, the body and
+ * {@link dev.crucible.egress.address.AddressRules} or listed verbatim; the proxy connects to those checked addresses
+ * only. Anything else is answered with the reason's status and a one-line reason (in the status line, the body and
  * {@code X-Crucible-Egress}). Caps from {@link EgressLimits}: connections at once, bytes in all, idle time.
  *
  * <p>Listens on a unix domain socket ({@link #listen(Path)}, the file a sandbox gets bound in) and, for tests and
@@ -91,7 +93,7 @@ public final class EgressProxy implements AutoCloseable {
     }
 
     /** As {@link #create(EgressPolicy, EgressResolver, EgressLimits, InstantSource)}; {@code onClose} gets the totals. */
-    static EgressProxy create(EgressPolicy policy, EgressResolver resolver, EgressLimits limits, InstantSource clock,
+    public static EgressProxy create(EgressPolicy policy, EgressResolver resolver, EgressLimits limits, InstantSource clock,
             java.util.function.Consumer<EgressCounters> onClose) {
         return new EgressProxy(policy, resolver, limits, clock, onClose);
     }

@@ -1,4 +1,4 @@
-package dev.crucible.egress;
+package dev.crucible.egress.address;
 
 import java.net.Inet4Address;
 import java.net.Inet6Address;
@@ -12,9 +12,9 @@ import java.util.regex.Pattern;
  * resolvers read them differently), an IPv6 address has no zone, a name is LDH labels (plus {@code _}) whose last label
  * is not numeric. Never looks a name up.
  */
-final class HostSyntax {
+public final class HostSyntax {
     /** {@code host[:port]} split; {@code port} is -1 when absent, {@code bracketed} for {@code [v6]}. */
-    record Authority(String host, int port, boolean bracketed) {}
+    public record Authority(String host, int port, boolean bracketed) {}
 
     private static final Pattern IPV4 = Pattern.compile("(0|[1-9][0-9]{0,2})(\\.(0|[1-9][0-9]{0,2})){3}");
     private static final Pattern LABEL = Pattern.compile("[a-z0-9_]([a-z0-9_-]{0,61}[a-z0-9_])?");
@@ -24,7 +24,7 @@ final class HostSyntax {
     private HostSyntax() {}
 
     /** The address {@code text} is written as literally (no brackets), or null when it is not an IP literal. */
-    static InetAddress literal(String text) {
+    public static InetAddress literal(String text) {
         if (IPV4.matcher(text).matches()) {
             for (String octet : text.split("\\.")) {
                 if (Integer.parseInt(octet) > 255) {
@@ -48,7 +48,7 @@ final class HostSyntax {
      *
      * @throws IllegalArgumentException saying what is wrong with it
      */
-    static String name(String text) {
+    public static String name(String text) {
         String name = text.toLowerCase(Locale.ROOT);
         if (name.endsWith(".")) {
             name = name.substring(0, name.length() - 1);
@@ -75,7 +75,7 @@ final class HostSyntax {
      *
      * @throws IllegalArgumentException when the port is not 1..65535 or the brackets do not close
      */
-    static Authority authority(String text, boolean bareIpv6) {
+    public static Authority authority(String text, boolean bareIpv6) {
         if (text.startsWith("[")) {
             int close = text.indexOf(']');
             if (close < 0) {
@@ -108,7 +108,7 @@ final class HostSyntax {
     }
 
     /** The conventional text of a 4- or 16-byte address: dotted quad, or RFC 5952 IPv6 ({@code ::ffff:0:0}). */
-    static String text(byte[] address) {
+    public static String text(byte[] address) {
         if (address.length == 4) {
             return (address[0] & 0xff) + "." + (address[1] & 0xff) + "." + (address[2] & 0xff) + "." + (address[3] & 0xff);
         }
@@ -145,7 +145,7 @@ final class HostSyntax {
     }
 
     /** {@code host:port}, with IPv6 in brackets. */
-    static String authorityText(String host, int port) {
+    public static String authorityText(String host, int port) {
         return (host.indexOf(':') >= 0 ? "[" + host + "]" : host) + ":" + port;
     }
 }

@@ -1,4 +1,4 @@
-package dev.crucible.egress;
+package dev.crucible.egress.address;
 
 import java.net.InetAddress;
 import java.util.List;
@@ -10,7 +10,7 @@ import java.util.List;
  * embed, so {@code ::ffff:127.0.0.1} and {@code 2002:7f00:1::} are loopback. Stateless and thread-safe.
  *
  * <p>The operator's verbatim listing (an address or range written in the policy) is the only exemption; that is the
- * proxy's business, not this class's: see {@link EgressPolicy#listsAddress}.
+ * proxy's business, not this class's: see {@link dev.crucible.egress.policy.EgressPolicy#listsAddress}.
  */
 public final class AddressRules {
     private record Rule(Cidr range, AddressClass kind) {

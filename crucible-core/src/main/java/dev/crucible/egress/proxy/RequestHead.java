@@ -1,5 +1,8 @@
-package dev.crucible.egress;
+package dev.crucible.egress.proxy;
 
+import dev.crucible.egress.address.HostSyntax;
+import dev.crucible.egress.address.Target;
+import dev.crucible.egress.policy.EgressReason;
 import java.io.EOFException;
 import java.io.IOException;
 import java.nio.ByteBuffer;

@@ -1,5 +1,8 @@
-package dev.crucible.egress;
+package dev.crucible.egress.policy;
 
+import dev.crucible.egress.address.Cidr;
+import dev.crucible.egress.address.HostSyntax;
+import dev.crucible.egress.address.Target;
 import java.net.InetAddress;
 import java.util.Locale;
 

@@ -1,5 +1,7 @@
-package dev.crucible.egress;
+package dev.crucible.egress.proxy;
 
+import dev.crucible.egress.address.AddressClass;
+import dev.crucible.egress.policy.EgressReason;
 import java.net.InetAddress;
 
 /** A request the proxy answers with {@code reason}'s status; {@code detail} (nullable) adds to the explanation. */

@@ -1,6 +1,7 @@
-package dev.crucible.egress;
+package dev.crucible.egress.proxy;
 
 import com.sun.net.httpserver.HttpServer;
+import dev.crucible.egress.policy.EgressPolicy;
 import java.io.OutputStream;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -13,7 +14,7 @@ import java.util.concurrent.Executors;
  * Prints what the egress proxy costs (a benchmark: run on purpose, never by the test suite): curl downloading
  * {@code MB} megabytes from a loopback origin directly and through the proxy (CONNECT tunnel and forward GET), and
  * the time of a small first request each way. Usage: {@code java -cp classes:test-classes
- * dev.crucible.egress.EgressBench [MB] [ROUNDS]}.
+ * dev.crucible.egress.proxy.EgressBench [MB] [ROUNDS]}.
  */
 final class EgressBench {
     private EgressBench() {}

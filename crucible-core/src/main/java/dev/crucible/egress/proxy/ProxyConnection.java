@@ -1,5 +1,9 @@
-package dev.crucible.egress;
+package dev.crucible.egress.proxy;
 
+import dev.crucible.egress.address.AddressClass;
+import dev.crucible.egress.address.AddressRules;
+import dev.crucible.egress.address.Target;
+import dev.crucible.egress.policy.EgressReason;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;

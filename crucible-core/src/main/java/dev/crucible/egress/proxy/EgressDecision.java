@@ -1,5 +1,7 @@
-package dev.crucible.egress;
+package dev.crucible.egress.proxy;
 
+import dev.crucible.egress.address.AddressClass;
+import dev.crucible.egress.policy.EgressReason;
 import java.net.InetAddress;
 import java.time.Instant;
 
@@ -13,7 +15,8 @@ import java.time.Instant;
  * @param host the target host as normalized (lower case), or null when the request could not be read
  * @param port the target port, 0 when unknown
  * @param address the address connected to, or the forbidden address that refused it; null otherwise
- * @param addressClass the class of {@code address} (see {@link AddressRules}); null when there is no address
+ * @param addressClass the class of {@code address} (see {@link dev.crucible.egress.address.AddressRules}); null when
+ *     there is no address
  * @param ending how an allowed connection ended; null for a refusal
  * @param bytesSent bytes relayed from the sandbox to the target
  * @param bytesReceived bytes relayed from the target to the sandbox

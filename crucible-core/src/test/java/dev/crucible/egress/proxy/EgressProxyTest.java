@@ -1,9 +1,12 @@
-package dev.crucible.egress;
+package dev.crucible.egress.proxy;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.tuple;
 
 import com.sun.net.httpserver.HttpServer;
+import dev.crucible.egress.address.AddressClass;
+import dev.crucible.egress.policy.EgressPolicy;
+import dev.crucible.egress.policy.EgressReason;
 import dev.crucible.testhost.NetnsHost;
 import java.io.IOException;
 import java.net.InetAddress;
