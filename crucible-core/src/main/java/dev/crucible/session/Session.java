@@ -1,7 +1,7 @@
 package dev.crucible.session;
 
-import dev.crucible.egress.proxy.EgressProxy;
 import dev.crucible.egress.EgressReport;
+import dev.crucible.egress.proxy.EgressProxy;
 import dev.crucible.session.interpreter.Interpreter;
 import dev.crucible.session.spec.SessionInfo;
 import dev.crucible.session.store.SessionLease;

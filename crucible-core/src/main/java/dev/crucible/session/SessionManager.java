@@ -1,10 +1,10 @@
 package dev.crucible.session;
 
+import dev.crucible.egress.Egress;
+import dev.crucible.egress.NetworkRequest;
+import dev.crucible.egress.policy.EgressPolicy;
 import dev.crucible.error.ErrorCode;
 import dev.crucible.error.RequestException;
-import dev.crucible.egress.Egress;
-import dev.crucible.egress.policy.EgressPolicy;
-import dev.crucible.egress.NetworkRequest;
 import dev.crucible.runtime.LanguageRuntime;
 import dev.crucible.runtime.RuntimeRegistry;
 import dev.crucible.sandbox.Sandbox;

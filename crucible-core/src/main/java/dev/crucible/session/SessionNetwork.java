@@ -1,9 +1,9 @@
 package dev.crucible.session;
 
 import dev.crucible.egress.Egress;
+import dev.crucible.egress.NetworkRequest;
 import dev.crucible.egress.policy.EgressPolicy;
 import dev.crucible.egress.proxy.EgressProxy;
-import dev.crucible.egress.NetworkRequest;
 import dev.crucible.error.ErrorCode;
 import dev.crucible.error.RequestException;
 import dev.crucible.runtime.LanguageRuntime;

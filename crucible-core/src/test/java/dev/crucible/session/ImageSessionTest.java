@@ -4,8 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.crucible.Crucible;
-import dev.crucible.error.ErrorCode;
 import dev.crucible.TestHost;
+import dev.crucible.error.ErrorCode;
 import dev.crucible.image.Image;
 import dev.crucible.image.TestImages;
 import dev.crucible.session.spec.CellResult;

@@ -1,9 +1,9 @@
 package dev.crucible.session;
 
 import dev.crucible.Crucible;
+import dev.crucible.TestHost;
 import dev.crucible.error.ErrorCode;
 import dev.crucible.error.RequestException;
-import dev.crucible.TestHost;
 import dev.crucible.session.spec.CellResult;
 import dev.crucible.session.spec.SessionLimits;
 import dev.crucible.session.workspace.WorkspaceDisk;

@@ -1,10 +1,10 @@
 package dev.crucible.session;
 
 import dev.crucible.Crucible;
-import dev.crucible.error.ErrorCode;
 import dev.crucible.FakeClock;
-import dev.crucible.error.RequestException;
 import dev.crucible.TestHost;
+import dev.crucible.error.ErrorCode;
+import dev.crucible.error.RequestException;
 import dev.crucible.session.spec.CellResult;
 import dev.crucible.session.spec.CellStatus;
 import dev.crucible.session.spec.SessionInfo;
