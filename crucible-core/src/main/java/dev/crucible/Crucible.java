@@ -1,5 +1,6 @@
 package dev.crucible;
 
+import dev.crucible.error.RequestException;
 import dev.crucible.exec.Executor;
 import dev.crucible.image.Images;
 import dev.crucible.pool.WarmPool;

@@ -1,7 +1,7 @@
 package dev.crucible.cli;
 
 import dev.crucible.Crucible;
-import dev.crucible.RequestException;
+import dev.crucible.error.RequestException;
 import dev.crucible.image.ImageStore;
 import dev.crucible.image.Images;
 import dev.crucible.sandbox.SandboxConfig;

@@ -1,7 +1,7 @@
 package dev.crucible.cli;
 
 import dev.crucible.Crucible;
-import dev.crucible.egress.EgressPolicy;
+import dev.crucible.egress.policy.EgressPolicy;
 import dev.crucible.image.BuildResult;
 import dev.crucible.image.ImageBuilder;
 import dev.crucible.image.ImageStore;

@@ -1,7 +1,7 @@
 package dev.crucible.cli;
 
 import dev.crucible.Crucible;
-import dev.crucible.RequestException;
+import dev.crucible.error.RequestException;
 import dev.crucible.exec.ExecuteRequest;
 import dev.crucible.exec.ExecuteResult;
 import dev.crucible.runtime.LanguageRuntime;

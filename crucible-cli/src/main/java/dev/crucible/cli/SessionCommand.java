@@ -1,7 +1,7 @@
 package dev.crucible.cli;
 
 import dev.crucible.Crucible;
-import dev.crucible.RequestException;
+import dev.crucible.error.RequestException;
 import dev.crucible.server.ServerConfig;
 import dev.crucible.server.Services;
 import dev.crucible.session.SessionConfig;

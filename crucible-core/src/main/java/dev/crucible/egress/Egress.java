@@ -1,7 +1,14 @@
 package dev.crucible.egress;
 
-import dev.crucible.ErrorCode;
-import dev.crucible.RequestException;
+import dev.crucible.egress.policy.EgressNotAllowedException;
+import dev.crucible.egress.policy.EgressPolicy;
+import dev.crucible.egress.policy.EgressReason;
+import dev.crucible.egress.proxy.EgressCounters;
+import dev.crucible.egress.proxy.EgressLimits;
+import dev.crucible.egress.proxy.EgressProxy;
+import dev.crucible.egress.proxy.EgressResolver;
+import dev.crucible.error.ErrorCode;
+import dev.crucible.error.RequestException;
 import java.time.InstantSource;
 import java.util.EnumMap;
 import java.util.Map;

@@ -2,6 +2,8 @@ package dev.crucible.egress;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonProperty;
+import dev.crucible.egress.proxy.EgressDecision;
+import dev.crucible.egress.proxy.EgressProxy;
 import java.util.List;
 
 /**

@@ -10,7 +10,8 @@ import java.util.List;
  * all, the default.
  *
  * @param mode {@code allowlist} (the default when {@code allow} has entries) or {@code none}; null to infer it
- * @param allow {@code HOST[:PORT]} entries as {@link EgressPolicy} reads them (no port means 443)
+ * @param allow {@code HOST[:PORT]} entries as {@link dev.crucible.egress.policy.EgressPolicy} reads them (no port
+ *     means 443)
  */
 @JsonInclude(JsonInclude.Include.NON_NULL)
 public record NetworkRequest(@JsonProperty("mode") String mode, @JsonProperty("allow") List<String> allow) {

@@ -1,10 +1,10 @@
 package dev.crucible.exec;
 
-import dev.crucible.ErrorCode;
-import dev.crucible.RequestException;
+import dev.crucible.error.ErrorCode;
+import dev.crucible.error.RequestException;
 import dev.crucible.egress.Egress;
-import dev.crucible.egress.EgressPolicy;
-import dev.crucible.egress.EgressProxy;
+import dev.crucible.egress.policy.EgressPolicy;
+import dev.crucible.egress.proxy.EgressProxy;
 import dev.crucible.egress.EgressReport;
 import dev.crucible.health.Replacements;
 import dev.crucible.pool.WarmPool;
@@ -21,12 +21,9 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
-import java.util.Base64;
-import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.ThreadLocalRandom;
 
 /**
  * Stateless execution: validates a request, writes the program's files, compiles once when the language needs it,
@@ -127,7 +124,7 @@ public final class Executor {
             // the cold path's size cap, without encoding the code twice on this hot path (UTF-8 is <= 3 bytes a char)
             if (request.code().length() * 3L > MAX_TOTAL_BYTES) {
                 try {
-                    requireWithinCap(request.code().getBytes(StandardCharsets.UTF_8).length);
+                    ProgramFiles.requireWithinCap(request.code().getBytes(StandardCharsets.UTF_8).length);
                 } catch (RequestException e) {
                     ready.abandon();
                     throw e;
@@ -284,24 +281,11 @@ public final class Executor {
         if (code == null) {
             throw new RequestException(ErrorCode.INVALID_REQUEST, "code is required");
         }
-        Map<String, byte[]> contents = contents(runtime, code, extraFiles);
-        Path dir = programsRoot.resolve(HexFormat.of().formatHex(randomId()));
+        Map<String, byte[]> contents = ProgramFiles.contents(runtime, code, extraFiles);
+        Path dir = programsRoot.resolve(ProgramFiles.freshName());
         Map<String, Path> binds = new LinkedHashMap<>();
         try {
-            mkdir(dir);
-            Path src = mkdir(dir.resolve("src"));
-            for (Map.Entry<String, byte[]> e : contents.entrySet()) {
-                Path file = src.resolve(e.getKey());
-                if (!file.getParent().equals(src)) {
-                    createParents(src, file.getParent());
-                }
-                Files.write(file, e.getValue());
-                Files.setPosixFilePermissions(file, PosixFilePermissions.fromString("rw-r--r--"));
-                binds.put("/workspace/" + e.getKey(), file);
-            }
-            if (runtime.compiled()) {
-                mkdir(dir.resolve("build"));
-            }
+            ProgramFiles.write(dir, contents, runtime.compiled(), binds);
         } catch (IOException e) {
             new Program(sandbox, runtime, dir, binds, null).close();
             throw new UncheckedIOException("cannot write the program's files", e);
@@ -328,77 +312,5 @@ public final class Executor {
             }
         }
         return args;
-    }
-
-    /** Creates a directory with mode rwxr-xr-x whatever the umask: the slot uids read the program's files. */
-    private static Path mkdir(Path dir) throws IOException {
-        Files.createDirectory(dir);
-        Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwxr-xr-x"));
-        return dir;
-    }
-
-    private static void createParents(Path src, Path dir) throws IOException {
-        if (!Files.isDirectory(dir)) {
-            createParents(src, dir.getParent());
-            mkdir(dir);
-        }
-    }
-
-    private static Map<String, byte[]> contents(LanguageRuntime runtime, String code, List<FileInput> extraFiles) {
-        Map<String, byte[]> contents = new LinkedHashMap<>();
-        byte[] source = code.getBytes(StandardCharsets.UTF_8);
-        long total = source.length;
-        contents.put(runtime.fileName(), source);
-        if (extraFiles != null) {
-            if (extraFiles.size() > MAX_FILES) {
-                throw new RequestException(ErrorCode.TOO_MANY_FILES, "at most " + MAX_FILES + " files, got "
-                        + extraFiles.size());
-            }
-            for (FileInput f : extraFiles) {
-                if (f == null) {
-                    throw new RequestException(ErrorCode.INVALID_FILE, "a file entry is null");
-                }
-                String path = WorkspacePaths.validate(f.path());
-                if (contents.containsKey(path) || contents.keySet().stream().anyMatch(
-                        k -> k.startsWith(path + "/") || path.startsWith(k + "/"))) {
-                    throw new RequestException(ErrorCode.INVALID_FILE, "file path '" + path
-                            + "' is given twice or collides with the program file");
-                }
-                byte[] bytes = decode(f);
-                total += bytes.length;
-                contents.put(path, bytes);
-            }
-        }
-        requireWithinCap(total);
-        return contents;
-    }
-
-    private static void requireWithinCap(long totalBytes) {
-        if (totalBytes > MAX_TOTAL_BYTES) {
-            throw new RequestException(ErrorCode.PAYLOAD_TOO_LARGE, "code and files exceed " + MAX_TOTAL_BYTES + " bytes");
-        }
-    }
-
-    private static byte[] decode(FileInput f) {
-        String content = f.content() == null ? "" : f.content();
-        String encoding = f.encoding() == null ? "utf8" : f.encoding().toLowerCase(java.util.Locale.ROOT);
-        return switch (encoding) {
-            case "utf8", "utf-8" -> content.getBytes(StandardCharsets.UTF_8);
-            case "base64" -> {
-                try {
-                    yield Base64.getDecoder().decode(content.replaceAll("\\s", ""));
-                } catch (IllegalArgumentException e) {
-                    throw new RequestException(ErrorCode.INVALID_FILE, "file '" + f.path() + "' is not valid base64");
-                }
-            }
-            default -> throw new RequestException(ErrorCode.INVALID_FILE, "file '" + f.path()
-                    + "' has unknown encoding '" + f.encoding() + "' (utf8 or base64)");
-        };
-    }
-
-    private static byte[] randomId() {
-        byte[] id = new byte[12];
-        ThreadLocalRandom.current().nextBytes(id);
-        return id;
     }
 }

@@ -1,6 +1,6 @@
 package dev.crucible.exec;
 
-import dev.crucible.egress.EgressProxy;
+import dev.crucible.egress.proxy.EgressProxy;
 import dev.crucible.runtime.LanguageRuntime;
 import dev.crucible.sandbox.Limits;
 import dev.crucible.sandbox.Sandbox;

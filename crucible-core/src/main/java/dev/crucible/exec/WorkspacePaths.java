@@ -1,7 +1,7 @@
 package dev.crucible.exec;
 
-import dev.crucible.ErrorCode;
-import dev.crucible.RequestException;
+import dev.crucible.error.ErrorCode;
+import dev.crucible.error.RequestException;
 import java.nio.charset.StandardCharsets;
 
 /** Validates workspace-relative file names before anything touches the file system (hostile cases files-upload-*). */

@@ -1,7 +1,7 @@
 package dev.crucible.image;
 
-import dev.crucible.ErrorCode;
-import dev.crucible.RequestException;
+import dev.crucible.error.ErrorCode;
+import dev.crucible.error.RequestException;
 import java.time.Duration;
 import java.util.Locale;
 import java.util.concurrent.Callable;

@@ -1,6 +1,8 @@
 package dev.crucible.runtime;
 
 import com.fasterxml.jackson.annotation.JsonProperty;
+import dev.crucible.egress.policy.EgressPolicy;
+import dev.crucible.sandbox.Limits;
 import java.util.List;
 import java.util.Map;
 
@@ -25,4 +27,33 @@ record RuntimeDefinition(
         @JsonProperty("egress_allow") List<String> egressAllow) {
 
     record File(@JsonProperty("runtime") List<RuntimeDefinition> runtime) {}
+
+    /**
+     * The limits of a run: this definition's overrides over {@link Limits#DEFAULT}.
+     *
+     * @throws IllegalArgumentException naming the first value out of range
+     */
+    Limits runLimits() {
+        return limits == null ? Limits.DEFAULT : limits.applyTo(Limits.DEFAULT);
+    }
+
+    /**
+     * The limits of the compile step: this definition's overrides over 30 s of wall time and of CPU, 512 MiB, 1 MiB of
+     * output, 64 tasks.
+     *
+     * @throws IllegalArgumentException naming the first value out of range
+     */
+    Limits compileStepLimits() {
+        Limits compileBase = new Limits(30_000, 30_000, 512, 1024 * 1024, 64);
+        return compileLimits == null ? compileBase : compileLimits.applyTo(compileBase);
+    }
+
+    /**
+     * This definition's own egress list ({@code egress_allow}), none when it has none.
+     *
+     * @throws IllegalArgumentException naming a bad entry
+     */
+    EgressPolicy egress() {
+        return egressAllow == null ? EgressPolicy.none() : EgressPolicy.parse(egressAllow);
+    }
 }

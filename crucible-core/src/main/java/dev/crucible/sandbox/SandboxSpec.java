@@ -1,6 +1,6 @@
 package dev.crucible.sandbox;
 
-import dev.crucible.egress.EgressProxy;
+import dev.crucible.egress.proxy.EgressProxy;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.Map;

@@ -1,7 +1,12 @@
 package dev.crucible.session;
 
-import dev.crucible.egress.EgressProxy;
 import dev.crucible.egress.EgressReport;
+import dev.crucible.egress.proxy.EgressProxy;
+import dev.crucible.session.interpreter.Interpreter;
+import dev.crucible.session.spec.SessionInfo;
+import dev.crucible.session.store.SessionLease;
+import dev.crucible.session.store.SessionStore;
+import dev.crucible.session.workspace.Workspace;
 import java.time.Instant;
 import java.time.InstantSource;
 import java.util.List;

@@ -1,5 +1,6 @@
 package dev.crucible.session;
 
+import dev.crucible.session.spec.SessionLimits;
 import java.nio.file.Path;
 import java.time.Duration;
 

@@ -1,7 +1,8 @@
 package dev.crucible.session;
 
-import dev.crucible.ErrorCode;
-import dev.crucible.RequestException;
+import dev.crucible.error.ErrorCode;
+import dev.crucible.error.RequestException;
+import dev.crucible.session.workspace.Workspace;
 import java.util.List;
 
 /** The files of one session, with the download cap and the workspace quota applied. */

@@ -1,24 +1,26 @@
 package dev.crucible.session;
 
-import dev.crucible.ErrorCode;
-import dev.crucible.RequestException;
 import dev.crucible.egress.Egress;
-import dev.crucible.egress.EgressPolicy;
 import dev.crucible.egress.NetworkRequest;
+import dev.crucible.egress.policy.EgressPolicy;
+import dev.crucible.error.ErrorCode;
+import dev.crucible.error.RequestException;
 import dev.crucible.runtime.LanguageRuntime;
 import dev.crucible.runtime.RuntimeRegistry;
 import dev.crucible.sandbox.Sandbox;
+import dev.crucible.session.interpreter.Interpreter;
+import dev.crucible.session.spec.CellResult;
+import dev.crucible.session.spec.SessionInfo;
+import dev.crucible.session.spec.SessionLimits;
+import dev.crucible.session.store.SessionLease;
+import dev.crucible.session.store.SessionStore;
+import dev.crucible.session.workspace.DataDirFull;
 import java.io.IOException;
-import java.lang.management.ManagementFactory;
-import java.nio.charset.StandardCharsets;
-import java.security.SecureRandom;
 import java.time.InstantSource;
 import java.util.Comparator;
-import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
-import java.util.concurrent.TimeUnit;
 import tools.jackson.databind.json.JsonMapper;
 
 /**
@@ -33,32 +35,26 @@ import tools.jackson.databind.json.JsonMapper;
  */
 public final class SessionManager implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger("crucible.session");
-    private static final HexFormat HEX = HexFormat.of();
-    private static final List<String> MODES = List.of("auto", "exec", "single");
 
     private final Sandbox sandbox;
     private final RuntimeRegistry runtimes;
     private final SessionConfig config;
     private final InstantSource clock;
-    private final SecureRandom random = new SecureRandom();
+    private final SessionIds ids = new SessionIds();
     private final Map<String, Session> sessions = new ConcurrentHashMap<>();
     private final SessionStore store;
     private final SessionNumbers numbers;
+    private final SessionNetwork network;
     private final SessionRunner runner;
+    private final KeptSessions kept;
     private SessionReaper reaper;
     private volatile boolean closed;
     /** This replica's name when replicas share the data directory (ids carry it), or null on a single node. */
     private final String replica;
 
-    /** A session id: 128 random bits in hex, after {@code replica.} when replicas run (the replica that made it). */
-    private static final java.util.regex.Pattern ID =
-            java.util.regex.Pattern.compile("(?:([a-z0-9][a-z0-9-]{0,62})\\.)?[0-9a-f]{32}");
-
     private SessionManager(Sandbox sandbox, RuntimeRegistry runtimes, SessionConfig config, InstantSource clock,
             String replica) throws IOException {
-        if (replica != null && !replica.matches("[a-z0-9][a-z0-9-]{0,62}")) {
-            throw new IllegalArgumentException("a replica name is 1-63 lower-case letters, digits and dashes: " + replica);
-        }
+        SessionIds.checkReplica(replica);
         this.replica = replica;
         this.sandbox = sandbox;
         this.runtimes = runtimes;
@@ -66,13 +62,10 @@ public final class SessionManager implements AutoCloseable {
         this.clock = clock;
         JsonMapper json = JsonMapper.builder().build();
         this.store = new SessionStore(config.dataDir(), sandbox.sessionUid(0) >= 0, json);
-        long memoryBudgetMb = config.memoryBudgetMb() > 0 ? config.memoryBudgetMb() : Math.max(1024,
-                ((com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean())
-                        .getTotalMemorySize() / (1024 * 1024) - 1024);
-        long diskBudgetBytes = config.diskBudgetBytes() > 0 ? config.diskBudgetBytes() : store.defaultDiskBudget();
-        this.numbers = new SessionNumbers(config.maxSessions(), config.maxPerOwner(), memoryBudgetMb, diskBudgetBytes,
-                config.workspaceQuota());
-        this.runner = new SessionRunner(sandbox, runtimes, store, json, config.grace().toMillis());
+        this.numbers = SessionNumbers.of(config, store);
+        this.network = new SessionNetwork(runtimes, store, config.dataDir());
+        this.runner = new SessionRunner(sandbox, runtimes, store, network, json, config);
+        this.kept = new KeptSessions(replica, store, numbers, sandbox, clock, sessions);
     }
 
     /**
@@ -103,71 +96,13 @@ public final class SessionManager implements AutoCloseable {
     public static SessionManager start(Sandbox sandbox, RuntimeRegistry runtimes, SessionConfig config,
             InstantSource clock, String replica) throws IOException {
         SessionManager manager = new SessionManager(sandbox, runtimes, config, clock, replica);
-        manager.store.scan(manager::keep, replica == null);
+        manager.kept.loadAll();
         if (!manager.sessions.isEmpty()) {
             LOG.log(System.Logger.Level.INFO, "kept " + manager.sessions.size() + " sessions from " + manager.store.root());
         }
         manager.reaper = new SessionReaper(() -> List.copyOf(manager.sessions.values()), manager::remove,
                 config.reapEvery());
         return manager;
-    }
-
-    /**
-     * Takes back a session kept from an earlier run, or removes it when past its lifetime. A replica takes back only
-     * the sessions it held last, and only when no live replica holds them.
-     */
-    private void keep(SessionStore.Stored stored) {
-        SessionLease lease = null;
-        if (replica != null) {
-            String last = SessionLease.holder(store.dir(stored.id())).orElse(replicaOf(stored.id()));
-            if (!replica.equals(last)) {
-                return; // another replica's: taken over when a request for it finds its holder gone
-            }
-            try {
-                lease = SessionLease.tryTake(store.dir(stored.id()), replica).orElse(null);
-            } catch (IOException e) {
-                LOG.log(System.Logger.Level.WARNING, "cannot take the session " + stored.id() + ": " + e.getMessage());
-            }
-            if (lease == null) {
-                return;
-            }
-        }
-        load(stored, lease);
-    }
-
-    /** Loads a stored session as DORMANT under {@code lease} (null on a single node); past its lifetime it is removed. */
-    private boolean load(SessionStore.Stored stored, SessionLease lease) {
-        if (clock.millis() > stored.endOfLifeMs()) {
-            store.remove(stored, workspace(stored));
-            if (lease != null) {
-                lease.close();
-            }
-            return false;
-        }
-        try {
-            store.attach(stored);
-            int number = numbers.retake(stored.number(), stored.owner(), stored.limits().memoryMb());
-            if (number != stored.number()) {
-                stored = stored.withNumber(number);
-                try {
-                    store.write(stored);
-                } catch (IOException e) { // the old record stays whole: the next start takes a number again
-                    LOG.log(System.Logger.Level.WARNING, "cannot record the new number of the session " + stored.id()
-                            + ": " + e.getMessage());
-                }
-            }
-            store.chownIfMoved(stored, sandbox.sessionUid(number));
-            Session session = new Session(stored, workspace(stored), Session.State.DORMANT, clock);
-            session.lease = lease;
-            sessions.put(stored.id(), session);
-            return true;
-        } catch (IOException | RuntimeException e) {
-            LOG.log(System.Logger.Level.WARNING, "cannot load the session " + stored.id() + ": " + e.getMessage());
-            if (lease != null) {
-                lease.close();
-            }
-            return false;
-        }
     }
 
     /** This replica's name, or null on a single node. */
@@ -177,13 +112,12 @@ public final class SessionManager implements AutoCloseable {
 
     /** Whether {@code id} has a session id's form (it may name a session of any replica). */
     public static boolean wellFormed(String id) {
-        return id != null && ID.matcher(id).matches();
+        return SessionIds.wellFormed(id);
     }
 
     /** The replica a session id was made by, or null for an id without one. */
     public static String replicaOf(String id) {
-        java.util.regex.Matcher m = ID.matcher(id == null ? "" : id);
-        return m.matches() ? m.group(1) : null;
+        return SessionIds.replicaOf(id);
     }
 
     /** Whether session {@code id} is loaded here. */
@@ -201,7 +135,7 @@ public final class SessionManager implements AutoCloseable {
             return replica;
         }
         if (replica != null && wellFormed(id)) {
-            return SessionLease.holder(store.dir(id)).orElse(replicaOf(id));
+            return kept.lastHolder(id);
         }
         return replicaOf(id);
     }
@@ -219,29 +153,7 @@ public final class SessionManager implements AutoCloseable {
         if (replica == null || closed || !wellFormed(id)) {
             return false;
         }
-        SessionLease lease;
-        try {
-            lease = SessionLease.tryTake(store.dir(id), replica).orElse(null);
-        } catch (IOException e) {
-            return false; // no such session directory here: not shared, or gone
-        }
-        if (lease == null) {
-            return false;
-        }
-        java.util.Optional<SessionStore.Stored> stored = store.read(id);
-        if (stored.isEmpty()) {
-            lease.close();
-            return false;
-        }
-        boolean loaded = load(stored.get(), lease);
-        if (loaded) {
-            LOG.log(System.Logger.Level.INFO, "took over the session " + id + " (its replica is gone)");
-        }
-        return loaded;
-    }
-
-    private Workspace workspace(SessionStore.Stored stored) {
-        return new Workspace(store.dir(stored.id()).resolve("workspace"), sandbox.sessionUid(stored.number()));
+        return kept.adopt(id);
     }
 
     /** A session to create: every field optional; {@code image} is an image of the store to run the session in. */
@@ -263,7 +175,7 @@ public final class SessionManager implements AutoCloseable {
      * keep what of their list it still holds).
      */
     public void useEgress(Egress operatorEgress) {
-        runner.useEgress(operatorEgress);
+        network.use(operatorEgress);
     }
 
     /**
@@ -277,34 +189,7 @@ public final class SessionManager implements AutoCloseable {
      *     narrows), {@code invalid_request} for a bad entry
      */
     public SessionInfo narrowNetwork(String owner, String id, NetworkRequest asked) {
-        Session session = find(owner, id);
-        session.lock.lock();
-        try {
-            List<String> now = session.stored.egress() == null ? List.of() : session.stored.egress();
-            EgressPolicy narrower = SessionRunner.narrowed(now, asked);
-            SessionStore.Stored stored = session.stored.withEgress(narrower.entries());
-            IOException unrecorded = null;
-            try {
-                store.write(stored);
-            } catch (IOException e) {
-                unrecorded = e;
-            }
-            // in force even unrecorded: egress only narrows, and a lock asked for must not wait for disk space
-            session.stored = stored;
-            if (session.egress != null) {
-                session.egress.narrowTo(narrower);
-            }
-            session.touch();
-            if (unrecorded != null) {
-                throw DataDirFull.orElse(unrecorded, config.dataDir(), "the record of the narrower egress (in force"
-                        + " now, but a restart would bring back the old list: send it again once there is room)",
-                        new RequestException(ErrorCode.INTERNAL, "the narrower egress is in force, but cannot be"
-                                + " recorded (send it again): " + unrecorded.getMessage()));
-            }
-            return session.info();
-        } finally {
-            session.lock.unlock();
-        }
+        return network.narrow(find(owner, id), asked);
     }
 
     /**
@@ -315,41 +200,17 @@ public final class SessionManager implements AutoCloseable {
      * @throws RequestException {@code data_dir_full} when the data directory's file system has no room for it
      */
     public SessionInfo create(String owner, CreateRequest request) throws InterruptedException {
-        String language = request.language() == null || request.language().isBlank() ? "python" : request.language();
-        LanguageRuntime runtime = runtimes.find(language).orElseThrow(() -> new RequestException(
-                ErrorCode.UNKNOWN_LANGUAGE, "unknown language '" + language.strip() + "'"));
-        if (request.image() != null) {
-            // an image being pulled is waited for as long as a cell may run, then image_pulling / image_pull_timeout
-            runtime = runtimes.inImage(runtime, runtimes.images().require(request.image(),
-                    java.time.Duration.ofMillis(config.limits().timeoutMs())));
-        }
-        if (!runtime.interactive()) {
-            throw new RequestException(ErrorCode.RUNTIME_UNAVAILABLE, "runtime " + runtime.language()
-                    + (runtime.available() ? " has no session agent; sessions run: " + interactiveLanguages()
-                            : " is not available: " + runtime.unavailableReason()));
-        }
-        SessionLimits limits = request.limits() == null ? config.limits() : request.limits();
-        limits = SessionLimits.DEFAULT.with(limits.memoryMb(), limits.pids(), limits.cpus(), limits.timeoutMs(),
-                limits.outputBytes()); // validated
-        long idle = request.idleTimeoutS() == null ? config.idleTimeout().toSeconds() : request.idleTimeoutS();
-        if (idle < 1 || idle > config.maxLifetime().toSeconds()) {
-            throw new RequestException(ErrorCode.INVALID_REQUEST, "idle_timeout_s must be between 1 and "
-                    + config.maxLifetime().toSeconds());
-        }
-        String restore = request.restore() == null ? "none" : request.restore();
-        if (!restore.equals("none") && !restore.equals("replay")) {
-            throw new RequestException(ErrorCode.INVALID_REQUEST, "restore must be \"none\" or \"replay\"");
-        }
-        EgressPolicy granted = runner.grant(request.network(), runtime);
-        int number = numbers.take(owner, limits.memoryMb());
-        byte[] idBytes = new byte[16];
-        random.nextBytes(idBytes);
+        NewSession checked = NewSession.check(request, config, runtimes);
+        LanguageRuntime runtime = checked.runtime();
+        EgressPolicy granted = network.grant(request.network(), runtime);
+        int number = numbers.take(owner, checked.limits().memoryMb());
         long now = clock.millis();
-        String id = replica == null ? HEX.formatHex(idBytes) : replica + "." + HEX.formatHex(idBytes);
-        SessionStore.Stored stored = new SessionStore.Stored(id, owner, runtime.language(), limits,
-                idle, now, now + config.maxLifetime().toMillis(), restore, number, runtime.image(),
-                granted == null ? null : granted.entries());
-        Session session = new Session(stored, workspace(stored), Session.State.LIVE, clock);
+        String id = ids.fresh(replica);
+        SessionStore.Stored stored = new SessionStore.Stored(id, owner, runtime.language(), checked.limits(),
+                checked.idleTimeoutS(), now, now + config.maxLifetime().toMillis(), checked.restore(), number,
+                runtime.image(), granted == null ? null : granted.entries());
+        Session session = new Session(stored, store.workspace(stored, sandbox.sessionUid(number)), Session.State.LIVE,
+                clock);
         try {
             store.create(stored, config.workspaceQuota());
             if (replica != null) {
@@ -378,22 +239,13 @@ public final class SessionManager implements AutoCloseable {
         }
     }
 
-    private String interactiveLanguages() {
-        return String.join(", ", runtimes.list().stream().filter(LanguageRuntime::interactive)
-                .map(LanguageRuntime::language).toList());
-    }
-
     /** The session {@code id} of {@code owner}; anyone else's, or none, is not found. */
     private Session find(String owner, String id) {
         Session s = id == null ? null : sessions.get(id);
         if (s == null || s.gone() || !s.stored.owner().equals(owner)) {
-            throw new RequestException(ErrorCode.SESSION_NOT_FOUND, "no session " + shown(id));
+            throw new RequestException(ErrorCode.SESSION_NOT_FOUND, "no session " + SessionIds.shown(id));
         }
         return s;
-    }
-
-    private static String shown(String id) {
-        return id == null ? "null" : id.length() > 40 ? id.substring(0, 40) + "…" : id.replaceAll("[^0-9a-zA-Z_-]", "?");
     }
 
     public SessionInfo get(String owner, String id) {
@@ -422,46 +274,7 @@ public final class SessionManager implements AutoCloseable {
      */
     public CellResult execute(String owner, String id, String code, String mode, Long timeoutMs)
             throws InterruptedException {
-        Session session = find(owner, id);
-        if (code == null) {
-            throw new RequestException(ErrorCode.INVALID_REQUEST, "code is required");
-        }
-        String m = mode == null ? "auto" : mode;
-        if (!MODES.contains(m)) {
-            throw new RequestException(ErrorCode.INVALID_REQUEST, "mode must be one of " + MODES);
-        }
-        long timeout = timeoutMs == null ? session.stored.limits().timeoutMs() : timeoutMs;
-        if (timeout < 1 || timeout > SessionLimits.MAXIMUM.timeoutMs()) {
-            throw new RequestException(ErrorCode.INVALID_LIMITS, "timeout_ms must be between 1 and "
-                    + SessionLimits.MAXIMUM.timeoutMs());
-        }
-        if (code.length() > config.maxCellBytes() || code.getBytes(StandardCharsets.UTF_8).length > config.maxCellBytes()) {
-            throw new RequestException(ErrorCode.CELL_TOO_LARGE, "the cell is larger than " + config.maxCellBytes() + " bytes");
-        }
-        if (!session.lock.tryLock(timeout + config.grace().toMillis() + 5_000, TimeUnit.MILLISECONDS)) {
-            throw new RequestException(ErrorCode.SESSION_BUSY, "another cell of this session is still running");
-        }
-        try {
-            if (session.gone()) {
-                throw new RequestException(ErrorCode.SESSION_NOT_FOUND, "no session " + id);
-            }
-            session.touch();
-            if (session.stored.restore().equals("replay")) {
-                try {
-                    store.reserveCell(session.stored, code, m);
-                } catch (IOException e) {
-                    if (DataDirFull.is(e)) {
-                        throw DataDirFull.refusal(config.dataDir(), "the cell (not run: its replay log has no room)");
-                    }
-                    LOG.log(System.Logger.Level.WARNING, "cannot make room in the cell log of " + id + ": "
-                            + e.getMessage());
-                }
-            }
-            return runner.run(session, code, m, timeout);
-        } finally {
-            session.touch();
-            session.lock.unlock();
-        }
+        return runner.execute(find(owner, id), code, mode, timeoutMs);
     }
 
     /**

@@ -1,7 +1,11 @@
 package dev.crucible.session;
 
-import dev.crucible.ErrorCode;
-import dev.crucible.RequestException;
+import dev.crucible.error.ErrorCode;
+import dev.crucible.error.RequestException;
+import dev.crucible.session.store.SessionStore;
+import dev.crucible.session.workspace.WorkspaceDisk;
+import java.io.IOException;
+import java.lang.management.ManagementFactory;
 import java.util.BitSet;
 import java.util.HashMap;
 import java.util.Map;
@@ -29,6 +33,19 @@ final class SessionNumbers {
         this.memoryBudgetMb = memoryBudgetMb;
         this.diskBudgetBytes = diskBudgetBytes;
         this.quotaBytes = Math.max(WorkspaceDisk.MIN_BYTES, quotaBytes);
+    }
+
+    /**
+     * The numbers {@code config} allows, over its budgets or the automatic ones: the host's memory less 1 GiB (at least
+     * 1 GiB), and 90% of the file system {@code store} keeps sessions on.
+     */
+    static SessionNumbers of(SessionConfig config, SessionStore store) throws IOException {
+        long memoryBudgetMb = config.memoryBudgetMb() > 0 ? config.memoryBudgetMb() : Math.max(1024,
+                ((com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean())
+                        .getTotalMemorySize() / (1024 * 1024) - 1024);
+        long diskBudgetBytes = config.diskBudgetBytes() > 0 ? config.diskBudgetBytes() : store.defaultDiskBudget();
+        return new SessionNumbers(config.maxSessions(), config.maxPerOwner(), memoryBudgetMb, diskBudgetBytes,
+                config.workspaceQuota());
     }
 
     /**

@@ -1,18 +1,21 @@
 package dev.crucible.session;
 
-import dev.crucible.ErrorCode;
-import dev.crucible.RequestException;
-import dev.crucible.egress.Egress;
-import dev.crucible.egress.EgressPolicy;
-import dev.crucible.egress.EgressProxy;
-import dev.crucible.egress.NetworkRequest;
+import dev.crucible.error.ErrorCode;
+import dev.crucible.error.RequestException;
 import dev.crucible.health.Replacements;
 import dev.crucible.runtime.LanguageRuntime;
 import dev.crucible.runtime.RuntimeRegistry;
 import dev.crucible.sandbox.Limits;
 import dev.crucible.sandbox.Sandbox;
 import dev.crucible.sandbox.SandboxSpec;
+import dev.crucible.session.interpreter.Interpreter;
+import dev.crucible.session.spec.CellResult;
+import dev.crucible.session.spec.CellStatus;
+import dev.crucible.session.spec.SessionLimits;
+import dev.crucible.session.store.SessionStore;
+import dev.crucible.session.workspace.DataDirFull;
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -25,69 +28,79 @@ import tools.jackson.databind.node.ObjectNode;
 /**
  * Runs the cells of a session in its interpreter: starts the interpreter when there is none (resuming, replaying or
  * restarting as the session's {@link Session.State} says), maps each {@link Interpreter.Outcome} to a
- * {@link CellResult} and moves the state on. The caller holds the session's lock.
+ * {@link CellResult} and moves the state on. The caller holds the session's lock, but for {@link #execute}, which
+ * takes it.
  */
 final class SessionRunner {
+    private static final System.Logger LOG = System.getLogger("crucible.session");
     private static final long READY_MS = SessionConfig.RESTART_BOUND_MS;
+    private static final List<String> MODES = List.of("auto", "exec", "single");
 
     private final Sandbox sandbox;
     private final RuntimeRegistry runtimes;
     private final SessionStore store;
     private final JsonMapper json;
+    private final SessionNetwork network;
+    private final SessionConfig config;
     private final long graceMs;
-    private volatile Egress egress = Egress.off();
 
-    SessionRunner(Sandbox sandbox, RuntimeRegistry runtimes, SessionStore store, JsonMapper json, long graceMs) {
+    SessionRunner(Sandbox sandbox, RuntimeRegistry runtimes, SessionStore store, SessionNetwork network, JsonMapper json,
+            SessionConfig config) {
         this.sandbox = sandbox;
         this.runtimes = runtimes;
         this.store = store;
+        this.network = network;
         this.json = json;
-        this.graceMs = graceMs;
-    }
-
-    /** Grants sessions' network requests within {@code operatorEgress} from now on. */
-    void useEgress(Egress operatorEgress) {
-        this.egress = operatorEgress;
+        this.config = config;
+        this.graceMs = config.grace().toMillis();
     }
 
     /**
-     * The egress a new session in {@code runtime} gets for {@code asked}: null for none.
+     * Runs one cell of {@code session} once it has the session's lock (waiting at most the cell's bound for a cell
+     * that is running); see {@link SessionManager#execute}.
      *
-     * @throws RequestException as {@link Egress#grant}
+     * @throws RequestException as {@link SessionManager#execute}
      */
-    EgressPolicy grant(NetworkRequest asked, LanguageRuntime runtime) {
-        return egress.grant(asked, runtimes.egressAllow(runtime));
-    }
-
-    /**
-     * {@code now} narrowed to {@code asked}: {@link EgressPolicy#none()} for no entries or mode none.
-     *
-     * @throws RequestException {@code egress_not_allowed} for an entry outside {@code now}
-     */
-    static EgressPolicy narrowed(List<String> now, NetworkRequest asked) {
-        if (asked == null) {
-            throw new RequestException(ErrorCode.INVALID_REQUEST, "send {\"allow\": [...]}: the entries to keep, none to lock");
+    CellResult execute(Session session, String code, String mode, Long timeoutMs) throws InterruptedException {
+        if (code == null) {
+            throw new RequestException(ErrorCode.INVALID_REQUEST, "code is required");
         }
-        EgressPolicy kept = Egress.narrow(EgressPolicy.parse(now), asked,
-                "this session has no network egress, and a session's egress can only narrow");
-        return kept == null ? EgressPolicy.none() : kept;
-    }
-
-    /**
-     * The session's proxy, made at its first sandbox with egress over what of its stored list the operator's lists
-     * still hold (an operator who narrowed them since narrows it too); null for a session without network.
-     */
-    private EgressProxy egressOf(Session session, LanguageRuntime runtime) {
-        List<String> entries = session.stored.egress();
-        if (entries == null || entries.isEmpty()) { // none, or locked: a sandbox started now has no network at all
-            return null;
+        String m = mode == null ? "auto" : mode;
+        if (!MODES.contains(m)) {
+            throw new RequestException(ErrorCode.INVALID_REQUEST, "mode must be one of " + MODES);
         }
-        if (session.egress == null) {
-            EgressPolicy within = egress.widest().union(runtimes.egressAllow(runtime));
-            List<String> kept = entries.stream().filter(within::holds).toList();
-            session.egress = egress.open(EgressPolicy.parse(kept));
+        long timeout = timeoutMs == null ? session.stored.limits().timeoutMs() : timeoutMs;
+        if (timeout < 1 || timeout > SessionLimits.MAXIMUM.timeoutMs()) {
+            throw new RequestException(ErrorCode.INVALID_LIMITS, "timeout_ms must be between 1 and "
+                    + SessionLimits.MAXIMUM.timeoutMs());
         }
-        return session.egress;
+        if (code.length() > config.maxCellBytes() || code.getBytes(StandardCharsets.UTF_8).length > config.maxCellBytes()) {
+            throw new RequestException(ErrorCode.CELL_TOO_LARGE, "the cell is larger than " + config.maxCellBytes() + " bytes");
+        }
+        if (!session.lock.tryLock(timeout + config.grace().toMillis() + 5_000, TimeUnit.MILLISECONDS)) {
+            throw new RequestException(ErrorCode.SESSION_BUSY, "another cell of this session is still running");
+        }
+        try {
+            if (session.gone()) {
+                throw new RequestException(ErrorCode.SESSION_NOT_FOUND, "no session " + session.stored.id());
+            }
+            session.touch();
+            if (session.stored.restore().equals("replay")) {
+                try {
+                    store.reserveCell(session.stored, code, m);
+                } catch (IOException e) {
+                    if (DataDirFull.is(e)) {
+                        throw DataDirFull.refusal(config.dataDir(), "the cell (not run: its replay log has no room)");
+                    }
+                    LOG.log(System.Logger.Level.WARNING, "cannot make room in the cell log of " + session.stored.id()
+                            + ": " + e.getMessage());
+                }
+            }
+            return run(session, code, m, timeout);
+        } finally {
+            session.touch();
+            session.lock.unlock();
+        }
     }
 
     /** Starts a fresh interpreter in a sandbox of the session's own uid, cgroups and workspace. */
@@ -106,7 +119,7 @@ final class SessionRunner {
         Limits limits = new Limits(Limits.MAXIMUM.timeoutMs(), Limits.MAXIMUM.cpuMs(), l.memoryMb(), 64 * 1024, l.pids());
         Path workspace = store.dir(stored.id()).resolve("workspace");
         SandboxSpec spec = new SandboxSpec(runtime.sessionArgv(limits), runtime.env(), Map.of(), null, false,
-                runtime.binds(), runtime.root(), null, limits, workspace).withEgress(egressOf(session, runtime));
+                runtime.binds(), runtime.root(), null, limits, workspace).withEgress(network.proxyFor(session, runtime));
         Path log = store.freshInterpreterLog(stored);
         Sandbox.Interactive box = sandbox.open(spec, stored.number(), l.cpus(), log);
         return Interpreter.start(box, json, READY_MS, log);

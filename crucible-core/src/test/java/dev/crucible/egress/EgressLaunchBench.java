@@ -1,6 +1,9 @@
 package dev.crucible.egress;
 
 import dev.crucible.Crucible;
+import dev.crucible.egress.policy.EgressPolicy;
+import dev.crucible.egress.proxy.EgressLimits;
+import dev.crucible.egress.proxy.EgressResolver;
 import dev.crucible.exec.ExecuteRequest;
 import dev.crucible.exec.ExecuteResult;
 import dev.crucible.sandbox.SandboxConfig;

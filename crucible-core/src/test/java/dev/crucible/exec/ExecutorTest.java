@@ -1,7 +1,7 @@
 package dev.crucible.exec;
 
-import dev.crucible.ErrorCode;
-import dev.crucible.RequestException;
+import dev.crucible.error.ErrorCode;
+import dev.crucible.error.RequestException;
 import dev.crucible.TestHost;
 import dev.crucible.runtime.LimitsSpec;
 import java.io.FileInputStream;

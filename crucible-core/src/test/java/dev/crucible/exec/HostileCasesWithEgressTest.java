@@ -4,9 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.crucible.TestHost;
 import dev.crucible.egress.Egress;
-import dev.crucible.egress.EgressLimits;
-import dev.crucible.egress.EgressPolicy;
-import dev.crucible.egress.EgressResolver;
+import dev.crucible.egress.proxy.EgressLimits;
+import dev.crucible.egress.policy.EgressPolicy;
+import dev.crucible.egress.proxy.EgressResolver;
 import dev.crucible.egress.NetworkRequest;
 import java.io.IOException;
 import java.time.InstantSource;

@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.crucible.TestHost;
-import dev.crucible.egress.EgressPolicy;
+import dev.crucible.egress.policy.EgressPolicy;
 import dev.crucible.egress.PackageIndex;
 import dev.crucible.exec.ExecuteRequest;
 import dev.crucible.exec.ExecuteResult;

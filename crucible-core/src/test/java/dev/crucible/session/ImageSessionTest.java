@@ -4,10 +4,12 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.crucible.Crucible;
-import dev.crucible.ErrorCode;
 import dev.crucible.TestHost;
+import dev.crucible.error.ErrorCode;
 import dev.crucible.image.Image;
 import dev.crucible.image.TestImages;
+import dev.crucible.session.spec.CellResult;
+import dev.crucible.session.spec.SessionInfo;
 import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;

@@ -1,8 +1,9 @@
 package dev.crucible.session;
 
 import dev.crucible.Crucible;
-import dev.crucible.RequestException;
 import dev.crucible.TestHost;
+import dev.crucible.error.RequestException;
+import dev.crucible.session.spec.CellResult;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import org.junit.jupiter.api.Test;

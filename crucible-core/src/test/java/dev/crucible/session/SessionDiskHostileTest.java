@@ -1,9 +1,12 @@
 package dev.crucible.session;
 
 import dev.crucible.Crucible;
-import dev.crucible.ErrorCode;
-import dev.crucible.RequestException;
 import dev.crucible.TestHost;
+import dev.crucible.error.ErrorCode;
+import dev.crucible.error.RequestException;
+import dev.crucible.session.spec.CellResult;
+import dev.crucible.session.spec.SessionLimits;
+import dev.crucible.session.workspace.WorkspaceDisk;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.stream.Stream;

@@ -1,9 +1,12 @@
 package dev.crucible.session;
 
 import dev.crucible.Crucible;
-import dev.crucible.ErrorCode;
-import dev.crucible.RequestException;
 import dev.crucible.TestHost;
+import dev.crucible.error.ErrorCode;
+import dev.crucible.error.RequestException;
+import dev.crucible.session.spec.CellResult;
+import dev.crucible.session.spec.SessionInfo;
+import dev.crucible.session.workspace.Workspace;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;

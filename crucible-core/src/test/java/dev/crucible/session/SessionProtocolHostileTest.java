@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.crucible.Crucible;
 import dev.crucible.TestHost;
+import dev.crucible.session.spec.CellResult;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import org.junit.jupiter.api.AfterEach;

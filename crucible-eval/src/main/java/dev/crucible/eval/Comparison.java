@@ -1,8 +1,8 @@
 package dev.crucible.eval;
 
 import com.fasterxml.jackson.annotation.JsonProperty;
-import dev.crucible.ErrorCode;
-import dev.crucible.RequestException;
+import dev.crucible.error.ErrorCode;
+import dev.crucible.error.RequestException;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;

@@ -2,7 +2,7 @@ package dev.crucible.eval;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonProperty;
-import dev.crucible.RequestException;
+import dev.crucible.error.RequestException;
 import dev.crucible.exec.ExecuteRequest;
 import dev.crucible.exec.ExecuteResult;
 import dev.crucible.runtime.LimitsSpec;

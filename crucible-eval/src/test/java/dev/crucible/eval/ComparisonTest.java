@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.assertj.core.api.Assertions.within;
 
-import dev.crucible.RequestException;
+import dev.crucible.error.RequestException;
 import org.junit.jupiter.api.Test;
 
 class ComparisonTest {

@@ -73,7 +73,7 @@ final class FlakyFront implements AutoCloseable {
                     Thread.currentThread().interrupt();
                     ex.close();
                     return;
-                } catch (dev.crucible.RequestException e) {
+                } catch (dev.crucible.error.RequestException e) {
                     answer(ex, e.code().httpStatus(), Dataset.JSON.writeValueAsString(Map.of("error",
                             Map.of("code", e.code().wireName(), "message", e.getMessage()))));
                     return;

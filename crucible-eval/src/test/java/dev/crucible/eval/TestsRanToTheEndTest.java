@@ -4,7 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.crucible.Crucible;
-import dev.crucible.RequestException;
+import dev.crucible.error.RequestException;
 import dev.crucible.TestHost;
 import java.nio.file.Files;
 import java.nio.file.Path;

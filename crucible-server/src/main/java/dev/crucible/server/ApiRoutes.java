@@ -1,8 +1,8 @@
 package dev.crucible.server;
 
 import com.fasterxml.jackson.annotation.JsonProperty;
-import dev.crucible.ErrorCode;
-import dev.crucible.RequestException;
+import dev.crucible.error.ErrorCode;
+import dev.crucible.error.RequestException;
 import dev.crucible.client.ToolOutcome;
 import dev.crucible.client.Tools;
 import dev.crucible.eval.Judge;

@@ -1,7 +1,7 @@
 package dev.crucible.server;
 
-import dev.crucible.ErrorCode;
-import dev.crucible.RequestException;
+import dev.crucible.error.ErrorCode;
+import dev.crucible.error.RequestException;
 import io.javalin.http.Context;
 import java.util.List;
 import java.util.Locale;

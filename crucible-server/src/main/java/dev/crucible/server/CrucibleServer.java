@@ -1,11 +1,11 @@
 package dev.crucible.server;
 
 import dev.crucible.Crucible;
-import dev.crucible.ErrorCode;
-import dev.crucible.RequestException;
+import dev.crucible.error.ErrorCode;
+import dev.crucible.error.RequestException;
 import dev.crucible.egress.Egress;
-import dev.crucible.egress.EgressLimits;
-import dev.crucible.egress.EgressResolver;
+import dev.crucible.egress.proxy.EgressLimits;
+import dev.crucible.egress.proxy.EgressResolver;
 import dev.crucible.eval.Judge;
 import dev.crucible.eval.Reward;
 import dev.crucible.exec.ExecuteRequest;

@@ -1,6 +1,6 @@
 package dev.crucible.server;
 
-import dev.crucible.ErrorCode;
+import dev.crucible.error.ErrorCode;
 import java.nio.ByteBuffer;
 import org.eclipse.jetty.http.HttpFields;
 import org.eclipse.jetty.http.HttpHeader;

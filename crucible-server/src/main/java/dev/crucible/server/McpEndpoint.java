@@ -1,6 +1,6 @@
 package dev.crucible.server;
 
-import dev.crucible.RequestException;
+import dev.crucible.error.RequestException;
 import dev.crucible.client.ToolOutcome;
 import dev.crucible.client.Tools;
 import dev.crucible.session.SessionManager;

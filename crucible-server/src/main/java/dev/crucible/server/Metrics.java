@@ -1,10 +1,10 @@
 package dev.crucible.server;
 
-import dev.crucible.egress.EgressReason;
+import dev.crucible.egress.policy.EgressReason;
 import dev.crucible.exec.Executor;
 import dev.crucible.pool.WarmPool;
 import dev.crucible.sandbox.Verdict;
-import dev.crucible.session.CellStatus;
+import dev.crucible.session.spec.CellStatus;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;

@@ -1,6 +1,6 @@
 package dev.crucible.server;
 
-import dev.crucible.egress.EgressPolicy;
+import dev.crucible.egress.policy.EgressPolicy;
 import dev.crucible.session.SessionConfig;
 import java.net.InetAddress;
 import java.net.UnknownHostException;

@@ -1,12 +1,12 @@
 package dev.crucible.server;
 
 import com.fasterxml.jackson.annotation.JsonProperty;
-import dev.crucible.ErrorCode;
-import dev.crucible.RequestException;
+import dev.crucible.error.ErrorCode;
+import dev.crucible.error.RequestException;
 import dev.crucible.egress.NetworkRequest;
-import dev.crucible.session.CellResult;
+import dev.crucible.session.spec.CellResult;
 import dev.crucible.session.SessionFiles;
-import dev.crucible.session.SessionLimits;
+import dev.crucible.session.spec.SessionLimits;
 import dev.crucible.session.SessionManager;
 import io.javalin.http.Context;
 import java.io.IOException;

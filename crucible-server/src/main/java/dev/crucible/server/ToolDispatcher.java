@@ -1,15 +1,15 @@
 package dev.crucible.server;
 
-import dev.crucible.RequestException;
+import dev.crucible.error.RequestException;
 import dev.crucible.client.ToolOutcome;
 import dev.crucible.client.Tools;
 import dev.crucible.exec.ExecuteRequest;
 import dev.crucible.exec.ExecuteResult;
 import dev.crucible.exec.Executor;
 import dev.crucible.runtime.LanguageRuntime;
-import dev.crucible.session.CellResult;
+import dev.crucible.session.spec.CellResult;
 import dev.crucible.session.SessionManager;
-import dev.crucible.session.Workspace;
+import dev.crucible.session.workspace.Workspace;
 import java.nio.ByteBuffer;
 import java.nio.charset.CharacterCodingException;
 import java.nio.charset.CodingErrorAction;

@@ -3,9 +3,9 @@ package dev.crucible.server;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.crucible.ErrorCode;
+import dev.crucible.error.ErrorCode;
 import dev.crucible.FakeClock;
-import dev.crucible.RequestException;
+import dev.crucible.error.RequestException;
 import java.time.Duration;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;

@@ -3,7 +3,7 @@ package dev.crucible.server;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.crucible.TestHost;
-import dev.crucible.egress.EgressPolicy;
+import dev.crucible.egress.policy.EgressPolicy;
 import dev.crucible.egress.PackageIndex;
 import dev.crucible.testhost.NetnsHost;
 import java.net.http.HttpResponse;

@@ -1,0 +1,29 @@
+package dev.crucible.session.spec;
+
+import com.fasterxml.jackson.annotation.JsonProperty;
+import dev.crucible.egress.EgressReport;
+
+/**
+ * A session as the API shows it.
+ *
+ * @param state {@code running} (an interpreter is up) or {@code dormant} (none yet since a restart or a crash; the
+ *     next cell starts one)
+ * @param image the image the session runs in as it was asked for, or null on the host's file system
+ * @param imageDigest that image's digest, which the session keeps across restarts
+ * @param network the session's egress: its allowlist now (empty once locked) and the connections its proxy judged
+ *     since the server started it; null for a session without network
+ * @param expiresAt when the session is removed if unused: the idle timeout from its last use, capped by its lifetime
+ */
+public record SessionInfo(
+        @JsonProperty("id") String id,
+        @JsonProperty("language") String language,
+        @JsonProperty("created_at") String createdAt,
+        @JsonProperty("expires_at") String expiresAt,
+        @JsonProperty("last_used_at") String lastUsedAt,
+        @JsonProperty("idle_timeout_s") long idleTimeoutS,
+        @JsonProperty("restore") String restore,
+        @JsonProperty("state") String state,
+        @JsonProperty("limits") SessionLimits limits,
+        @JsonProperty("image") String image,
+        @JsonProperty("image_digest") String imageDigest,
+        @JsonProperty("network") EgressReport network) {}

@@ -1,0 +1,5 @@
+/**
+ * What a session is asked for and answers with (its limits, its info, a cell's result and status): wire records and
+ * enums that every room of {@code dev.crucible.session} may use, and that depend on no session code.
+ */
+package dev.crucible.session.spec;

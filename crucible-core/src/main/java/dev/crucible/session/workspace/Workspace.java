@@ -1,0 +1,394 @@
+package dev.crucible.session.workspace;
+
+import dev.crucible.error.ErrorCode;
+import dev.crucible.error.RequestException;
+import dev.crucible.exec.WorkspacePaths;
+import dev.crucible.os.Linux.ErrnoException;
+import dev.crucible.os.Linux;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+import java.nio.file.attribute.BasicFileAttributes;
+import java.util.ArrayList;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.concurrent.Callable;
+import java.util.concurrent.ThreadLocalRandom;
+import static dev.crucible.os.Linux.AT_REMOVEDIR;
+import static dev.crucible.os.Linux.O_CLOEXEC;
+import static dev.crucible.os.Linux.O_CREAT;
+import static dev.crucible.os.Linux.O_DIRECTORY;
+import static dev.crucible.os.Linux.O_EXCL;
+import static dev.crucible.os.Linux.O_NOFOLLOW;
+import static dev.crucible.os.Linux.O_NONBLOCK;
+import static dev.crucible.os.Linux.O_PATH;
+import static dev.crucible.os.Linux.O_RDONLY;
+import static dev.crucible.os.Linux.O_WRONLY;
+import static dev.crucible.os.Linux.RESOLVE_STRICT;
+
+/**
+ * A session's files, reached from the host without ever following a path the sandbox could have planted: every
+ * path is resolved by the kernel in one {@code openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
+ * RESOLVE_NO_MAGICLINKS)} relative to the workspace's descriptor, only regular files are read (type checked on the
+ * opened descriptor, opened non-blocking so a FIFO cannot hang us), uploads are written to a fresh file created with
+ * {@code O_EXCL} and renamed over the target (a planted symlink is replaced, never followed), and when the server is
+ * root the path operations run with the session's uid as file-system uid: the kernel checks them as the sandbox's
+ * user, and what is created belongs to it.
+ */
+public final class Workspace {
+    private static final int AT_FDCWD = -100;
+    private static final int MAX_DEPTH = 64;
+    private static final int MAX_ENTRIES = 100_000;
+
+    private final Path root;
+    private final int uid;
+
+    /**
+     * @param root the workspace directory on the host (created by the server, not reachable by any sandbox path)
+     * @param uid the session's host uid, or -1 when sandboxes run as the server's own uid
+     */
+    public Workspace(Path root, int uid) {
+        this.root = root;
+        this.uid = uid;
+    }
+
+    /** One entry of a listing. {@code type} is {@code file}, {@code directory}, {@code symlink} or {@code other}. */
+    public record Entry(String path, String type, long size, long modifiedMs) {}
+
+    /** Writes {@code data} to {@code path}, creating missing directories, replacing what was there atomically. */
+    public void write(String path, byte[] data) {
+        String[] parts = split(path);
+        WorkspaceCalls.run(() -> {
+            int rootFd = openRoot();
+            int dir = -1;
+            try {
+                dir = directory(rootFd, parts, true);
+                String temp = ".crucible-upload-" + HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextLong());
+                int dirFd = dir;
+                int fd = asOwner(() -> Linux.openat2(dirFd, temp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                        0644, RESOLVE_STRICT));
+                try {
+                    try (OutputStream out = Files.newOutputStream(Path.of("/proc/self/fd/" + fd))) {
+                        out.write(data);
+                    }
+                } catch (IOException e) {
+                    asOwner(() -> unlink(dirFd, temp, 0));
+                    throw e;
+                } finally {
+                    Linux.close(fd);
+                }
+                try {
+                    asOwner(() -> {
+                        Linux.renameat(dirFd, temp, dirFd, parts[parts.length - 1]);
+                        return null;
+                    });
+                } catch (ErrnoException e) {
+                    asOwner(() -> unlink(dirFd, temp, 0));
+                    throw e;
+                }
+                return null;
+            } finally {
+                closeUnlessRoot(dir, rootFd);
+                Linux.close(rootFd);
+            }
+        }, path);
+    }
+
+    /** Reads the regular file at {@code path}, refusing one larger than {@code cap} bytes. */
+    public byte[] read(String path, long cap) {
+        String[] parts = split(path);
+        return WorkspaceCalls.run(() -> {
+            int rootFd = openRoot();
+            try {
+                int fd = asOwner(() -> Linux.openat2(rootFd, String.join("/", parts),
+                        O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC, 0, RESOLVE_STRICT));
+                try {
+                    Path opened = Path.of("/proc/self/fd/" + fd);
+                    BasicFileAttributes attrs = Files.readAttributes(opened, BasicFileAttributes.class);
+                    if (!attrs.isRegularFile()) {
+                        throw new RequestException(ErrorCode.NOT_A_FILE, "'" + path + "' is not a regular file");
+                    }
+                    if (attrs.size() > cap) {
+                        throw new RequestException(ErrorCode.FILE_TOO_LARGE, "'" + path + "' has " + attrs.size()
+                                + " bytes; downloads are capped at " + cap);
+                    }
+                    try (InputStream in = Files.newInputStream(opened)) {
+                        byte[] data = in.readNBytes((int) Math.min(Integer.MAX_VALUE - 8, cap + 1));
+                        if (data.length > cap) {
+                            throw new RequestException(ErrorCode.FILE_TOO_LARGE, "'" + path + "' grew past the download cap of "
+                                    + cap + " bytes");
+                        }
+                        return data;
+                    }
+                } finally {
+                    Linux.close(fd);
+                }
+            } finally {
+                Linux.close(rootFd);
+            }
+        }, path);
+    }
+
+    /** Lists one directory ({@code ""} for the workspace itself), sorted by name; symlinks are shown, not followed. */
+    public List<Entry> list(String directory) {
+        String[] parts = directory == null || directory.isEmpty() || directory.equals(".") ? new String[0]
+                : split(directory);
+        return WorkspaceCalls.run(() -> {
+            int rootFd = openRoot();
+            int fd = -1;
+            try {
+                fd = parts.length == 0 ? rootFd : asOwner(() -> Linux.openat2(rootFd, String.join("/", parts),
+                        O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0, RESOLVE_STRICT));
+                String prefix = parts.length == 0 ? "" : String.join("/", parts) + "/";
+                List<Entry> entries = new ArrayList<>();
+                for (String name : names(fd)) {
+                    if (name.startsWith(".crucible-upload-")) {
+                        continue;
+                    }
+                    try {
+                        BasicFileAttributes a = Files.readAttributes(Path.of("/proc/self/fd/" + fd, name),
+                                BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
+                        entries.add(new Entry(prefix + name, typeOf(a), a.isRegularFile() ? a.size() : 0,
+                                a.lastModifiedTime().toMillis()));
+                    } catch (IOException e) {
+                        // removed while we listed
+                    }
+                }
+                entries.sort(java.util.Comparator.comparing(Entry::path));
+                return entries;
+            } finally {
+                if (fd != rootFd && fd >= 0) {
+                    Linux.close(fd);
+                }
+                Linux.close(rootFd);
+            }
+        }, directory);
+    }
+
+    /** Deletes the file, symlink or directory (with everything in it) at {@code path}. */
+    public void delete(String path) {
+        String[] parts = split(path);
+        WorkspaceCalls.run(() -> {
+            int rootFd = openRoot();
+            int dir = -1;
+            try {
+                dir = directory(rootFd, parts, false);
+                int dirFd = dir;
+                String name = parts[parts.length - 1];
+                try {
+                    asOwner(() -> unlink(dirFd, name, 0));
+                } catch (ErrnoException e) {
+                    if (e.errno() != Linux.EISDIR) {
+                        throw e;
+                    }
+                    removeTree(dirFd, name, 0);
+                }
+                return null;
+            } finally {
+                closeUnlessRoot(dir, rootFd);
+                Linux.close(rootFd);
+            }
+        }, path);
+    }
+
+    /**
+     * Removes everything in the workspace (the directory itself stays), whatever modes the sandbox left: each
+     * directory is given back to its owner (0700) through its own descriptor before it is emptied, so a tree the
+     * sandbox made unreadable or unwritable ({@code chmod 000}) goes too. Only while no sandbox runs for it.
+     */
+    public void clear() {
+        WorkspaceCalls.run(() -> {
+            int rootFd = openRoot();
+            try {
+                ownerOnly(rootFd);
+                for (String name : names(rootFd)) {
+                    try {
+                        asOwner(() -> unlink(rootFd, name, 0));
+                    } catch (ErrnoException e) {
+                        if (e.errno() == Linux.EISDIR) {
+                            removeTree(rootFd, name, 0);
+                        }
+                    }
+                }
+                return null;
+            } finally {
+                Linux.close(rootFd);
+            }
+        }, "");
+    }
+
+    /** Bytes in regular files under the workspace (symlinks not followed). */
+    public long usage() {
+        return WorkspaceCalls.run(() -> {
+            int rootFd = openRoot();
+            try {
+                long[] counted = new long[2];
+                sizeOf(rootFd, 0, counted);
+                return counted[0];
+            } finally {
+                Linux.close(rootFd);
+            }
+        }, "");
+    }
+
+    private void sizeOf(int dirFd, int depth, long[] counted) throws IOException {
+        for (String name : names(dirFd)) {
+            if (++counted[1] > MAX_ENTRIES) {
+                return;
+            }
+            BasicFileAttributes a;
+            try {
+                a = Files.readAttributes(Path.of("/proc/self/fd/" + dirFd, name), BasicFileAttributes.class,
+                        LinkOption.NOFOLLOW_LINKS);
+            } catch (IOException e) {
+                continue;
+            }
+            if (a.isRegularFile()) {
+                counted[0] += a.size();
+            } else if (a.isDirectory() && depth < MAX_DEPTH) {
+                int fd;
+                try {
+                    fd = asOwner(() -> Linux.openat2(dirFd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0,
+                            RESOLVE_STRICT));
+                } catch (ErrnoException e) {
+                    continue; // swapped for something else meanwhile
+                }
+                try {
+                    sizeOf(fd, depth + 1, counted);
+                } finally {
+                    Linux.close(fd);
+                }
+            }
+        }
+    }
+
+    private void removeTree(int parentFd, String name, int depth) throws IOException {
+        if (depth > MAX_DEPTH) {
+            throw new RequestException(ErrorCode.NOT_A_FILE, "directory nesting deeper than " + MAX_DEPTH);
+        }
+        int fd = asOwner(() -> Linux.openat2(parentFd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0,
+                RESOLVE_STRICT));
+        try {
+            ownerOnly(fd);
+            for (String child : names(fd)) {
+                try {
+                    asOwner(() -> unlink(fd, child, 0));
+                } catch (ErrnoException e) {
+                    if (e.errno() != Linux.EISDIR) {
+                        throw e;
+                    }
+                    removeTree(fd, child, depth + 1);
+                }
+            }
+        } finally {
+            Linux.close(fd);
+        }
+        asOwner(() -> unlink(parentFd, name, AT_REMOVEDIR));
+    }
+
+    /**
+     * Makes the open directory {@code rwx------} as its owner: chmod through the descriptor's magic link reaches
+     * exactly the directory opened (never a path the sandbox could swap), and only the owner may change its mode.
+     */
+    private void ownerOnly(int dirFd) throws IOException {
+        asOwner(() -> {
+            Linux.fchmodPath(dirFd, 0700);
+            return null;
+        });
+    }
+
+    private static Void unlink(int dirFd, String name, int flags) throws ErrnoException {
+        Linux.unlinkat(dirFd, name, flags);
+        return null;
+    }
+
+    /** The entries of an open directory, read through its descriptor (the magic link is the directory itself). */
+    private static List<String> names(int dirFd) throws IOException {
+        try (var list = Files.list(Path.of("/proc/self/fd/" + dirFd))) {
+            return list.map(p -> p.getFileName().toString()).limit(MAX_ENTRIES).toList();
+        }
+    }
+
+    /** Opens the directory that holds the last component of {@code parts}, creating the missing ones if asked. */
+    private int directory(int rootFd, String[] parts, boolean create) throws IOException {
+        if (parts.length == 1) {
+            return rootFd;
+        }
+        if (!create) {
+            return asOwner(() -> Linux.openat2(rootFd, String.join("/", java.util.Arrays.copyOf(parts, parts.length - 1)),
+                    O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0, RESOLVE_STRICT));
+        }
+        int current = rootFd;
+        try {
+            for (int i = 0; i < parts.length - 1; i++) {
+                int at = current;
+                String part = parts[i];
+                try {
+                    asOwner(() -> {
+                        Linux.mkdirat(at, part, 0755);
+                        return null;
+                    });
+                } catch (ErrnoException e) {
+                    if (e.errno() != Linux.EEXIST) {
+                        throw e;
+                    }
+                }
+                int next = asOwner(() -> Linux.openat2(at, part, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0,
+                        RESOLVE_STRICT));
+                if (current != rootFd) {
+                    Linux.close(current);
+                }
+                current = next;
+            }
+            return current;
+        } catch (IOException | RuntimeException e) {
+            if (current != rootFd) {
+                Linux.close(current);
+            }
+            throw e;
+        }
+    }
+
+    private int openRoot() throws ErrnoException {
+        return Linux.openat2(AT_FDCWD, root.toString(), O_PATH | O_DIRECTORY | O_CLOEXEC, 0,
+                Linux.RESOLVE_NO_SYMLINKS | Linux.RESOLVE_NO_MAGICLINKS);
+    }
+
+    private static void closeUnlessRoot(int fd, int rootFd) {
+        if (fd >= 0 && fd != rootFd) {
+            Linux.close(fd);
+        }
+    }
+
+    @FunctionalInterface
+    private interface PathCall<T> {
+        T call() throws ErrnoException;
+    }
+
+    /** Runs one path operation with the session's uid and gid as this thread's file-system ids. */
+    private <T> T asOwner(PathCall<T> call) throws ErrnoException {
+        if (uid < 0) {
+            return call.call();
+        }
+        Linux.setfsids(uid, uid);
+        try {
+            return call.call();
+        } finally {
+            Linux.setfsids(0, 0);
+            if (Linux.fsuid() != 0) {
+                throw new IllegalStateException("cannot restore the file-system uid of " + Thread.currentThread());
+            }
+        }
+    }
+
+    private static String[] split(String path) {
+        return WorkspacePaths.validate(path).split("/");
+    }
+
+    private static String typeOf(BasicFileAttributes a) {
+        return a.isRegularFile() ? "file" : a.isDirectory() ? "directory" : a.isSymbolicLink() ? "symlink" : "other";
+    }
+}

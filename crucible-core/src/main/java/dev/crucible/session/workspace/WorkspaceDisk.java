@@ -1,0 +1,245 @@
+package dev.crucible.session.workspace;
+
+import dev.crucible.os.Linux;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * What bounds the bytes a session's workspace can hold against writes from <em>inside</em> its sandbox, not only
+ * uploads.
+ *
+ * <p>{@link Loop}: each workspace is its own ext4 file system in an image file beside it ({@code
+ * workspace.img}, as large as the quota and allocated whole), loop-mounted {@code nosuid,nodev} on the workspace
+ * directory. The kernel answers {@code ENOSPC} when it is full, whoever writes, and only then. It needs root,
+ * loop devices and {@code mkfs.ext4}; a probe at start says whether they work. {@link Unbounded}: the quota holds
+ * for uploads only, and start-up says why.
+ */
+public sealed interface WorkspaceDisk {
+    String IMAGE = "workspace.img";
+    /** ext4 needs a few MiB for its own structures; a smaller quota gets this much. */
+    long MIN_BYTES = 16L * 1024 * 1024;
+
+    /** Creates {@code sessionDir/workspace}, bounded to {@code bytes} when this disk can. */
+    void create(Path sessionDir, long bytes) throws IOException;
+
+    /** Makes a kept session's workspace ready again (mounts its image if a restart unmounted it). */
+    void attach(Path sessionDir) throws IOException;
+
+    /** Unmounts the workspace if it is mounted (its files stay in the image); safe to call again. */
+    void detach(Path sessionDir);
+
+    /** Whether writes from inside the sandbox are bounded by the kernel. */
+    boolean enforced();
+
+    String describe();
+
+    /** The loop-mounted image when this host can, else {@link Unbounded} with the reason. */
+    static WorkspaceDisk detect(Path dataDir, boolean root) {
+        Path mkfs = List.of(Path.of("/usr/sbin/mkfs.ext4"), Path.of("/sbin/mkfs.ext4")).stream()
+                .filter(Files::isExecutable).findFirst().orElse(null);
+        if (mkfs == null) {
+            return new Unbounded("no mkfs.ext4 (apt-get install e2fsprogs)");
+        }
+        if (!root || !Files.exists(Path.of("/dev/loop-control"))) {
+            return new Unbounded("loop-mounted workspaces need root and /dev/loop-control");
+        }
+        Loop loop = new Loop(mkfs);
+        Path probe = dataDir.resolve(".disk-probe");
+        try {
+            loop.detach(probe);
+            Loop.removeTree(probe);
+            Files.createDirectories(probe);
+            loop.create(probe, MIN_BYTES);
+            return loop;
+        } catch (IOException e) {
+            if (DataDirFull.is(e)) {
+                // no room for a probe is no proof that loop mounts fail: the workspaces kept here are images to mount
+                // again, and a new one is refused as data_dir_full until there is room
+                System.getLogger(WorkspaceDisk.class.getName()).log(System.Logger.Level.WARNING, "the data directory "
+                        + dataDir + " is full: loop-mounted workspaces are assumed to work without a probe");
+                return loop;
+            }
+            return new Unbounded("a loop-mounted workspace could not be made here: " + e.getMessage());
+        } finally {
+            loop.detach(probe);
+            Loop.removeTree(probe);
+        }
+    }
+
+    /** Each workspace a loop-mounted ext4 image of exactly its quota. */
+    record Loop(Path mkfs) implements WorkspaceDisk {
+        @Override
+        public void create(Path sessionDir, long bytes) throws IOException {
+            Path workspace = Files.createDirectory(sessionDir.resolve("workspace"));
+            Path image = sessionDir.resolve(IMAGE);
+            Files.createFile(image, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
+            long size = Math.max(MIN_BYTES, bytes);
+            if (!allocate(image, size)) {
+                try (var file = java.nio.channels.FileChannel.open(image, java.nio.file.StandardOpenOption.WRITE)) {
+                    file.write(java.nio.ByteBuffer.allocate(1), size - 1); // sparse
+                }
+            }
+            // no reserved blocks, inode tables and journal zeroed lazily by the kernel: milliseconds, not seconds
+            run(mkfs.toString(), "-q", "-F", "-m", "0", "-E", "lazy_itable_init=1,lazy_journal_init=1,nodiscard",
+                    image.toString());
+            mount(image, workspace);
+            Files.deleteIfExists(workspace.resolve("lost+found")); // e2fsck makes it again when it needs one
+        }
+
+        @Override
+        public void attach(Path sessionDir) throws IOException {
+            Path image = sessionDir.resolve(IMAGE);
+            Path workspace = sessionDir.resolve("workspace");
+            if (Files.isRegularFile(image, java.nio.file.LinkOption.NOFOLLOW_LINKS) && !mounted(workspace)) {
+                try {
+                    allocate(image, Files.size(image)); // an image made sparse by an earlier version: its holes now
+                } catch (IOException e) {
+                    System.getLogger(WorkspaceDisk.class.getName()).log(System.Logger.Level.WARNING, "the workspace"
+                            + " image " + image + " stays sparse (a full data directory can fail its writes): "
+                            + e.getMessage());
+                }
+                mount(image, workspace);
+            }
+        }
+
+        @Override
+        public void detach(Path sessionDir) {
+            Path workspace = sessionDir.resolve("workspace");
+            try {
+                if (mounted(workspace)) {
+                    try {
+                        run("umount", workspace.toString());
+                    } catch (IOException e) {
+                        run("umount", "-l", workspace.toString()); // still busy: detached now, freed when idle
+                    }
+                }
+            } catch (IOException e) {
+                System.getLogger(WorkspaceDisk.class.getName()).log(System.Logger.Level.WARNING,
+                        "cannot unmount " + workspace + ": " + e.getMessage());
+            }
+        }
+
+        @Override
+        public boolean enforced() {
+            return true;
+        }
+
+        @Override
+        public String describe() {
+            return "each workspace a loop-mounted ext4 image of its quota (kernel-enforced)";
+        }
+
+        /**
+         * Gives the image all its blocks now. A sparse image would take them only as the workspace is written, and a
+         * data directory filled meanwhile (by other sessions, images, anything) would fail those writes under the
+         * workspace's file system: acknowledged uploads lost, its journal aborted. Allocated, a workspace is full only
+         * at its own quota, and a full data directory refuses a new session instead ({@code ENOSPC} here). Unwritten
+         * blocks cost no I/O. Data already in the image is kept (only holes are given blocks).
+         *
+         * @return false on a file system without {@code fallocate} (nothing done)
+         */
+        private static boolean allocate(Path image, long bytes) throws IOException {
+            try {
+                Linux.fallocate(image, 0, 0, bytes);
+                return true;
+            } catch (Linux.ErrnoException e) {
+                if (e.errno() != Linux.EOPNOTSUPP) {
+                    throw e;
+                }
+                return false;
+            }
+        }
+
+        private static void mount(Path image, Path workspace) throws IOException {
+            run("mount", "-t", "ext4", "-o", "loop,nosuid,nodev,noatime", image.toString(), workspace.toString());
+        }
+
+        /** Whether {@code dir} is a mount point now, from {@code /proc/self/mountinfo}. */
+        static boolean mounted(Path dir) throws IOException {
+            String target = dir.toAbsolutePath().normalize().toString();
+            for (String line : Files.readAllLines(Path.of("/proc/self/mountinfo"))) {
+                String[] fields = line.split(" ");
+                if (fields.length > 4 && unescape(fields[4]).equals(target)) {
+                    return true;
+                }
+            }
+            return false;
+        }
+
+        private static String unescape(String field) {
+            StringBuilder out = new StringBuilder();
+            for (int i = 0; i < field.length(); i++) {
+                char c = field.charAt(i);
+                if (c == '\\' && i + 3 < field.length()) {
+                    out.append((char) Integer.parseInt(field.substring(i + 1, i + 4), 8));
+                    i += 3;
+                } else {
+                    out.append(c);
+                }
+            }
+            return out.toString();
+        }
+
+        private static void run(String... argv) throws IOException {
+            List<String> command = new ArrayList<>(List.of(argv));
+            Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
+            p.getOutputStream().close();
+            String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).strip();
+            try {
+                if (!p.waitFor(30, TimeUnit.SECONDS)) {
+                    p.destroyForcibly();
+                    throw new IOException(argv[0] + " did not finish in 30 s");
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new IOException(argv[0] + " interrupted");
+            }
+            if (p.exitValue() != 0) {
+                throw new IOException(String.join(" ", command) + " failed (" + p.exitValue() + "): " + out);
+            }
+        }
+
+        static void removeTree(Path dir) {
+            if (!Files.exists(dir, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+                return;
+            }
+            try (var walk = Files.walk(dir)) {
+                for (Path p : walk.sorted(java.util.Comparator.reverseOrder()).toList()) {
+                    Files.deleteIfExists(p);
+                }
+            } catch (IOException e) {
+                // a probe directory: the next start tries again
+            }
+        }
+    }
+
+    /** No kernel bound: the quota holds for uploads only. */
+    record Unbounded(String reason) implements WorkspaceDisk {
+        @Override
+        public void create(Path sessionDir, long bytes) throws IOException {
+            Files.createDirectory(sessionDir.resolve("workspace"));
+        }
+
+        @Override
+        public void attach(Path sessionDir) {}
+
+        @Override
+        public void detach(Path sessionDir) {}
+
+        @Override
+        public boolean enforced() {
+            return false;
+        }
+
+        @Override
+        public String describe() {
+            return "workspace quota on uploads only: " + reason;
+        }
+    }
+}

@@ -1,0 +1,6 @@
+/**
+ * A session's files as the host reaches them: {@code openat2} relative to the workspace's descriptor as the session's
+ * uid, the loop-mounted quota image they live on, and the one mapping of a full disk to {@code 507 data_dir_full};
+ * knows nothing of sessions' records, interpreters or sandboxes.
+ */
+package dev.crucible.session.workspace;
