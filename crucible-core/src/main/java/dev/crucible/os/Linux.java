@@ -9,21 +9,18 @@ import static java.lang.foreign.ValueLayout.JAVA_SHORT;
 import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
-import java.lang.foreign.Linker;
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.StructLayout;
-import java.lang.foreign.SymbolLookup;
 import java.lang.invoke.MethodHandle;
-import java.lang.invoke.VarHandle;
 import java.util.ArrayList;
 import java.util.List;
 
 /**
- * The few Linux system calls the JDK does not offer, through the FFM API: {@code openat2} with resolve flags (the
- * host side of file transfer never follows a path the sandbox could have planted), the {@code *at} calls relative
- * to a directory descriptor ({@code statx} and {@code readdir} included, so names travel as UTF-8 bytes whatever the
- * locale), {@code setfsuid}/{@code setfsgid} (file access as a sandbox's uid), and {@code kill}.
- * Each call that fails throws an {@link IOException} carrying errno.
+ * The few Linux file system calls the JDK does not offer, through the FFM API, and the kernel's numbers they take:
+ * {@code openat2} with resolve flags (the host side of file transfer never follows a path the sandbox could have
+ * planted), the {@code *at} calls relative to a directory descriptor ({@code statx} and {@code readdir} included, so
+ * names travel as UTF-8 bytes whatever the locale), {@code flock}, {@code fallocate}, and {@code setfsuid}/{@code
+ * setfsgid} (file access as a sandbox's uid). Signals to other processes are {@link Processes}'. Each call that fails
+ * throws an {@link IOException} carrying errno.
  */
 public final class Linux {
     public static final int O_RDONLY = 0;
@@ -64,32 +61,20 @@ public final class Linux {
     public static final int FALLOC_FL_KEEP_SIZE = 1;
 
     private static final long SYS_OPENAT2 = 437; // x86_64 and aarch64 alike (the new generic numbers)
-    private static final Linker LINKER = Linker.nativeLinker();
-    private static final SymbolLookup LIBC = LINKER.defaultLookup();
-    private static final StructLayout CALL_STATE = Linker.Option.captureStateLayout();
-    private static final VarHandle ERRNO = CALL_STATE.varHandle(
-            java.lang.foreign.MemoryLayout.PathElement.groupElement("errno"));
-    /** {@code long syscall(long number, ...)}: variadic, so every argument after the number is passed as a long. */
-    private static final MethodHandle SYSCALL4 = LINKER.downcallHandle(LIBC.find("syscall").orElseThrow(),
-            FunctionDescriptor.of(JAVA_LONG, JAVA_LONG, JAVA_LONG, ADDRESS, ADDRESS, JAVA_LONG),
-            Linker.Option.captureCallState("errno"), Linker.Option.firstVariadicArg(1));
-    /** {@code syscall} with four long arguments, for the calls libc has no wrapper for on every distribution. */
-    private static final MethodHandle SYSCALL_LONGS = LINKER.downcallHandle(LIBC.find("syscall").orElseThrow(),
-            FunctionDescriptor.of(JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG),
-            Linker.Option.captureCallState("errno"), Linker.Option.firstVariadicArg(1));
-    private static final long SYS_PIDFD_SEND_SIGNAL = 424; // generic numbers: x86_64 and aarch64 alike
-    private static final long SYS_PIDFD_OPEN = 434;
+    /** {@code syscall(SYS_openat2, dirfd, path, how, size)}. */
+    private static final MethodHandle SYSCALL4 = Libc.syscall(
+            FunctionDescriptor.of(JAVA_LONG, JAVA_LONG, JAVA_LONG, ADDRESS, ADDRESS, JAVA_LONG));
     public static final int ESRCH = 3;
     public static final int ENOSYS = 38;
-    private static final MethodHandle MKDIRAT = errno("mkdirat", FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT));
-    private static final MethodHandle UNLINKAT = errno("unlinkat", FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT));
-    private static final MethodHandle RENAMEAT = errno("renameat",
+    private static final MethodHandle MKDIRAT = Libc.withErrno("mkdirat", FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT));
+    private static final MethodHandle UNLINKAT = Libc.withErrno("unlinkat", FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT));
+    private static final MethodHandle RENAMEAT = Libc.withErrno("renameat",
             FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT, ADDRESS));
-    private static final MethodHandle SYMLINKAT = errno("symlinkat",
+    private static final MethodHandle SYMLINKAT = Libc.withErrno("symlinkat",
             FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT, ADDRESS));
-    private static final MethodHandle LINKAT = errno("linkat",
+    private static final MethodHandle LINKAT = Libc.withErrno("linkat",
             FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT, ADDRESS, JAVA_INT));
-    private static final MethodHandle STATX = errno("statx",
+    private static final MethodHandle STATX = Libc.withErrno("statx",
             FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT, ADDRESS));
     private static final int STATX_TYPE_AND_MODE = 0x3;
     private static final long STATX_SIZE = 256;
@@ -98,24 +83,23 @@ public final class Linux {
     private static final int STATX_MTIME = 0x40;
     private static final long STATX_SIZE_OFFSET = 40;
     private static final long STATX_MTIME_OFFSET = 112; // struct statx_timestamp: tv_sec (s64), then tv_nsec (u32)
-    private static final MethodHandle FCHOWNAT = errno("fchownat",
+    private static final MethodHandle FCHOWNAT = Libc.withErrno("fchownat",
             FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT, JAVA_INT));
-    private static final MethodHandle READLINKAT = errno("readlinkat",
+    private static final MethodHandle READLINKAT = Libc.withErrno("readlinkat",
             FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, ADDRESS, JAVA_LONG));
     private static final int PATH_MAX = 4096;
-    private static final MethodHandle FDOPENDIR = errno("fdopendir", FunctionDescriptor.of(ADDRESS, JAVA_INT));
-    private static final MethodHandle READDIR = plain("readdir", FunctionDescriptor.of(ADDRESS, ADDRESS));
-    private static final MethodHandle CLOSEDIR = plain("closedir", FunctionDescriptor.of(JAVA_INT, ADDRESS));
+    private static final MethodHandle FDOPENDIR = Libc.withErrno("fdopendir", FunctionDescriptor.of(ADDRESS, JAVA_INT));
+    private static final MethodHandle READDIR = Libc.plain("readdir", FunctionDescriptor.of(ADDRESS, ADDRESS));
+    private static final MethodHandle CLOSEDIR = Libc.plain("closedir", FunctionDescriptor.of(JAVA_INT, ADDRESS));
     /** {@code d_name} in glibc's and musl's {@code struct dirent} on 64-bit targets (after ino, off, reclen, type). */
     private static final long DIRENT_NAME_OFFSET = 19;
     private static final long DIRENT_NAME_MAX = 256;
-    private static final MethodHandle FLOCK = errno("flock", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT));
-    private static final MethodHandle CHMOD = errno("chmod", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT));
-    private static final MethodHandle CLOSE = plain("close", FunctionDescriptor.of(JAVA_INT, JAVA_INT));
-    private static final MethodHandle SETFSUID = plain("setfsuid", FunctionDescriptor.of(JAVA_INT, JAVA_INT));
-    private static final MethodHandle SETFSGID = plain("setfsgid", FunctionDescriptor.of(JAVA_INT, JAVA_INT));
-    private static final MethodHandle KILL = errno("kill", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT));
-    private static final MethodHandle FALLOCATE = errno("fallocate",
+    private static final MethodHandle FLOCK = Libc.withErrno("flock", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT));
+    private static final MethodHandle CHMOD = Libc.withErrno("chmod", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT));
+    private static final MethodHandle CLOSE = Libc.plain("close", FunctionDescriptor.of(JAVA_INT, JAVA_INT));
+    private static final MethodHandle SETFSUID = Libc.plain("setfsuid", FunctionDescriptor.of(JAVA_INT, JAVA_INT));
+    private static final MethodHandle SETFSGID = Libc.plain("setfsgid", FunctionDescriptor.of(JAVA_INT, JAVA_INT));
+    private static final MethodHandle FALLOCATE = Libc.withErrno("fallocate",
             FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_LONG, JAVA_LONG));
     private static final int AT_FDCWD = -100;
 
@@ -135,14 +119,6 @@ public final class Linux {
         }
     }
 
-    private static MethodHandle errno(String name, FunctionDescriptor descriptor) {
-        return LINKER.downcallHandle(LIBC.find(name).orElseThrow(), descriptor, Linker.Option.captureCallState("errno"));
-    }
-
-    private static MethodHandle plain(String name, FunctionDescriptor descriptor) {
-        return LINKER.downcallHandle(LIBC.find(name).orElseThrow(), descriptor);
-    }
-
     /**
      * {@code openat2(dirfd, path, {flags, mode, resolve})}: opens {@code path} below {@code dirfd} with the kernel
      * resolving every component under {@code resolve} in one atomic step.
@@ -153,10 +129,10 @@ public final class Linux {
             how.set(JAVA_LONG, 0, flags & 0xffffffffL);
             how.set(JAVA_LONG, 8, mode);
             how.set(JAVA_LONG, 16, resolve);
-            MemorySegment state = arena.allocate(CALL_STATE);
+            MemorySegment state = arena.allocate(Libc.CALL_STATE);
             long fd = (long) SYSCALL4.invokeExact(state, SYS_OPENAT2, (long) dirfd, arena.allocateFrom(path), how, 24L);
             if (fd < 0) {
-                throw new ErrnoException("openat2", path, (int) ERRNO.get(state, 0L));
+                throw new ErrnoException("openat2", path, Libc.errno(state));
             }
             return (int) fd;
         } catch (ErrnoException e) {
@@ -167,7 +143,7 @@ public final class Linux {
     }
 
     public static void mkdirat(int dirfd, String name, int mode) throws ErrnoException {
-        check("mkdirat", name, (state, arena) -> (int) MKDIRAT.invokeExact(state, dirfd, arena.allocateFrom(name), mode));
+        Libc.check("mkdirat", name, (state, arena) -> (int) MKDIRAT.invokeExact(state, dirfd, arena.allocateFrom(name), mode));
     }
 
     /**
@@ -176,15 +152,15 @@ public final class Linux {
      */
     public static void fchmodPath(int fd, int mode) throws ErrnoException {
         String link = "/proc/self/fd/" + fd;
-        check("chmod", link, (state, arena) -> (int) CHMOD.invokeExact(state, arena.allocateFrom(link), mode));
+        Libc.check("chmod", link, (state, arena) -> (int) CHMOD.invokeExact(state, arena.allocateFrom(link), mode));
     }
 
     public static void unlinkat(int dirfd, String name, int flags) throws ErrnoException {
-        check("unlinkat", name, (state, arena) -> (int) UNLINKAT.invokeExact(state, dirfd, arena.allocateFrom(name), flags));
+        Libc.check("unlinkat", name, (state, arena) -> (int) UNLINKAT.invokeExact(state, dirfd, arena.allocateFrom(name), flags));
     }
 
     public static void renameat(int fromDir, String from, int toDir, String to) throws ErrnoException {
-        check("renameat", to, (state, arena) -> (int) RENAMEAT.invokeExact(state, fromDir, arena.allocateFrom(from), toDir,
+        Libc.check("renameat", to, (state, arena) -> (int) RENAMEAT.invokeExact(state, fromDir, arena.allocateFrom(from), toDir,
                 arena.allocateFrom(to)));
     }
 
@@ -193,7 +169,7 @@ public final class Linux {
      * {@code target} as text; the target is never resolved, and an existing {@code name} fails with EEXIST.
      */
     public static void symlinkat(String target, int dirfd, String name) throws ErrnoException {
-        check("symlinkat", name, (state, arena) -> (int) SYMLINKAT.invokeExact(state, arena.allocateFrom(target), dirfd,
+        Libc.check("symlinkat", name, (state, arena) -> (int) SYMLINKAT.invokeExact(state, arena.allocateFrom(target), dirfd,
                 arena.allocateFrom(name)));
     }
 
@@ -203,7 +179,7 @@ public final class Linux {
      * there is) a symbolic link {@code from} is linked itself, never followed.
      */
     public static void linkat(int fromDir, String from, int toDir, String to, int flags) throws ErrnoException {
-        check("linkat", to, (state, arena) -> (int) LINKAT.invokeExact(state, fromDir, arena.allocateFrom(from), toDir,
+        Libc.check("linkat", to, (state, arena) -> (int) LINKAT.invokeExact(state, fromDir, arena.allocateFrom(from), toDir,
                 arena.allocateFrom(to), flags));
     }
 
@@ -229,7 +205,7 @@ public final class Linux {
     public static Stat lstat(int dirfd, String name) throws ErrnoException {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment buffer = arena.allocate(STATX_SIZE, 8);
-            check("statx", name, (state, a) -> (int) STATX.invokeExact(state, dirfd, a.allocateFrom(name),
+            Libc.check("statx", name, (state, a) -> (int) STATX.invokeExact(state, dirfd, a.allocateFrom(name),
                     AT_SYMLINK_NOFOLLOW, STATX_TYPE_AND_MODE | STATX_SIZE_MASK | STATX_MTIME, buffer));
             return new Stat(Short.toUnsignedInt(buffer.get(JAVA_SHORT, STATX_MODE_OFFSET)),
                     buffer.get(JAVA_LONG, STATX_SIZE_OFFSET), buffer.get(JAVA_LONG, STATX_MTIME_OFFSET),
@@ -242,7 +218,7 @@ public final class Linux {
      * is changed itself, never followed, and with {@link #AT_EMPTY_PATH} and an empty name {@code dirfd} itself is.
      */
     public static void fchownat(int dirfd, String name, int uid, int gid, int flags) throws ErrnoException {
-        check("fchownat", name, (state, arena) -> (int) FCHOWNAT.invokeExact(state, dirfd, arena.allocateFrom(name), uid,
+        Libc.check("fchownat", name, (state, arena) -> (int) FCHOWNAT.invokeExact(state, dirfd, arena.allocateFrom(name), uid,
                 gid, flags));
     }
 
@@ -250,10 +226,10 @@ public final class Linux {
     public static String readlinkat(int dirfd, String name) throws ErrnoException {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment buffer = arena.allocate(PATH_MAX);
-            MemorySegment state = arena.allocate(CALL_STATE);
+            MemorySegment state = arena.allocate(Libc.CALL_STATE);
             long n = (long) READLINKAT.invokeExact(state, dirfd, arena.allocateFrom(name), buffer, (long) PATH_MAX);
             if (n < 0) {
-                throw new ErrnoException("readlinkat", name, (int) ERRNO.get(state, 0L));
+                throw new ErrnoException("readlinkat", name, Libc.errno(state));
             }
             return new String(buffer.asSlice(0, n).toArray(JAVA_BYTE), java.nio.charset.StandardCharsets.UTF_8);
         } catch (ErrnoException e) {
@@ -272,10 +248,10 @@ public final class Linux {
         int fd = openat2(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0, RESOLVE_STRICT);
         MemorySegment dir;
         try (Arena arena = Arena.ofConfined()) {
-            MemorySegment state = arena.allocate(CALL_STATE);
+            MemorySegment state = arena.allocate(Libc.CALL_STATE);
             dir = (MemorySegment) FDOPENDIR.invokeExact(state, fd);
             if (dir.equals(MemorySegment.NULL)) {
-                int errno = (int) ERRNO.get(state, 0L);
+                int errno = Libc.errno(state);
                 close(fd);
                 throw new ErrnoException("fdopendir", null, errno);
             }
@@ -318,48 +294,6 @@ public final class Linux {
         }
     }
 
-    /**
-     * Sends {@code signal} to the process {@code pid} names, but only if {@code stillMeant} says it is the process
-     * meant (for example, still a member of a sandbox's cgroup), checked <em>after</em> a pidfd pins the process: a
-     * pid read from a list can be reused by another process before it is signalled, a pidfd cannot. If the pinned
-     * process ends after the check, the signal fails with ESRCH rather than reach the pid's next owner. Kernels
-     * without pidfds (before 5.3) get the check and a plain {@code kill}.
-     *
-     * @return whether the signal was delivered
-     */
-    public static boolean signalIf(long pid, int signal, java.util.function.LongPredicate stillMeant) {
-        long fd = longCall(SYS_PIDFD_OPEN, pid, 0, 0, 0);
-        if (fd < 0) {
-            return -fd == ENOSYS && stillMeant.test(pid) && kill(pid, signal);
-        }
-        try {
-            return stillMeant.test(pid) && longCall(SYS_PIDFD_SEND_SIGNAL, fd, signal, 0, 0) == 0;
-        } finally {
-            close((int) fd);
-        }
-    }
-
-    /** A raw system call; a failure is returned as {@code -errno}. */
-    private static long longCall(long number, long a, long b, long c, long d) {
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment state = arena.allocate(CALL_STATE);
-            long r = (long) SYSCALL_LONGS.invokeExact(state, number, a, b, c, d);
-            return r < 0 ? -(int) ERRNO.get(state, 0L) : r;
-        } catch (Throwable t) {
-            throw new IllegalStateException("syscall " + number, t);
-        }
-    }
-
-    /** Sends {@code signal} to {@code pid}; false when the process has gone. */
-    public static boolean kill(long pid, int signal) {
-        try {
-            check("kill", null, (state, arena) -> (int) KILL.invokeExact(state, (int) pid, signal));
-            return true;
-        } catch (ErrnoException e) {
-            return false;
-        }
-    }
-
     public static final int O_RDWR = 2;
     public static final int EWOULDBLOCK = 11;
     private static final int LOCK_EX = 2;
@@ -374,7 +308,7 @@ public final class Linux {
      */
     public static boolean tryLockExclusive(int fd) throws ErrnoException {
         try {
-            check("flock", null, (state, arena) -> (int) FLOCK.invokeExact(state, fd, LOCK_EX | LOCK_NB));
+            Libc.check("flock", null, (state, arena) -> (int) FLOCK.invokeExact(state, fd, LOCK_EX | LOCK_NB));
             return true;
         } catch (ErrnoException e) {
             if (e.errno() == EWOULDBLOCK) {
@@ -395,7 +329,7 @@ public final class Linux {
     public static void fallocate(java.nio.file.Path file, int mode, long offset, long length) throws ErrnoException {
         int fd = openat2(AT_FDCWD, file.toString(), O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0, 0);
         try {
-            check("fallocate", file.toString(), (state, arena) -> (int) FALLOCATE.invokeExact(state, fd, mode, offset,
+            Libc.check("fallocate", file.toString(), (state, arena) -> (int) FALLOCATE.invokeExact(state, fd, mode, offset,
                     length));
         } finally {
             close(fd);
@@ -429,24 +363,6 @@ public final class Linux {
             return (int) SETFSUID.invokeExact(-1);
         } catch (Throwable t) {
             throw new IllegalStateException("setfsuid", t);
-        }
-    }
-
-    @FunctionalInterface
-    private interface Call {
-        int invoke(MemorySegment state, Arena arena) throws Throwable;
-    }
-
-    private static void check(String call, String path, Call body) throws ErrnoException {
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment state = arena.allocate(CALL_STATE);
-            if (body.invoke(state, arena) < 0) {
-                throw new ErrnoException(call, path, (int) ERRNO.get(state, 0L));
-            }
-        } catch (ErrnoException e) {
-            throw e;
-        } catch (Throwable t) {
-            throw new IllegalStateException(call, t);
         }
     }
 }

@@ -1,6 +1,5 @@
 package dev.crucible.sandbox.bwrap;
 
-import dev.crucible.os.NetNamespace;
 import dev.crucible.sandbox.Limits;
 import dev.crucible.sandbox.Sandbox;
 import dev.crucible.sandbox.SandboxConfig;
@@ -58,9 +57,6 @@ public final class BwrapSandbox implements Sandbox {
     private final Set<Process> live = ConcurrentHashMap.newKeySet();
     private final Zygotes zygotes;
     private final dev.crucible.health.Replacements replacements = new dev.crucible.health.Replacements();
-    /** A slot whose teardown has taken longer than this is stuck (readiness); every slot stuck this long, not live. */
-    static final Duration STUCK = Duration.ofSeconds(15);
-    static final Duration STUCK_FOR_GOOD = Duration.ofMinutes(2);
 
     private final int serverUid;
 
@@ -146,7 +142,7 @@ public final class BwrapSandbox implements Sandbox {
     public Launch launch(SandboxSpec spec, boolean ahead) throws InterruptedException {
         Slots.Claim claim = takeSlot();
         boolean started = false;
-        Network network = null;
+        SandboxNetwork network = null;
         try {
             Cgroups.RunGroup group = makeGroups(claim, spec.limits(), ahead);
             lendBuildDir(claim, spec);
@@ -173,7 +169,7 @@ public final class BwrapSandbox implements Sandbox {
         int uid = sessionUid(number);
         giveWorkspace(spec.workspace(), uid);
         Cgroups.RunGroup group = null;
-        Network network = null;
+        SandboxNetwork network = null;
         boolean started = false;
         try {
             group = slots.sessionGroup(spec.limits(), cpus);
@@ -231,21 +227,8 @@ public final class BwrapSandbox implements Sandbox {
         Files.setPosixFilePermissions(workspace, PosixFilePermissions.fromString("rwx------"));
     }
 
-    /** A sandbox's own network namespace and the proxy's serving of its listener, closed when the sandbox ends. */
-    private record Network(NetNamespace namespace, AutoCloseable serving) implements AutoCloseable {
-        @Override
-        public void close() throws Exception {
-            serving.close(); // the listener and the namespace's descriptor
-        }
-    }
-
-    /**
-     * For a spec with egress: a network namespace of the server's with the proxy's listener in it, made on the launcher
-     * thread, the listener handed to the spec's proxy (connections queue until the program makes them); null without
-     * egress. The namespace's descriptor, which the launcher opens by path at some moment after the spawn, and the
-     * listener live until the sandbox ends.
-     */
-    private Network makeNetwork(SandboxSpec spec) throws IOException, InterruptedException {
+    /** For a spec with egress, its own network namespace with the proxy's listener in it; null without egress. */
+    private SandboxNetwork makeNetwork(SandboxSpec spec) throws IOException, InterruptedException {
         if (spec.egress() == null) {
             return null;
         }
@@ -253,8 +236,7 @@ public final class BwrapSandbox implements Sandbox {
         if (unavailable != null) {
             throw new IOException(unavailable);
         }
-        NetNamespace netns = spawner.onLauncherThread(() -> NetNamespace.create(SandboxSpec.PROXY_PORT));
-        return new Network(netns, spec.egress().serve(netns.listener(), "sandbox", netns));
+        return SandboxNetwork.open(spec, spawner);
     }
 
     private static void closeQuietly(AutoCloseable resource) {
@@ -280,7 +262,7 @@ public final class BwrapSandbox implements Sandbox {
     }
 
     /** The mount points its binds need in the synthetic /etc, then the launcher's whole argv. */
-    private List<String> buildArgv(int uid, Cgroups.RunGroup group, SandboxSpec spec, Network network)
+    private List<String> buildArgv(int uid, Cgroups.RunGroup group, SandboxSpec spec, SandboxNetwork network)
             throws IOException {
         etc.addMountPoints(spec);
         return command.argv(uid, group, spec, network == null ? null : network.namespace().path());
@@ -302,7 +284,7 @@ public final class BwrapSandbox implements Sandbox {
      * A child of the zygote for a launch one serves (the Python warm-pool agent), else a spawned sandbox; a zygote
      * that cannot be started or asked leaves the launch to the spawn path.
      */
-    private Process forkOrSpawn(Slots.Claim claim, Cgroups.RunGroup group, SandboxSpec spec, Network network)
+    private Process forkOrSpawn(Slots.Claim claim, Cgroups.RunGroup group, SandboxSpec spec, SandboxNetwork network)
             throws IOException, InterruptedException {
         if (network == null && zygotes.serves(spec)) {
             try {
@@ -321,7 +303,7 @@ public final class BwrapSandbox implements Sandbox {
 
     /** Hands a started run to its supervisor, which gives the slot back when the run is over. */
     private Launch supervise(Process process, Cgroups.RunGroup group, Slots.Claim claim, Limits limits, boolean ahead,
-            Network network) {
+            SandboxNetwork network) {
         return new Launched(process, group, ahead, limits.outputBytes(), pipes, () -> {
             live.remove(process);
             closeQuietly(network);
@@ -330,7 +312,7 @@ public final class BwrapSandbox implements Sandbox {
     }
 
     /** Wraps a started session sandbox; closing it sweeps its cgroups in the background. */
-    private Interactive reside(Process process, Cgroups.RunGroup group, Network network) {
+    private Interactive reside(Process process, Cgroups.RunGroup group, SandboxNetwork network) {
         return new Resident(process, group, () -> {
             live.remove(process);
             closeQuietly(network);
@@ -373,20 +355,14 @@ public final class BwrapSandbox implements Sandbox {
     @Override
     public List<dev.crucible.health.PartStatus> parts() {
         List<dev.crucible.health.PartStatus> parts = new java.util.ArrayList<>();
-        int stuck = slots.stuck(System.nanoTime(), STUCK);
-        String use = (slots.count() - slots.free()) + " of " + slots.count() + " in use";
-        parts.add(stuck == 0 ? dev.crucible.health.PartStatus.ok("slots", use)
-                : stuck < slots.count() ? dev.crucible.health.PartStatus.degraded("slots", stuck + " of " + slots.count()
-                        + " stuck in their teardown for over " + STUCK.toSeconds() + " s (" + use + ")")
-                : dev.crucible.health.PartStatus.down("slots", "every slot has been stuck in its teardown for over "
-                        + STUCK.toSeconds() + " s: no run can start"));
+        parts.add(slots.readiness(System.nanoTime()));
         parts.addAll(zygotes.parts());
         return parts;
     }
 
     @Override
     public boolean live(Duration bound) throws InterruptedException {
-        return spawner.answers(bound) && slots.stuck(System.nanoTime(), STUCK_FOR_GOOD) < slots.count();
+        return spawner.answers(bound) && !slots.stuckForGood(System.nanoTime());
     }
 
     @Override

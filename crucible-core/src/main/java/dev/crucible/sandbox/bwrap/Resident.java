@@ -1,6 +1,6 @@
 package dev.crucible.sandbox.bwrap;
 
-import dev.crucible.os.Linux;
+import dev.crucible.os.Processes;
 import dev.crucible.sandbox.Sandbox;
 import dev.crucible.sandbox.cgroup.Cgroups;
 import java.io.IOException;
@@ -49,7 +49,7 @@ final class Resident implements Sandbox.Interactive {
         int reached = 0;
         for (long pid : pids) {
             // pinned by a pidfd before the checks: a pid reused meanwhile by a process outside is never signalled
-            if (Linux.signalIf(pid, signal, p -> insideProgram(p) && (group != null ? group.holds(p)
+            if (Processes.signalIf(pid, signal, p -> insideProgram(p) && (group != null ? group.holds(p)
                     : process.toHandle().descendants().anyMatch(d -> d.pid() == p)))) {
                 reached++;
             }

@@ -1,5 +1,6 @@
 package dev.crucible.sandbox.bwrap;
 
+import dev.crucible.health.PartStatus;
 import dev.crucible.sandbox.Limits;
 import dev.crucible.sandbox.SandboxConfig;
 import dev.crucible.sandbox.SandboxUnavailableException;
@@ -30,6 +31,9 @@ final class Slots {
 
     /** Session uids start this far above the slot uids. */
     static final int SESSION_UID_OFFSET = 1000;
+    /** A slot whose teardown has taken longer than this is stuck (readiness); every slot stuck this long, not live. */
+    static final Duration STUCK = Duration.ofSeconds(15);
+    static final Duration STUCK_FOR_GOOD = Duration.ofMinutes(2);
 
     private final int count;
     private final Cgroups cgroups;
@@ -202,6 +206,22 @@ final class Slots {
      */
     int stuck(long now, Duration bound) {
         return (int) releasing.values().stream().filter(since -> now - since > bound.toNanos()).count();
+    }
+
+    /** The slots as a part of the launcher's readiness at {@code now}: down when every one is {@link #STUCK}. */
+    PartStatus readiness(long now) {
+        int stuck = stuck(now, STUCK);
+        String use = (count - free()) + " of " + count + " in use";
+        return stuck == 0 ? PartStatus.ok("slots", use)
+                : stuck < count ? PartStatus.degraded("slots", stuck + " of " + count
+                        + " stuck in their teardown for over " + STUCK.toSeconds() + " s (" + use + ")")
+                : PartStatus.down("slots", "every slot has been stuck in its teardown for over "
+                        + STUCK.toSeconds() + " s: no run can start");
+    }
+
+    /** Whether every slot has been in its teardown for longer than {@link #STUCK_FOR_GOOD} at {@code now}: not live. */
+    boolean stuckForGood(long now) {
+        return stuck(now, STUCK_FOR_GOOD) >= count;
     }
 
     /** How many slots there are. */

@@ -1,6 +1,6 @@
 package dev.crucible.sandbox.cgroup;
 
-import dev.crucible.os.Linux;
+import dev.crucible.os.Processes;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -96,7 +96,7 @@ final class CgroupFiles {
      */
     static void killMembers(List<Long> pids, String group) {
         for (long pid : pids) {
-            Linux.signalIf(pid, SIGKILL, p -> isMember(p, group));
+            Processes.signalIf(pid, SIGKILL, p -> isMember(p, group));
         }
     }
 

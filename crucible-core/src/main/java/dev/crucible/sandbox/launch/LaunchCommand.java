@@ -82,7 +82,8 @@ public final class LaunchCommand {
 
     /**
      * A binary scripts/build-launch.sh built into the JAR for this architecture ({@code crucible-launch},
-     * {@code crucible-init}), or null when this build has none.
+     * {@code crucible-init}), or null when this build has none. They lie next to this class (crucible-core/pom.xml
+     * builds them into this package's directory).
      */
     public static byte[] builtBinary(String name) throws IOException {
         try (InputStream in = LaunchCommand.class.getResourceAsStream(name + "-" + ARCH)) {

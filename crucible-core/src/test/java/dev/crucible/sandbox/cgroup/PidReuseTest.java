@@ -2,7 +2,7 @@ package dev.crucible.sandbox.cgroup;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.crucible.os.Linux;
+import dev.crucible.os.Processes;
 import java.nio.file.Files;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -50,12 +50,12 @@ class PidReuseTest {
     void aSignalReachesOnlyTheProcessThePidfdPinned() throws Exception {
         Process p = sleeper();
         try {
-            assertThat(Linux.signalIf(p.pid(), 9, pid -> false)).as("the check said it is not ours").isFalse();
+            assertThat(Processes.signalIf(p.pid(), 9, pid -> false)).as("the check said it is not ours").isFalse();
             assertThat(p.isAlive()).isTrue();
-            assertThat(Linux.signalIf(p.pid(), 9, pid -> pid == p.pid())).isTrue();
+            assertThat(Processes.signalIf(p.pid(), 9, pid -> pid == p.pid())).isTrue();
             assertThat(p.waitFor(5, TimeUnit.SECONDS)).isTrue();
             // reaped: the pid names nothing (or someone else, whom the check refuses)
-            assertThat(Linux.signalIf(p.pid(), 9, pid -> false)).isFalse();
+            assertThat(Processes.signalIf(p.pid(), 9, pid -> false)).isFalse();
         } finally {
             p.destroyForcibly().waitFor();
         }
