@@ -7,8 +7,8 @@ package dev.crucible.sandbox;
  * <p>Thread-safe: {@link #run} may be called from many threads (virtual threads welcome); at most
  * {@link SandboxConfig#slots()} runs proceed at once, the others wait for a slot.
  *
- * <p>The launcher is {@code dev.crucible.sandbox.bwrap.BwrapSandbox.create(config)}; this package is the vocabulary its
- * callers speak, and depends on none of the sub-packages that build it.
+ * <p>The launcher is {@code BwrapSandbox.create(config)} (sub-package {@code bwrap}); this package is the vocabulary
+ * its callers speak, and depends on none of the sub-packages that build it.
  */
 public interface Sandbox extends AutoCloseable {
 
