@@ -17,7 +17,7 @@ import java.lang.invoke.VarHandle;
 final class Libc {
     private static final Linker LINKER = Linker.nativeLinker();
     private static final SymbolLookup LIBC = LINKER.defaultLookup();
-    /** The state a call with {@code errno} captured writes; allocate one per call ({@link #errno} reads it). */
+    /** The state a call with {@code errno} captured writes; allocate one per call ({@link #errnoIn} reads it). */
     static final StructLayout CALL_STATE = Linker.Option.captureStateLayout();
     private static final VarHandle ERRNO = CALL_STATE.varHandle(
             java.lang.foreign.MemoryLayout.PathElement.groupElement("errno"));
@@ -25,7 +25,7 @@ final class Libc {
     private Libc() {}
 
     /** {@code name}, whose first argument is then the call state that receives {@code errno}. */
-    static MethodHandle withErrno(String name, FunctionDescriptor descriptor) {
+    static MethodHandle errno(String name, FunctionDescriptor descriptor) {
         return LINKER.downcallHandle(LIBC.find(name).orElseThrow(), descriptor, Linker.Option.captureCallState("errno"));
     }
 
@@ -44,7 +44,7 @@ final class Libc {
     }
 
     /** The {@code errno} a call left in {@code state}. */
-    static int errno(MemorySegment state) {
+    static int errnoIn(MemorySegment state) {
         return (int) ERRNO.get(state, 0L);
     }
 
@@ -59,7 +59,7 @@ final class Libc {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment state = arena.allocate(CALL_STATE);
             if (body.invoke(state, arena) < 0) {
-                throw new Linux.ErrnoException(call, path, errno(state));
+                throw new Linux.ErrnoException(call, path, errnoIn(state));
             }
         } catch (Linux.ErrnoException e) {
             throw e;

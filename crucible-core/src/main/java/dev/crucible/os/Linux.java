@@ -1,5 +1,11 @@
 package dev.crucible.os;
 
+import static dev.crucible.os.Libc.CALL_STATE;
+import static dev.crucible.os.Libc.check;
+import static dev.crucible.os.Libc.errno;
+import static dev.crucible.os.Libc.errnoIn;
+import static dev.crucible.os.Libc.plain;
+import static dev.crucible.os.Libc.syscall;
 import static java.lang.foreign.ValueLayout.ADDRESS;
 import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
@@ -62,19 +68,19 @@ public final class Linux {
 
     private static final long SYS_OPENAT2 = 437; // x86_64 and aarch64 alike (the new generic numbers)
     /** {@code syscall(SYS_openat2, dirfd, path, how, size)}. */
-    private static final MethodHandle SYSCALL4 = Libc.syscall(
+    private static final MethodHandle SYSCALL4 = syscall(
             FunctionDescriptor.of(JAVA_LONG, JAVA_LONG, JAVA_LONG, ADDRESS, ADDRESS, JAVA_LONG));
     public static final int ESRCH = 3;
     public static final int ENOSYS = 38;
-    private static final MethodHandle MKDIRAT = Libc.withErrno("mkdirat", FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT));
-    private static final MethodHandle UNLINKAT = Libc.withErrno("unlinkat", FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT));
-    private static final MethodHandle RENAMEAT = Libc.withErrno("renameat",
+    private static final MethodHandle MKDIRAT = errno("mkdirat", FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT));
+    private static final MethodHandle UNLINKAT = errno("unlinkat", FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT));
+    private static final MethodHandle RENAMEAT = errno("renameat",
             FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT, ADDRESS));
-    private static final MethodHandle SYMLINKAT = Libc.withErrno("symlinkat",
+    private static final MethodHandle SYMLINKAT = errno("symlinkat",
             FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT, ADDRESS));
-    private static final MethodHandle LINKAT = Libc.withErrno("linkat",
+    private static final MethodHandle LINKAT = errno("linkat",
             FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT, ADDRESS, JAVA_INT));
-    private static final MethodHandle STATX = Libc.withErrno("statx",
+    private static final MethodHandle STATX = errno("statx",
             FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT, ADDRESS));
     private static final int STATX_TYPE_AND_MODE = 0x3;
     private static final long STATX_SIZE = 256;
@@ -83,23 +89,23 @@ public final class Linux {
     private static final int STATX_MTIME = 0x40;
     private static final long STATX_SIZE_OFFSET = 40;
     private static final long STATX_MTIME_OFFSET = 112; // struct statx_timestamp: tv_sec (s64), then tv_nsec (u32)
-    private static final MethodHandle FCHOWNAT = Libc.withErrno("fchownat",
+    private static final MethodHandle FCHOWNAT = errno("fchownat",
             FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT, JAVA_INT));
-    private static final MethodHandle READLINKAT = Libc.withErrno("readlinkat",
+    private static final MethodHandle READLINKAT = errno("readlinkat",
             FunctionDescriptor.of(JAVA_LONG, JAVA_INT, ADDRESS, ADDRESS, JAVA_LONG));
     private static final int PATH_MAX = 4096;
-    private static final MethodHandle FDOPENDIR = Libc.withErrno("fdopendir", FunctionDescriptor.of(ADDRESS, JAVA_INT));
-    private static final MethodHandle READDIR = Libc.plain("readdir", FunctionDescriptor.of(ADDRESS, ADDRESS));
-    private static final MethodHandle CLOSEDIR = Libc.plain("closedir", FunctionDescriptor.of(JAVA_INT, ADDRESS));
+    private static final MethodHandle FDOPENDIR = errno("fdopendir", FunctionDescriptor.of(ADDRESS, JAVA_INT));
+    private static final MethodHandle READDIR = plain("readdir", FunctionDescriptor.of(ADDRESS, ADDRESS));
+    private static final MethodHandle CLOSEDIR = plain("closedir", FunctionDescriptor.of(JAVA_INT, ADDRESS));
     /** {@code d_name} in glibc's and musl's {@code struct dirent} on 64-bit targets (after ino, off, reclen, type). */
     private static final long DIRENT_NAME_OFFSET = 19;
     private static final long DIRENT_NAME_MAX = 256;
-    private static final MethodHandle FLOCK = Libc.withErrno("flock", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT));
-    private static final MethodHandle CHMOD = Libc.withErrno("chmod", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT));
-    private static final MethodHandle CLOSE = Libc.plain("close", FunctionDescriptor.of(JAVA_INT, JAVA_INT));
-    private static final MethodHandle SETFSUID = Libc.plain("setfsuid", FunctionDescriptor.of(JAVA_INT, JAVA_INT));
-    private static final MethodHandle SETFSGID = Libc.plain("setfsgid", FunctionDescriptor.of(JAVA_INT, JAVA_INT));
-    private static final MethodHandle FALLOCATE = Libc.withErrno("fallocate",
+    private static final MethodHandle FLOCK = errno("flock", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT));
+    private static final MethodHandle CHMOD = errno("chmod", FunctionDescriptor.of(JAVA_INT, ADDRESS, JAVA_INT));
+    private static final MethodHandle CLOSE = plain("close", FunctionDescriptor.of(JAVA_INT, JAVA_INT));
+    private static final MethodHandle SETFSUID = plain("setfsuid", FunctionDescriptor.of(JAVA_INT, JAVA_INT));
+    private static final MethodHandle SETFSGID = plain("setfsgid", FunctionDescriptor.of(JAVA_INT, JAVA_INT));
+    private static final MethodHandle FALLOCATE = errno("fallocate",
             FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_LONG, JAVA_LONG));
     private static final int AT_FDCWD = -100;
 
@@ -129,10 +135,10 @@ public final class Linux {
             how.set(JAVA_LONG, 0, flags & 0xffffffffL);
             how.set(JAVA_LONG, 8, mode);
             how.set(JAVA_LONG, 16, resolve);
-            MemorySegment state = arena.allocate(Libc.CALL_STATE);
+            MemorySegment state = arena.allocate(CALL_STATE);
             long fd = (long) SYSCALL4.invokeExact(state, SYS_OPENAT2, (long) dirfd, arena.allocateFrom(path), how, 24L);
             if (fd < 0) {
-                throw new ErrnoException("openat2", path, Libc.errno(state));
+                throw new ErrnoException("openat2", path, errnoIn(state));
             }
             return (int) fd;
         } catch (ErrnoException e) {
@@ -143,7 +149,7 @@ public final class Linux {
     }
 
     public static void mkdirat(int dirfd, String name, int mode) throws ErrnoException {
-        Libc.check("mkdirat", name, (state, arena) -> (int) MKDIRAT.invokeExact(state, dirfd, arena.allocateFrom(name), mode));
+        check("mkdirat", name, (state, arena) -> (int) MKDIRAT.invokeExact(state, dirfd, arena.allocateFrom(name), mode));
     }
 
     /**
@@ -152,15 +158,15 @@ public final class Linux {
      */
     public static void fchmodPath(int fd, int mode) throws ErrnoException {
         String link = "/proc/self/fd/" + fd;
-        Libc.check("chmod", link, (state, arena) -> (int) CHMOD.invokeExact(state, arena.allocateFrom(link), mode));
+        check("chmod", link, (state, arena) -> (int) CHMOD.invokeExact(state, arena.allocateFrom(link), mode));
     }
 
     public static void unlinkat(int dirfd, String name, int flags) throws ErrnoException {
-        Libc.check("unlinkat", name, (state, arena) -> (int) UNLINKAT.invokeExact(state, dirfd, arena.allocateFrom(name), flags));
+        check("unlinkat", name, (state, arena) -> (int) UNLINKAT.invokeExact(state, dirfd, arena.allocateFrom(name), flags));
     }
 
     public static void renameat(int fromDir, String from, int toDir, String to) throws ErrnoException {
-        Libc.check("renameat", to, (state, arena) -> (int) RENAMEAT.invokeExact(state, fromDir, arena.allocateFrom(from), toDir,
+        check("renameat", to, (state, arena) -> (int) RENAMEAT.invokeExact(state, fromDir, arena.allocateFrom(from), toDir,
                 arena.allocateFrom(to)));
     }
 
@@ -169,7 +175,7 @@ public final class Linux {
      * {@code target} as text; the target is never resolved, and an existing {@code name} fails with EEXIST.
      */
     public static void symlinkat(String target, int dirfd, String name) throws ErrnoException {
-        Libc.check("symlinkat", name, (state, arena) -> (int) SYMLINKAT.invokeExact(state, arena.allocateFrom(target), dirfd,
+        check("symlinkat", name, (state, arena) -> (int) SYMLINKAT.invokeExact(state, arena.allocateFrom(target), dirfd,
                 arena.allocateFrom(name)));
     }
 
@@ -179,7 +185,7 @@ public final class Linux {
      * there is) a symbolic link {@code from} is linked itself, never followed.
      */
     public static void linkat(int fromDir, String from, int toDir, String to, int flags) throws ErrnoException {
-        Libc.check("linkat", to, (state, arena) -> (int) LINKAT.invokeExact(state, fromDir, arena.allocateFrom(from), toDir,
+        check("linkat", to, (state, arena) -> (int) LINKAT.invokeExact(state, fromDir, arena.allocateFrom(from), toDir,
                 arena.allocateFrom(to), flags));
     }
 
@@ -205,7 +211,7 @@ public final class Linux {
     public static Stat lstat(int dirfd, String name) throws ErrnoException {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment buffer = arena.allocate(STATX_SIZE, 8);
-            Libc.check("statx", name, (state, a) -> (int) STATX.invokeExact(state, dirfd, a.allocateFrom(name),
+            check("statx", name, (state, a) -> (int) STATX.invokeExact(state, dirfd, a.allocateFrom(name),
                     AT_SYMLINK_NOFOLLOW, STATX_TYPE_AND_MODE | STATX_SIZE_MASK | STATX_MTIME, buffer));
             return new Stat(Short.toUnsignedInt(buffer.get(JAVA_SHORT, STATX_MODE_OFFSET)),
                     buffer.get(JAVA_LONG, STATX_SIZE_OFFSET), buffer.get(JAVA_LONG, STATX_MTIME_OFFSET),
@@ -218,7 +224,7 @@ public final class Linux {
      * is changed itself, never followed, and with {@link #AT_EMPTY_PATH} and an empty name {@code dirfd} itself is.
      */
     public static void fchownat(int dirfd, String name, int uid, int gid, int flags) throws ErrnoException {
-        Libc.check("fchownat", name, (state, arena) -> (int) FCHOWNAT.invokeExact(state, dirfd, arena.allocateFrom(name), uid,
+        check("fchownat", name, (state, arena) -> (int) FCHOWNAT.invokeExact(state, dirfd, arena.allocateFrom(name), uid,
                 gid, flags));
     }
 
@@ -226,10 +232,10 @@ public final class Linux {
     public static String readlinkat(int dirfd, String name) throws ErrnoException {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment buffer = arena.allocate(PATH_MAX);
-            MemorySegment state = arena.allocate(Libc.CALL_STATE);
+            MemorySegment state = arena.allocate(CALL_STATE);
             long n = (long) READLINKAT.invokeExact(state, dirfd, arena.allocateFrom(name), buffer, (long) PATH_MAX);
             if (n < 0) {
-                throw new ErrnoException("readlinkat", name, Libc.errno(state));
+                throw new ErrnoException("readlinkat", name, errnoIn(state));
             }
             return new String(buffer.asSlice(0, n).toArray(JAVA_BYTE), java.nio.charset.StandardCharsets.UTF_8);
         } catch (ErrnoException e) {
@@ -248,10 +254,10 @@ public final class Linux {
         int fd = openat2(dirfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC, 0, RESOLVE_STRICT);
         MemorySegment dir;
         try (Arena arena = Arena.ofConfined()) {
-            MemorySegment state = arena.allocate(Libc.CALL_STATE);
+            MemorySegment state = arena.allocate(CALL_STATE);
             dir = (MemorySegment) FDOPENDIR.invokeExact(state, fd);
             if (dir.equals(MemorySegment.NULL)) {
-                int errno = Libc.errno(state);
+                int errno = errnoIn(state);
                 close(fd);
                 throw new ErrnoException("fdopendir", null, errno);
             }
@@ -308,7 +314,7 @@ public final class Linux {
      */
     public static boolean tryLockExclusive(int fd) throws ErrnoException {
         try {
-            Libc.check("flock", null, (state, arena) -> (int) FLOCK.invokeExact(state, fd, LOCK_EX | LOCK_NB));
+            check("flock", null, (state, arena) -> (int) FLOCK.invokeExact(state, fd, LOCK_EX | LOCK_NB));
             return true;
         } catch (ErrnoException e) {
             if (e.errno() == EWOULDBLOCK) {
@@ -329,7 +335,7 @@ public final class Linux {
     public static void fallocate(java.nio.file.Path file, int mode, long offset, long length) throws ErrnoException {
         int fd = openat2(AT_FDCWD, file.toString(), O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0, 0);
         try {
-            Libc.check("fallocate", file.toString(), (state, arena) -> (int) FALLOCATE.invokeExact(state, fd, mode, offset,
+            check("fallocate", file.toString(), (state, arena) -> (int) FALLOCATE.invokeExact(state, fd, mode, offset,
                     length));
         } finally {
             close(fd);

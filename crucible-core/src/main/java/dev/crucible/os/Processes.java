@@ -1,5 +1,10 @@
 package dev.crucible.os;
 
+import static dev.crucible.os.Libc.CALL_STATE;
+import static dev.crucible.os.Libc.check;
+import static dev.crucible.os.Libc.errno;
+import static dev.crucible.os.Libc.errnoIn;
+import static dev.crucible.os.Libc.syscall;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
@@ -17,9 +22,9 @@ public final class Processes {
     private static final long SYS_PIDFD_SEND_SIGNAL = 424; // generic numbers: x86_64 and aarch64 alike
     private static final long SYS_PIDFD_OPEN = 434;
     /** {@code syscall} with four long arguments, for the calls libc has no wrapper for on every distribution. */
-    private static final MethodHandle SYSCALL_LONGS = Libc.syscall(
+    private static final MethodHandle SYSCALL_LONGS = syscall(
             FunctionDescriptor.of(JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG));
-    private static final MethodHandle KILL = Libc.withErrno("kill", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT));
+    private static final MethodHandle KILL = errno("kill", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT));
 
     private Processes() {}
 
@@ -47,9 +52,9 @@ public final class Processes {
     /** A raw system call; a failure is returned as {@code -errno}. */
     private static long longCall(long number, long a, long b, long c, long d) {
         try (Arena arena = Arena.ofConfined()) {
-            MemorySegment state = arena.allocate(Libc.CALL_STATE);
+            MemorySegment state = arena.allocate(CALL_STATE);
             long r = (long) SYSCALL_LONGS.invokeExact(state, number, a, b, c, d);
-            return r < 0 ? -Libc.errno(state) : r;
+            return r < 0 ? -errnoIn(state) : r;
         } catch (Throwable t) {
             throw new IllegalStateException("syscall " + number, t);
         }
@@ -58,7 +63,7 @@ public final class Processes {
     /** Sends {@code signal} to {@code pid}; false when the process has gone. */
     public static boolean kill(long pid, int signal) {
         try {
-            Libc.check("kill", null, (state, arena) -> (int) KILL.invokeExact(state, (int) pid, signal));
+            check("kill", null, (state, arena) -> (int) KILL.invokeExact(state, (int) pid, signal));
             return true;
         } catch (Linux.ErrnoException e) {
             return false;
