@@ -8,6 +8,7 @@ import dev.crucible.runtime.LanguageRuntime;
 import dev.crucible.runtime.RuntimeRegistry;
 import dev.crucible.sandbox.Sandbox;
 import dev.crucible.sandbox.SandboxConfig;
+import dev.crucible.sandbox.bwrap.BwrapSandbox;
 import dev.crucible.util.Once;
 import java.nio.file.Path;
 import java.util.LinkedHashMap;
@@ -64,7 +65,7 @@ public final class Crucible implements AutoCloseable {
         Sandbox sandbox = null;
         RuntimeException sandboxFailure = null;
         try {
-            sandbox = Sandbox.create(config);
+            sandbox = BwrapSandbox.create(config);
         } catch (RuntimeException e) {
             sandboxFailure = e;
         }

@@ -1,5 +1,11 @@
 package dev.crucible.os;
 
+import static dev.crucible.os.Libc.CALL_STATE;
+import static dev.crucible.os.Libc.check;
+import static dev.crucible.os.Libc.errno;
+import static dev.crucible.os.Libc.errnoIn;
+import static dev.crucible.os.Libc.plain;
+import static dev.crucible.os.Libc.syscall;
 import static java.lang.foreign.ValueLayout.ADDRESS;
 import static java.lang.foreign.ValueLayout.JAVA_BYTE;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
@@ -9,21 +15,18 @@ import static java.lang.foreign.ValueLayout.JAVA_SHORT;
 import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
-import java.lang.foreign.Linker;
 import java.lang.foreign.MemorySegment;
-import java.lang.foreign.StructLayout;
-import java.lang.foreign.SymbolLookup;
 import java.lang.invoke.MethodHandle;
-import java.lang.invoke.VarHandle;
 import java.util.ArrayList;
 import java.util.List;
 
 /**
- * The few Linux system calls the JDK does not offer, through the FFM API: {@code openat2} with resolve flags (the
- * host side of file transfer never follows a path the sandbox could have planted), the {@code *at} calls relative
- * to a directory descriptor ({@code statx} and {@code readdir} included, so names travel as UTF-8 bytes whatever the
- * locale), {@code setfsuid}/{@code setfsgid} (file access as a sandbox's uid), and {@code kill}.
- * Each call that fails throws an {@link IOException} carrying errno.
+ * The few Linux file system calls the JDK does not offer, through the FFM API, and the kernel's numbers they take:
+ * {@code openat2} with resolve flags (the host side of file transfer never follows a path the sandbox could have
+ * planted), the {@code *at} calls relative to a directory descriptor ({@code statx} and {@code readdir} included, so
+ * names travel as UTF-8 bytes whatever the locale), {@code flock}, {@code fallocate}, and {@code setfsuid}/{@code
+ * setfsgid} (file access as a sandbox's uid). Signals to other processes are {@link Processes}'. Each call that fails
+ * throws an {@link IOException} carrying errno.
  */
 public final class Linux {
     public static final int O_RDONLY = 0;
@@ -64,21 +67,9 @@ public final class Linux {
     public static final int FALLOC_FL_KEEP_SIZE = 1;
 
     private static final long SYS_OPENAT2 = 437; // x86_64 and aarch64 alike (the new generic numbers)
-    private static final Linker LINKER = Linker.nativeLinker();
-    private static final SymbolLookup LIBC = LINKER.defaultLookup();
-    private static final StructLayout CALL_STATE = Linker.Option.captureStateLayout();
-    private static final VarHandle ERRNO = CALL_STATE.varHandle(
-            java.lang.foreign.MemoryLayout.PathElement.groupElement("errno"));
-    /** {@code long syscall(long number, ...)}: variadic, so every argument after the number is passed as a long. */
-    private static final MethodHandle SYSCALL4 = LINKER.downcallHandle(LIBC.find("syscall").orElseThrow(),
-            FunctionDescriptor.of(JAVA_LONG, JAVA_LONG, JAVA_LONG, ADDRESS, ADDRESS, JAVA_LONG),
-            Linker.Option.captureCallState("errno"), Linker.Option.firstVariadicArg(1));
-    /** {@code syscall} with four long arguments, for the calls libc has no wrapper for on every distribution. */
-    private static final MethodHandle SYSCALL_LONGS = LINKER.downcallHandle(LIBC.find("syscall").orElseThrow(),
-            FunctionDescriptor.of(JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG),
-            Linker.Option.captureCallState("errno"), Linker.Option.firstVariadicArg(1));
-    private static final long SYS_PIDFD_SEND_SIGNAL = 424; // generic numbers: x86_64 and aarch64 alike
-    private static final long SYS_PIDFD_OPEN = 434;
+    /** {@code syscall(SYS_openat2, dirfd, path, how, size)}. */
+    private static final MethodHandle SYSCALL4 = syscall(
+            FunctionDescriptor.of(JAVA_LONG, JAVA_LONG, JAVA_LONG, ADDRESS, ADDRESS, JAVA_LONG));
     public static final int ESRCH = 3;
     public static final int ENOSYS = 38;
     private static final MethodHandle MKDIRAT = errno("mkdirat", FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT));
@@ -114,7 +105,6 @@ public final class Linux {
     private static final MethodHandle CLOSE = plain("close", FunctionDescriptor.of(JAVA_INT, JAVA_INT));
     private static final MethodHandle SETFSUID = plain("setfsuid", FunctionDescriptor.of(JAVA_INT, JAVA_INT));
     private static final MethodHandle SETFSGID = plain("setfsgid", FunctionDescriptor.of(JAVA_INT, JAVA_INT));
-    private static final MethodHandle KILL = errno("kill", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT));
     private static final MethodHandle FALLOCATE = errno("fallocate",
             FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_LONG, JAVA_LONG));
     private static final int AT_FDCWD = -100;
@@ -135,14 +125,6 @@ public final class Linux {
         }
     }
 
-    private static MethodHandle errno(String name, FunctionDescriptor descriptor) {
-        return LINKER.downcallHandle(LIBC.find(name).orElseThrow(), descriptor, Linker.Option.captureCallState("errno"));
-    }
-
-    private static MethodHandle plain(String name, FunctionDescriptor descriptor) {
-        return LINKER.downcallHandle(LIBC.find(name).orElseThrow(), descriptor);
-    }
-
     /**
      * {@code openat2(dirfd, path, {flags, mode, resolve})}: opens {@code path} below {@code dirfd} with the kernel
      * resolving every component under {@code resolve} in one atomic step.
@@ -156,7 +138,7 @@ public final class Linux {
             MemorySegment state = arena.allocate(CALL_STATE);
             long fd = (long) SYSCALL4.invokeExact(state, SYS_OPENAT2, (long) dirfd, arena.allocateFrom(path), how, 24L);
             if (fd < 0) {
-                throw new ErrnoException("openat2", path, (int) ERRNO.get(state, 0L));
+                throw new ErrnoException("openat2", path, errnoIn(state));
             }
             return (int) fd;
         } catch (ErrnoException e) {
@@ -253,7 +235,7 @@ public final class Linux {
             MemorySegment state = arena.allocate(CALL_STATE);
             long n = (long) READLINKAT.invokeExact(state, dirfd, arena.allocateFrom(name), buffer, (long) PATH_MAX);
             if (n < 0) {
-                throw new ErrnoException("readlinkat", name, (int) ERRNO.get(state, 0L));
+                throw new ErrnoException("readlinkat", name, errnoIn(state));
             }
             return new String(buffer.asSlice(0, n).toArray(JAVA_BYTE), java.nio.charset.StandardCharsets.UTF_8);
         } catch (ErrnoException e) {
@@ -275,7 +257,7 @@ public final class Linux {
             MemorySegment state = arena.allocate(CALL_STATE);
             dir = (MemorySegment) FDOPENDIR.invokeExact(state, fd);
             if (dir.equals(MemorySegment.NULL)) {
-                int errno = (int) ERRNO.get(state, 0L);
+                int errno = errnoIn(state);
                 close(fd);
                 throw new ErrnoException("fdopendir", null, errno);
             }
@@ -315,48 +297,6 @@ public final class Linux {
             int ignored = (int) CLOSEDIR.invokeExact(dir);
         } catch (Throwable t) {
             throw new IllegalStateException("closedir", t);
-        }
-    }
-
-    /**
-     * Sends {@code signal} to the process {@code pid} names, but only if {@code stillMeant} says it is the process
-     * meant (for example, still a member of a sandbox's cgroup), checked <em>after</em> a pidfd pins the process: a
-     * pid read from a list can be reused by another process before it is signalled, a pidfd cannot. If the pinned
-     * process ends after the check, the signal fails with ESRCH rather than reach the pid's next owner. Kernels
-     * without pidfds (before 5.3) get the check and a plain {@code kill}.
-     *
-     * @return whether the signal was delivered
-     */
-    public static boolean signalIf(long pid, int signal, java.util.function.LongPredicate stillMeant) {
-        long fd = longCall(SYS_PIDFD_OPEN, pid, 0, 0, 0);
-        if (fd < 0) {
-            return -fd == ENOSYS && stillMeant.test(pid) && kill(pid, signal);
-        }
-        try {
-            return stillMeant.test(pid) && longCall(SYS_PIDFD_SEND_SIGNAL, fd, signal, 0, 0) == 0;
-        } finally {
-            close((int) fd);
-        }
-    }
-
-    /** A raw system call; a failure is returned as {@code -errno}. */
-    private static long longCall(long number, long a, long b, long c, long d) {
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment state = arena.allocate(CALL_STATE);
-            long r = (long) SYSCALL_LONGS.invokeExact(state, number, a, b, c, d);
-            return r < 0 ? -(int) ERRNO.get(state, 0L) : r;
-        } catch (Throwable t) {
-            throw new IllegalStateException("syscall " + number, t);
-        }
-    }
-
-    /** Sends {@code signal} to {@code pid}; false when the process has gone. */
-    public static boolean kill(long pid, int signal) {
-        try {
-            check("kill", null, (state, arena) -> (int) KILL.invokeExact(state, (int) pid, signal));
-            return true;
-        } catch (ErrnoException e) {
-            return false;
         }
     }
 
@@ -429,24 +369,6 @@ public final class Linux {
             return (int) SETFSUID.invokeExact(-1);
         } catch (Throwable t) {
             throw new IllegalStateException("setfsuid", t);
-        }
-    }
-
-    @FunctionalInterface
-    private interface Call {
-        int invoke(MemorySegment state, Arena arena) throws Throwable;
-    }
-
-    private static void check(String call, String path, Call body) throws ErrnoException {
-        try (Arena arena = Arena.ofConfined()) {
-            MemorySegment state = arena.allocate(CALL_STATE);
-            if (body.invoke(state, arena) < 0) {
-                throw new ErrnoException(call, path, (int) ERRNO.get(state, 0L));
-            }
-        } catch (ErrnoException e) {
-            throw e;
-        } catch (Throwable t) {
-            throw new IllegalStateException(call, t);
         }
     }
 }

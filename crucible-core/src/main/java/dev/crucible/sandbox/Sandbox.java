@@ -7,22 +7,10 @@ package dev.crucible.sandbox;
  * <p>Thread-safe: {@link #run} may be called from many threads (virtual threads welcome); at most
  * {@link SandboxConfig#slots()} runs proceed at once, the others wait for a slot.
  *
- * <pre>{@code
- * try (Sandbox sandbox = Sandbox.create(SandboxConfig.defaults())) {
- *     SandboxResult r = sandbox.run(SandboxSpec.of(List.of("/usr/bin/python3", "-c", "print(1)"), Limits.DEFAULT));
- * }
- * }</pre>
+ * <p>The launcher is {@code BwrapSandbox.create(config)} (sub-package {@code bwrap}); this package is the vocabulary
+ * its callers speak, and depends on none of the sub-packages that build it.
  */
 public interface Sandbox extends AutoCloseable {
-
-    /**
-     * Creates a sandbox launcher after checking the host: bubblewrap, libseccomp, setpriv when root.
-     *
-     * @throws SandboxUnavailableException with one line saying what is missing and how to install it
-     */
-    static Sandbox create(SandboxConfig config) {
-        return BwrapSandbox.start(config);
-    }
 
     /**
      * Runs one program to its end, its time limit or its first broken limit. Leaves no process, cgroup or file

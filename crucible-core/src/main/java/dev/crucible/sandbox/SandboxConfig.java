@@ -20,9 +20,9 @@ import java.util.Map;
  *     never more than half of a run's memory limit, so a full tmpfs is ENOSPC rather than an OOM kill
  * @param launchHelper whether to launch through the static {@code crucible-launch} helper built into the JAR
  *     (faster); false, or a JAR built without a C compiler, launches through {@code sh} and {@code setpriv}
- * @param selfTest whether {@link Sandbox#create} runs {@code /usr/bin/true} in a sandbox first, so that a host which
- *     cannot build one fails at start with bwrap's words; false where a run follows at once (a one-shot CLI command)
- *     and reports the same failure as its {@code sandbox_error}
+ * @param selfTest whether {@code BwrapSandbox.create} runs {@code /usr/bin/true} in a sandbox first, so that a host
+ *     which cannot build one fails at start with bwrap's words; false where a run follows at once (a one-shot CLI
+ *     command) and reports the same failure as its {@code sandbox_error}
  * @param zygote whether Python's warm-pool launches are forked from a zygote where the host allows it
  *     (docs/zygote.md); false spawns every sandbox
  * @param tuneCgroups whether to switch the cgroup hierarchy to {@code favordynmods} when root (host-wide, until the

@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.crucible.runtime.RuntimeRegistry;
 import dev.crucible.sandbox.Sandbox;
 import dev.crucible.sandbox.SandboxConfig;
+import dev.crucible.sandbox.bwrap.BwrapSandbox;
 import dev.crucible.session.spec.CellResult;
 import java.nio.file.Path;
 import org.junit.jupiter.api.Assumptions;
@@ -23,14 +24,14 @@ class SessionUidBlockTest {
         RuntimeRegistry runtimes = RuntimeRegistry.load(null);
         SessionConfig config = SessionConfig.defaults(data);
         String id;
-        try (Sandbox first = Sandbox.create(SandboxConfig.defaults().withSlots(2))) {
+        try (Sandbox first = BwrapSandbox.create(SandboxConfig.defaults().withSlots(2))) {
             SessionManager before = SessionManager.start(first, runtimes, config);
             id = before.create("me", new SessionManager.CreateRequest("python", null, null, null)).id();
             assertThat(before.execute("me", id, "import os\nos.makedirs('d')\nopen('d/a.txt', 'w').write('kept')",
                     null, null).status().wireName()).isEqualTo("ok");
             before.close();
             // `first` still holds its block: the restart below takes the next one
-            try (Sandbox second = Sandbox.create(SandboxConfig.defaults().withSlots(2))) {
+            try (Sandbox second = BwrapSandbox.create(SandboxConfig.defaults().withSlots(2))) {
                 assertThat(second.host().uidBase()).isNotEqualTo(first.host().uidBase());
                 SessionManager after = SessionManager.start(second, runtimes, config);
                 try {

@@ -1,0 +1,72 @@
+package dev.crucible.os;
+
+import static dev.crucible.os.Libc.CALL_STATE;
+import static dev.crucible.os.Libc.check;
+import static dev.crucible.os.Libc.errno;
+import static dev.crucible.os.Libc.errnoIn;
+import static dev.crucible.os.Libc.syscall;
+import static java.lang.foreign.ValueLayout.JAVA_INT;
+import static java.lang.foreign.ValueLayout.JAVA_LONG;
+
+import java.lang.foreign.Arena;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.MemorySegment;
+import java.lang.invoke.MethodHandle;
+
+/**
+ * Signals to processes by pid, through the FFM API: a pid read from a list ({@code cgroup.procs}, a process's
+ * descendants) is pinned by a pidfd before the caller checks it is still the process meant, so that a pid reused
+ * meanwhile by another process is never signalled (see docs/sandbox-recipe.md, Teardown).
+ */
+public final class Processes {
+    private static final long SYS_PIDFD_SEND_SIGNAL = 424; // generic numbers: x86_64 and aarch64 alike
+    private static final long SYS_PIDFD_OPEN = 434;
+    /** {@code syscall} with four long arguments, for the calls libc has no wrapper for on every distribution. */
+    private static final MethodHandle SYSCALL_LONGS = syscall(
+            FunctionDescriptor.of(JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG));
+    private static final MethodHandle KILL = errno("kill", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT));
+
+    private Processes() {}
+
+    /**
+     * Sends {@code signal} to the process {@code pid} names, but only if {@code stillMeant} says it is the process
+     * meant (for example, still a member of a sandbox's cgroup), checked <em>after</em> a pidfd pins the process: a
+     * pid read from a list can be reused by another process before it is signalled, a pidfd cannot. If the pinned
+     * process ends after the check, the signal fails with ESRCH rather than reach the pid's next owner. Kernels
+     * without pidfds (before 5.3) get the check and a plain {@code kill}.
+     *
+     * @return whether the signal was delivered
+     */
+    public static boolean signalIf(long pid, int signal, java.util.function.LongPredicate stillMeant) {
+        long fd = longCall(SYS_PIDFD_OPEN, pid, 0, 0, 0);
+        if (fd < 0) {
+            return -fd == Linux.ENOSYS && stillMeant.test(pid) && kill(pid, signal);
+        }
+        try {
+            return stillMeant.test(pid) && longCall(SYS_PIDFD_SEND_SIGNAL, fd, signal, 0, 0) == 0;
+        } finally {
+            Linux.close((int) fd);
+        }
+    }
+
+    /** A raw system call; a failure is returned as {@code -errno}. */
+    private static long longCall(long number, long a, long b, long c, long d) {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment state = arena.allocate(CALL_STATE);
+            long r = (long) SYSCALL_LONGS.invokeExact(state, number, a, b, c, d);
+            return r < 0 ? -errnoIn(state) : r;
+        } catch (Throwable t) {
+            throw new IllegalStateException("syscall " + number, t);
+        }
+    }
+
+    /** Sends {@code signal} to {@code pid}; false when the process has gone. */
+    public static boolean kill(long pid, int signal) {
+        try {
+            check("kill", null, (state, arena) -> (int) KILL.invokeExact(state, (int) pid, signal));
+            return true;
+        } catch (Linux.ErrnoException e) {
+            return false;
+        }
+    }
+}

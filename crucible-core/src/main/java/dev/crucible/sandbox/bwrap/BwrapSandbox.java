@@ -1,0 +1,386 @@
+package dev.crucible.sandbox.bwrap;
+
+import dev.crucible.sandbox.Limits;
+import dev.crucible.sandbox.Sandbox;
+import dev.crucible.sandbox.SandboxConfig;
+import dev.crucible.sandbox.SandboxHost;
+import dev.crucible.sandbox.SandboxResult;
+import dev.crucible.sandbox.SandboxRoot;
+import dev.crucible.sandbox.SandboxSpec;
+import dev.crucible.sandbox.SandboxUnavailableException;
+import dev.crucible.sandbox.Verdict;
+import dev.crucible.sandbox.cgroup.CgroupTuning;
+import dev.crucible.sandbox.cgroup.Cgroups;
+import dev.crucible.sandbox.launch.HostTools;
+import dev.crucible.sandbox.launch.LaunchCommand;
+import dev.crucible.sandbox.launch.ProcessSpawner;
+import dev.crucible.sandbox.launch.SyntheticEtc;
+import dev.crucible.sandbox.seccomp.SeccompProgram;
+import dev.crucible.sandbox.zygote.ZygoteChild;
+import dev.crucible.sandbox.zygote.Zygotes;
+import dev.crucible.util.Once;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
+import java.util.Comparator;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutorService;
+
+/**
+ * The bubblewrap launcher: the per-run sequence of docs/sandbox-recipe.md (The launch chain), one named step per
+ * method. It owns its threads (the one {@code crucible-launcher} thread every sandbox is spawned from, and the
+ * platform threads of its pipes and cgroup files) and shuts them down on {@link #close()}. Thread-safe.
+ *
+ * <pre>{@code
+ * try (Sandbox sandbox = BwrapSandbox.create(SandboxConfig.defaults())) {
+ *     SandboxResult r = sandbox.run(SandboxSpec.of(List.of("/usr/bin/python3", "-c", "print(1)"), Limits.DEFAULT));
+ * }
+ * }</pre>
+ */
+public final class BwrapSandbox implements Sandbox {
+    private static final System.Logger LOG = System.getLogger("crucible.sandbox");
+
+    private final Path workRoot;
+    private final SyntheticEtc etc;
+    private final LaunchCommand command;
+    private final Cgroups cgroups;
+    private final ExecutorService pipes = PipeThreads.create();
+    private final Slots slots;
+    private final ProcessSpawner spawner;
+    private final BwrapHost host;
+    private final Set<Process> live = ConcurrentHashMap.newKeySet();
+    private final Zygotes zygotes;
+    private final dev.crucible.health.Replacements replacements = new dev.crucible.health.Replacements();
+
+    private final int serverUid;
+
+    private BwrapSandbox(SandboxConfig config, HostTools tools, byte[] program) throws IOException {
+        this.workRoot = Files.createTempDirectory(config.workParent(), "crucible-");
+        Files.setPosixFilePermissions(workRoot, PosixFilePermissions.fromString("rwx--x--x"));
+        Path seccomp = workRoot.resolve("seccomp.bpf");
+        Files.write(seccomp, program);
+        Files.setPosixFilePermissions(seccomp, PosixFilePermissions.fromString("rw-------"));
+        // the egress variant only when a sandbox first asks for egress: nothing added to every start-up
+        Path inetFile = workRoot.resolve("seccomp-inet.bpf");
+        Once<Path> seccompInet = new Once<>(() -> {
+            Files.write(inetFile, SeccompProgram.shared(SeccompProgram.Socket.INET));
+            Files.setPosixFilePermissions(inetFile, PosixFilePermissions.fromString("rw-------"));
+            return inetFile;
+        });
+        this.serverUid = tools.uid();
+        this.etc = SyntheticEtc.write(workRoot.resolve("etc"));
+        this.command = new LaunchCommand(config, etc.dir(), seccomp, seccompInet::get, tools,
+                config.launchHelper() ? LaunchCommand.extractHelper(workRoot) : null);
+        this.cgroups = Cgroups.detect();
+        cgroups.removeStale();
+        String tuning = cgroups instanceof Cgroups.None ? "favordynmods: not needed (no cgroups)"
+                : CgroupTuning.favorDynamicModifications(tools.uid() == 0, config.tuneCgroups());
+        this.slots = new Slots(config, cgroups, tools.uid() == 0, tools.uid(), pipes);
+        this.spawner = new ProcessSpawner();
+        Path zygoteFile = workRoot.resolve("seccomp-zygote.bpf");
+        Once<Path> seccompZygote = new Once<>(() -> {
+            Files.write(zygoteFile, SeccompProgram.shared(SeccompProgram.Socket.ZYGOTE));
+            Files.setPosixFilePermissions(zygoteFile, PosixFilePermissions.fromString("rw-------"));
+            return zygoteFile;
+        });
+        this.zygotes = new Zygotes(command, spawner, pipes, workRoot, slots.uidBase(), UidLease.BLOCK, config.slots(),
+                config.zygote() ? null : "turned off (CRUCIBLE_ZYGOTE=0)", seccomp, seccompZygote::get, etc,
+                replacements);
+        this.host = BwrapHost.report(config, tools, command, cgroups, tuning, program.length / 8, slots, workRoot);
+    }
+
+    /**
+     * Creates a sandbox launcher after checking the host: bubblewrap, libseccomp, setpriv when root.
+     *
+     * @throws SandboxUnavailableException with one line saying what is missing and how to install it
+     */
+    public static BwrapSandbox create(SandboxConfig config) {
+        HostTools tools = HostTools.find();
+        byte[] program;
+        try {
+            program = SeccompProgram.shared();
+        } catch (IllegalStateException e) {
+            throw new SandboxUnavailableException("libseccomp is missing or unusable (" + e.getMessage()
+                    + "); install it: apt-get install libseccomp2", e);
+        }
+        try {
+            BwrapSandbox sandbox = new BwrapSandbox(config, tools, program);
+            if (config.selfTest()) {
+                sandbox.selfTest();
+            }
+            return sandbox;
+        } catch (IOException e) {
+            throw new SandboxUnavailableException("cannot prepare a work directory in " + config.workParent() + ": "
+                    + e.getMessage(), e);
+        }
+    }
+
+    /** Runs {@code /bin/true} once so that a host which cannot build namespaces fails at start, with bwrap's words. */
+    private void selfTest() {
+        try {
+            SandboxResult r = run(SandboxSpec.of(List.of("/usr/bin/true"), Limits.DEFAULT));
+            if (r.verdict() != Verdict.OK) {
+                String why = r.sandboxError() != null ? r.sandboxError()
+                        : new String(r.stderr(), StandardCharsets.UTF_8).strip();
+                close();
+                throw new SandboxUnavailableException("the sandbox cannot start on this host: " + why
+                        + " (user namespaces disabled? see README, 'Security model')");
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new SandboxUnavailableException("interrupted during the sandbox self-test", e);
+        }
+    }
+
+    @Override
+    public Launch launch(SandboxSpec spec, boolean ahead) throws InterruptedException {
+        Slots.Claim claim = takeSlot();
+        boolean started = false;
+        SandboxNetwork network = null;
+        try {
+            Cgroups.RunGroup group = makeGroups(claim, spec.limits(), ahead);
+            lendBuildDir(claim, spec);
+            lendRoot(claim, spec);
+            network = makeNetwork(spec);
+            Process process = forkOrSpawn(claim, group, spec, network);
+            started = true;
+            return supervise(process, group, claim, spec.limits(), ahead, network);
+        } catch (IOException e) {
+            return new FailedLaunch("cannot start the sandbox: " + e.getMessage());
+        } finally {
+            if (!started) {
+                claim.release();
+                closeQuietly(network);
+            }
+        }
+    }
+
+    @Override
+    public Interactive open(SandboxSpec spec, int number, double cpus, Path log) throws IOException, InterruptedException {
+        if (spec.workspace() == null) {
+            throw new IllegalArgumentException("a long-lived sandbox needs a workspace directory");
+        }
+        int uid = sessionUid(number);
+        giveWorkspace(spec.workspace(), uid);
+        Cgroups.RunGroup group = null;
+        SandboxNetwork network = null;
+        boolean started = false;
+        try {
+            group = slots.sessionGroup(spec.limits(), cpus);
+            network = makeNetwork(spec);
+            Process process = spawn(buildArgv(uid, group, spec, network), log);
+            started = true;
+            return reside(process, group, network);
+        } finally {
+            if (!started) {
+                if (group != null) {
+                    group.destroy();
+                }
+                closeQuietly(network);
+            }
+        }
+    }
+
+    /** Waits for a free slot; the claim gives its uid and holds what the run takes until released. */
+    private Slots.Claim takeSlot() throws InterruptedException {
+        return slots.take();
+    }
+
+    /** The run's cgroups with its limits written, at a low CPU weight when launched ahead; null without cgroups. */
+    private static Cgroups.RunGroup makeGroups(Slots.Claim claim, Limits limits, boolean ahead) throws IOException {
+        Cgroups.RunGroup group = claim.takeGroups();
+        if (group != null) {
+            group.limit(limits);
+            if (ahead) {
+                group.background(true);
+            }
+        }
+        return group;
+    }
+
+    /** A writable build directory belongs to the run's own uid while it runs (when root). */
+    private static void lendBuildDir(Slots.Claim claim, SandboxSpec spec) throws IOException {
+        if (spec.buildDir() != null && spec.buildWritable() && claim.uid() >= 0) {
+            claim.lend(spec.buildDir());
+        }
+    }
+
+    /** A writable root (an image build's copy) belongs to the run's own uid, root inside its user namespace. */
+    private static void lendRoot(Slots.Claim claim, SandboxSpec spec) throws IOException {
+        if (spec.root() instanceof SandboxRoot.Writable(Path dir) && claim.uid() >= 0) {
+            WritableRoot.giveTo(dir, claim.uid());
+        }
+    }
+
+    /** A session's workspace belongs to the session's uid (when root) and to no one else. */
+    private static void giveWorkspace(Path workspace, int uid) throws IOException {
+        if (uid >= 0) {
+            Files.setAttribute(workspace, "unix:uid", uid, LinkOption.NOFOLLOW_LINKS);
+            Files.setAttribute(workspace, "unix:gid", uid, LinkOption.NOFOLLOW_LINKS);
+        }
+        Files.setPosixFilePermissions(workspace, PosixFilePermissions.fromString("rwx------"));
+    }
+
+    /** For a spec with egress, its own network namespace with the proxy's listener in it; null without egress. */
+    private SandboxNetwork makeNetwork(SandboxSpec spec) throws IOException, InterruptedException {
+        if (spec.egress() == null) {
+            return null;
+        }
+        String unavailable = egressUnavailable();
+        if (unavailable != null) {
+            throw new IOException(unavailable);
+        }
+        return SandboxNetwork.open(spec, spawner);
+    }
+
+    private static void closeQuietly(AutoCloseable resource) {
+        if (resource == null) {
+            return;
+        }
+        try {
+            resource.close();
+        } catch (Exception e) {
+            LOG.log(System.Logger.Level.DEBUG, "cannot close " + resource, e);
+        }
+    }
+
+    @Override
+    public String egressUnavailable() {
+        if (serverUid != 0) {
+            return "network egress needs the server to run as root: it makes each such sandbox's network namespace";
+        }
+        if (!command.joinsNetNamespaces()) {
+            return "network egress needs crucible-launch or nsenter (apt-get install util-linux)";
+        }
+        return null;
+    }
+
+    /** The mount points its binds need in the synthetic /etc, then the launcher's whole argv. */
+    private List<String> buildArgv(int uid, Cgroups.RunGroup group, SandboxSpec spec, SandboxNetwork network)
+            throws IOException {
+        etc.addMountPoints(spec);
+        return command.argv(uid, group, spec, network == null ? null : network.namespace().path());
+    }
+
+    /** Starts the launcher from the one launcher thread, stderr to {@code log} when not null; counted as live. */
+    private Process spawn(List<String> argv, Path log) throws IOException, InterruptedException {
+        Process process = spawner.start(argv, log);
+        live.add(process);
+        return process;
+    }
+
+    @Override
+    public boolean forks(SandboxSpec spec) {
+        return zygotes.serves(spec);
+    }
+
+    /**
+     * A child of the zygote for a launch one serves (the Python warm-pool agent), else a spawned sandbox; a zygote
+     * that cannot be started or asked leaves the launch to the spawn path.
+     */
+    private Process forkOrSpawn(Slots.Claim claim, Cgroups.RunGroup group, SandboxSpec spec, SandboxNetwork network)
+            throws IOException, InterruptedException {
+        if (network == null && zygotes.serves(spec)) {
+            try {
+                ZygoteChild child = zygotes.fork(spec, claim.uid(), group);
+                if (group != null) {
+                    child.killGroupToo(group::killAll);
+                }
+                live.add(child);
+                return child;
+            } catch (IOException e) {
+                LOG.log(System.Logger.Level.WARNING, "zygote fork failed; spawning: " + e, e);
+            }
+        }
+        return spawn(buildArgv(claim.uid(), group, spec, network), null);
+    }
+
+    /** Hands a started run to its supervisor, which gives the slot back when the run is over. */
+    private Launch supervise(Process process, Cgroups.RunGroup group, Slots.Claim claim, Limits limits, boolean ahead,
+            SandboxNetwork network) {
+        return new Launched(process, group, ahead, limits.outputBytes(), pipes, () -> {
+            live.remove(process);
+            closeQuietly(network);
+            claim.release();
+        });
+    }
+
+    /** Wraps a started session sandbox; closing it sweeps its cgroups in the background. */
+    private Interactive reside(Process process, Cgroups.RunGroup group, SandboxNetwork network) {
+        return new Resident(process, group, () -> {
+            live.remove(process);
+            closeQuietly(network);
+            if (group != null) {
+                slots.teardownLater(group);
+            }
+        });
+    }
+
+    @Override
+    public int sessionUid(int number) {
+        return slots.sessionUid(number);
+    }
+
+    @Override
+    public boolean awaitIdle(Duration timeout) throws InterruptedException {
+        return slots.awaitIdle(timeout);
+    }
+
+    @Override
+    public void killRunning() {
+        live.forEach(Process::destroyForcibly);
+    }
+
+    @Override
+    public boolean limitsAdjustable() {
+        return !(cgroups instanceof Cgroups.None);
+    }
+
+    /** The start of the names of this launcher's run cgroups (for tests: which groups are its own). */
+    String groupPrefix() {
+        return slots.groupPrefix();
+    }
+
+    @Override
+    public dev.crucible.health.Replacements replacements() {
+        return replacements;
+    }
+
+    @Override
+    public List<dev.crucible.health.PartStatus> parts() {
+        List<dev.crucible.health.PartStatus> parts = new java.util.ArrayList<>();
+        parts.add(slots.readiness(System.nanoTime()));
+        parts.addAll(zygotes.parts());
+        return parts;
+    }
+
+    @Override
+    public boolean live(Duration bound) throws InterruptedException {
+        return spawner.answers(bound) && !slots.stuckForGood(System.nanoTime());
+    }
+
+    @Override
+    public SandboxHost host() {
+        return host.with(zygotes.describe());
+    }
+
+    @Override
+    public void close() {
+        slots.drain(Duration.ofSeconds(10));
+        zygotes.close();
+        spawner.close();
+        pipes.shutdown(); // idle threads end; a teardown still to come gets a thread of its own (PipeThreads)
+        try (var walk = Files.walk(workRoot)) {
+            walk.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+        } catch (IOException e) {
+            LOG.log(System.Logger.Level.DEBUG, "cannot remove " + workRoot, e);
+        }
+        slots.releaseUids();
+    }
+}

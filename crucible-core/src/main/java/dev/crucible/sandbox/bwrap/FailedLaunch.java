@@ -1,0 +1,35 @@
+package dev.crucible.sandbox.bwrap;
+
+import dev.crucible.sandbox.Limits;
+import dev.crucible.sandbox.OutputListener;
+import dev.crucible.sandbox.Sandbox;
+import dev.crucible.sandbox.SandboxResult;
+/** A launch that failed before a process existed: completing it reports {@code why} as the sandbox error. */
+record FailedLaunch(String why) implements Sandbox.Launch {
+
+    /** The result of a run the sandbox itself failed: no exit code, no output, {@code why} as the sandbox error. */
+    static SandboxResult result(String why) {
+        return new SandboxResult(-1, null, new byte[0], new byte[0], false, false, 0, -1, -1, false, false, false, why);
+    }
+
+    /** The result of a run whose program the sandbox never took: {@code why}, and safe to run again elsewhere. */
+    static SandboxResult neverRan(SandboxResult.Untaken untaken, String why, long wallMs) {
+        return new SandboxResult(-1, null, new byte[0], new byte[0], false, false, wallMs, -1, -1, false, false, false,
+                why, untaken);
+    }
+
+    @Override
+    public SandboxResult complete(byte[] stdin, Limits limits, OutputListener listener) {
+        return result(why);
+    }
+
+    @Override
+    public boolean alive() {
+        return false;
+    }
+
+    @Override
+    public void abandon() {
+        // nothing was started
+    }
+}

@@ -1,0 +1,335 @@
+package dev.crucible.sandbox.bwrap;
+
+import dev.crucible.sandbox.Limits;
+import dev.crucible.sandbox.OutputListener;
+import dev.crucible.sandbox.Sandbox;
+import dev.crucible.sandbox.SandboxResult;
+import dev.crucible.sandbox.cgroup.Cgroups;
+import dev.crucible.sandbox.launch.LaunchCommand;
+import dev.crucible.sandbox.zygote.ZygoteChild;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/**
+ * One started sandbox: its process, its cgroups and its two output readers. {@link #complete} feeds stdin and
+ * supervises it to the end under the given limits, measured from that call (so a pooled sandbox is timed from the
+ * moment it is claimed, not from its start). Used once; then {@code onDone} releases the slot in the background.
+ */
+final class Launched implements Sandbox.Launch {
+    private static final long POLL_MS = 10;
+    private static final long TEARDOWN_MS = 3_000;
+
+    private final Process process;
+    private final Cgroups.RunGroup group;
+    private final Runnable onDone;
+    private final Output stdout;
+    private final Output stderr;
+    private final java.util.concurrent.Future<?> out;
+    private final java.util.concurrent.Future<?> err;
+    private final AtomicBoolean used = new AtomicBoolean();
+    /** The launcher's platform threads: pipes and cgroup files block in native code (see {@link PipeThreads}). */
+    private final ExecutorService pipes;
+    private final boolean background;
+
+    Launched(Process process, Cgroups.RunGroup group, boolean background, int outputCap, ExecutorService pipes,
+            Runnable onDone) {
+        this.process = process;
+        this.pipes = pipes;
+        this.group = group;
+        this.background = background;
+        this.onDone = onDone;
+        Runnable kill = process::destroyForcibly;
+        this.stdout = new Output(outputCap, false, kill);
+        this.stderr = new Output(outputCap, true, kill);
+        this.out = pipes.submit(() -> stdout.drain(process.getInputStream()));
+        this.err = pipes.submit(() -> stderr.drain(process.getErrorStream()));
+    }
+
+    @Override
+    public boolean alive() {
+        return process.isAlive() && !used.get();
+    }
+
+    @Override
+    public void abandon() {
+        if (used.compareAndSet(false, true)) {
+            process.destroyForcibly();
+            try {
+                process.waitFor(TEARDOWN_MS, TimeUnit.MILLISECONDS);
+                joinOrClose();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            } finally {
+                onDone.run();
+            }
+        }
+    }
+
+    @Override
+    public SandboxResult complete(byte[] stdin, Limits limits, OutputListener listener) throws InterruptedException {
+        if (!used.compareAndSet(false, true)) {
+            throw new IllegalStateException("a sandbox serves exactly one run");
+        }
+        // on a platform thread: the cgroup files and pipes are blocking I/O, which on a virtual thread costs a
+        // compensating carrier per call
+        var task = pipes.submit(() -> supervise(stdin, limits, listener));
+        try {
+            return task.get();
+        } catch (InterruptedException e) {
+            process.destroyForcibly();
+            task.cancel(true);
+            if (group != null) {
+                group.forgo(); // the cancelled supervision may still write its limits: no later run gets these groups
+            }
+            throw e;
+        } catch (java.util.concurrent.ExecutionException e) {
+            if (e.getCause() instanceof InterruptedException ie) {
+                throw ie;
+            }
+            throw new IllegalStateException("supervising a sandbox failed", e.getCause());
+        } finally {
+            onDone.run();
+        }
+    }
+
+    private SandboxResult supervise(byte[] stdin, Limits limits, OutputListener listener) throws InterruptedException {
+        if (group != null) {
+            try {
+                group.limit(limits);
+                if (background) {
+                    group.background(false);
+                }
+            } catch (IOException e) {
+                process.destroyForcibly();
+                return FailedLaunch.result("cannot set the run's limits: " + e.getMessage());
+            }
+        }
+        stdout.configure(limits.outputBytes(), listener);
+        stderr.configure(limits.outputBytes(), listener);
+        // a warm agent (launched ahead, or a zygote's child) that was waiting for its program when handed over
+        boolean waitedForProgram = (background || process instanceof ZygoteChild) && process.isAlive();
+        long start = System.nanoTime();
+        long cpuStart = group == null ? -1 : group.cpuNanos();
+        // a small input fits the pipe's buffer: written here, with no hand-off; a large one gets its own thread
+        var in = stdin.length <= 16 * 1024 ? feedNow(process.getOutputStream(), stdin)
+                : pipes.submit(() -> feed(process.getOutputStream(), stdin));
+        Watch watch = new Watch(start, limits, cpuStart);
+        try {
+            while (!process.waitFor(watch.pollMs(System.nanoTime()), TimeUnit.MILLISECONDS)) {
+                if (watch.step(System.nanoTime()) == Watch.Step.GIVE_UP) {
+                    break;
+                }
+            }
+        } catch (InterruptedException e) {
+            process.destroyForcibly();
+            throw e;
+        }
+        long wallMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+        await(in, TEARDOWN_MS);
+        joinOrClose();
+        String lost = process instanceof ZygoteChild child ? child.lost() : null;
+        if (watch.notTaken || (lost != null && !((ZygoteChild) process).wasForked())) {
+            if (lost == null && process instanceof ZygoteChild child && !child.wasForked() && !child.zygoteStopped()) {
+                return FailedLaunch.neverRan(SandboxResult.Untaken.BEHIND, "the zygote had not forked this run's"
+                        + " sandbox within " + Math.min(TAKE_MS, limits.timeoutMs()) + " ms (behind on a busy host)",
+                        wallMs);
+            }
+            return FailedLaunch.neverRan(SandboxResult.Untaken.STUCK, "the sandbox did not take its program within "
+                    + Math.min(TAKE_MS, limits.timeoutMs()) + " ms (a stuck warm-pool agent or zygote; it was killed and"
+                    + " is replaced)", wallMs);
+        }
+        if (waitedForProgram && !watch.taken && !watch.notTaken && !watch.timedOut && !process.isAlive()
+                && process.exitValue() > 128 && group.cpuNanos() - watch.cpuStart <= 0) {
+            // it ended before its time to take the program had passed, having used no CPU since it was handed over:
+            // a warm agent killed from outside while it waited (and not yet reaped when it was taken from the pool)
+            return FailedLaunch.neverRan(SandboxResult.Untaken.DIED, "the warm sandbox ended before it took its program"
+                    + " (exit " + process.exitValue() + ", no CPU used since it was handed over)", wallMs);
+        }
+        if (process.isAlive()) {
+            return FailedLaunch.result(watch.exitAsked && watch.killedAt < 0
+                    ? "the program ended, but its zygote did not report how within " + KILL_MS + " ms of the run's"
+                            + " time limit (a zygote that does not answer is replaced)"
+                    : "the sandbox did not end within " + KILL_MS + " ms of being killed at "
+                            + (watch.timedOut ? "its " + limits.timeoutMs() + " ms time limit" : "its limit")
+                            + "; it is left to the teardown");
+        }
+        int exit = process.exitValue();
+        long cpuNanos = group == null ? -1 : Math.max(0, group.cpuNanos() - Math.max(0, cpuStart));
+        boolean cpuExceeded = watch.cpuExceeded;
+        if (!cpuExceeded && group != null && cpuNanos > watch.cpuBudget && exit != 0) {
+            cpuExceeded = true; // killed by RLIMIT_CPU, or ran past the budget between two polls
+        }
+        Integer signal = exit > 128 && exit < 128 + 65 ? exit - 128 : null;
+        String error = lost != null ? "the zygote this run was forked from was replaced while it ran (" + lost
+                + "); the run was killed" : setupError(exit, stderr);
+        return new SandboxResult(exit, signal, stdout.bytes(), stderr.bytes(), stdout.truncated(), stderr.truncated(),
+                wallMs, cpuNanos < 0 ? -1 : cpuNanos / 1_000_000, group == null ? -1 : group.memoryPeakBytes(),
+                watch.timedOut, cpuExceeded && !watch.timedOut, group != null && group.oomKills() > 0, error);
+    }
+
+    /**
+     * How long a sandbox may leave its program untaken: no CPU used by its cgroup since the program was handed over
+     * (an agent that is stopped or blocked elsewhere, a zygote that never forked its child). Any program that starts
+     * uses some.
+     */
+    static final long TAKE_MS = 2_000;
+    /** Runs with a shorter time limit are not judged untaken: a busy host may not schedule an agent that soon. */
+    static final long TAKE_FLOOR_MS = 200;
+    /** How long a sandbox that never took its program may take to end after its kill before the request moves on. */
+    static final long NOT_TAKEN_KILL_MS = 500;
+    /** How long a killed sandbox may take to end before its supervision gives up on it. */
+    static final long KILL_MS = 3_000;
+
+    /** One supervision's clock: the deadline, the CPU budget, whether the program was taken, the kill and its bound. */
+    private final class Watch {
+        enum Step { GO_ON, GIVE_UP }
+
+        final long deadline;
+        final long takeBy;
+        final long cpuBudget;
+        final long cpuStart;
+        boolean taken;
+        boolean notTaken;
+        boolean timedOut;
+        boolean cpuExceeded;
+        boolean exitAsked;
+        long killedAt = -1;
+        long lastKill;
+
+        Watch(long start, Limits limits, long cpuStart) {
+            this.deadline = start + TimeUnit.MILLISECONDS.toNanos(limits.timeoutMs());
+            this.takeBy = start + TimeUnit.MILLISECONDS.toNanos(Math.min(TAKE_MS, limits.timeoutMs()));
+            this.cpuBudget = TimeUnit.MILLISECONDS.toNanos(limits.cpuMs());
+            this.cpuStart = cpuStart;
+            // without a cgroup's CPU count there is nothing to tell by; a run shorter than TAKE_FLOOR_MS just times out
+            this.taken = group == null || cpuStart < 0 || limits.timeoutMs() < TAKE_FLOOR_MS;
+        }
+
+        long pollMs(long now) {
+            long until = killedAt >= 0 ? killedAt + TimeUnit.MILLISECONDS.toNanos(KILL_MS) : taken ? deadline
+                    : Math.min(deadline, takeBy);
+            return Math.min(POLL_MS, Math.max(1, (until - now) / 1_000_000));
+        }
+
+        Step step(long now) {
+            if (killedAt >= 0) {
+                // a sandbox that never took its program is not waited for long: the request runs elsewhere, and the
+                // slot's teardown sweeps what is left
+                if (now - killedAt >= TimeUnit.MILLISECONDS.toNanos(notTaken ? NOT_TAKEN_KILL_MS : KILL_MS)) {
+                    return Step.GIVE_UP;
+                }
+                if (process instanceof ZygoteChild child && out.isDone() && err.isDone() && group != null
+                        && group.pids().isEmpty()) {
+                    child.endedByOurKill(); // its status is the kill's, whenever a busy zygote gets to report it
+                    return Step.GO_ON;
+                }
+                if (now - lastKill >= TimeUnit.MILLISECONDS.toNanos(500)) {
+                    lastKill = now; // again: a zygote's child may have joined its cgroup after the first sweep
+                    process.destroyForcibly();
+                }
+                return Step.GO_ON;
+            }
+            if (!taken && now >= takeBy) {
+                if (group.cpuNanos() - cpuStart > 0) {
+                    taken = true;
+                } else {
+                    notTaken = true;
+                    kill(now);
+                    return Step.GO_ON;
+                }
+            }
+            if (exitAsked) { // the program is gone by our measure: only its status is awaited, from its zygote
+                return now - deadline >= TimeUnit.MILLISECONDS.toNanos(KILL_MS) ? Step.GIVE_UP : Step.GO_ON;
+            }
+            if (now >= deadline) {
+                timedOut = true;
+                kill(now);
+            } else if (group != null && group.cpuNanos() - Math.max(0, cpuStart) > cpuBudget) {
+                cpuExceeded = true;
+                kill(now);
+            } else if (!exitAsked && process instanceof ZygoteChild child && out.isDone() && err.isDone()
+                    && group != null && group.pids().isEmpty()) {
+                exitAsked = true; // the program is gone: its status is the zygote's to send, within its answer bound
+                child.expectExit();
+            }
+            return Step.GO_ON;
+        }
+
+        private void kill(long now) {
+            killedAt = now;
+            lastKill = now;
+            process.destroyForcibly();
+        }
+    }
+
+    /**
+     * crucible-launch (exit 125), bwrap and setpriv (exit 1) say what went wrong on stderr before the program starts.
+     * A program could print the same words; it then only misleads itself.
+     */
+    private static String setupError(int exit, Output stderr) {
+        if (exit != 1 && exit != 127 && exit != LaunchCommand.JOIN_FAILED) {
+            return null;
+        }
+        String text = new String(stderr.bytes(), StandardCharsets.UTF_8);
+        for (String tool : List.of("bwrap: ", "setpriv: ", "crucible-launch: ")) {
+            if (text.startsWith(tool)) {
+                return text.lines().findFirst().orElse(text).strip();
+            }
+        }
+        return null;
+    }
+
+    private static java.util.concurrent.Future<?> feedNow(OutputStream stdin, byte[] input) {
+        feed(stdin, input);
+        return java.util.concurrent.CompletableFuture.completedFuture(null);
+    }
+
+    private static void feed(OutputStream stdin, byte[] input) {
+        try (stdin) {
+            stdin.write(input);
+        } catch (IOException e) {
+            // the program exited or closed its stdin; what it did not read is dropped
+        }
+    }
+
+    /**
+     * Waits for the readers. The pid namespace dies with the outer bwrap, which closes every pipe; if something
+     * still holds one past the deadline, our ends are closed.
+     */
+    private void joinOrClose() throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(TEARDOWN_MS);
+        for (var reader : List.of(out, err)) {
+            long left = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
+            if (left <= 0 || !await(reader, left)) {
+                closeQuietly(process.getInputStream());
+                closeQuietly(process.getErrorStream());
+                await(reader, TEARDOWN_MS);
+            }
+        }
+    }
+
+    /** Waits for a pipe task; true when it finished in time. */
+    private static boolean await(java.util.concurrent.Future<?> task, long millis) throws InterruptedException {
+        try {
+            task.get(Math.max(1, millis), TimeUnit.MILLISECONDS);
+            return true;
+        } catch (java.util.concurrent.ExecutionException e) {
+            return true; // the task ended (it catches its own I/O errors)
+        } catch (java.util.concurrent.TimeoutException e) {
+            return false;
+        }
+    }
+
+    static void closeQuietly(java.io.Closeable in) {
+        try {
+            in.close();
+        } catch (IOException e) {
+            // nothing to do
+        }
+    }
+}

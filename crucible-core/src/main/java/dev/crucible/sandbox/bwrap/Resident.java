@@ -1,0 +1,103 @@
+package dev.crucible.sandbox.bwrap;
+
+import dev.crucible.os.Processes;
+import dev.crucible.sandbox.Sandbox;
+import dev.crucible.sandbox.cgroup.Cgroups;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
+
+/** A long-lived sandbox (a session's interpreter): its process, its own cgroups, and nothing to supervise to an end. */
+final class Resident implements Sandbox.Interactive {
+    private static final long TEARDOWN_MS = 3_000;
+
+    private final Process process;
+    private final Cgroups.RunGroup group;
+    private final Runnable onClose;
+    private final AtomicBoolean closed = new AtomicBoolean();
+
+    Resident(Process process, Cgroups.RunGroup group, Runnable onClose) {
+        this.process = process;
+        this.group = group;
+        this.onClose = onClose;
+    }
+
+    @Override
+    public OutputStream stdin() {
+        return process.getOutputStream();
+    }
+
+    @Override
+    public InputStream stdout() {
+        return process.getInputStream();
+    }
+
+    @Override
+    public boolean alive() {
+        return process.isAlive();
+    }
+
+    @Override
+    public int signal(int signal) {
+        List<Long> pids = group != null ? group.pids()
+                : process.toHandle().descendants().map(ProcessHandle::pid).toList();
+        int reached = 0;
+        for (long pid : pids) {
+            // pinned by a pidfd before the checks: a pid reused meanwhile by a process outside is never signalled
+            if (Processes.signalIf(pid, signal, p -> insideProgram(p) && (group != null ? group.holds(p)
+                    : process.toHandle().descendants().anyMatch(d -> d.pid() == p)))) {
+                reached++;
+            }
+        }
+        return reached;
+    }
+
+    /**
+     * Whether {@code pid} is the program or one of its children: its innermost pid (the last NSpid) is 2 or more.
+     * bubblewrap's monitor lives in the host's pid namespace (one NSpid) and its init is pid 1 inside.
+     */
+    static boolean insideProgram(long pid) {
+        try {
+            for (String line : Files.readAllLines(Path.of("/proc", Long.toString(pid), "status"))) {
+                if (line.startsWith("NSpid:")) {
+                    String[] ids = line.substring(6).trim().split("\\s+");
+                    return ids.length >= 2 && Long.parseLong(ids[ids.length - 1]) >= 2;
+                }
+            }
+        } catch (IOException | NumberFormatException e) {
+            // gone already
+        }
+        return false;
+    }
+
+    @Override
+    public long oomKills() {
+        return group == null ? 0 : group.oomKills();
+    }
+
+    @Override
+    public Integer exitCode() {
+        return process.isAlive() ? null : process.exitValue();
+    }
+
+    @Override
+    public void close() {
+        if (!closed.compareAndSet(false, true)) {
+            return;
+        }
+        process.destroyForcibly();
+        try {
+            process.waitFor(TEARDOWN_MS, TimeUnit.MILLISECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        Launched.closeQuietly(process.getOutputStream());
+        Launched.closeQuietly(process.getInputStream());
+        onClose.run();
+    }
+}
