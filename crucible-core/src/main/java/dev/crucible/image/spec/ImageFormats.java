@@ -88,7 +88,8 @@ public final class ImageFormats {
     @JsonIgnoreProperties(ignoreUnknown = true)
     @JsonInclude(JsonInclude.Include.NON_NULL)
     public record Manifest(@JsonProperty("schemaVersion") int schemaVersion,
-            @JsonProperty("mediaType") String mediaType, @JsonProperty("config") Descriptor config, @JsonProperty("layers") List<Descriptor> layers) {}
+            @JsonProperty("mediaType") String mediaType, @JsonProperty("config") Descriptor config,
+            @JsonProperty("layers") List<Descriptor> layers) {}
 
     /** An image index (or Docker manifest list): one manifest per platform. */
     @JsonIgnoreProperties(ignoreUnknown = true)

@@ -1,6 +1,5 @@
 package dev.crucible.image.archive;
 
-import dev.crucible.image.archive.ImageImporter;
 import dev.crucible.image.layer.CraftedLayer;
 import dev.crucible.image.layer.LayerUnpacker;
 import dev.crucible.image.layer.Sentinels;
@@ -12,7 +11,6 @@ import dev.crucible.image.store.StoreFixtures;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
-import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.util.Map;
 import java.util.stream.Stream;
@@ -28,12 +26,10 @@ import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
 /**
  * A review of image import as an attacker would go at it: archive entry names and layout index digests that name paths
- * outside the store. Every test keeps a sentinel tree beside the root
- * ({@code outside/}) and checks after it ran that nothing there changed.
+ * outside the store. Every test keeps a sentinel tree beside the root ({@code outside/}) and checks after it ran that
+ * nothing there changed.
  */
 class ImageImportReviewTest {
-    private static final LinkOption NOFOLLOW = LinkOption.NOFOLLOW_LINKS;
-
     @TempDir
     Path base;
 

@@ -12,7 +12,6 @@ import java.io.PipedInputStream;
 import java.io.PipedOutputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
-import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.util.Arrays;
 import java.util.List;
@@ -35,8 +34,6 @@ import static org.assertj.core.api.Assertions.catchThrowableOfType;
  * unchanged, with nothing new beside the root.
  */
 class LayerUnpackerCapsTest {
-    private static final LinkOption NOFOLLOW = LinkOption.NOFOLLOW_LINKS;
-
     @TempDir
     Path base;
 

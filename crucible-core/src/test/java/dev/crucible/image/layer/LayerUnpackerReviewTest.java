@@ -26,8 +26,8 @@ import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
 /**
  * A review of how {@link LayerUnpacker} reads a tar as an attacker would write one, beyond {@link LayerUnpackerTest}:
- * PAX, global and sparse headers, odd encodings and names, declared sizes and times that disagree with the data. Every test keeps a sentinel tree beside the root
- * ({@code outside/}) and checks after it ran that nothing there changed.
+ * PAX, global and sparse headers, odd encodings and names, declared sizes and times that disagree with the data. Every
+ * test keeps a sentinel tree beside the root ({@code outside/}) and checks after it ran that nothing there changed.
  */
 class LayerUnpackerReviewTest {
     private static final LinkOption NOFOLLOW = LinkOption.NOFOLLOW_LINKS;

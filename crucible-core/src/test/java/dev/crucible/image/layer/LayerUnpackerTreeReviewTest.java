@@ -25,10 +25,10 @@ import static org.assertj.core.api.Assertions.catchThrowableOfType;
 import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
 /**
- * A review of the trees {@link LayerUnpacker} builds as an attacker would go at them, beyond {@link LayerUnpackerTest}:
- * type swaps of one name within a tar, hard-link chains, the costs of whiteouts, opaque markers and names, a chain as
- * deep as PATH_MAX, and mount points an image tries to turn into links. Every test keeps a sentinel tree beside the root
- * ({@code outside/}) and checks after it ran that nothing there changed.
+ * A review of the trees {@link LayerUnpacker} builds as an attacker would go at them, beyond
+ * {@link LayerUnpackerTest}: type swaps of one name within a tar, hard-link chains, the costs of whiteouts, opaque
+ * markers and names, a chain as deep as PATH_MAX, and mount points an image tries to turn into links. Every test keeps
+ * a sentinel tree beside the root ({@code outside/}) and checks after it ran that nothing there changed.
  */
 class LayerUnpackerTreeReviewTest {
     private static final LinkOption NOFOLLOW = LinkOption.NOFOLLOW_LINKS;

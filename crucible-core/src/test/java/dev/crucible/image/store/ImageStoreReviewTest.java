@@ -8,9 +8,6 @@ import dev.crucible.image.spec.ImageException;
 import dev.crucible.image.spec.ImageException.Failure;
 import dev.crucible.image.spec.ImageFormats;
 import dev.crucible.image.spec.ImageRef;
-import dev.crucible.image.store.ImageStore;
-import dev.crucible.image.store.StoreFiles;
-import dev.crucible.image.store.StoreFixtures;
 import dev.crucible.os.Linux;
 import java.io.ByteArrayInputStream;
 import java.io.ByteArrayOutputStream;
@@ -35,9 +32,9 @@ import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
 /**
  * A review of the image store as an attacker would go at it: trees deeper than PATH_MAX or made unreadable by a layer,
- * names and metadata that point outside the store, manifests that name blobs by paths, and an image that claims another
- * image's config. Every test keeps a sentinel tree beside an unpacking root ({@code outside/}) and checks after it ran
- * that nothing there changed.
+ * names and metadata that point outside the store, manifests that name blobs by paths, and an image that claims
+ * another image's config. Every test keeps a sentinel tree beside an unpacking root ({@code outside/}) and checks
+ * after it ran that nothing there changed.
  */
 class ImageStoreReviewTest {
     private static final LinkOption NOFOLLOW = LinkOption.NOFOLLOW_LINKS;
