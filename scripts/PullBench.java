@@ -1,7 +1,7 @@
-import dev.crucible.image.ImagePuller;
-import dev.crucible.image.ImageRef;
-import dev.crucible.image.ImageStore;
-import dev.crucible.image.RegistryCredentials;
+import dev.crucible.image.registry.ImagePuller;
+import dev.crucible.image.registry.RegistryCredentials;
+import dev.crucible.image.spec.ImageRef;
+import dev.crucible.image.store.ImageStore;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;

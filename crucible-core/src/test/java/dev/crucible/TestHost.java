@@ -2,8 +2,8 @@ package dev.crucible;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.crucible.image.ImageStore;
 import dev.crucible.image.Images;
+import dev.crucible.image.store.ImageStore;
 import dev.crucible.sandbox.SandboxConfig;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -20,7 +20,7 @@ public final class TestHost {
 
     /**
      * The shared engine (started on first use, closed when the JVM exits), with an image store of its own in a
-     * temporary directory ({@link dev.crucible.image.TestImages} commits images there).
+     * temporary directory ({@link dev.crucible.image.store.TestImages} commits images there).
      */
     public static synchronized Crucible crucible() {
         if (crucible == null) {

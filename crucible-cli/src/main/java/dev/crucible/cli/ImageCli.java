@@ -1,7 +1,7 @@
 package dev.crucible.cli;
 
-import dev.crucible.image.ImageException;
-import dev.crucible.image.ImageStore;
+import dev.crucible.image.spec.ImageException;
+import dev.crucible.image.store.ImageStore;
 import dev.crucible.server.ServerConfig;
 import java.io.IOException;
 import java.io.PrintWriter;

@@ -1,6 +1,6 @@
 package dev.crucible.cli;
 
-import dev.crucible.image.ImagePuller;
+import dev.crucible.image.registry.ImagePuller;
 import java.io.PrintWriter;
 
 /**

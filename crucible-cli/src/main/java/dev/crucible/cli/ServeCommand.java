@@ -1,9 +1,9 @@
 package dev.crucible.cli;
 
 import dev.crucible.Crucible;
-import dev.crucible.image.ImagePuller;
 import dev.crucible.image.Images;
-import dev.crucible.image.RegistryCredentials;
+import dev.crucible.image.registry.ImagePuller;
+import dev.crucible.image.registry.RegistryCredentials;
 import dev.crucible.server.CrucibleServer;
 import dev.crucible.server.ServerConfig;
 import java.io.IOException;

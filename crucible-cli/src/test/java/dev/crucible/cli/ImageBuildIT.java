@@ -2,8 +2,8 @@ package dev.crucible.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.crucible.image.ImageStore;
-import dev.crucible.image.TestImages;
+import dev.crucible.image.store.ImageStore;
+import dev.crucible.image.store.TestImages;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;

@@ -2,8 +2,8 @@ package dev.crucible.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.crucible.image.TestImages;
-import dev.crucible.image.TestRegistry;
+import dev.crucible.image.registry.TestRegistry;
+import dev.crucible.image.store.TestImages;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;

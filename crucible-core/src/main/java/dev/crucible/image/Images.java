@@ -1,7 +1,14 @@
 package dev.crucible.image;
 
+import dev.crucible.ErrorCode;
+import dev.crucible.RequestException;
 import dev.crucible.error.ErrorCode;
 import dev.crucible.error.RequestException;
+import dev.crucible.image.registry.ImagePuller;
+import dev.crucible.image.spec.Image;
+import dev.crucible.image.spec.ImageException;
+import dev.crucible.image.spec.ImageRef;
+import dev.crucible.image.store.ImageStore;
 import java.io.Closeable;
 import java.io.IOException;
 import java.io.UncheckedIOException;

@@ -1,7 +1,12 @@
 package dev.crucible.image;
 
+import dev.crucible.ErrorCode;
+import dev.crucible.RequestException;
 import dev.crucible.error.ErrorCode;
 import dev.crucible.error.RequestException;
+import dev.crucible.image.registry.ImagePuller;
+import dev.crucible.image.spec.Image;
+import dev.crucible.image.spec.ImageRef;
 import java.time.Duration;
 import java.util.Locale;
 import java.util.concurrent.Callable;

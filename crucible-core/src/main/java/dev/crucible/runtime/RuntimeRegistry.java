@@ -1,8 +1,13 @@
 package dev.crucible.runtime;
 
+import dev.crucible.egress.EgressPolicy;
 import dev.crucible.egress.policy.EgressPolicy;
 import dev.crucible.image.Image;
 import dev.crucible.image.Images;
+import dev.crucible.image.spec.Image;
+import dev.crucible.sandbox.Limits;
+import dev.crucible.sandbox.SandboxRoot;
+import dev.crucible.util.Once;
 import dev.crucible.util.UserCache;
 import java.nio.file.Path;
 import java.util.ArrayList;

@@ -3,8 +3,8 @@ package dev.crucible.exec;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.crucible.TestHost;
-import dev.crucible.image.Image;
-import dev.crucible.image.TestImages;
+import dev.crucible.image.spec.Image;
+import dev.crucible.image.store.TestImages;
 import java.io.IOException;
 import java.util.List;
 import java.util.Set;

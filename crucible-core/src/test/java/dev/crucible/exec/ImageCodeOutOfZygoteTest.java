@@ -3,11 +3,11 @@ package dev.crucible.exec;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.crucible.Crucible;
-import dev.crucible.image.BuildResult;
-import dev.crucible.image.ImageBuilder;
-import dev.crucible.image.ImageStore;
 import dev.crucible.image.Images;
-import dev.crucible.image.TestImages;
+import dev.crucible.image.build.BuildResult;
+import dev.crucible.image.build.ImageBuilder;
+import dev.crucible.image.store.ImageStore;
+import dev.crucible.image.store.TestImages;
 import dev.crucible.pool.WarmPool;
 import dev.crucible.sandbox.SandboxConfig;
 import java.nio.file.Files;

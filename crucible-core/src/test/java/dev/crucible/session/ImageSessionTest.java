@@ -8,6 +8,8 @@ import dev.crucible.TestHost;
 import dev.crucible.error.ErrorCode;
 import dev.crucible.image.Image;
 import dev.crucible.image.TestImages;
+import dev.crucible.image.spec.Image;
+import dev.crucible.image.store.TestImages;
 import dev.crucible.session.spec.CellResult;
 import dev.crucible.session.spec.SessionInfo;
 import java.nio.file.Path;

@@ -42,7 +42,7 @@ class DatasetRunTest {
 
     @Test
     void aDatasetRunsInAnImage(@TempDir Path dir) throws Exception {
-        dev.crucible.image.TestImages.debianPython(TestHost.images());
+        dev.crucible.image.store.TestImages.debianPython(TestHost.images());
         Path problems = dir.resolve("problems.jsonl");
         Files.writeString(problems, JSON.writeValueAsString(Map.of("task_id", "t/0", "prompt", "def f():\n",
                 "test", "def check(c):\n    assert c() == 'tabulate'\n", "entry_point", "f")) + "\n");
@@ -50,7 +50,7 @@ class DatasetRunTest {
         Files.writeString(samples, JSON.writeValueAsString(Map.of("task_id", "t/0",
                 "completion", "    import tabulate\n    return tabulate.__name__\n")) + "\n");
         DatasetRun.Summary inImage = runner.run(new DatasetRun.Options("humaneval", problems, samples, List.of(1),
-                dir.resolve("image.jsonl"), 2, 10_000, dev.crucible.image.TestImages.DEBIAN_PYTHON),
+                dir.resolve("image.jsonl"), 2, 10_000, dev.crucible.image.store.TestImages.DEBIAN_PYTHON),
                 DatasetRun.Progress.NONE, new ArrayList<>());
         assertThat(inImage.passed()).as("the sample imports what only the image has").isEqualTo(1);
         DatasetRun.Summary onHost = runner.run(new DatasetRun.Options("humaneval", problems, samples, List.of(1),
