@@ -1,11 +1,9 @@
 package dev.crucible.cli;
 
 import dev.crucible.Crucible;
-import dev.crucible.RequestException;
 import dev.crucible.error.RequestException;
-import dev.crucible.image.ImageStore;
-import dev.crucible.image.Images;
 import dev.crucible.image.store.ImageStore;
+import dev.crucible.image.Images;
 import dev.crucible.sandbox.SandboxConfig;
 import dev.crucible.sandbox.SandboxUnavailableException;
 import dev.crucible.server.ServerConfig;

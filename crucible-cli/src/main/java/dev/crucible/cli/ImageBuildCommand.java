@@ -1,15 +1,11 @@
 package dev.crucible.cli;
 
 import dev.crucible.Crucible;
-import dev.crucible.egress.EgressPolicy;
 import dev.crucible.egress.policy.EgressPolicy;
-import dev.crucible.image.BuildResult;
-import dev.crucible.image.ImageBuilder;
-import dev.crucible.image.ImageStore;
-import dev.crucible.image.Images;
 import dev.crucible.image.build.BuildResult;
 import dev.crucible.image.build.ImageBuilder;
 import dev.crucible.image.store.ImageStore;
+import dev.crucible.image.Images;
 import dev.crucible.sandbox.Limits;
 import dev.crucible.sandbox.Verdict;
 import java.io.IOException;

@@ -1,10 +1,8 @@
 package dev.crucible.runtime;
 
-import dev.crucible.egress.EgressPolicy;
 import dev.crucible.egress.policy.EgressPolicy;
-import dev.crucible.image.Image;
-import dev.crucible.image.Images;
 import dev.crucible.image.spec.Image;
+import dev.crucible.image.Images;
 import dev.crucible.sandbox.Limits;
 import dev.crucible.sandbox.SandboxRoot;
 import dev.crucible.util.Once;

@@ -1,6 +1,6 @@
 package dev.crucible.runtime;
 
-import dev.crucible.image.Image;
+import dev.crucible.image.spec.Image;
 import dev.crucible.image.Images;
 import dev.crucible.sandbox.SandboxRoot;
 import java.io.IOException;

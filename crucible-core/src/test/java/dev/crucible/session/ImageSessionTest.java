@@ -6,8 +6,6 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.crucible.Crucible;
 import dev.crucible.TestHost;
 import dev.crucible.error.ErrorCode;
-import dev.crucible.image.Image;
-import dev.crucible.image.TestImages;
 import dev.crucible.image.spec.Image;
 import dev.crucible.image.store.TestImages;
 import dev.crucible.session.spec.CellResult;

@@ -1,11 +1,7 @@
 package dev.crucible.image.build;
 
-import dev.crucible.egress.EgressLimits;
-import dev.crucible.egress.EgressPolicy;
-import dev.crucible.egress.EgressProxy;
-import dev.crucible.egress.EgressResolver;
-import dev.crucible.egress.policy.EgressPolicy;
 import dev.crucible.egress.proxy.EgressLimits;
+import dev.crucible.egress.policy.EgressPolicy;
 import dev.crucible.egress.proxy.EgressProxy;
 import dev.crucible.egress.proxy.EgressResolver;
 import dev.crucible.image.layer.RootDiff;
