@@ -179,7 +179,7 @@ final class BenchCommand implements Callable<Integer> {
     }
 
     private int humanEvalBench(PrintWriter out) throws Exception {
-        dev.crucible.eval.Dataset dataset = dev.crucible.eval.Dataset.load("humaneval", humaneval);
+        dev.crucible.eval.dataset.Dataset dataset = dev.crucible.eval.dataset.Dataset.load("humaneval", humaneval);
         java.nio.file.Path dir = java.nio.file.Files.createTempDirectory("crucible-bench-");
         List<java.nio.file.Path> programs = new java.util.ArrayList<>();
         for (var p : dataset.problems().values()) {
@@ -208,9 +208,9 @@ final class BenchCommand implements Callable<Integer> {
                 bare[r] = (System.nanoTime() - t0) / 1e9;
                 java.nio.file.Path results = dir.resolve("results-" + r + ".jsonl");
                 t0 = System.nanoTime();
-                var summary = new dev.crucible.eval.DatasetRun(judge).run(new dev.crucible.eval.DatasetRun.Options(
+                var summary = new dev.crucible.eval.dataset.DatasetRun(judge).run(new dev.crucible.eval.dataset.DatasetRun.Options(
                         "humaneval", humaneval, null, List.of(1), results, workers, 10_000),
-                        dev.crucible.eval.DatasetRun.Progress.NONE, new java.util.ArrayList<>());
+                        dev.crucible.eval.dataset.DatasetRun.Progress.NONE, new java.util.ArrayList<>());
                 sandboxed[r] = (System.nanoTime() - t0) / 1e9;
                 passedSandboxed = summary.passed();
             }

@@ -30,7 +30,7 @@ final class EvalCommand implements Runnable {
             throw new CliSupport.Failure(ExitCodes.NO_INPUT, "cannot read " + in);
         }
         try {
-            return dev.crucible.eval.CodexRunner.read(in);
+            return dev.crucible.eval.codex.CodexRunner.read(in);
         } catch (IllegalArgumentException e) {
             throw new CliSupport.Failure(ExitCodes.INVALID_REQUEST, e.getMessage());
         }
@@ -75,14 +75,14 @@ final class EvalCommand implements Runnable {
                     throw new CliSupport.Failure(ExitCodes.USAGE, "--n and --max-tokens must be >= 1, --temperature >= 0");
                 }
                 var root = readToml(in);
-                String key = dev.crucible.eval.Completions.apiKey(System.getenv(), Path.of(""));
+                String key = dev.crucible.eval.codex.Completions.apiKey(System.getenv(), Path.of(""));
                 if (key == null) {
                     throw new CliSupport.Failure(ExitCodes.INVALID_REQUEST,
                             "no API key: set OPENAI_API_KEY or put OPENAI_API_KEY=... in a .env file here");
                 }
-                var summary = new dev.crucible.eval.Completions().generate(root, new dev.crucible.eval.Completions.Options(
+                var summary = new dev.crucible.eval.codex.Completions().generate(root, new dev.crucible.eval.codex.Completions.Options(
                         baseUrl, key, model, n, maxTokens, temperature, 5, java.time.Duration.ofMillis(500)));
-                dev.crucible.eval.CodexRunner.write(root, out);
+                dev.crucible.eval.codex.CodexRunner.write(root, out);
                 summary.problems().forEach(p -> err.println("crucible: " + p));
                 err.printf("crucible: %d completions for %d questions (%d requests, %d retried) written to %s%n",
                         summary.completions(), summary.questions(), summary.requests(), summary.retries(), out);
@@ -121,8 +121,8 @@ final class EvalCommand implements Runnable {
                 return CliSupport.fail(err, f);
             }
             return CliSupport.withEngine(err, null, engine -> {
-                var summary = new dev.crucible.eval.CodexRunner(engine.executor()).runTests(root, timeoutMs);
-                dev.crucible.eval.CodexRunner.write(root, out);
+                var summary = new dev.crucible.eval.codex.CodexRunner(engine.executor()).runTests(root, timeoutMs);
+                dev.crucible.eval.codex.CodexRunner.write(root, out);
                 summary.problems().forEach(p -> err.println("crucible: " + p));
                 err.printf("crucible: %d questions, %d completions, %d of %d tests passed; written to %s%n",
                         summary.questions(), summary.completions(), summary.passed(), summary.tests(), out);
@@ -148,7 +148,7 @@ final class EvalCommand implements Runnable {
         @Override
         public Integer call() throws Exception {
             try {
-                Files.writeString(out, dev.crucible.eval.CodexRunner.report(readToml(in)));
+                Files.writeString(out, dev.crucible.eval.codex.CodexRunner.report(readToml(in)));
                 return 0;
             } catch (CliSupport.Failure f) {
                 return CliSupport.fail(spec.commandLine().getErr(), f);
@@ -183,15 +183,15 @@ final class EvalCommand implements Runnable {
         @Override
         public Integer call() throws Exception {
             try {
-                dev.crucible.eval.CodexScoring.TestStrategy test;
-                dev.crucible.eval.CodexScoring.ScoringStrategy scoring;
+                dev.crucible.eval.codex.CodexScoring.TestStrategy test;
+                dev.crucible.eval.codex.CodexScoring.ScoringStrategy scoring;
                 try {
-                    test = dev.crucible.eval.CodexScoring.TestStrategy.of(testStrategy);
-                    scoring = dev.crucible.eval.CodexScoring.ScoringStrategy.of(scoringStrategy);
+                    test = dev.crucible.eval.codex.CodexScoring.TestStrategy.of(testStrategy);
+                    scoring = dev.crucible.eval.codex.CodexScoring.ScoringStrategy.of(scoringStrategy);
                 } catch (IllegalArgumentException e) {
                     throw new CliSupport.Failure(ExitCodes.USAGE, e.getMessage());
                 }
-                Files.writeString(out, dev.crucible.eval.CodexScoring.summary(readToml(in), test, scoring));
+                Files.writeString(out, dev.crucible.eval.codex.CodexScoring.summary(readToml(in), test, scoring));
                 return 0;
             } catch (CliSupport.Failure f) {
                 return CliSupport.fail(spec.commandLine().getErr(), f);

@@ -1,7 +1,7 @@
 package dev.crucible.cli;
 
-import dev.crucible.eval.DatasetRun;
-import dev.crucible.eval.ResultsMerge;
+import dev.crucible.eval.dataset.DatasetRun;
+import dev.crucible.eval.dataset.ResultsMerge;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Files;

@@ -1,6 +1,6 @@
 package dev.crucible.cli;
 
-import dev.crucible.eval.Reward;
+import dev.crucible.eval.reward.Reward;
 import dev.crucible.server.Services;
 import java.io.IOException;
 import java.io.PrintWriter;

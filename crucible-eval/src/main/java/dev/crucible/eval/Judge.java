@@ -69,7 +69,7 @@ public final class Judge {
     @JsonInclude(JsonInclude.Include.NON_NULL)
     public record CaseResult(
             @JsonProperty("passed") boolean passed,
-            @JsonProperty("status") String status,
+            @JsonProperty("status") CaseStatus status,
             @JsonProperty("score") double score,
             @JsonProperty("reason") String reason,
             @JsonProperty("stdout") String stdout,
@@ -78,7 +78,7 @@ public final class Judge {
             @JsonProperty("wall_ms") long wallMs) {
 
         static CaseResult skipped() {
-            return new CaseResult(false, "skipped", 0, "an earlier case failed", null, null, null, 0);
+            return new CaseResult(false, CaseStatus.SKIPPED, 0, "an earlier case failed", null, null, null, 0);
         }
     }
 
@@ -121,7 +121,8 @@ public final class Judge {
                 compile = program.compileResult();
                 if (!program.runnable()) {
                     List<CaseResult> failed = new ArrayList<>();
-                    String status = (compile.status() == Verdict.SANDBOX_ERROR ? Verdict.SANDBOX_ERROR : Verdict.COMPILE_ERROR).wireName();
+                    CaseStatus status = compile.status() == Verdict.SANDBOX_ERROR ? CaseStatus.SANDBOX_ERROR
+                            : CaseStatus.COMPILE_ERROR;
                     for (int i = 0; i < cases.size(); i++) {
                         failed.add(new CaseResult(false, status, 0, "the program did not compile", "",
                                 compile.stderr(), null, 0));
@@ -197,22 +198,24 @@ public final class Judge {
     static CaseResult judge(TestProof.Judged j, TestCase c, Comparison comparison) {
         ExecuteResult r = j.result();
         if (r.ok() && !j.passed()) {
-            return new CaseResult(false, r.status().wireName(), 0, j.reason(), r.stdout(), r.stderr(), r.exitCode(), r.wallMs());
+            return new CaseResult(false, CaseStatus.of(r.status()), 0, j.reason(), r.stdout(), r.stderr(), r.exitCode(),
+                    r.wallMs());
         }
         return judge(r, c, comparison);
     }
 
     static CaseResult judge(ExecuteResult r, TestCase c, Comparison comparison) {
+        CaseStatus status = CaseStatus.of(r.status());
         if (!r.ok()) {
-            return new CaseResult(false, r.status().wireName(), 0, r.message() != null ? r.message() : "the program's verdict is "
+            return new CaseResult(false, status, 0, r.message() != null ? r.message() : "the program's verdict is "
                     + r.status().wireName(), r.stdout(), r.stderr(), r.exitCode(), r.wallMs());
         }
         if (c.expect() == null) {
-            return new CaseResult(true, r.status().wireName(), 1, "ran without error", r.stdout(), r.stderr(), r.exitCode(),
+            return new CaseResult(true, status, 1, "ran without error", r.stdout(), r.stderr(), r.exitCode(),
                     r.wallMs());
         }
         Comparison.Match m = comparison.compare(c.expect(), r.stdout());
-        return new CaseResult(m.passed(), r.status().wireName(), m.score(), m.reason(), r.stdout(), r.stderr(), r.exitCode(),
+        return new CaseResult(m.passed(), status, m.score(), m.reason(), r.stdout(), r.stderr(), r.exitCode(),
                 r.wallMs());
     }
 

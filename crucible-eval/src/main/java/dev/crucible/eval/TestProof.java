@@ -20,9 +20,10 @@ import java.util.regex.Pattern;
  * deliberate attack on the harness, not a way out of it, and the README says so.
  *
  * <p>The marker (and the line break written before it) is removed from the output that is compared or returned.
- * Immutable and thread-safe; one instance per run.
+ * Immutable and thread-safe; one instance per run. Public for the judges above the judge of one program (a dataset's
+ * samples, Codex Runner's tests): whatever judges test code seals it with a fresh proof and judges its run by it.
  */
-final class TestProof {
+public final class TestProof {
     /** The languages whose test code can be sealed (canonical runtime names). */
     static final List<String> LANGUAGES = List.of("python", "javascript", "bash", "c", "cpp", "java");
 
@@ -39,7 +40,7 @@ final class TestProof {
     }
 
     /** A proof with a fresh nonce. */
-    static TestProof fresh() {
+    public static TestProof fresh() {
         byte[] nonce = new byte[16];
         RANDOM.nextBytes(nonce);
         return new TestProof("crucible-tests-done-" + HexFormat.of().formatHex(nonce));
@@ -56,7 +57,7 @@ final class TestProof {
      * @throws RequestException for a language whose test code cannot be sealed, or a C/C++/Java program
      *     without a {@code main} to wrap
      */
-    String seal(String language, String program) {
+    public String seal(String language, String program) {
         String line = "\\n" + marker + "\\n";
         return switch (language) {
             case "python" -> program + "\n\nimport os as _crucible_os, sys as _crucible_sys\n"
@@ -168,7 +169,7 @@ final class TestProof {
     }
 
     /** Whether the marker is in the output (the head, or the tail kept after a cut). */
-    boolean proven(ExecuteResult r) {
+    public boolean proven(ExecuteResult r) {
         return r.stdout() != null && r.stdout().contains(marker);
     }
 
@@ -176,7 +177,7 @@ final class TestProof {
      * The result as the program's own: the marker line removed from stdout; a run that exited 0 without the marker
      * is not {@code ok} for judging purposes (see {@link #judged}).
      */
-    ExecuteResult strip(ExecuteResult r) {
+    public ExecuteResult strip(ExecuteResult r) {
         if (r.stdout() == null) {
             return r;
         }
@@ -193,10 +194,10 @@ final class TestProof {
     }
 
     /** What a sealed run shows: its result without the marker, and whether its tests ran to the end and passed. */
-    record Judged(ExecuteResult result, boolean passed, String reason) {}
+    public record Judged(ExecuteResult result, boolean passed, String reason) {}
 
     /** The verdict of a sealed run: passed only when it exited 0 and wrote the marker. */
-    Judged judged(ExecuteResult r) {
+    public Judged judged(ExecuteResult r) {
         ExecuteResult shown = strip(r);
         if (!r.ok()) {
             return new Judged(shown, false, null);
@@ -208,6 +209,6 @@ final class TestProof {
     }
 
     /** Why a run that exited 0 without the marker fails. */
-    static final String INCOMPLETE = "the test code did not run to its end: the program exited with status 0 before"
+    public static final String INCOMPLETE = "the test code did not run to its end: the program exited with status 0 before"
             + " its tests finished (sys.exit, os._exit, process.exit, exit() or an atexit hook)";
 }

@@ -6,6 +6,8 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import dev.crucible.Crucible;
 import dev.crucible.error.RequestException;
 import dev.crucible.TestHost;
+import dev.crucible.eval.codex.CodexRunner;
+import dev.crucible.eval.dataset.DatasetRun;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;

@@ -6,7 +6,7 @@ import dev.crucible.error.RequestException;
 import dev.crucible.client.ToolOutcome;
 import dev.crucible.client.Tools;
 import dev.crucible.eval.Judge;
-import dev.crucible.eval.Reward;
+import dev.crucible.eval.reward.Reward;
 import dev.crucible.exec.ExecuteRequest;
 import dev.crucible.exec.ExecuteResult;
 import dev.crucible.exec.Executor;

@@ -7,7 +7,7 @@ import dev.crucible.egress.Egress;
 import dev.crucible.egress.proxy.EgressLimits;
 import dev.crucible.egress.proxy.EgressResolver;
 import dev.crucible.eval.Judge;
-import dev.crucible.eval.Reward;
+import dev.crucible.eval.reward.Reward;
 import dev.crucible.exec.ExecuteRequest;
 import dev.crucible.exec.ExecuteResult;
 import dev.crucible.exec.Executor;

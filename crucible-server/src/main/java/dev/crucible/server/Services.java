@@ -2,7 +2,7 @@ package dev.crucible.server;
 
 import dev.crucible.Crucible;
 import dev.crucible.eval.Judge;
-import dev.crucible.eval.Reward;
+import dev.crucible.eval.reward.Reward;
 import dev.crucible.exec.ExecuteRequest;
 import dev.crucible.exec.ExecuteResult;
 import dev.crucible.exec.Executor;

@@ -1,4 +1,4 @@
-package dev.crucible.eval;
+package dev.crucible.eval.dataset;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.within;

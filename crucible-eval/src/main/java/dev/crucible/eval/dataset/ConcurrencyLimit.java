@@ -1,4 +1,4 @@
-package dev.crucible.eval;
+package dev.crucible.eval.dataset;
 
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.Condition;

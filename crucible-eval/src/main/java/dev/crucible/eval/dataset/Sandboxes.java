@@ -1,5 +1,6 @@
-package dev.crucible.eval;
+package dev.crucible.eval.dataset;
 
+import dev.crucible.eval.Judge;
 import dev.crucible.exec.ExecuteRequest;
 import dev.crucible.exec.ExecuteResult;
 

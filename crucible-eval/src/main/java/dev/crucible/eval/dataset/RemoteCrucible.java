@@ -1,7 +1,10 @@
-package dev.crucible.eval;
+package dev.crucible.eval.dataset;
 
+import dev.crucible.ErrorCode;
+import dev.crucible.RequestException;
 import dev.crucible.error.ErrorCode;
 import dev.crucible.error.RequestException;
+import dev.crucible.eval.Judge;
 import dev.crucible.exec.ExecuteRequest;
 import dev.crucible.exec.ExecuteResult;
 import java.io.IOException;

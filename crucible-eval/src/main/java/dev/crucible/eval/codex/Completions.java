@@ -1,4 +1,4 @@
-package dev.crucible.eval;
+package dev.crucible.eval.codex;
 
 import java.io.IOException;
 import java.net.URI;
@@ -14,6 +14,7 @@ import java.util.Map;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
 import tools.jackson.databind.node.ArrayNode;
 import tools.jackson.databind.node.ObjectNode;
 
@@ -24,6 +25,7 @@ import tools.jackson.databind.node.ObjectNode;
  * Retry-After); another error is recorded for that question and the rest go on.
  */
 public final class Completions {
+    private static final JsonMapper JSON = JsonMapper.builder().build();
     private static final Pattern FENCE = Pattern.compile("```[\\w+-]*[^\\n]*\\n([\\s\\S]*?)```");
 
     private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(20)).build();
@@ -107,14 +109,14 @@ public final class Completions {
     }
 
     private JsonNode ask(Options o, String prompt, int n, int[] counts) throws IOException, InterruptedException {
-        ObjectNode body = Dataset.JSON.createObjectNode().put("model", o.model()).put("n", n)
+        ObjectNode body = JSON.createObjectNode().put("model", o.model()).put("n", n)
                 .put("max_tokens", o.maxTokens()).put("temperature", o.temperature());
         body.putArray("messages").addObject().put("role", "user").put("content", prompt);
         String base = o.baseUrl().toString().replaceAll("/+$", "");
         HttpRequest request = HttpRequest.newBuilder(URI.create(base + "/chat/completions"))
                 .timeout(Duration.ofMinutes(5)).header("Content-Type", "application/json")
                 .header("Authorization", "Bearer " + o.apiKey())
-                .POST(HttpRequest.BodyPublishers.ofByteArray(Dataset.JSON.writeValueAsBytes(body))).build();
+                .POST(HttpRequest.BodyPublishers.ofByteArray(JSON.writeValueAsBytes(body))).build();
         for (int attempt = 0; ; attempt++) {
             counts[1]++;
             HttpResponse<String> r;
@@ -130,7 +132,7 @@ public final class Completions {
             }
             int status = r.statusCode();
             if (status == 200) {
-                return Dataset.JSON.readTree(r.body());
+                return JSON.readTree(r.body());
             }
             if ((status == 429 || status >= 500) && attempt < o.maxRetries()) {
                 counts[2]++;

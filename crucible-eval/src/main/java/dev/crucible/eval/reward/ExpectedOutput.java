@@ -1,4 +1,4 @@
-package dev.crucible.eval;
+package dev.crucible.eval.reward;
 
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;

@@ -1,8 +1,8 @@
-package dev.crucible.eval;
+package dev.crucible.eval.dataset;
 
 import com.fasterxml.jackson.annotation.JsonProperty;
-import dev.crucible.eval.DatasetRun.SampleId;
-import dev.crucible.eval.DatasetRun.SampleResult;
+import dev.crucible.eval.dataset.DatasetRun.SampleId;
+import dev.crucible.eval.dataset.DatasetRun.SampleResult;
 import java.io.BufferedWriter;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -108,11 +108,12 @@ public final class ResultsMerge {
 
     /** The verdict, not the timing: the same sample judged twice takes a different wall time. */
     private static boolean sameVerdict(SampleResult a, SampleResult b) {
-        return a.passed() == b.passed() && Objects.equals(a.status(), b.status()) && Objects.equals(a.result(), b.result());
+        return a.passed() == b.passed() && a.status() == b.status() && Objects.equals(a.result(), b.result());
     }
 
     private static String verdict(SampleResult r) {
         String result = r.result() == null ? "" : r.result().length() > 80 ? r.result().substring(0, 80) + "…" : r.result();
-        return (r.passed() ? "passed" : "failed") + " (" + r.status() + ": " + result + ")";
+        String status = r.status() == null ? null : r.status().wireName();
+        return (r.passed() ? "passed" : "failed") + " (" + status + ": " + result + ")";
     }
 }

@@ -1,4 +1,4 @@
-package dev.crucible.eval;
+package dev.crucible.eval.reward;
 
 import static org.assertj.core.api.Assertions.assertThat;
 

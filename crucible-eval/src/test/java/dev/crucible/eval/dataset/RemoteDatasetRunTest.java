@@ -1,11 +1,12 @@
-package dev.crucible.eval;
+package dev.crucible.eval.dataset;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.crucible.Crucible;
 import dev.crucible.TestHost;
-import dev.crucible.eval.FlakyFront.Fault;
+import dev.crucible.eval.Judge;
+import dev.crucible.eval.dataset.FlakyFront.Fault;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;

@@ -1,4 +1,4 @@
-package dev.crucible.eval;
+package dev.crucible.eval.dataset;
 
 import java.util.Collection;
 import java.util.Comparator;

@@ -1,10 +1,10 @@
-package dev.crucible.eval;
+package dev.crucible.eval.codex;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.within;
 
-import dev.crucible.eval.CodexScoring.ScoringStrategy;
-import dev.crucible.eval.CodexScoring.TestStrategy;
+import dev.crucible.eval.codex.CodexScoring.ScoringStrategy;
+import dev.crucible.eval.codex.CodexScoring.TestStrategy;
 import java.util.Collections;
 import java.util.List;
 import java.util.Random;

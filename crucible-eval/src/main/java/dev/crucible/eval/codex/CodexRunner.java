@@ -1,5 +1,6 @@
-package dev.crucible.eval;
+package dev.crucible.eval.codex;
 
+import dev.crucible.eval.TestProof;
 import dev.crucible.exec.ExecuteRequest;
 import dev.crucible.exec.ExecuteResult;
 import dev.crucible.exec.Executor;

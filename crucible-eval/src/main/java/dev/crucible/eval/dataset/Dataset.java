@@ -1,5 +1,6 @@
-package dev.crucible.eval;
+package dev.crucible.eval.dataset;
 
+import dev.crucible.eval.Judge;
 import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStream;

@@ -1,4 +1,4 @@
-package dev.crucible.eval;
+package dev.crucible.eval.codex;
 
 import java.util.ArrayList;
 import java.util.Arrays;

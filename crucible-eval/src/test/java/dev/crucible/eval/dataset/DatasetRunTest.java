@@ -1,10 +1,11 @@
-package dev.crucible.eval;
+package dev.crucible.eval.dataset;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.within;
 
 import dev.crucible.Crucible;
 import dev.crucible.TestHost;
+import dev.crucible.eval.Judge;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.URISyntaxException;

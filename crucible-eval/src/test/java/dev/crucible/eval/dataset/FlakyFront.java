@@ -1,7 +1,8 @@
-package dev.crucible.eval;
+package dev.crucible.eval.dataset;
 
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
+import dev.crucible.eval.Judge;
 import dev.crucible.exec.ExecuteRequest;
 import java.io.IOException;
 import java.net.InetAddress;

@@ -1,4 +1,4 @@
-package dev.crucible.eval;
+package dev.crucible.eval.codex;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -18,10 +18,13 @@ import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
 import tools.jackson.databind.node.ObjectNode;
 
 /** The Codex Runner workflow: its TOML both ways, run-tests in the sandbox, the CSV, and completions over HTTP. */
 class CodexRunnerTest {
+    static final JsonMapper JSON = JsonMapper.builder().build();
+
     static Path data(String name) throws Exception {
         return Path.of(CodexRunnerTest.class.getResource("/data/" + name).toURI());
     }
@@ -103,7 +106,7 @@ class CodexRunnerTest {
         HttpServer api = HttpServer.create(new InetSocketAddress("127.0.0.1", 0), 0);
         api.createContext("/v1/chat/completions", exchange -> {
             auth.add(exchange.getRequestHeaders().getFirst("Authorization"));
-            bodies.add(Dataset.JSON.readTree(exchange.getRequestBody().readAllBytes()));
+            bodies.add(JSON.readTree(exchange.getRequestBody().readAllBytes()));
             int call = calls.incrementAndGet();
             String body;
             int status;
@@ -116,7 +119,7 @@ class CodexRunnerTest {
                 body = "{}";
             } else {
                 status = 200;
-                body = Dataset.JSON.writeValueAsString(Map.of("choices", List.of(
+                body = JSON.writeValueAsString(Map.of("choices", List.of(
                         Map.of("message", Map.of("role", "assistant", "content",
                                 "Sure:\n```python\n    print(f\"Hello, {name}!\")\n```")),
                         Map.of("message", Map.of("role", "assistant", "content",

@@ -1,9 +1,10 @@
-package dev.crucible.eval;
+package dev.crucible.eval.dataset;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.crucible.eval.DatasetRun.SampleId;
+import dev.crucible.eval.CaseStatus;
+import dev.crucible.eval.dataset.DatasetRun.SampleId;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -17,7 +18,7 @@ import org.junit.jupiter.api.io.TempDir;
 class ResultsMergeTest {
     static String line(String task, int sample, boolean passed, String result) {
         return Dataset.JSON.writeValueAsString(new DatasetRun.SampleResult(task, sample, passed,
-                passed ? "ok" : "runtime_error", result, 12));
+                passed ? CaseStatus.OK : CaseStatus.RUNTIME_ERROR, result, 12));
     }
 
     static Path file(Path dir, String name, String... lines) throws Exception {

@@ -1,7 +1,7 @@
-package dev.crucible.eval;
+package dev.crucible.eval.dataset;
 
-import dev.crucible.eval.DatasetRun.SampleId;
-import dev.crucible.eval.DatasetRun.SampleResult;
+import dev.crucible.eval.dataset.DatasetRun.SampleId;
+import dev.crucible.eval.dataset.DatasetRun.SampleResult;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;

@@ -1,9 +1,13 @@
-package dev.crucible.eval;
+package dev.crucible.eval.reward;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonProperty;
+import dev.crucible.ErrorCode;
+import dev.crucible.RequestException;
 import dev.crucible.error.ErrorCode;
 import dev.crucible.error.RequestException;
+import dev.crucible.eval.Comparison;
+import dev.crucible.eval.Judge;
 import dev.crucible.exec.ExecuteRequest;
 import dev.crucible.exec.ExecuteResult;
 import dev.crucible.exec.Executor;
@@ -21,6 +25,7 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import tools.jackson.databind.json.JsonMapper;
 
 /**
  * The code-execution reward for RL: the code of the last assistant message (a fenced block of the language, else
@@ -36,6 +41,7 @@ public final class Reward {
             "^(\\s*)(def |class |import |from \\S+ import|print\\(|for |while |if |return |const |let |var |function |"
                     + "console\\.|#include|int main|public |fn |package |echo |[A-Za-z_][\\w.]*\\s*=[^=]|[A-Za-z_][\\w.]*\\()");
     public static final int MAX_BATCH = 1000;
+    private static final JsonMapper JSON = JsonMapper.builder().build();
 
     private final Executor executor;
     private final Judge judge;
@@ -147,7 +153,7 @@ public final class Reward {
             details.add(d);
         }
         double rate = (double) result.passed() / result.total();
-        metrics.put("test_results", new Metric(rate, Dataset.JSON.writeValueAsString(details)));
+        metrics.put("test_results", new Metric(rate, JSON.writeValueAsString(details)));
         metrics.put("pass_rate", new Metric(rate, String.format(Locale.ROOT, "%d/%d tests passed (%.1f%%)",
                 result.passed(), result.total(), 100.0 * rate)));
         return new Result(rate, metrics);

@@ -1,4 +1,4 @@
-package dev.crucible.eval;
+package dev.crucible.eval.dataset;
 
 /**
  * One part of a dataset run split N ways ({@code --shard I/N}): the samples whose position in the dataset — the order
