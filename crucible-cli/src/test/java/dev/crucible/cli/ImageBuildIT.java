@@ -2,6 +2,7 @@ package dev.crucible.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.crucible.cli.support.ExitCodes;
 import dev.crucible.image.ImageStore;
 import dev.crucible.image.TestImages;
 import java.nio.file.Files;
