@@ -75,7 +75,7 @@ public final class CliSupport {
         }
     }
 
-    /** The engine with no image store; a failure to start is a {@link Failure} with its exit code. */
+    /** The engine over the default data directory's images, never pulling; a failure to start is a {@link Failure}. */
     public static Crucible start(Path runtimesFile) {
         return start(runtimesFile, images(null, Images.PullPolicy.never()));
     }

@@ -16,7 +16,7 @@ public final class Auth {
         this.tokens = tokens.stream().map(t -> t.getBytes(StandardCharsets.UTF_8)).toList();
     }
 
-    public boolean enabled() {
+    boolean enabled() {
         return !tokens.isEmpty();
     }
 

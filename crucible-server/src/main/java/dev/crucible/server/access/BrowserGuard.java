@@ -32,7 +32,7 @@ import java.util.stream.Collectors;
  * thread-safe.
  */
 public final class BrowserGuard {
-    public static final String REQUEST_HEADER = "X-Crucible-Request";
+    static final String REQUEST_HEADER = "X-Crucible-Request";
 
     private final boolean loopback;
     private final List<String> names;
