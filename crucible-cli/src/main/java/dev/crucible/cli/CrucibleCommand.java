@@ -1,5 +1,15 @@
 package dev.crucible.cli;
 
+import dev.crucible.cli.bench.BenchCommand;
+import dev.crucible.cli.eval.EvalCommand;
+import dev.crucible.cli.eval.RewardCommand;
+import dev.crucible.cli.image.ImageCommand;
+import dev.crucible.cli.run.RunCommand;
+import dev.crucible.cli.run.RuntimesCommand;
+import dev.crucible.cli.serve.McpCommand;
+import dev.crucible.cli.serve.ServeCommand;
+import dev.crucible.cli.session.SessionCommand;
+import dev.crucible.cli.support.ExitCodes;
 import picocli.CommandLine;
 import picocli.CommandLine.Command;
 

@@ -22,7 +22,7 @@ import org.junit.jupiter.api.Assumptions;
  * of the README's "Running in a container", answered over HTTP on a loopback port of the host. The archive is built
  * once per JAR and build script (cached under the temp directory, keyed by their hash) and loaded once per key.
  */
-final class PodmanContainer implements AutoCloseable {
+public final class PodmanContainer implements AutoCloseable {
     static final String TOKEN = "container-it-token";
     static final Path ROOT = Path.of("").toAbsolutePath().getParent(); // failsafe runs in crucible-cli
     private static final String CGROUP_V1 = ROOT.resolve("deploy/podman/cgroup-v1.sh").toString();
@@ -34,7 +34,7 @@ final class PodmanContainer implements AutoCloseable {
      * 65536 ids (the slot uids 61000-64999 included), the profile, /proc unmasked (bwrap mounts a fresh one), no new
      * privileges, and the capabilities the server uses; then the writable cgroup, which differs by version.
      */
-    static List<String> security(boolean cgroupV2) {
+    public static List<String> security(boolean cgroupV2) {
         List<String> flags = new ArrayList<>(List.of("--uidmap", "0:524288:65536", "--gidmap", "0:524288:65536",
                 "--security-opt", "seccomp=deploy/podman/crucible-seccomp.json",
                 "--security-opt", cgroupV2 ? "unmask=/proc/*:/sys/fs/cgroup" : "unmask=/proc/*",

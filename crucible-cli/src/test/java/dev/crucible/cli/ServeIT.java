@@ -2,6 +2,7 @@ package dev.crucible.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.crucible.cli.support.ExitCodes;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.net.URI;

@@ -4,6 +4,8 @@ import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonProperty;
 import dev.crucible.health.PartState;
 import dev.crucible.health.PartStatus;
+import dev.crucible.server.access.Admission;
+import dev.crucible.server.services.Services;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;

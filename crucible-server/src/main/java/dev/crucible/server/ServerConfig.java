@@ -1,6 +1,9 @@
 package dev.crucible.server;
 
+import dev.crucible.egress.EgressPolicy;
 import dev.crucible.egress.policy.EgressPolicy;
+import dev.crucible.server.access.WebOrigin;
+import dev.crucible.server.services.Services;
 import dev.crucible.session.SessionConfig;
 import java.net.InetAddress;
 import java.net.UnknownHostException;

@@ -1,0 +1,287 @@
+package dev.crucible.cli.bench;
+
+import dev.crucible.Crucible;
+import dev.crucible.cli.support.CliSupport;
+import dev.crucible.cli.support.ExitCodes;
+import dev.crucible.exec.ExecuteRequest;
+import dev.crucible.exec.ExecuteResult;
+import dev.crucible.runtime.LanguageRuntime;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.util.Arrays;
+import java.util.List;
+import java.util.concurrent.Callable;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+import tools.jackson.databind.JsonNode;
+
+/**
+ * {@code crucible bench}: Python {@code print(1)} through a running server over HTTP (default) or in a cold
+ * sandbox of this process ({@code --cold}), against bare {@code python3 -c} spawns from the same JVM in the same
+ * run; prints percentiles, throughput and the ratios.
+ */
+@Command(name = "bench", mixinStandardHelpOptions = true,
+        description = {"Benchmark against bare interpreter spawns in the same run.",
+            "Default: POST /v1/execute on a running server (--url) with --concurrency clients.",
+            "--cold: a cold sandbox in this process, sequential and interleaved."})
+public final class BenchCommand implements Callable<Integer> {
+    @Option(names = "--url", defaultValue = "http://127.0.0.1:8080", description = "The server (default http://127.0.0.1:8080).")
+    String url;
+
+    @Option(names = {"-c", "--concurrency"}, defaultValue = "4", description = "Concurrent clients (default 4).")
+    int concurrency;
+
+    @Option(names = "--rounds", defaultValue = "5", description = "Alternating rounds of bare and server (default 5).")
+    int rounds;
+
+    @Option(names = "--cold", description = "Benchmark a cold sandbox in this process instead of a server.")
+    boolean cold;
+
+    @Option(names = "--humaneval", paramLabel = "FILE",
+            description = "Samples per second for a HumanEval file's reference solutions (crucible eval dataset's path)"
+                    + " against the same programs as bare sequential python3 runs, in the same run.")
+    java.nio.file.Path humaneval;
+
+    @Option(names = "--sessions", description = "Benchmark a cell (x + 1) in a live Python session on the server.")
+    boolean sessions;
+
+    @Option(names = "--idle", paramLabel = "N", defaultValue = "0",
+            description = "With --sessions: also hold N idle sessions and measure their memory (default 0).")
+    int idle;
+
+    @Option(names = "--hostile-every", paramLabel = "K", defaultValue = "0",
+            description = "Every K-th server request is hostile (timeout, fork/memory bomb, flood): a soak (default 0).")
+    int hostileEvery;
+
+    @Option(names = "--pause-ms", paramLabel = "MS", defaultValue = "0",
+            description = "Think time of each client between its requests, as an agent has (default 0: back to back).")
+    long pauseMs;
+
+    @Option(names = "--image", paramLabel = "REF",
+            description = "Also time POST /v1/execute in this image of the server's store, against the host runtime.")
+    String image;
+
+    @Option(names = "--token", description = "Bearer token (default: the first of CRUCIBLE_TOKENS).")
+    String token;
+
+    @Spec
+    CommandSpec spec;
+
+    @Option(names = {"-n", "--iterations"}, defaultValue = "200", description = "Measured runs of each (default 200).")
+    int iterations;
+
+    @Option(names = "--warmup", defaultValue = "10", description = "Unmeasured runs of each first (default 10).")
+    int warmup;
+
+    @Option(names = "--code", defaultValue = "print(1)", description = "The Python program (default print(1)).")
+    String code;
+
+    @Override
+    public Integer call() throws Exception {
+        PrintWriter out = spec.commandLine().getOut();
+        if (iterations < 1 || warmup < 0 || concurrency < 1 || rounds < 1 || hostileEvery < 0) {
+            return CliSupport.fail(spec.commandLine().getErr(), new CliSupport.Failure(ExitCodes.USAGE,
+                    "--iterations, --concurrency and --rounds must be >= 1; --warmup and --hostile-every >= 0"));
+        }
+        if (humaneval != null) {
+            return humanEvalBench(out);
+        }
+        if (sessions) {
+            String bearer = token != null ? token : dev.crucible.server.ServerConfig.tokensFrom(
+                    System.getenv("CRUCIBLE_TOKENS")).stream().findFirst().orElse(null);
+            return new SessionBench(url, bearer).run(out, iterations, warmup, idle);
+        }
+        return cold ? coldBench(out) : httpBench(out);
+    }
+
+    private int httpBench(PrintWriter out) throws Exception {
+        String bearer = token != null ? token
+                : dev.crucible.server.ServerConfig.tokensFrom(System.getenv("CRUCIBLE_TOKENS")).stream().findFirst().orElse(null);
+        HttpBench bench = new HttpBench(url, bearer);
+        JsonNode health;
+        try {
+            health = bench.health();
+        } catch (java.io.IOException e) {
+            return CliSupport.fail(spec.commandLine().getErr(), new CliSupport.Failure(ExitCodes.NO_INPUT,
+                    "no server at " + url + " (start one with ./crucible serve): " + e.getMessage()));
+        }
+        List<String> bare = List.of(dev.crucible.runtime.RuntimeRegistry.builtIn().find("python").orElseThrow()
+                .runCommand().getFirst(), "-c", code);
+        String body = CliSupport.json().writeValueAsString(java.util.Map.of("language", "python", "code", code));
+        HttpBench.Task server = (i, start) -> {
+            if (pauseMs > 0) {
+                Thread.sleep(pauseMs);
+            }
+            start.run();
+            String request = hostileEvery > 0 && i % hostileEvery == 0
+                    ? HttpBench.HOSTILE.get((i / hostileEvery) % HttpBench.HOSTILE.size()) : body;
+            while (!bench.post(request)) {
+                Thread.sleep(50); // refused with 429: back off as Retry-After asks, then retry
+            }
+        };
+        HttpBench.measure(warmup, concurrency, server);
+        HttpBench.Task spawn = (i, start) -> {
+            if (pauseMs > 0) {
+                Thread.sleep(pauseMs);
+            }
+            start.run();
+            spawnBare(bare);
+        };
+        HttpBench.measure(warmup, concurrency, spawn);
+        bench.statuses.clear();
+        int perRound = Math.max(1, iterations / rounds);
+        String imageBody = image == null ? null : CliSupport.json().writeValueAsString(
+                java.util.Map.of("language", "python", "code", code, "image", image));
+        HttpBench.Task inImage = (i, start) -> {
+            start.run();
+            while (!bench.post(imageBody)) {
+                Thread.sleep(50);
+            }
+        };
+        if (image != null) {
+            HttpBench.measure(warmup, concurrency, inImage);
+        }
+        List<HttpBench.Phase> bares = new java.util.ArrayList<>();
+        List<HttpBench.Phase> served = new java.util.ArrayList<>();
+        List<HttpBench.Phase> imaged = new java.util.ArrayList<>();
+        for (int r = 0; r < rounds; r++) {
+            bares.add(HttpBench.measure(perRound, concurrency, spawn));
+            int offset = r * perRound;
+            served.add(HttpBench.measure(perRound, concurrency, (i, start) -> server.run(offset + i, start)));
+            if (image != null) {
+                imaged.add(HttpBench.measure(perRound, concurrency, inImage));
+            }
+        }
+        HttpBench.Phase b = HttpBench.merge(bares);
+        HttpBench.Phase s = HttpBench.merge(served);
+        out.printf("crucible bench: python %s, %d requests each, concurrency %d, think time %d ms, %d alternating rounds,"
+                + " server %s%n", code, perRound * rounds, concurrency, pauseMs, rounds, url);
+        out.printf("%-24s %8s %8s %8s %10s%n", "", "p50 ms", "p90 ms", "p99 ms", "req/s");
+        HttpBench.report(out, "bare python3 -c", b);
+        HttpBench.report(out, "POST /v1/execute", s);
+        out.printf("latency ratio server/bare (p50): %.2f%n", pct(s.latencies(), 50) / pct(b.latencies(), 50));
+        out.printf("throughput ratio server/bare: %.2f%n", s.throughput() / b.throughput());
+        if (image != null) {
+            HttpBench.Phase m = HttpBench.merge(imaged);
+            HttpBench.report(out, "POST /v1/execute image", m);
+            out.printf("latency ratio image/host runtime (p50): %.2f; throughput ratio image/host: %.2f (image %s)%n",
+                    pct(m.latencies(), 50) / pct(s.latencies(), 50), m.throughput() / s.throughput(), image);
+        }
+        out.printf("verdicts: %s; 5xx: %d; refused (429/503, retried): %d%n", bench.statusCounts(),
+                bench.serverErrors.get(), bench.rejected.get());
+        JsonNode after = bench.health();
+        out.printf("server: rss %.1f MiB (before the run %.1f MiB), pool ready %d%n",
+                after.path("rss_bytes").asLong() / 1048576.0, health.path("rss_bytes").asLong() / 1048576.0,
+                after.path("pool_ready").asInt());
+        out.flush();
+        bench.close();
+        return bench.serverErrors.get() == 0 ? 0 : 1;
+    }
+
+    private int humanEvalBench(PrintWriter out) throws Exception {
+        dev.crucible.eval.dataset.Dataset dataset = dev.crucible.eval.dataset.Dataset.load("humaneval", humaneval);
+        java.nio.file.Path dir = java.nio.file.Files.createTempDirectory("crucible-bench-");
+        List<java.nio.file.Path> programs = new java.util.ArrayList<>();
+        for (var p : dataset.problems().values()) {
+            java.nio.file.Path file = dir.resolve(programs.size() + ".py");
+            java.nio.file.Files.writeString(file, dataset.job(p, p.reference()).code());
+            programs.add(file);
+        }
+        String python = dev.crucible.runtime.RuntimeRegistry.builtIn().find("python").orElseThrow().runCommand().getFirst();
+        int workers = concurrency;
+        return CliSupport.withEngine(spec.commandLine().getErr(), null, crucible -> {
+            crucible.startPool(java.util.Map.of("python", workers));
+            dev.crucible.eval.Judge judge = dev.crucible.server.services.Services.stateless(crucible).judge();
+            Thread.sleep(1000); // the pool fills
+            double[] bare = new double[rounds];
+            double[] sandboxed = new double[rounds];
+            int passedBare = 0;
+            int passedSandboxed = 0;
+            for (int r = 0; r < rounds; r++) {
+                long t0 = System.nanoTime();
+                passedBare = 0;
+                for (java.nio.file.Path file : programs) {
+                    Process p = new ProcessBuilder(python, file.toString()).redirectErrorStream(true)
+                            .redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
+                    passedBare += p.waitFor() == 0 ? 1 : 0;
+                }
+                bare[r] = (System.nanoTime() - t0) / 1e9;
+                java.nio.file.Path results = dir.resolve("results-" + r + ".jsonl");
+                t0 = System.nanoTime();
+                var summary = new dev.crucible.eval.dataset.DatasetRun(judge).run(new dev.crucible.eval.dataset.DatasetRun.Options(
+                        "humaneval", humaneval, null, List.of(1), results, workers, 10_000),
+                        dev.crucible.eval.dataset.DatasetRun.Progress.NONE, new java.util.ArrayList<>());
+                sandboxed[r] = (System.nanoTime() - t0) / 1e9;
+                passedSandboxed = summary.passed();
+            }
+            Arrays.sort(bare);
+            Arrays.sort(sandboxed);
+            double b = bare[rounds / 2];
+            double s = sandboxed[rounds / 2];
+            int n = programs.size();
+            out.printf("crucible bench --humaneval: %d reference solutions, median of %d alternating rounds, %d workers%n",
+                    n, rounds, workers);
+            out.printf("bare sequential python3:   %6.2f s  %6.1f samples/s  (%d passed)%n", b, n / b, passedBare);
+            out.printf("crucible eval dataset:     %6.2f s  %6.1f samples/s  (%d passed)%n", s, n / s, passedSandboxed);
+            out.printf("time ratio crucible/bare sequential: %.2f%n", s / b);
+            out.flush();
+            return 0;
+        });
+    }
+
+    private int coldBench(PrintWriter out) throws Exception {
+        return CliSupport.withEngine(spec.commandLine().getErr(), null, crucible -> {
+            LanguageRuntime python = crucible.executor().runtimeFor("python");
+            List<String> bare = List.of(python.runCommand().getFirst(), "-c", code);
+            ExecuteRequest request = ExecuteRequest.of("python", code);
+            long[] sandboxed = new long[iterations];
+            long[] spawned = new long[iterations];
+            for (int i = -warmup; i < iterations; i++) {
+                long t0 = System.nanoTime();
+                ExecuteResult r = crucible.executor().execute(request);
+                long t1 = System.nanoTime();
+                spawnBare(bare);
+                long t2 = System.nanoTime();
+                if (!r.ok()) {
+                    throw new IllegalStateException("sandboxed run failed: " + r.status().wireName() + " " + r.stderr());
+                }
+                if (i >= 0) {
+                    sandboxed[i] = t1 - t0;
+                    spawned[i] = t2 - t1;
+                }
+            }
+            out.printf("crucible bench: python %s, %d interleaved runs each (after %d warm-up)%n", code, iterations,
+                    warmup);
+            out.printf("%-22s %9s %9s %9s%n", "", "p50 ms", "p90 ms", "p99 ms");
+            row(out, "bare python3 -c", spawned);
+            row(out, "sandbox (cold)", sandboxed);
+            out.printf("ratio sandbox/bare (p50): %.2f%n", pct(sandboxed, 50) / pct(spawned, 50));
+            crucible.sandbox().host().describe().forEach(line -> out.println("  " + line));
+            out.flush();
+            return 0;
+        });
+    }
+
+    private static void spawnBare(List<String> argv) throws IOException, InterruptedException {
+        ProcessBuilder pb = new ProcessBuilder(argv);
+        pb.environment().clear();
+        Process p = pb.start();
+        p.getOutputStream().close();
+        p.getInputStream().readAllBytes();
+        p.getErrorStream().readAllBytes();
+        p.waitFor();
+    }
+
+    private static void row(PrintWriter out, String name, long[] nanos) {
+        out.printf("%-22s %9.2f %9.2f %9.2f%n", name, pct(nanos, 50), pct(nanos, 90), pct(nanos, 99));
+    }
+
+    static double pct(long[] nanos, int p) {
+        long[] sorted = nanos.clone();
+        Arrays.sort(sorted);
+        int index = (int) Math.ceil(p / 100.0 * sorted.length) - 1;
+        return sorted[Math.max(0, Math.min(index, sorted.length - 1))] / 1e6;
+    }
+}

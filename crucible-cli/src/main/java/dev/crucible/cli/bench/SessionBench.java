@@ -1,0 +1,198 @@
+package dev.crucible.cli.bench;
+
+import dev.crucible.cli.support.CliSupport;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import tools.jackson.databind.JsonNode;
+
+/**
+ * {@code crucible bench --sessions}: a cell in a live Python session over HTTP ({@code x + 1}), against the floor of
+ * an HTTP round trip to the same server ({@code GET /healthz}) and a stateless {@code POST /v1/execute} of the same
+ * expression in the same run; then, with {@code --idle N}, the memory of N idle sessions.
+ */
+final class SessionBench {
+    private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
+    private final URI base;
+    private final String token;
+
+    SessionBench(String url, String token) {
+        this.base = URI.create(url.endsWith("/") ? url : url + "/");
+        this.token = token;
+    }
+
+    private JsonNode call(String method, String path, String json) throws IOException, InterruptedException {
+        HttpRequest.Builder b = HttpRequest.newBuilder(base.resolve(path.substring(1))).timeout(Duration.ofMinutes(5));
+        if (token != null) {
+            b.header("Authorization", "Bearer " + token);
+        }
+        if (json != null) {
+            b.header("Content-Type", "application/json");
+        } else {
+            b.header("X-Crucible-Request", "1");
+        }
+        HttpResponse<String> r = http.send(b.method(method, json == null ? HttpRequest.BodyPublishers.noBody()
+                : HttpRequest.BodyPublishers.ofString(json)).build(), HttpResponse.BodyHandlers.ofString());
+        if (r.statusCode() >= 400) {
+            throw new IOException(method + " " + path + " answered " + r.statusCode() + ": " + r.body());
+        }
+        return CliSupport.json().readTree(r.body().isEmpty() ? "{}" : r.body());
+    }
+
+    interface Step {
+        void run() throws Exception;
+    }
+
+    static long[] time(int n, Step step) throws Exception {
+        long[] t = new long[n];
+        for (int i = 0; i < n; i++) {
+            long s = System.nanoTime();
+            step.run();
+            t[i] = System.nanoTime() - s;
+        }
+        Arrays.sort(t);
+        return t;
+    }
+
+    static double ms(long[] sorted, double p) {
+        return sorted[(int) Math.min(sorted.length - 1, Math.floor(p / 100.0 * sorted.length))] / 1e6;
+    }
+
+    int run(PrintWriter out, int iterations, int warmup, int idle) throws Exception {
+        String id = call("POST", "/v1/sessions", "{\"language\": \"python\"}").get("id").asString();
+        String cell = "{\"code\": \"x + 1\"}";
+        try {
+            call("POST", "/v1/sessions/" + id + "/execute", "{\"code\": \"x = 1\"}");
+            Step sessionCell = () -> {
+                JsonNode r = call("POST", "/v1/sessions/" + id + "/execute", cell);
+                if (!r.path("result").asString("").equals("2")) {
+                    throw new IOException("unexpected answer " + r);
+                }
+            };
+            Step floor = () -> call("GET", "/healthz", null);
+            Step stateless = () -> call("POST", "/v1/execute", "{\"language\": \"python\", \"code\": \"x = 1\\nprint(x + 1)\"}");
+            time(warmup, sessionCell);
+            time(warmup, floor);
+            time(Math.min(warmup, 20), stateless);
+            List<long[]> cells = new ArrayList<>();
+            List<long[]> floors = new ArrayList<>();
+            for (int round = 0; round < 5; round++) { // alternating, so that noise hits both
+                floors.add(time(iterations / 5, floor));
+                cells.add(time(iterations / 5, sessionCell));
+            }
+            long[] c = merge(cells);
+            long[] f = merge(floors);
+            long[] s = time(Math.max(20, iterations / 10), stateless);
+            out.printf("crucible bench --sessions: %d cells of x + 1 in one live Python session over HTTP (%s)%n",
+                    c.length, base);
+            out.printf("%-34s %8s %8s %8s %8s%n", "", "p50 ms", "p90 ms", "p99 ms", "max ms");
+            report(out, "GET /healthz (HTTP floor)", f);
+            report(out, "session cell x + 1", c);
+            report(out, "POST /v1/execute (stateless)", s);
+            out.printf("session cell p50 / HTTP floor p50: %.2f; stateless p50 / session cell p50: %.1f%n",
+                    ms(c, 50) / ms(f, 50), ms(s, 50) / ms(c, 50));
+        } finally {
+            call("DELETE", "/v1/sessions/" + id, null);
+        }
+        if (idle > 0) {
+            idle(out, idle);
+        }
+        out.flush();
+        return 0;
+    }
+
+    private static long[] merge(List<long[]> parts) {
+        long[] all = parts.stream().flatMapToLong(Arrays::stream).sorted().toArray();
+        return all;
+    }
+
+    private static void report(PrintWriter out, String name, long[] t) {
+        out.printf("%-34s %8.2f %8.2f %8.2f %8.2f%n", name, ms(t, 50), ms(t, 90), ms(t, 99), t[t.length - 1] / 1e6);
+    }
+
+    /** Creates n idle sessions, measures them, deletes them. */
+    private void idle(PrintWriter out, int n) throws Exception {
+        long serverBefore = call("GET", "/healthz", null).path("rss_bytes").asLong();
+        long[] before = sessionMemory();
+        List<String> ids = new ArrayList<>();
+        long t0 = System.nanoTime();
+        try {
+            for (int i = 0; i < n; i++) {
+                ids.add(call("POST", "/v1/sessions", "{\"language\": \"python\"}").get("id").asString());
+            }
+            double createSeconds = (System.nanoTime() - t0) / 1e9;
+            Thread.sleep(2000);
+            long[] after = sessionMemory();
+            long serverAfter = call("GET", "/healthz", null).path("rss_bytes").asLong();
+            // every session still answers
+            for (String id : List.of(ids.getFirst(), ids.get(ids.size() / 2), ids.getLast())) {
+                call("POST", "/v1/sessions/" + id + "/execute", "{\"code\": \"1 + 1\"}");
+            }
+            double rss = (after[0] - before[0]) / (double) n;
+            double pss = (after[1] - before[1]) / (double) n;
+            double server = Math.max(0, serverAfter - serverBefore) / (double) n;
+            long total = memTotal();
+            out.printf("%d idle Python sessions created in %.1f s (%.1f ms each), all alive: %d processes%n", n,
+                    createSeconds, createSeconds * 1000 / n, after[2] - before[2]);
+            out.printf("per idle session: RSS %.1f MiB, PSS %.1f MiB (interpreter + bubblewrap), server heap/threads"
+                    + " %.2f MiB%n", rss / 1048576, pss / 1048576, server / 1048576);
+            out.printf("sessions that fit in this machine's %.1f GiB at PSS + server share: %d (by RSS: %d)%n",
+                    total / 1073741824.0, (long) (total / (pss + server)), (long) (total / (rss + server)));
+        } finally {
+            for (String id : ids) {
+                call("DELETE", "/v1/sessions/" + id, null);
+            }
+        }
+    }
+
+    /** Sum of RSS and PSS (bytes) and the count of processes owned by session uids (62000-64999). */
+    static long[] sessionMemory() throws IOException {
+        long rss = 0;
+        long pss = 0;
+        long count = 0;
+        try (var procs = Files.list(Path.of("/proc"))) {
+            for (Path p : procs.filter(x -> x.getFileName().toString().matches("\\d+")).toList()) {
+                try {
+                    int uid = -1;
+                    for (String line : Files.readAllLines(p.resolve("status"))) {
+                        if (line.startsWith("Uid:")) {
+                            uid = Integer.parseInt(line.split("\\s+")[1]);
+                        }
+                    }
+                    if (uid < 62000 || uid >= 65000) {
+                        continue;
+                    }
+                    count++;
+                    for (String line : Files.readAllLines(p.resolve("smaps_rollup"))) {
+                        if (line.startsWith("Rss:")) {
+                            rss += Long.parseLong(line.replaceAll("\\D", "")) * 1024;
+                        } else if (line.startsWith("Pss:")) {
+                            pss += Long.parseLong(line.replaceAll("\\D", "")) * 1024;
+                        }
+                    }
+                } catch (IOException | RuntimeException e) {
+                    // gone
+                }
+            }
+        }
+        return new long[] {rss, pss, count};
+    }
+
+    static long memTotal() throws IOException {
+        for (String line : Files.readAllLines(Path.of("/proc/meminfo"))) {
+            if (line.startsWith("MemTotal:")) {
+                return Long.parseLong(line.replaceAll("\\D", "")) * 1024;
+            }
+        }
+        return 0;
+    }
+}

@@ -1,0 +1,201 @@
+package dev.crucible.cli.serve;
+
+import dev.crucible.Crucible;
+import dev.crucible.cli.support.CliSupport;
+import dev.crucible.cli.support.ExitCodes;
+import dev.crucible.image.ImagePuller;
+import dev.crucible.image.Images;
+import dev.crucible.image.registry.ImagePuller;
+import dev.crucible.image.registry.RegistryCredentials;
+import dev.crucible.server.CrucibleServer;
+import dev.crucible.server.ServerConfig;
+import java.io.IOException;
+import java.io.PrintWriter;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Set;
+import java.util.concurrent.Callable;
+import java.util.concurrent.CountDownLatch;
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Spec;
+
+/** {@code crucible serve}: the HTTP service, until SIGTERM or Ctrl-C (then a graceful shutdown). */
+@Command(name = "serve", mixinStandardHelpOptions = true,
+        description = {"Serve the HTTP API (POST /v1/execute, GET /v1/runtimes, /readyz, /livez, /healthz, /metrics,"
+                + " /openapi.json).",
+            "Tokens come from CRUCIBLE_TOKENS (comma-separated); without one only loopback is allowed."})
+public final class ServeCommand implements Callable<Integer> {
+    @Spec
+    CommandSpec spec;
+
+    @Option(names = "--host", defaultValue = "127.0.0.1", description = "Address to bind (default 127.0.0.1).")
+    String host;
+
+    @Option(names = "--port", defaultValue = "8080", description = "Port (default 8080; 0 picks a free one).")
+    int port;
+
+    @Option(names = "--data-dir", paramLabel = "DIR",
+            description = "Where durable state lives (env CRUCIBLE_DATA_DIR; default /var/lib/crucible as root, else ~/.local/share/crucible).")
+    Path dataDir;
+
+    @Option(names = "--pool", paramLabel = "LANG=N,...",
+            description = "Warm sandboxes kept ready per language, or per LANG@IMAGE (env CRUCIBLE_POOL; default"
+                    + " python=2,javascript=1).")
+    String pool;
+
+    @Option(names = "--max-concurrent", paramLabel = "N", description = "Executions at once (default 2 x cores).")
+    Integer maxConcurrent;
+
+    @Option(names = "--max-queued", paramLabel = "N", description = "Requests that may wait; beyond, 429 (default 64).")
+    Integer maxQueued;
+
+    @Option(names = "--max-sessions", paramLabel = "N", description = "Sessions at once, all tokens (default 1000).")
+    Integer maxSessions;
+
+    @Option(names = "--max-sessions-per-token", paramLabel = "N",
+            description = "Sessions at once per token (default 250).")
+    Integer maxSessionsPerToken;
+
+    @Option(names = "--sessions-memory-mb", paramLabel = "MIB", description = "The sum of all sessions' memory limits"
+            + " may not pass this; beyond it creating a session answers 429 (default: the host's memory less 1 GiB).")
+    Long sessionsMemoryMb;
+
+    @Option(names = "--sessions-disk-mb", paramLabel = "MIB", description = "The sum of all sessions' workspace quotas"
+            + " may not pass this; beyond it creating a session answers 507 (default: 90%% of the data dir's disk).")
+    Long sessionsDiskMb;
+
+    @Option(names = "--runtimes", paramLabel = "FILE", description = "A runtimes TOML file (env CRUCIBLE_RUNTIMES).")
+    Path runtimesFile;
+
+    @Option(names = "--allow-pull", paramLabel = "REGISTRY,...", split = ",",
+            description = "Registries a request's unknown image may be pulled from (docker.io, ghcr.io, 127.0.0.1:5000…);"
+                    + " default none: a request never triggers a download.")
+    List<String> allowPull = List.of();
+
+    @Option(names = "--insecure-registry", paramLabel = "HOST:PORT", split = ",",
+            description = "Registries spoken to over plain HTTP (loopback ones always may be).")
+    List<String> insecureRegistries = List.of();
+
+    @Option(names = "--pull-max-mb", paramLabel = "MIB", defaultValue = "4096",
+            description = "Largest image (compressed) a request may pull (default 4096).")
+    long pullMaxMb;
+
+    @Option(names = "--egress-allow", paramLabel = "HOST[:PORT],...", description = "The widest network egress a"
+            + " request or session may ask for with \"network\": {\"allow\": [...]} (env CRUCIBLE_EGRESS_ALLOW): pypi.org"
+            + " (no port means 443), *.pythonhosted.org, files.example.com:8080, 10.0.0.5:3141. Default none: sandboxes"
+            + " have no network at all. Needs root.")
+    String egressAllow;
+
+    @Option(names = "--allowed-origin", paramLabel = "ORIGIN,...", description = "Web origins besides the server's"
+            + " own whose pages may call it, as a browser sends them, e.g. http://localhost:3000 or"
+            + " https://app.example.com (env CRUCIBLE_ALLOWED_ORIGINS). Default none: a request with another Origin"
+            + " gets 403.")
+    String allowedOrigins;
+
+    @Option(names = "--replica", paramLabel = "NAME", description = "This replica's name when several serve together"
+            + " (env CRUCIBLE_REPLICA; default with --peers: the host name, a pod's name in Kubernetes). Session ids"
+            + " carry it.")
+    String replica;
+
+    @Option(names = "--peers", paramLabel = "URL,...", description = "The other replicas: http://HOST:PORT, or"
+            + " dns:NAME:PORT for every address of a headless Service (env CRUCIBLE_PEERS). A request for a session"
+            + " another replica holds is forwarded to it; with a shared --data-dir a session whose replica is gone"
+            + " resumes here.")
+    String peers;
+
+    @Override
+    public Integer call() throws Exception {
+        PrintWriter err = spec.commandLine().getErr();
+        ServerConfig config;
+        try {
+            ServerConfig base = ServerConfig.fromEnvironment(System.getenv()).withHost(host).withPort(port);
+            if (pool != null) {
+                base = base.withPool(ServerConfig.poolFrom(pool, base.pool()));
+            }
+            if (maxConcurrent != null || maxQueued != null) {
+                base = base.withConcurrency(maxConcurrent == null ? base.maxConcurrent() : maxConcurrent,
+                        maxQueued == null ? base.maxQueued() : maxQueued);
+            }
+            config = base.withDataDir(prepareDataDir());
+            if (egressAllow != null) {
+                config = config.withEgress(ServerConfig.egressFrom(egressAllow));
+            }
+            if (allowedOrigins != null) {
+                config = config.withAllowedOrigins(ServerConfig.allowedOriginsFrom(allowedOrigins));
+            }
+            if (replica != null || peers != null) {
+                config = config.withCluster(ServerConfig.clusterFrom(
+                        replica != null ? replica : config.cluster().replica(),
+                        peers != null ? peers : String.join(",", config.cluster().peers())));
+            }
+            if (maxSessions != null || maxSessionsPerToken != null) {
+                config = config.withSessions(config.sessions().withMaxSessions(
+                        maxSessions == null ? config.sessions().maxSessions() : maxSessions,
+                        maxSessionsPerToken == null ? config.sessions().maxPerOwner() : maxSessionsPerToken));
+            }
+            if (sessionsMemoryMb != null || sessionsDiskMb != null) {
+                config = config.withSessions(config.sessions().withBudgets(
+                        sessionsMemoryMb == null ? 0 : sessionsMemoryMb,
+                        sessionsDiskMb == null ? 0 : sessionsDiskMb * 1024 * 1024));
+            }
+        } catch (IllegalArgumentException e) {
+            return CliSupport.fail(err, new CliSupport.Failure(ExitCodes.USAGE, e.getMessage()));
+        }
+        if (!config.loopback() && config.tokens().isEmpty()) {
+            return CliSupport.fail(err, new CliSupport.Failure(ExitCodes.USAGE, "refusing to listen on " + host
+                    + " without a token: set CRUCIBLE_TOKENS (comma-separated bearer tokens) or bind 127.0.0.1"));
+        }
+        long t0 = System.nanoTime();
+        ServerConfig serving = config;
+        Images.PullPolicy pull;
+        try {
+            pull = allowPull.isEmpty() ? Images.PullPolicy.never() : new Images.PullPolicy(Set.copyOf(allowPull),
+                    new ImagePuller.Options(Set.copyOf(insecureRegistries), pullMaxMb * 1024 * 1024, Duration.ofSeconds(30),
+                            RegistryCredentials.fromEnvironment(System.getenv())));
+        } catch (IllegalArgumentException e) {
+            return CliSupport.fail(err, new CliSupport.Failure(ExitCodes.USAGE, e.getMessage()));
+        }
+        return CliSupport.withEngine(err, CliSupport.runtimesFile(runtimesFile),
+                () -> CliSupport.images(serving.sessions().dataDir(), pull), engine -> serve(engine, serving, t0, err));
+    }
+
+    private int serve(Crucible engine, ServerConfig config, long t0, PrintWriter err) throws InterruptedException {
+        CrucibleServer server;
+        try {
+            server = CrucibleServer.start(config, engine);
+        } catch (RuntimeException e) {
+            return CliSupport.fail(err, new CliSupport.Failure(ExitCodes.USAGE, "cannot serve on " + host + ":" + port
+                    + ": " + e.getMessage()));
+        }
+        // SIGTERM and Ctrl-C start a graceful shutdown on this thread (not in a JVM shutdown hook, where Jetty's
+        // own stop would race ours)
+        CountDownLatch stop = new CountDownLatch(1);
+        for (String signal : new String[] {"TERM", "INT"}) {
+            sun.misc.Signal.handle(new sun.misc.Signal(signal), s -> stop.countDown());
+        }
+        err.printf("crucible: serving on http://%s:%d (started in %d ms; %s)%n", host, server.port(),
+                (System.nanoTime() - t0) / 1_000_000, config.tokens().isEmpty()
+                        ? "no token: loopback only" : config.tokens().size() + " token(s)");
+        engine.sandbox().host().warnings().forEach(w -> err.println("crucible: warning: " + w));
+        err.flush();
+        stop.await();
+        err.println("crucible: shutting down (running requests get " + config.shutdownGrace().toSeconds() + " s)");
+        err.flush();
+        server.close();
+        return 0;
+    }
+
+    private Path prepareDataDir() {
+        Path dir = dataDir != null ? dataDir : ServerConfig.defaultDataDir(System.getenv());
+        try {
+            Files.createDirectories(dir);
+            return dir;
+        } catch (IOException e) {
+            throw new IllegalArgumentException("cannot create the data directory " + dir + ": " + e.getMessage());
+        }
+    }
+}

@@ -1,0 +1,114 @@
+package dev.crucible.server.metrics;
+
+import dev.crucible.egress.policy.EgressReason;
+import dev.crucible.exec.Executor;
+import dev.crucible.pool.WarmPool;
+import dev.crucible.sandbox.Verdict;
+import dev.crucible.server.access.Admission;
+import dev.crucible.session.CellStatus;
+import dev.crucible.session.SessionManager;
+import dev.crucible.session.spec.CellStatus;
+import io.micrometer.core.instrument.Counter;
+import io.micrometer.core.instrument.FunctionCounter;
+import io.micrometer.core.instrument.Gauge;
+import io.micrometer.core.instrument.Timer;
+import io.micrometer.prometheusmetrics.PrometheusConfig;
+import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
+import java.time.Duration;
+
+/** The Prometheus metrics of {@code GET /metrics}: requests, latency, verdicts, pool, queue. Thread-safe. */
+public final class Metrics {
+    private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
+
+    /** The latest state level of each part seen by a scrape (0 ok, 1 degraded, 2 down), read by its gauge. */
+    private final java.util.Map<String, Integer> partStates = new java.util.concurrent.ConcurrentHashMap<>();
+
+    public Metrics(Admission admission, Executor executor, dev.crucible.health.Replacements replacements) {
+        for (var part : dev.crucible.health.Replacements.Part.values()) {
+            for (var reason : dev.crucible.health.Replacements.Reason.values()) {
+                FunctionCounter.builder("crucible_part_replacements", replacements,
+                                r -> r.counts().getOrDefault(part.label(), java.util.Map.of())
+                                        .getOrDefault(reason.label(), 0L))
+                        .tag("part", part.label()).tag("reason", reason.label())
+                        .description("stuck or dead parts replaced by the server itself, by part and reason")
+                        .register(registry);
+            }
+        }
+        Gauge.builder("crucible_queue_depth", admission, Admission::queued)
+                .description("requests waiting for a turn").register(registry);
+        Gauge.builder("crucible_running", admission, Admission::running)
+                .description("executions running now").register(registry);
+        Gauge.builder("crucible_pool_ready", executor, e -> pool(e) == null ? 0 : pool(e).size())
+                .description("warm sandboxes ready").register(registry);
+        FunctionCounter.builder("crucible_pool_hits", executor, e -> pool(e) == null ? 0 : pool(e).hits())
+                .description("requests served by a warm sandbox").register(registry);
+        FunctionCounter.builder("crucible_pool_misses", executor, e -> pool(e) == null ? 0 : pool(e).misses())
+                .description("poolable requests that found no warm sandbox").register(registry);
+        FunctionCounter.builder("crucible_pool_launches", executor, e -> pool(e) == null ? 0 : pool(e).launches())
+                .description("warm sandboxes started").register(registry);
+        FunctionCounter.builder("crucible_pool_forked", executor, e -> pool(e) == null ? 0 : pool(e).forked())
+                .description("poolable requests that found no warm sandbox and got one forked from a zygote at once")
+                .register(registry);
+        for (EgressReason reason : EgressReason.values()) {
+            FunctionCounter.builder("crucible_egress_requests", executor,
+                            e -> e.egress().totals().byReason().get(reason))
+                    .tag("decision", reason.wireName())
+                    .description("egress proxy requests judged (of sandboxes that have ended), by decision")
+                    .register(registry);
+        }
+        FunctionCounter.builder("crucible_egress_bytes", executor, e -> e.egress().totals().bytesReceived())
+                .tag("direction", "received").description("bytes relayed by egress proxies").register(registry);
+        FunctionCounter.builder("crucible_egress_bytes", executor, e -> e.egress().totals().bytesSent())
+                .tag("direction", "sent").description("bytes relayed by egress proxies").register(registry);
+    }
+
+    /** Counts the sessions {@code sessions} keeps, as {@code crucible_sessions}. */
+    public void countSessions(SessionManager sessions) {
+        Gauge.builder("crucible_sessions", sessions, SessionManager::size).description("sessions kept")
+                .register(registry);
+    }
+
+    private static WarmPool pool(Executor executor) {
+        return executor.pool();
+    }
+
+    /** One HTTP request answered, by the route it matched ({@code unmatched}: none), in {@code nanos}. */
+    public void request(String route, String method, int status, long nanos) {
+        Counter.builder("crucible_http_requests").tag("route", route).tag("method", method)
+                .tag("status", Integer.toString(status)).register(registry).increment();
+        Timer.builder("crucible_http_request_duration").tag("route", route).publishPercentileHistogram()
+                .minimumExpectedValue(Duration.ofMillis(1)).maximumExpectedValue(Duration.ofSeconds(120))
+                .register(registry).record(Duration.ofNanos(nanos));
+    }
+
+    /** One stateless run's outcome. */
+    public void verdict(Verdict status) {
+        count(status.wireName(), status == Verdict.MEMORY_LIMIT, status == Verdict.TIMEOUT);
+    }
+
+    /** One session cell's outcome. */
+    public void verdict(CellStatus status) {
+        count(status.wireName(), status == CellStatus.MEMORY_LIMIT, status == CellStatus.TIMEOUT);
+    }
+
+    private void count(String status, boolean oomKilled, boolean timedOut) {
+        Counter.builder("crucible_verdicts").tag("status", status).register(registry).increment();
+        if (oomKilled) {
+            Counter.builder("crucible_oom_kills").register(registry).increment();
+        } else if (timedOut) {
+            Counter.builder("crucible_timeouts").register(registry).increment();
+        }
+    }
+
+    /** The metrics now, with each part's state of {@code parts} as {@code crucible_part_state{part}}. */
+    public String scrape(java.util.List<dev.crucible.health.PartStatus> parts) {
+        for (var part : parts) {
+            if (partStates.put(part.part(), part.state().level()) == null) {
+                Gauge.builder("crucible_part_state", partStates, m -> m.getOrDefault(part.part(), 0))
+                        .tag("part", part.part()).description("each part's state: 0 ok, 1 degraded, 2 down")
+                        .register(registry);
+            }
+        }
+        return registry.scrape();
+    }
+}

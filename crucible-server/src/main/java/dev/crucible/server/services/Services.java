@@ -1,0 +1,185 @@
+package dev.crucible.server.services;
+
+import dev.crucible.Crucible;
+import dev.crucible.eval.Judge;
+import dev.crucible.eval.reward.Reward;
+import dev.crucible.exec.ExecuteRequest;
+import dev.crucible.exec.ExecuteResult;
+import dev.crucible.exec.Executor;
+import dev.crucible.server.access.Admission;
+import dev.crucible.server.metrics.Metrics;
+import dev.crucible.server.tools.ToolDispatcher;
+import dev.crucible.session.SessionConfig;
+import dev.crucible.session.SessionManager;
+import java.io.IOException;
+import java.time.InstantSource;
+import tools.jackson.databind.DeserializationFeature;
+import tools.jackson.databind.json.JsonMapper;
+
+/**
+ * The one place where what runs on the engine is built: sessions, judging, rewards, tool calls, the admission of
+ * stateless runs and their metrics. Each front end (the HTTP server, {@code crucible mcp}, {@code crucible session},
+ * the one-shot CLI commands) is handed these instead of building its own. Closing it stops the sessions'
+ * interpreters (their files stay for the next start); the engine belongs to whoever started it.
+ *
+ * <pre>{@code
+ * try (Crucible engine = Crucible.start(SandboxConfig.defaults(), null);
+ *      Services services = Services.start(engine, SessionConfig.defaults(dataDir), Services.Turns.of(4, 64))) {
+ *     services.sessions().create(owner, request);
+ * }
+ * }</pre>
+ */
+public final class Services implements AutoCloseable {
+    /** How many stateless runs proceed at once, and how many more may wait for a turn. */
+    public record Turns(int running, int queued) {
+        public static Turns of(int running, int queued) {
+            return new Turns(running, queued);
+        }
+    }
+
+    private final Crucible engine;
+    private final SessionManager sessions;
+    private final Judge judge;
+    private final Reward reward;
+    private final Admission admission;
+    private final Metrics metrics;
+    private final JsonMapper json;
+    private final ToolDispatcher tools;
+
+    private Services(Crucible engine, SessionManager sessions, Turns turns, InstantSource clock) {
+        this.engine = engine;
+        this.sessions = sessions;
+        this.judge = new Judge(engine.executor());
+        this.reward = new Reward(judge);
+        this.json = JsonMapper.builder().disable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES).build();
+        // a one-shot command (no sessions) serves nothing: no admission, no metrics registry to build at start-up
+        this.admission = sessions == null ? null : new Admission(turns.running(), turns.queued(), clock);
+        this.metrics = sessions == null ? null : new Metrics(admission, engine.executor(), engine.sandbox().replacements());
+        this.tools = sessions == null ? null : new ToolDispatcher(engine.executor(), sessions, this::run, json);
+        if (sessions != null) {
+            metrics.countSessions(sessions);
+        }
+    }
+
+    /**
+     * Everything, sessions included: loads the sessions kept under {@code sessionConfig}'s data directory.
+     *
+     * @throws IOException when the data directory cannot be used
+     */
+    public static Services start(Crucible engine, SessionConfig sessionConfig, Turns turns) throws IOException {
+        return start(engine, sessionConfig, turns, InstantSource.system());
+    }
+
+    /**
+     * As {@link #start(Crucible, SessionConfig, Turns)}, as replica {@code replica} of several (session ids carry
+     * its name; null: a single node).
+     */
+    public static Services start(Crucible engine, SessionConfig sessionConfig, Turns turns, String replica)
+            throws IOException {
+        return start(engine, sessionConfig, turns, InstantSource.system(), replica);
+    }
+
+    /** As {@link #start(Crucible, SessionConfig, Turns)}, with {@code clock} for session times and admission waits. */
+    public static Services start(Crucible engine, SessionConfig sessionConfig, Turns turns, InstantSource clock)
+            throws IOException {
+        return start(engine, sessionConfig, turns, clock, null);
+    }
+
+    private static Services start(Crucible engine, SessionConfig sessionConfig, Turns turns, InstantSource clock,
+            String replica) throws IOException {
+        SessionManager sessions = SessionManager.start(engine.sandbox(), engine.runtimes(), sessionConfig, clock,
+                replica);
+        sessions.useEgress(engine.executor().egress());
+        return new Services(engine, sessions, turns, clock);
+    }
+
+    /** Judging and rewards only, no sessions (nothing is kept on disk), nothing served: one-shot commands. */
+    public static Services stateless(Crucible engine) {
+        return new Services(engine, null, null, InstantSource.system());
+    }
+
+    public Crucible engine() {
+        return engine;
+    }
+
+    public Executor executor() {
+        return engine.executor();
+    }
+
+    /** @throws IllegalStateException when started {@link #stateless} */
+    public SessionManager sessions() {
+        if (sessions == null) {
+            throw new IllegalStateException("these services were started without sessions");
+        }
+        return sessions;
+    }
+
+    public Judge judge() {
+        return judge;
+    }
+
+    public Reward reward() {
+        return reward;
+    }
+
+    /**
+     * The tool calls of a model ({@code /v1/tools/call}, MCP).
+     *
+     * @throws IllegalStateException when started {@link #stateless}
+     */
+    public ToolDispatcher tools() {
+        sessions();
+        return tools;
+    }
+
+    /**
+     * The turns of stateless runs.
+     *
+     * @throws IllegalStateException when started {@link #stateless}
+     */
+    public Admission admission() {
+        sessions();
+        return admission;
+    }
+
+    /**
+     * What {@code GET /metrics} reports.
+     *
+     * @throws IllegalStateException when started {@link #stateless}
+     */
+    public Metrics metrics() {
+        sessions();
+        return metrics;
+    }
+
+    /** The JSON mapper of the API's bodies (unknown properties ignored). */
+    public JsonMapper json() {
+        return json;
+    }
+
+    /** One stateless run with a turn of the admission, counted in the metrics, as {@code /v1/execute} takes it. */
+    public ExecuteResult run(ExecuteRequest request) throws Exception {
+        try (AutoCloseable turn = admission.enter(turnTimeout(request))) {
+            ExecuteResult result = engine.executor().execute(request);
+            metrics.verdict(result.status());
+            return result;
+        }
+    }
+
+    /**
+     * How long a request's run may take by its own limits (the default's when it sets none): the bound of its wait for a
+     * turn, with the grace.
+     */
+    public static long turnTimeout(ExecuteRequest request) {
+        return request.limits() != null && request.limits().timeoutMs() != null ? request.limits().timeoutMs()
+                : dev.crucible.sandbox.Limits.DEFAULT.timeoutMs();
+    }
+
+    /** Stops the sessions' interpreters; their files stay. The engine is left to its owner. */
+    @Override
+    public void close() {
+        if (sessions != null) {
+            sessions.close();
+        }
+    }
+}

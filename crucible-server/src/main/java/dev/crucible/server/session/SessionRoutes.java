@@ -1,0 +1,144 @@
+package dev.crucible.server.session;
+
+import com.fasterxml.jackson.annotation.JsonProperty;
+import dev.crucible.error.ErrorCode;
+import dev.crucible.error.RequestException;
+import dev.crucible.egress.NetworkRequest;
+import dev.crucible.server.access.Auth;
+import dev.crucible.server.metrics.Metrics;
+import dev.crucible.session.CellResult;
+import dev.crucible.session.spec.CellResult;
+import dev.crucible.session.SessionFiles;
+import dev.crucible.session.spec.SessionLimits;
+import dev.crucible.session.SessionManager;
+import io.javalin.http.Context;
+import java.io.IOException;
+import java.util.Map;
+
+/**
+ * The session routes of design.md: sessions, cells, interrupts, restarts and files. Handlers only: the server's route
+ * table registers them (behind the cluster's router); each throws {@code RequestException} for a refusal.
+ */
+public final class SessionRoutes {
+    private final SessionManager sessions;
+    private final Auth auth;
+    private final BodyReader bodies;
+    private final Metrics metrics;
+
+    /** Reads and checks a JSON body (content type, size cap). */
+    public interface BodyReader {
+        <T> T read(Context ctx, Class<T> type) throws IOException;
+    }
+
+    public SessionRoutes(SessionManager sessions, Auth auth, BodyReader bodies, Metrics metrics) {
+        this.sessions = sessions;
+        this.auth = auth;
+        this.bodies = bodies;
+        this.metrics = metrics;
+    }
+
+    record LimitsBody(
+            @JsonProperty("memory_mb") Integer memoryMb,
+            @JsonProperty("pids") Integer pids,
+            @JsonProperty("cpus") Double cpus,
+            @JsonProperty("timeout_ms") Long timeoutMs,
+            @JsonProperty("output_bytes") Integer outputBytes) {}
+
+    record CreateBody(
+            @JsonProperty("language") String language,
+            @JsonProperty("limits") LimitsBody limits,
+            @JsonProperty("idle_timeout_s") Long idleTimeoutS,
+            @JsonProperty("restore") String restore,
+            @JsonProperty("image") String image,
+            @JsonProperty("network") NetworkRequest network) {}
+
+    record ExecuteBody(
+            @JsonProperty("code") String code,
+            @JsonProperty("mode") String mode,
+            @JsonProperty("timeout_ms") Long timeoutMs) {}
+
+    private String owner(Context ctx) {
+        return auth.owner(ctx.header("Authorization"));
+    }
+
+    /** A body is optional here: none, or {}, means every default. */
+    public void create(Context ctx) throws Exception {
+        CreateBody body = ctx.req().getContentLengthLong() == 0 ? new CreateBody(null, null, null, null, null, null)
+                : bodies.read(ctx, CreateBody.class);
+        LimitsBody l = body.limits();
+        SessionLimits limits = l == null ? null
+                : SessionLimits.DEFAULT.with(l.memoryMb(), l.pids(), l.cpus(), l.timeoutMs(), l.outputBytes());
+        ctx.status(201).json(sessions.create(owner(ctx), new SessionManager.CreateRequest(body.language(), limits,
+                body.idleTimeoutS(), body.restore(), body.image(), body.network())));
+    }
+
+    /** Narrows the session's egress for good: {@code {"allow": []}} locks it. */
+    public void network(Context ctx) throws Exception {
+        String id = ctx.pathParam("id");
+        sessions.get(owner(ctx), id); // an unknown session is a 404 before the body is judged
+        ctx.json(sessions.narrowNetwork(owner(ctx), id, bodies.read(ctx, NetworkRequest.class)));
+    }
+
+    public void list(Context ctx) {
+        ctx.json(Map.of("sessions", sessions.list(owner(ctx))));
+    }
+
+    public void get(Context ctx) {
+        ctx.json(sessions.get(owner(ctx), ctx.pathParam("id")));
+    }
+
+    public void delete(Context ctx) {
+        sessions.delete(owner(ctx), ctx.pathParam("id"));
+        ctx.json(Map.of("id", ctx.pathParam("id"), "deleted", true));
+    }
+
+    public void execute(Context ctx) throws Exception {
+        String id = ctx.pathParam("id");
+        sessions.get(owner(ctx), id); // an unknown session is a 404 before the body is judged
+        ExecuteBody body = bodies.read(ctx, ExecuteBody.class);
+        CellResult result = sessions.execute(owner(ctx), id, body.code(), body.mode(), body.timeoutMs());
+        metrics.verdict(result.status());
+        ctx.json(result);
+    }
+
+    public void interrupt(Context ctx) {
+        ctx.json(Map.of("interrupted", sessions.interrupt(owner(ctx), ctx.pathParam("id"))));
+    }
+
+    public void restart(Context ctx) throws Exception {
+        ctx.json(sessions.restart(owner(ctx), ctx.pathParam("id")));
+    }
+
+    public void listFiles(Context ctx) {
+        SessionFiles files = sessions.files(owner(ctx), ctx.pathParam("id"));
+        String dir = ctx.queryParam("dir") == null ? "" : ctx.queryParam("dir");
+        ctx.json(Map.of("dir", dir, "files", files.list(dir).stream().map(e -> Map.of("path", e.path(), "type",
+                e.type(), "size", e.size(), "modified_at", java.time.Instant.ofEpochMilli(e.modifiedMs()).toString()))
+                .toList()));
+    }
+
+    public void download(Context ctx) {
+        byte[] data = sessions.files(owner(ctx), ctx.pathParam("id")).download(ctx.pathParam("path"));
+        ctx.contentType("application/octet-stream").result(data);
+    }
+
+    public void upload(Context ctx) throws IOException {
+        SessionFiles files = sessions.files(owner(ctx), ctx.pathParam("id"));
+        String path = ctx.pathParam("path");
+        dev.crucible.exec.WorkspacePaths.validate(path); // a bad path is refused before the body is read
+        long cap = files.maxFileBytes();
+        long declared = ctx.req().getContentLengthLong();
+        if (declared > cap) {
+            throw new RequestException(ErrorCode.FILE_TOO_LARGE, "the file has " + declared + " bytes; uploads are capped at "
+                    + cap);
+        }
+        byte[] data = ctx.req().getInputStream().readNBytes((int) Math.min(Integer.MAX_VALUE - 8, cap + 1));
+        files.upload(path, data); // refuses data.length > cap
+        ctx.status(201).json(Map.of("path", path, "size", data.length));
+    }
+
+    public void deleteFile(Context ctx) {
+        sessions.files(owner(ctx), ctx.pathParam("id")).delete(ctx.pathParam("path"));
+        ctx.json(Map.of("path", ctx.pathParam("path"), "deleted", true));
+    }
+}
