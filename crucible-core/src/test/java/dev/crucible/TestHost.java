@@ -1,6 +1,7 @@
 package dev.crucible;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import dev.crucible.image.Images;
 import dev.crucible.image.store.ImageStore;
@@ -65,12 +66,10 @@ public final class TestHost {
             // a namespace's init leaves its cgroup before it has reaped the last of its children (a fork bomb's):
             // it may outlive the cgroup by a moment, never more
             int base = c.sandbox().host().uidBase();
-            long left = processesOfUids(base, base + 4);
-            for (int i = 0; i < 100 && left > 0; i++) {
-                Thread.sleep(50);
-                left = processesOfUids(base, base + 4);
-            }
-            assertThat(left).as("processes of slot uids").isZero();
+            await("the slot uids' last processes gone").atMost(Duration.ofSeconds(10)).pollDelay(Duration.ZERO)
+                    .pollInterval(Duration.ofMillis(50))
+                    .untilAsserted(() -> assertThat(processesOfUids(base, base + 4)).as("processes of slot uids")
+                            .isZero());
         }
         Path programs = c.sandbox().host().workRoot().resolve("programs");
         try (Stream<Path> left = Files.list(programs)) {

@@ -1,5 +1,7 @@
 package dev.crucible.cli;
 
+import static org.awaitility.Awaitility.await;
+
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.net.StandardProtocolFamily;
@@ -9,10 +11,13 @@ import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.concurrent.atomic.AtomicReference;
+import org.awaitility.core.ConditionTimeoutException;
 
 /**
  * A real HAProxy (Debian's) in front of replicas on loopback, for the ITs: round robin, retries with redispatch, and
@@ -68,24 +73,26 @@ final class Balancer implements AutoCloseable {
     }
 
     /**
-     * Waits until HAProxy itself counts {@code count} servers UP (its checks passed), for up to 60 s.
+     * Waits until HAProxy itself counts {@code count} servers UP (its checks passed), for up to 90 s.
      *
      * @throws AssertionError with HAProxy's view and log when it does not
      */
     void awaitUp(int count) throws IOException, InterruptedException {
-        Map<String, String> view = Map.of();
-        for (int i = 0; i < 1200; i++) {
-            if (!process.isAlive()) {
-                throw new AssertionError("haproxy exited: " + Files.readString(log));
-            }
-            view = servers();
-            if (view.values().stream().filter("UP"::equals).count() >= count) {
-                return;
-            }
-            Thread.sleep(50);
+        AtomicReference<Map<String, String>> view = new AtomicReference<>(Map.of());
+        try {
+            await("haproxy counting " + count + " servers up").atMost(Duration.ofSeconds(90)).pollDelay(Duration.ZERO)
+                    .pollInterval(Duration.ofMillis(50)).until(() -> {
+                        if (!process.isAlive()) {
+                            throw new AssertionError("haproxy exited: " + Files.readString(log));
+                        }
+                        Map<String, String> now = servers();
+                        view.set(now);
+                        return now.values().stream().filter("UP"::equals).count() >= count;
+                    });
+        } catch (ConditionTimeoutException e) {
+            throw new AssertionError("haproxy counts fewer than " + count + " servers up: " + view.get() + "\n"
+                    + Files.readString(log), e);
         }
-        throw new AssertionError("haproxy counts fewer than " + count + " servers up: " + view + "\n"
-                + Files.readString(log));
     }
 
     /** Each server of the backend and its state as HAProxy sees it ({@code UP}, {@code DOWN}, …); empty before it runs. */

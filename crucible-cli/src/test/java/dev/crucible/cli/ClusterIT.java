@@ -1,6 +1,7 @@
 package dev.crucible.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import dev.crucible.cli.support.ExitCodes;
 import java.io.IOException;
@@ -8,6 +9,7 @@ import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -175,11 +177,9 @@ class ClusterIT {
     }
 
     static void awaitLines(Path out, int lines, Process client) throws Exception {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
-        while ((!Files.exists(out) || Files.readAllLines(out).size() < lines) && client.isAlive()
-                && System.nanoTime() < deadline) {
-            Thread.sleep(20);
-        }
+        await(lines + " results written, or the client's end").atMost(Duration.ofMinutes(3))
+                .pollInterval(Duration.ofMillis(20))
+                .until(() -> Files.exists(out) && Files.readAllLines(out).size() >= lines || !client.isAlive());
     }
 
     /** task#sample → "passed status result" of every sample line (each parses: no line is cut). */
@@ -231,7 +231,7 @@ class ClusterIT {
         replicas[0].process().toHandle().destroy(); // SIGTERM: refuse new work (503), finish what runs, exit
         assertThat(replicas[0].process().waitFor(60, TimeUnit.SECONDS)).isTrue();
         assertThat(replicas[0].process().exitValue()).isZero();
-        Thread.sleep(200);
+        assertThat(replicas[0].stderrReader().join(Duration.ofSeconds(30))).as("its stderr read to its end").isTrue();
         List<String> log = List.copyOf(replicas[0].stderr());
         assertThat(log).anyMatch(l -> l.contains("shutting down"));
         assertThat(log).as("every run it had finished within the grace").noneMatch(l -> l.contains("killing"));

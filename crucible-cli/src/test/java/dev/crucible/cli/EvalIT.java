@@ -1,11 +1,13 @@
 package dev.crucible.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import dev.crucible.cli.support.ExitCodes;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -42,13 +44,12 @@ class EvalIT {
                 "--k", "1", "-c", "2");
         Process first = new ProcessBuilder(argv).redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD)
                 .start();
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
-        while ((!Files.exists(out) || Files.readAllLines(out).size() < 30) && System.nanoTime() < deadline) {
-            Thread.sleep(20);
-        }
+        await("30 results written").atMost(Duration.ofMinutes(3)).pollInterval(Duration.ofMillis(20))
+                .until(() -> Files.exists(out) && Files.readAllLines(out).size() >= 30);
         first.destroyForcibly(); // kill -9 in the middle of the run
         assertThat(first.waitFor(30, TimeUnit.SECONDS)).isTrue();
-        Thread.sleep(200);
+        await("the killed run's sandboxes gone").atMost(Duration.ofSeconds(30)).pollDelay(Duration.ZERO)
+                .pollInterval(Duration.ofMillis(50)).until(() -> ServeIT.slotProcesses() == 0);
         String text = Files.readString(out);
         int whole = (int) text.lines().filter(l -> {
             try {

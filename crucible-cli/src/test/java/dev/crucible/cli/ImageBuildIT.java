@@ -3,8 +3,6 @@ package dev.crucible.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.crucible.cli.support.ExitCodes;
-import dev.crucible.image.ImageStore;
-import dev.crucible.image.TestImages;
 import dev.crucible.image.store.ImageStore;
 import dev.crucible.image.store.TestImages;
 import java.nio.file.Files;

@@ -1,6 +1,7 @@
 package dev.crucible.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import dev.crucible.image.registry.TestRegistry;
 import dev.crucible.image.store.TestImages;
@@ -14,6 +15,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -111,9 +113,9 @@ class ImageIT {
             String ref = "127.0.0.1:" + relay.port() + "/crucible/debian-python:1";
             Process first = crucible(data, "image", "pull", ref).redirectOutput(ProcessBuilder.Redirect.DISCARD)
                     .redirectError(ProcessBuilder.Redirect.DISCARD).start();
-            while (partialBytes(data) < (4L << 20) && first.isAlive()) {
-                Thread.sleep(20);
-            }
+            await("4 MiB of the pull on disk, or its end").atMost(Duration.ofMinutes(5))
+                    .pollInterval(Duration.ofMillis(20))
+                    .until(() -> partialBytes(data) >= (4L << 20) || !first.isAlive());
             assertThat(first.isAlive()).as("the pull was still downloading when killed").isTrue();
             first.destroyForcibly(); // SIGKILL
             first.waitFor();
@@ -182,14 +184,18 @@ class ImageIT {
             String ref = registry.host() + "/crucible/debian-python:1";
             String request = JSON.writeValueAsString(Map.of("language", "python", "image", ref,
                     "code", "import tabulate; print('pulled and ran')"));
-            var r = ServeIT.post(s.port(), request);
-            // a pull longer than the request's timeout goes on: the request is told to ask again (a busy machine's)
-            for (int i = 0; i < 60 && r.statusCode() == 503; i++) {
-                assertThat(r.body()).contains("image_pulling");
-                assertThat(r.headers().firstValue("Retry-After")).isPresent();
-                Thread.sleep(1000);
-                r = ServeIT.post(s.port(), request);
-            }
+            // a pull longer than the request's timeout goes on: the request is told to ask again (a busy machine's);
+            // 60 asks again, each answered within its timeout plus the grace
+            var r = await("the pull done: an answer other than 503").atMost(Duration.ofMinutes(12))
+                    .pollDelay(Duration.ZERO).pollInterval(Duration.ofSeconds(1))
+                    .until(() -> ServeIT.post(s.port(), request), answer -> {
+                        if (answer.statusCode() != 503) {
+                            return true;
+                        }
+                        assertThat(answer.body()).contains("image_pulling");
+                        assertThat(answer.headers().firstValue("Retry-After")).isPresent();
+                        return false;
+                    });
             assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
             JsonNode body = JSON.readTree(r.body());
             assertThat(body.get("stdout").asString()).isEqualTo("pulled and ran\n");

@@ -1,5 +1,7 @@
 package dev.crucible.cli;
 
+import static org.awaitility.Awaitility.await;
+
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.URI;
@@ -15,6 +17,7 @@ import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import org.awaitility.core.ConditionTimeoutException;
 import org.junit.jupiter.api.Assumptions;
 
 /**
@@ -177,17 +180,22 @@ public final class PodmanContainer implements AutoCloseable {
     }
 
     private void awaitServing() throws Exception {
-        for (int i = 0; i < 240; i++) {
-            String logs = logs();
-            if (logs.contains("serving on")) {
-                return;
-            }
-            if (!run(List.of("podman", "inspect", "--format", "{{.State.Running}}", name)).out().contains("true")) {
-                throw new AssertionError("the container stopped:\n" + logs);
-            }
-            Thread.sleep(250);
+        try {
+            await("the container serving").atMost(Duration.ofMinutes(2)).pollDelay(Duration.ZERO)
+                    .pollInterval(Duration.ofMillis(250)).until(() -> {
+                        String logs = logs();
+                        if (logs.contains("serving on")) {
+                            return true;
+                        }
+                        if (!run(List.of("podman", "inspect", "--format", "{{.State.Running}}", name)).out()
+                                .contains("true")) {
+                            throw new AssertionError("the container stopped:\n" + logs);
+                        }
+                        return false;
+                    });
+        } catch (ConditionTimeoutException e) {
+            throw new AssertionError("the container did not serve within 2 min:\n" + logs(), e);
         }
-        throw new AssertionError("the container did not serve within 60 s:\n" + logs());
     }
 
     String logs() throws IOException, InterruptedException {

@@ -1,6 +1,7 @@
 package dev.crucible.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import dev.crucible.cli.support.ExitCodes;
 import java.io.BufferedReader;
@@ -25,7 +26,7 @@ import org.junit.jupiter.api.io.TempDir;
 class ServeIT {
     static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
 
-    record Served(Process process, int port, List<String> stderr) {
+    record Served(Process process, int port, List<String> stderr, Thread stderrReader) {
         /**
          * SIGTERM (the graceful drain), then SIGKILL if it has not exited within {@code grace}: a server that outlives
          * its test keeps its uid block and CPU, and every later test on the host pays for it.
@@ -63,8 +64,8 @@ class ServeIT {
             if (m.find()) {
                 List<String> rest = java.util.Collections.synchronizedList(new java.util.ArrayList<>());
                 // a platform thread: a virtual one blocked on a pipe holds its carrier (three replicas took both)
-                Thread.ofPlatform().daemon().start(() -> err.lines().forEach(rest::add));
-                return new Served(p, Integer.parseInt(m.group(1)), rest);
+                Thread reader = Thread.ofPlatform().daemon().start(() -> err.lines().forEach(rest::add));
+                return new Served(p, Integer.parseInt(m.group(1)), rest, reader);
             }
         }
         throw new AssertionError("the server did not start; exit " + p.waitFor() + ": " + String.join("\n", before));
@@ -90,7 +91,7 @@ class ServeIT {
         assertThat(r.body()).contains("\"status\":\"ok\"").contains("\"stdout\":\"42\\n\"");
         assertThat(s.stop(Duration.ofSeconds(30))).as("drained and exited on SIGTERM").isTrue();
         assertThat(s.process().exitValue()).isZero();
-        Thread.sleep(200);
+        assertThat(s.stderrReader().join(Duration.ofSeconds(30))).as("the server's stderr read to its end").isTrue();
         assertThat(List.copyOf(s.stderr())).anyMatch(l -> l.contains("shutting down"));
         assertThat(slotProcesses()).isZero();
     }
@@ -182,19 +183,15 @@ class ServeIT {
             }
         });
         // the first sandbox of a server without a pool: allow for a loaded host
-        for (int i = 0; i < 600 && (slotProcesses() == 0 || !get(s.port(), "/healthz").body().contains("\"running\":1"));
-                i++) {
-            Thread.sleep(50);
-        }
+        await("the request's sandbox running").atMost(Duration.ofMinutes(1)).pollDelay(Duration.ZERO)
+                .pollInterval(Duration.ofMillis(50))
+                .until(() -> slotProcesses() > 0 && get(s.port(), "/healthz").body().contains("\"running\":1"));
         assertThat(slotProcesses()).isPositive();
         s.process().destroyForcibly(); // kill -9
         s.process().waitFor();
-        long left = slotProcesses();
-        for (int i = 0; i < 100 && left > 0; i++) {
-            Thread.sleep(50);
-            left = slotProcesses();
-        }
-        assertThat(left).as("sandbox processes left after the server was killed").isZero();
+        await("the killed server's sandboxes gone").atMost(Duration.ofSeconds(10)).pollDelay(Duration.ZERO)
+                .pollInterval(Duration.ofMillis(50)).untilAsserted(() -> assertThat(slotProcesses())
+                        .as("sandbox processes left after the server was killed").isZero());
         request.join();
     }
 

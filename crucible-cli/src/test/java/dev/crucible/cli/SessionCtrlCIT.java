@@ -6,10 +6,13 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.function.BooleanSupplier;
 import java.util.stream.Stream;
+import org.awaitility.Awaitility;
+import org.awaitility.core.ConditionTimeoutException;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -38,20 +41,25 @@ class SessionCtrlCIT {
     }
 
     void await(String what, BooleanSupplier done) throws Exception {
-        for (int i = 0; i < 600; i++) { // a JVM start and a sandbox: seconds, on a loaded machine more
-            if (done.getAsBoolean()) {
-                return;
-            }
-            String shown = pane();
-            if (done.getAsBoolean()) { // what was awaited may have come between the two looks (a busy machine's)
-                return;
-            }
-            if (shown.contains("crucible-exited") || shown.contains("InterpreterDied")) {
-                throw new AssertionError("crucible session or its interpreter ended while waiting for " + what + ":\n" + shown);
-            }
-            Thread.sleep(100);
+        try { // a JVM start and a sandbox: seconds, on a loaded machine more
+            Awaitility.await(what).atMost(Duration.ofMinutes(2)).pollDelay(Duration.ZERO)
+                    .pollInterval(Duration.ofMillis(100)).until(() -> {
+                        if (done.getAsBoolean()) {
+                            return true;
+                        }
+                        String shown = pane();
+                        if (done.getAsBoolean()) { // what was awaited may have come between the two looks
+                            return true;
+                        }
+                        if (shown.contains("crucible-exited") || shown.contains("InterpreterDied")) {
+                            throw new AssertionError("crucible session or its interpreter ended while waiting for "
+                                    + what + ":\n" + shown);
+                        }
+                        return false;
+                    });
+        } catch (ConditionTimeoutException e) {
+            throw new AssertionError("waited 2 min for " + what + "; the terminal shows:\n" + pane(), e);
         }
-        throw new AssertionError("waited 60 s for " + what + "; the terminal shows:\n" + pane());
     }
 
     BooleanSupplier paneShows(String text) {

@@ -1,5 +1,7 @@
 package dev.crucible.egress;
 
+import static org.awaitility.Awaitility.await;
+
 import dev.crucible.testhost.NetnsHost;
 import java.io.IOException;
 import java.io.InputStream;
@@ -15,6 +17,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
+import org.awaitility.core.ConditionTimeoutException;
 
 /**
  * An egress origin that stalls, on a {@link NetnsHost}: it accepts every connection and then stops.
@@ -127,13 +130,15 @@ public final class StalledOrigin implements AutoCloseable {
             // reset: the peer closed with bytes unread; whether its socket is gone is told below
         }
         int peerPort = ((InetSocketAddress) connection.getRemoteAddress()).getPort();
-        while (heldHere(peerPort, port())) {
-            if (System.nanoTime() > end) {
-                return false;
-            }
-            Thread.sleep(20);
+        try {
+            // on this thread: the socket tables are read through /proc/thread-self
+            await("no process holding the peer's end from port " + peerPort).pollInSameThread()
+                    .atMost(Duration.ofNanos(Math.max(end - System.nanoTime(), 1_000_000))).pollDelay(Duration.ZERO)
+                    .pollInterval(Duration.ofMillis(20)).until(() -> !heldHere(peerPort, port()));
+            return true;
+        } catch (ConditionTimeoutException e) {
+            return false;
         }
-        return true;
     }
 
     /**

@@ -10,6 +10,7 @@ import java.net.ServerSocket;
 import java.net.SocketTimeoutException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.Base64;
 import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -17,6 +18,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 /** The sandbox's isolation and the executor's contract, checked against the real sandbox. */
 class ExecutorTest {
@@ -101,12 +103,13 @@ class ExecutorTest {
                 Thread.currentThread().interrupt();
             }
         });
-        long uid = -1;
-        for (int i = 0; i < 100 && uid < 0; i++) {
-            Thread.sleep(20);
-            uid = hostUidOf("crucible-uid-probe");
+        long uid;
+        try {
+            uid = await("the probe's python seen in /proc").atMost(Duration.ofSeconds(5))
+                    .pollInterval(Duration.ofMillis(20)).until(() -> hostUidOf("crucible-uid-probe"), u -> u >= 0);
+        } finally {
+            run.join();
         }
-        run.join();
         long base = TestHost.crucible().sandbox().host().uidBase();
         assertThat(uid).isBetween(base, base + 63);
     }

@@ -1,10 +1,12 @@
 package dev.crucible.exec;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import dev.crucible.Crucible;
 import dev.crucible.pool.WarmPool;
 import dev.crucible.sandbox.SandboxConfig;
+import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterAll;
@@ -47,9 +49,9 @@ class HostileCasesInZygoteTest {
             System.out.println(id + ": not Python; the zygote serves Python only (spawn path: HostileCasesTest)");
             return;
         }
-        for (int i = 0; i < 6000 && pool.size() < 1; i++) { // a bound, not a timing
-            Thread.sleep(10);
-        }
+        // a bound, not a timing
+        await("a warm agent in the pool").atMost(Duration.ofMinutes(2)).pollInterval(Duration.ofMillis(10))
+                .until(pool::size, n -> n >= 1);
         long served = pool.hits() + pool.forked();
         HostileCasesTest.runAndCheck(crucible.executor(), id, " (zygote)", c, expect, request -> request);
         if (pool.hits() + pool.forked() > served) {

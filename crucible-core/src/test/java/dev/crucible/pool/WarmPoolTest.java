@@ -1,6 +1,7 @@
 package dev.crucible.pool;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import dev.crucible.Crucible;
 import dev.crucible.exec.ExecuteRequest;
@@ -32,9 +33,9 @@ class WarmPoolTest {
 
     /** Waits (bounded) for the pool to be full again so that the next request is a hit. */
     static void awaitReady(int size) throws InterruptedException {
-        for (int i = 0; i < 6000 && pool.size() < size; i++) { // a bound, not a timing: a busy machine starves the pool
-            Thread.sleep(10);
-        }
+        // a bound, not a timing: a busy machine starves the pool
+        await("the pool full again").atMost(Duration.ofMinutes(2)).pollInterval(Duration.ofMillis(10))
+                .until(pool::size, n -> n >= size);
         assertThat(pool.size()).isEqualTo(size);
     }
 
@@ -169,9 +170,8 @@ class WarmPoolTest {
     void closedPoolLeavesNothingBehind() throws Exception {
         try (Crucible other = Crucible.start(SandboxConfig.defaults().withSlots(4), null)) {
             WarmPool p = other.startPool(Map.of("python", 2));
-            for (int i = 0; i < 500 && p.size() < 2; i++) {
-                Thread.sleep(10);
-            }
+            await("the new pool full").atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(10))
+                    .until(p::size, n -> n >= 2);
             assertThat(p.size()).isEqualTo(2);
             assertThat(other.executor().execute(ExecuteRequest.of("python", "print(7)")).stdout()).isEqualTo("7\n");
             p.close();

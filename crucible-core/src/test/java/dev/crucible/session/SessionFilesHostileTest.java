@@ -27,6 +27,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 
@@ -241,7 +242,8 @@ class SessionFilesHostileTest {
     void filesToctouSwap() throws Exception {
         sessions.execute(ME, session.id(), "import subprocess\nswapper = subprocess.Popen(['bash', '-c', "
                 + pyString(codeOf("files-toctou-swap")) + "])", null, null);
-        Thread.sleep(200);
+        await("the swapper's first link").atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(20))
+                .until(() -> files.list("").stream().anyMatch(e -> e.path().equals("swap")));
         AtomicInteger refused = new AtomicInteger();
         List<String> leaked = new ArrayList<>();
         Map<String, Integer> outcomes = new LinkedHashMap<>();

@@ -21,6 +21,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 /** Sessions on the real sandbox: state, modes, interrupts, crashes, ownership, expiry, resume after a restart. */
 class SessionManagerTest {
@@ -172,11 +173,8 @@ class SessionManagerTest {
                     throw new IllegalStateException(e);
                 }
             });
-            boolean interrupted = false;
-            for (int i = 0; i < 200 && !interrupted; i++) {
-                Thread.sleep(20);
-                interrupted = sessions.interrupt(ME, s.id());
-            }
+            boolean interrupted = await("a running cell to interrupt").atMost(Duration.ofSeconds(10))
+                    .pollInterval(Duration.ofMillis(20)).until(() -> sessions.interrupt(ME, s.id()), done -> done);
             assertThat(interrupted).isTrue();
             CellResult r = cell.get();
             assertThat(r.status().wireName()).isEqualTo("interrupted");

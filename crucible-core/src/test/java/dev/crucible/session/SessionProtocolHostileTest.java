@@ -1,12 +1,15 @@
 package dev.crucible.session;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import dev.crucible.Crucible;
 import dev.crucible.TestHost;
 import dev.crucible.session.spec.CellResult;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
+import java.util.concurrent.atomic.AtomicLong;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
@@ -96,15 +99,11 @@ class SessionProtocolHostileTest {
                 threading.Thread(target=flood, daemon=True).start()
                 """, null, null);
         Path sent = data.resolve("sessions").resolve(id).resolve("workspace").resolve("sent");
-        long last = -1;
-        for (int i = 0; i < 100; i++) { // until the writer stalls (the pipe is full) or is done
-            Thread.sleep(100);
-            long now = Files.exists(sent) ? Long.parseLong(Files.readString(sent).strip()) : -1;
-            if (now > 0 && now == last) {
-                break;
-            }
-            last = now;
-        }
+        AtomicLong seen = new AtomicLong(-1);
+        long last = await("the writer stalled (the pipe is full) or done: the same count two looks in a row")
+                .atMost(Duration.ofSeconds(20)).pollInterval(Duration.ofMillis(100))
+                .until(() -> Files.exists(sent) ? Long.parseLong(Files.readString(sent).strip()) : -1,
+                        now -> now == seen.getAndSet(now) && now > 0);
         assertThat(last).as("bytes the cell got into the answer channel while no request was outstanding")
                 .isPositive().isLessThan(4L << 20);
 

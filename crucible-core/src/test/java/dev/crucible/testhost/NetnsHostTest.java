@@ -2,6 +2,7 @@ package dev.crucible.testhost;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 import com.sun.net.httpserver.HttpServer;
 import java.io.IOException;
@@ -79,10 +80,9 @@ class NetnsHostTest {
         }
         assertThat(Path.of("/run/netns", name)).doesNotExist();
         // the kernel removes a namespace's devices a moment after its last user is gone: wait for that state
-        for (int i = 0; i < 300 && links().stream().anyMatch(l -> l.startsWith(veth + "@")); i++) {
-            Thread.sleep(50);
-        }
-        assertThat(links()).noneMatch(l -> l.startsWith(veth + "@"));
+        await("the veth " + veth + " removed by the kernel").atMost(Duration.ofSeconds(30)).pollDelay(Duration.ZERO)
+                .pollInterval(Duration.ofMillis(50))
+                .untilAsserted(() -> assertThat(links()).noneMatch(l -> l.startsWith(veth + "@")));
         assertThat(routes()).noneMatch(r -> r.contains("dev " + veth + " "));
         // other test hosts (a class before this one) may have gone meanwhile: the rest of the machine is as it was
         assertThat(withoutTestHosts(routes())).isEqualTo(withoutTestHosts(routes));

@@ -3,7 +3,7 @@ package dev.crucible.eval;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.crucible.RequestException;
+import dev.crucible.error.RequestException;
 import dev.crucible.TestHost;
 import dev.crucible.runtime.LimitsSpec;
 import java.util.List;

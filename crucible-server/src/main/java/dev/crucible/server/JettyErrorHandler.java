@@ -1,6 +1,5 @@
 package dev.crucible.server;
 
-import dev.crucible.ErrorCode;
 import dev.crucible.error.ErrorCode;
 import dev.crucible.server.http.ErrorBody;
 import java.nio.ByteBuffer;

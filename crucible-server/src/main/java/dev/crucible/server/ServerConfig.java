@@ -1,6 +1,5 @@
 package dev.crucible.server;
 
-import dev.crucible.egress.EgressPolicy;
 import dev.crucible.egress.policy.EgressPolicy;
 import dev.crucible.server.access.WebOrigin;
 import dev.crucible.server.services.Services;

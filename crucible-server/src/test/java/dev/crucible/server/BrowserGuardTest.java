@@ -1,6 +1,7 @@
 package dev.crucible.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import java.io.ByteArrayOutputStream;
 import java.io.InputStream;
@@ -13,6 +14,7 @@ import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Assumptions;
@@ -210,14 +212,13 @@ class BrowserGuardTest {
         Process haproxy = new ProcessBuilder("/usr/sbin/haproxy", "-db", "-f", cfg.toString()).redirectErrorStream(true)
                 .redirectOutput(dir.resolve("haproxy.log").toFile()).start();
         try {
-            Map<String, String> server = null;
-            for (int i = 0; i < 600 && (server == null || !server.get("check_status").startsWith("L")); i++) {
-                if (!haproxy.isAlive()) {
-                    throw new AssertionError("haproxy ended: " + Files.readString(dir.resolve("haproxy.log")));
-                }
-                server = Files.exists(socket) ? stats(socket, "r0") : null;
-                Thread.sleep(50); // waiting for HAProxy's first completed check: a state, not a time
-            }
+            Map<String, String> server = await("HAProxy's first completed check of the server")
+                    .atMost(Duration.ofMinutes(1)).pollInterval(Duration.ofMillis(50)).until(() -> {
+                        if (!haproxy.isAlive()) {
+                            throw new AssertionError("haproxy ended: " + Files.readString(dir.resolve("haproxy.log")));
+                        }
+                        return Files.exists(socket) ? stats(socket, "r0") : null;
+                    }, view -> view != null && view.get("check_status").startsWith("L"));
             assertThat(server).as("HAProxy's view of the server").isNotNull();
             assertThat(server.get("check_status")).as(server.toString()).isEqualTo("L7OK");
             assertThat(server.get("check_code")).isEqualTo("200");

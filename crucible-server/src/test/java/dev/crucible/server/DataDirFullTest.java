@@ -1,6 +1,7 @@
 package dev.crucible.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import dev.crucible.TestHost;
 import java.io.IOException;
@@ -18,6 +19,7 @@ import java.util.Map;
 import java.util.Random;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
+import org.awaitility.core.ConditionTimeoutException;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import tools.jackson.databind.JsonNode;
@@ -84,18 +86,13 @@ class DataDirFullTest {
         /** Unmounts, once nothing holds the file system (a workspace unmounted lazily frees its loop device late). */
         @Override
         public void close() throws Exception {
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-            while (true) {
-                try {
-                    run("umount", mount.toString());
-                    return;
-                } catch (AssertionError busy) {
-                    if (System.nanoTime() > deadline) {
-                        run("umount", "-l", mount.toString());
-                        throw busy;
-                    }
-                    Thread.sleep(100);
-                }
+            try {
+                await("nothing holding " + mount + ": it unmounts").pollInSameThread().atMost(Duration.ofSeconds(30))
+                        .pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(100))
+                        .untilAsserted(() -> run("umount", mount.toString()));
+            } catch (ConditionTimeoutException busy) {
+                run("umount", "-l", mount.toString());
+                throw busy;
             }
         }
 

@@ -1,6 +1,7 @@
 package dev.crucible.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import dev.crucible.TestHost;
 import dev.crucible.egress.policy.EgressPolicy;
@@ -82,9 +83,8 @@ class EgressStallTest {
      * after its sandbox has ended.
      */
     private static void assertNothingLeft() throws Exception {
-        for (int i = 0; i < 500 && TestHost.crucible().sandbox().host().liveRunGroups() > 0; i++) {
-            Thread.sleep(10);
-        }
+        await("the removed session's cgroups swept").atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(10))
+                .until(() -> TestHost.crucible().sandbox().host().liveRunGroups(), groups -> groups == 0);
         TestHost.assertNothingLeft();
     }
 

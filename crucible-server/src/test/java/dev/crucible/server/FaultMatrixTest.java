@@ -11,6 +11,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Objects;
 import java.util.Set;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
@@ -18,6 +19,7 @@ import java.util.concurrent.Future;
 import java.util.function.Predicate;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -349,15 +351,8 @@ class FaultMatrixTest {
     }
 
     private static <T> T await(String what, java.util.function.Supplier<T> probe) throws InterruptedException {
-        long deadline = System.nanoTime() + Duration.ofSeconds(30).toNanos();
-        while (System.nanoTime() < deadline) {
-            T value = probe.get();
-            if (value != null) {
-                return value;
-            }
-            Thread.sleep(20);
-        }
-        throw new AssertionError("waited 30 s for " + what);
+        return Awaitility.await(what).atMost(Duration.ofSeconds(30)).pollDelay(Duration.ZERO)
+                .pollInterval(Duration.ofMillis(20)).until(probe::get, Objects::nonNull);
     }
 
     private static <T> List<T> awaitAll(String what, int atLeast, java.util.function.Supplier<List<T>> probe)

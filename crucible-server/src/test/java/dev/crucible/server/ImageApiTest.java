@@ -3,8 +3,6 @@ package dev.crucible.server;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.crucible.TestHost;
-import dev.crucible.image.Image;
-import dev.crucible.image.TestImages;
 import dev.crucible.image.spec.Image;
 import dev.crucible.image.store.TestImages;
 import dev.crucible.server.http.RuntimeInfo;

@@ -1,10 +1,12 @@
 package dev.crucible.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import dev.crucible.TestHost;
 import java.net.ServerSocket;
 import java.net.http.HttpResponse;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -73,11 +75,10 @@ class ReplicaNameConflictTest {
 
     /** Asks {@code server} for its sessions until the answer's status is {@code status} (a state, not a time). */
     private static HttpResponse<String> awaitSessions(CrucibleServer server, int status) throws Exception {
-        HttpResponse<String> r = Http.to(server, null).get("/v1/sessions");
-        for (int i = 0; i < 600 && r.statusCode() != status; i++) { // the peers are asked every 5 s
-            Thread.sleep(50);
-            r = Http.to(server, null).get("/v1/sessions");
-        }
+        // the peers are asked every 5 s
+        HttpResponse<String> r = await("GET /v1/sessions answered " + status).atMost(Duration.ofMinutes(1))
+                .pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(50))
+                .until(() -> Http.to(server, null).get("/v1/sessions"), answer -> answer.statusCode() == status);
         assertThat(r.statusCode()).as(r.body()).isEqualTo(status);
         return r;
     }

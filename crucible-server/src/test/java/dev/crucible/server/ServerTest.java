@@ -2,6 +2,7 @@ package dev.crucible.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 import dev.crucible.TestHost;
 import java.io.BufferedReader;
@@ -10,6 +11,7 @@ import java.net.URI;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -204,9 +206,9 @@ class ServerTest {
                 throw new RuntimeException(e);
             }
         });
-        for (int i = 0; i < 500 && json(client.get("/healthz")).get("running").asInt() == 0; i++) {
-            Thread.sleep(10);
-        }
+        await("the slow run running").atMost(Duration.ofSeconds(10)).pollDelay(Duration.ZERO)
+                .pollInterval(Duration.ofMillis(10))
+                .until(() -> json(client.get("/healthz")).get("running").asInt() > 0);
         HttpResponse<String> refused = client.postJson("/v1/execute", "{\"language\":\"python\",\"code\":\"print(1)\"}");
         assertThat(refused.statusCode()).isEqualTo(429);
         assertThat(refused.headers().firstValue("Retry-After")).hasValue("1");
@@ -217,11 +219,9 @@ class ServerTest {
         // shutdown: new work is refused, the running one gets its grace (1 s here), then it is killed
         long t0 = System.nanoTime();
         Thread closer = Thread.ofVirtual().start(small::close);
-        HttpResponse<String> draining = client.get("/healthz");
-        for (int i = 0; i < 200 && draining.statusCode() == 200; i++) {
-            Thread.sleep(5);
-            draining = client.get("/healthz");
-        }
+        HttpResponse<String> draining = await("/healthz answering other than 200 (draining)")
+                .atMost(Duration.ofSeconds(5)).pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(5))
+                .until(() -> client.get("/healthz"), answer -> answer.statusCode() != 200);
         assertThat(draining.statusCode()).as("not ready while draining").isEqualTo(503);
         assertThat(json(draining).get("status").asString()).isEqualTo("draining");
         holder.join();

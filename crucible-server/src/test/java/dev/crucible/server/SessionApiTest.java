@@ -1,6 +1,7 @@
 package dev.crucible.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import dev.crucible.TestHost;
 import java.net.URI;
@@ -10,6 +11,7 @@ import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -163,11 +165,10 @@ class SessionApiTest {
                     throw new IllegalStateException(e);
                 }
             });
-            boolean interrupted = false;
-            for (int i = 0; i < 200 && !interrupted; i++) {
-                Thread.sleep(20);
-                interrupted = json(alice.postJson("/v1/sessions/" + id + "/interrupt", "{}")).get("interrupted").asBoolean();
-            }
+            boolean interrupted = await("a running cell to interrupt").atMost(Duration.ofSeconds(10))
+                    .pollInterval(Duration.ofMillis(20))
+                    .until(() -> json(alice.postJson("/v1/sessions/" + id + "/interrupt", "{}")).get("interrupted")
+                            .asBoolean(), done -> done);
             assertThat(interrupted).isTrue();
             assertThat(running.get().get("status").asString()).isEqualTo("interrupted");
             assertThat(cell(alice, id, "y").get("result").asString()).isEqualTo("'kept'");

@@ -1,11 +1,13 @@
 package dev.crucible.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import dev.crucible.TestHost;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -14,6 +16,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import tools.jackson.databind.json.JsonMapper;
@@ -89,16 +92,11 @@ class SoakTest {
     /** What a leak would grow: processes below this JVM, run cgroups, this JVM's pipes, program dirs. */
     record Counts(long processes, int cgroups, long pipes, long programDirs) {
         static Counts settled(dev.crucible.Crucible engine) throws Exception {
-            Counts last = null;
-            for (int i = 0; i < 100; i++) {
-                Thread.sleep(100);
-                Counts now = take(engine);
-                if (now.equals(last) && engine.executor().pool().size() == 2) {
-                    return now;
-                }
-                last = now;
-            }
-            return last;
+            AtomicReference<Counts> last = new AtomicReference<>();
+            return await("the engine settled: the pool full, the same counts two looks in a row")
+                    .atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(100))
+                    .until(() -> take(engine),
+                            now -> now.equals(last.getAndSet(now)) && engine.executor().pool().size() == 2);
         }
 
         static Counts take(dev.crucible.Crucible engine) throws Exception {

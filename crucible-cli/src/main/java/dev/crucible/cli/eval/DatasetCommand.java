@@ -2,17 +2,11 @@ package dev.crucible.cli.eval;
 
 import dev.crucible.cli.support.CliSupport;
 import dev.crucible.cli.support.ExitCodes;
-import dev.crucible.eval.Dataset;
-import dev.crucible.eval.DatasetRun;
-import dev.crucible.eval.RemoteCrucible;
-import dev.crucible.eval.Sandboxes;
-import dev.crucible.eval.Shard;
 import dev.crucible.eval.dataset.Dataset;
 import dev.crucible.eval.dataset.DatasetRun;
 import dev.crucible.eval.dataset.RemoteCrucible;
 import dev.crucible.eval.dataset.Sandboxes;
 import dev.crucible.eval.dataset.Shard;
-import dev.crucible.server.Services;
 import dev.crucible.server.services.Services;
 import java.io.IOException;
 import java.io.PrintWriter;

@@ -2,8 +2,6 @@ package dev.crucible.cli.eval;
 
 import dev.crucible.cli.support.CliSupport;
 import dev.crucible.cli.support.ExitCodes;
-import dev.crucible.eval.DatasetRun;
-import dev.crucible.eval.ResultsMerge;
 import dev.crucible.eval.dataset.DatasetRun;
 import dev.crucible.eval.dataset.ResultsMerge;
 import java.io.IOException;

@@ -2,9 +2,7 @@ package dev.crucible.cli.eval;
 
 import dev.crucible.cli.support.CliSupport;
 import dev.crucible.cli.support.ExitCodes;
-import dev.crucible.eval.Reward;
 import dev.crucible.eval.reward.Reward;
-import dev.crucible.server.Services;
 import dev.crucible.server.services.Services;
 import java.io.IOException;
 import java.io.PrintWriter;

@@ -2,8 +2,6 @@ package dev.crucible.cli.image;
 
 import dev.crucible.cli.support.CliSupport;
 import dev.crucible.cli.support.ExitCodes;
-import dev.crucible.image.ImageException;
-import dev.crucible.image.ImageStore;
 import dev.crucible.image.spec.ImageException;
 import dev.crucible.image.store.ImageStore;
 import dev.crucible.server.ServerConfig;

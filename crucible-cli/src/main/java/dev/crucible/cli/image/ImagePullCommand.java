@@ -2,14 +2,10 @@ package dev.crucible.cli.image;
 
 import dev.crucible.cli.support.CliSupport;
 import dev.crucible.cli.support.ExitCodes;
-import dev.crucible.image.Image;
-import dev.crucible.image.ImagePuller;
-import dev.crucible.image.ImageRef;
-import dev.crucible.image.RegistryCredentials;
-import dev.crucible.image.registry.ImagePuller;
-import dev.crucible.image.registry.RegistryCredentials;
 import dev.crucible.image.spec.Image;
+import dev.crucible.image.registry.ImagePuller;
 import dev.crucible.image.spec.ImageRef;
+import dev.crucible.image.registry.RegistryCredentials;
 import java.io.Console;
 import java.io.PrintWriter;
 import java.time.Duration;

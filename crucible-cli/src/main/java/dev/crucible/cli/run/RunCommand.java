@@ -1,10 +1,9 @@
 package dev.crucible.cli.run;
 
 import dev.crucible.Crucible;
-import dev.crucible.RequestException;
+import dev.crucible.error.RequestException;
 import dev.crucible.cli.support.CliSupport;
 import dev.crucible.cli.support.ExitCodes;
-import dev.crucible.error.RequestException;
 import dev.crucible.exec.ExecuteRequest;
 import dev.crucible.exec.ExecuteResult;
 import dev.crucible.runtime.LanguageRuntime;

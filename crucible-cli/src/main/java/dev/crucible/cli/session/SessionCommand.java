@@ -1,10 +1,9 @@
 package dev.crucible.cli.session;
 
 import dev.crucible.Crucible;
-import dev.crucible.RequestException;
+import dev.crucible.error.RequestException;
 import dev.crucible.cli.support.CliSupport;
 import dev.crucible.cli.support.ExitCodes;
-import dev.crucible.error.RequestException;
 import dev.crucible.server.ServerConfig;
 import dev.crucible.server.services.Services;
 import dev.crucible.session.SessionConfig;

@@ -2,6 +2,7 @@ package dev.crucible.egress.proxy;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.tuple;
+import static org.awaitility.Awaitility.await;
 
 import com.sun.net.httpserver.HttpServer;
 import dev.crucible.egress.address.AddressClass;
@@ -116,15 +117,11 @@ class EgressProxyTest {
 
     static EgressDecision awaitDecision(EgressProxy proxy, Predicate<EgressDecision> which)
             throws InterruptedException {
-        for (int i = 0; i < 500; i++) {
-            for (EgressDecision decision : proxy.decisions()) {
-                if (which.test(decision)) {
-                    return decision;
-                }
-            }
-            Thread.sleep(10); // the decision is recorded when the connection ends, just after curl's exit
-        }
-        throw new AssertionError("no such decision in " + proxy.decisions());
+        // the decision is recorded when the connection ends, just after curl's exit
+        List<EgressDecision> decisions = await("the proxy's decision on the connection").atMost(Duration.ofSeconds(10))
+                .pollDelay(Duration.ZERO).pollInterval(Duration.ofMillis(10))
+                .until(proxy::decisions, seen -> seen.stream().anyMatch(which));
+        return decisions.stream().filter(which).findFirst().orElseThrow();
     }
 
     private static EgressDecision onlyDecision(EgressProxy proxy) throws InterruptedException {
@@ -283,9 +280,9 @@ class EgressProxyTest {
             assertRefused(curl(listener, "http://127.0.0.1:PORT/hello"), 429, "as many egress connections open");
         }
         awaitDecision(proxy, d -> d.allowed());
-        for (int i = 0; i < 500 && proxy.counters().open() > 0; i++) {
-            Thread.sleep(10); // the tunnel's thread ends just after it records its decision
-        }
+        // the tunnel's thread ends just after it records its decision
+        await("the tunnel closed: no connection open").atMost(Duration.ofSeconds(10)).pollDelay(Duration.ZERO)
+                .pollInterval(Duration.ofMillis(10)).until(() -> proxy.counters().open(), open -> open == 0);
         assertThat(curl(listener, "http://127.0.0.1:PORT/hello").out()).isEqualTo("hello from the origin\n");
     }
 

@@ -4,6 +4,7 @@ import static dev.crucible.image.registry.PullFixtures.layer;
 import static dev.crucible.image.registry.PullFixtures.puller;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowable;
+import static org.awaitility.Awaitility.await;
 
 import dev.crucible.image.spec.Image;
 import dev.crucible.image.spec.ImageException;
@@ -21,7 +22,6 @@ import java.util.HexFormat;
 import java.util.List;
 import java.util.Random;
 import java.util.Set;
-import java.util.concurrent.TimeUnit;
 import org.assertj.core.api.ThrowableAssert.ThrowingCallable;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
@@ -127,11 +127,9 @@ class ImagePullerFaultTest {
                 System.getProperty("java.class.path"), PullProcess.class.getName(),
                 proxy.host() + "/killed/app:v1", dir.toString()).inheritIO().start();
         try {
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-            while (!(Files.exists(partial) && Files.size(partial) > 0) && pull.isAlive()
-                    && System.nanoTime() < deadline) {
-                Thread.sleep(20);
-            }
+            await("the pull's first bytes of the layer on disk, or its end").atMost(Duration.ofSeconds(60))
+                    .pollInterval(Duration.ofMillis(20))
+                    .until(() -> Files.exists(partial) && Files.size(partial) > 0 || !pull.isAlive());
             assertThat(pull.isAlive()).as("the pull stalls mid-blob").isTrue();
         } finally {
             pull.destroyForcibly().waitFor(); // SIGKILL: what its buffers held is lost, the file keeps the rest

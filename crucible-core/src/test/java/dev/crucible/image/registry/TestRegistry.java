@@ -5,6 +5,7 @@ import dev.crucible.image.spec.ImageException;
 import dev.crucible.image.spec.ImageFormats;
 import dev.crucible.image.spec.ImageRef;
 import dev.crucible.image.store.StoreFixtures;
+import static org.awaitility.Awaitility.await;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
@@ -15,10 +16,13 @@ import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import org.awaitility.core.ConditionTimeoutException;
+import org.awaitility.core.TerminalFailureException;
 import org.junit.jupiter.api.Assumptions;
 
 /**
@@ -226,12 +230,12 @@ public final class TestRegistry implements AutoCloseable {
         Process started = process;
         reaper = new Thread(started::destroyForcibly, "test-registry-reaper"); // a test JVM that exits early
         Runtime.getRuntime().addShutdownHook(reaper);
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
-        while (!answers()) {
-            if (!process.isAlive() || System.nanoTime() > deadline) {
-                throw new IOException("docker-registry did not answer on " + host() + ": " + Files.readString(log));
-            }
-            Thread.sleep(50);
+        try {
+            await("docker-registry answering on " + host()).atMost(Duration.ofSeconds(30)).pollDelay(Duration.ZERO)
+                    .pollInterval(Duration.ofMillis(50)).failFast("docker-registry exited", () -> !started.isAlive())
+                    .until(this::answers);
+        } catch (ConditionTimeoutException | TerminalFailureException e) {
+            throw new IOException("docker-registry did not answer on " + host() + ": " + Files.readString(log), e);
         }
     }
 

@@ -2,6 +2,7 @@ package dev.crucible.sandbox.bwrap;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 import dev.crucible.sandbox.Limits;
 import dev.crucible.sandbox.Sandbox;
@@ -13,6 +14,7 @@ import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Assumptions;
@@ -115,13 +117,15 @@ class UidLeaseTest {
                         Thread.currentThread().interrupt();
                     }
                 });
-                long uid = -1;
-                for (int i = 0; i < 200 && uid < 0; i++) {
-                    Thread.sleep(20);
-                    uid = hostUidOf("/usr/bin/sleep\0" + marker + "\0");
+                long uid;
+                try {
+                    uid = await("the sandboxed sleep seen in /proc").atMost(Duration.ofSeconds(10))
+                            .pollInterval(Duration.ofMillis(20))
+                            .until(() -> hostUidOf("/usr/bin/sleep\0" + marker + "\0"), u -> u >= 0);
+                } finally {
+                    s.killRunning();
+                    run.join();
                 }
-                s.killRunning();
-                run.join();
                 assertThat(uid).as("host uid of the sandboxed sleep").isBetween((long) s.host().uidBase(), s.host().uidBase() + 1L);
             }
         }

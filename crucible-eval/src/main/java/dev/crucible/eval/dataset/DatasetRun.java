@@ -2,7 +2,6 @@ package dev.crucible.eval.dataset;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonProperty;
-import dev.crucible.RequestException;
 import dev.crucible.error.RequestException;
 import dev.crucible.eval.CaseStatus;
 import dev.crucible.eval.Judge;

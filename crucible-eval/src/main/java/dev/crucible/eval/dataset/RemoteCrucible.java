@@ -1,7 +1,5 @@
 package dev.crucible.eval.dataset;
 
-import dev.crucible.ErrorCode;
-import dev.crucible.RequestException;
 import dev.crucible.error.ErrorCode;
 import dev.crucible.error.RequestException;
 import dev.crucible.eval.Judge;

@@ -2,8 +2,6 @@ package dev.crucible.eval.reward;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonProperty;
-import dev.crucible.ErrorCode;
-import dev.crucible.RequestException;
 import dev.crucible.error.ErrorCode;
 import dev.crucible.error.RequestException;
 import dev.crucible.eval.Comparison;

@@ -2,6 +2,7 @@ package dev.crucible.eval.dataset;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 import dev.crucible.Crucible;
 import dev.crucible.TestHost;
@@ -154,11 +155,13 @@ class RemoteDatasetRunTest {
         assertThat(remote.concurrency()).isEqualTo(6); // max_running 3 + max_queued 3
         front.health = "{\"status\":\"ok\",\"max_running\":5,\"max_queued\":10}";
         try {
-            for (int i = 0; i < 500 && (remote.concurrency() != 15 || capped.concurrency() != 8); i++) {
-                Thread.sleep(10); // read again in the background
-            }
-            assertThat(remote.concurrency()).isEqualTo(15);
-            assertThat(capped.concurrency()).isEqualTo(8);
+            // read again in the background
+            await("the new /healthz read by both clients").atMost(Duration.ofSeconds(10))
+                    .pollInterval(Duration.ofMillis(10))
+                    .untilAsserted(() -> {
+                        assertThat(remote.concurrency()).isEqualTo(15);
+                        assertThat(capped.concurrency()).isEqualTo(8);
+                    });
         } finally {
             front.health = "{\"status\":\"ok\",\"max_running\":3,\"max_queued\":3}";
         }

@@ -1,7 +1,7 @@
 package dev.crucible.server.http;
 
 import com.fasterxml.jackson.annotation.JsonProperty;
-import dev.crucible.ErrorCode;
+import dev.crucible.error.ErrorCode;
 
 /** The body of every error answer: {@code {"error": {"code": "...", "message": "..."}}}. */
 public record ErrorBody(@JsonProperty("error") Detail error) {

@@ -6,7 +6,6 @@ import dev.crucible.error.RequestException;
 import dev.crucible.egress.NetworkRequest;
 import dev.crucible.server.access.Auth;
 import dev.crucible.server.metrics.Metrics;
-import dev.crucible.session.CellResult;
 import dev.crucible.session.spec.CellResult;
 import dev.crucible.session.SessionFiles;
 import dev.crucible.session.spec.SessionLimits;

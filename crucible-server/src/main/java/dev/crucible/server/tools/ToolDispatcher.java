@@ -8,7 +8,6 @@ import dev.crucible.exec.ExecuteResult;
 import dev.crucible.exec.Executor;
 import dev.crucible.runtime.LanguageRuntime;
 import dev.crucible.server.http.RuntimeInfo;
-import dev.crucible.session.CellResult;
 import dev.crucible.session.spec.CellResult;
 import dev.crucible.session.SessionManager;
 import dev.crucible.session.workspace.Workspace;
