@@ -219,7 +219,13 @@ class DocsSiteTest {
         char quote = 0;
         for (int i = 0; i < command.length(); i++) {
             char c = command.charAt(i);
-            if (quote != 0) {
+            if (c == '$' && quote != '\'') { // expanded outside quotes and inside double quotes
+                word = word == null ? new StringBuilder() : word;
+                word.append('0');
+                while (i + 1 < command.length() && (Character.isLetterOrDigit(command.charAt(i + 1)) || command.charAt(i + 1) == '_')) {
+                    i++;
+                }
+            } else if (quote != 0) {
                 if (c == quote) {
                     quote = 0;
                 } else {
@@ -231,12 +237,6 @@ class DocsSiteTest {
             } else if (c == '\\' && i + 1 < command.length()) {
                 word = word == null ? new StringBuilder() : word;
                 word.append(command.charAt(++i));
-            } else if (c == '$') {
-                word = word == null ? new StringBuilder() : word;
-                word.append('0');
-                while (i + 1 < command.length() && (Character.isLetterOrDigit(command.charAt(i + 1)) || command.charAt(i + 1) == '_')) {
-                    i++;
-                }
             } else if (Character.isWhitespace(c) || c == '|' || c == ';' || c == '&' || (c == '#' && word == null)) {
                 if (word != null) {
                     words.add(word.toString());
