@@ -62,6 +62,9 @@ crucible_ensure_test_packages() {
   [ -x /usr/sbin/ip ] || [ -x /sbin/ip ] || missing+=(iproute2)            # test hosts: a network namespace each (NetnsHost)
   command -v podman >/dev/null 2>&1 || missing+=(podman)                   # ContainerIT runs the image under podman
   [ -x /usr/sbin/runc ] || missing+=(runc)     # crun 1.8 refuses hybrid cgroup hosts; ContainerIT uses runc there
+  command -v mkdocs >/dev/null 2>&1 || missing+=(mkdocs)                   # the docs site: DocsSiteTest builds it --strict
+  [ -f /usr/share/mkdocs/themes/material/mkdocs_theme.yml ] || /usr/bin/python3 -c 'import material' 2>/dev/null \
+    || missing+=(mkdocs-material)                                           # its theme (mkdocs.yml)
   [ ${#missing[@]} -eq 0 ] && return 0
   if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "crucible: installing ${missing[*]} (for the tests)" >&2

@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # cgroup v1 only: gives a Crucible container a cgroup subtree of its own that its (user-namespaced) root may write,
 # which podman does by itself on cgroup v2 (the container's group is chowned to its root there) but not on v1, where
-# it mounts the hierarchies read-only unless --privileged. Run as root on the host; see README, "Running in a
-# container".
+# it mounts the hierarchies read-only unless --privileged. Run as root on the host; see docs/container.md
+# ("Running in a container").
 #
 #   podman create $(deploy/podman/cgroup-v1.sh flags NAME) --name NAME ...   # before: the parent, and what to add
 #   deploy/podman/cgroup-v1.sh delegate NAME                                # after create, before podman start

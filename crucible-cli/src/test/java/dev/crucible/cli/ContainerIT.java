@@ -25,7 +25,7 @@ import tools.jackson.databind.json.JsonMapper;
 import tools.jackson.databind.node.ObjectNode;
 
 /**
- * The container image under Podman with exactly the README's security settings: every case of the hostile catalogue
+ * The container image under Podman with exactly the security settings of docs/container.md: every case of the hostile catalogue
  * through {@code POST /v1/execute} gets the outcome the host's sandbox gets, and every route of the server answers a
  * minimal valid request. Runs when {@code CRUCIBLE_CONTAINER_IT=1} (./run-tests sets it when the tools are installed):
  * a cold image build takes a few minutes.
@@ -89,7 +89,7 @@ class ContainerIT {
         Set<String> called = new TreeSet<>();
         JsonNode openapi = JSON.readTree(expect(called, "GET", "/openapi.json", null, 200).body());
         assertThat(expect(called, "GET", "/healthz", null, 200).body()).contains("\"status\":\"ok\"");
-        // the probes the Kubernetes manifests use, with the settings the README gives for a container
+        // the probes the Kubernetes manifests use, with the settings docs/container.md gives for a container
         assertThat(expect(called, "GET", "/readyz", null, 200).body()).contains("\"status\":\"ready\"")
                 .contains("\"part\":\"slots\"").contains("\"part\":\"admission\"");
         assertThat(expect(called, "GET", "/livez", null, 200).body()).contains("\"status\":\"live\"");
@@ -159,14 +159,14 @@ class ContainerIT {
         return r;
     }
 
-    /** The README states exactly the settings this test runs with. */
+    /** The docs' "Running in a container" states exactly the settings this test runs with. */
     @Test
-    void theReadmeStatesTheseSettings() throws IOException {
-        String readme = Files.readString(PodmanContainer.ROOT.resolve("README.md"));
+    void theDocsStateTheseSettings() throws IOException {
+        String page = Files.readString(PodmanContainer.ROOT.resolve("docs/container.md"));
         List<String> flags = new ArrayList<>(PodmanContainer.security(false));
         flags.addAll(PodmanContainer.security(true));
         for (int i = 0; i + 1 < flags.size(); i += 2) {
-            assertThat(readme).as("README, Running in a container").contains(flags.get(i) + " " + flags.get(i + 1));
+            assertThat(page).as("docs/container.md, Running in a container").contains(flags.get(i) + " " + flags.get(i + 1));
         }
     }
 }

@@ -22,7 +22,7 @@ import org.junit.jupiter.api.Assumptions;
 
 /**
  * Crucible's OCI image ({@code scripts/build-image.sh}) loaded into Podman and run with exactly the security settings
- * of the README's "Running in a container", answered over HTTP on a loopback port of the host. The archive is built
+ * of docs/container.md ("Running in a container"), answered over HTTP on a loopback port of the host. The archive is built
  * once per JAR and build script (cached under the temp directory, keyed by their hash) and loaded once per key.
  */
 public final class PodmanContainer implements AutoCloseable {
@@ -33,7 +33,7 @@ public final class PodmanContainer implements AutoCloseable {
     private static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
 
     /**
-     * The settings, as the README writes them (the seccomp profile relative to the repository): a user namespace of
+     * The settings, as docs/container.md writes them (the seccomp profile relative to the repository): a user namespace of
      * 65536 ids (the slot uids 61000-64999 included), the profile, /proc unmasked (bwrap mounts a fresh one), no new
      * privileges, and the capabilities the server uses; then the writable cgroup, which differs by version.
      */
@@ -44,7 +44,7 @@ public final class PodmanContainer implements AutoCloseable {
                 "--security-opt", "no-new-privileges",
                 "--cap-drop", "all", "--cap-add", "CHOWN,DAC_OVERRIDE,FOWNER,KILL,SETGID,SETPCAP,SETUID"));
         if (cgroupV2) {
-            flags.addAll(List.of("--cgroupns", "private")); // not tested on this cgroup v1 machine: see the README
+            flags.addAll(List.of("--cgroupns", "private")); // not tested on this cgroup v1 machine: see docs/container.md
         }
         return flags;
     }
