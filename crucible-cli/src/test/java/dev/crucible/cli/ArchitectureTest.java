@@ -121,4 +121,22 @@ class ArchitectureTest {
             assertThat(lines).as("lines in %s", pkg).isLessThanOrEqualTo(2_600);
         }
     }
+
+    /** Each room says what it owns and what it must not touch, and AGENTS.md's map has a line for it. */
+    @Test
+    void everyPackageSaysWhatItOwnsAndIsOnTheMap() throws IOException {
+        String agents = Files.readString(REPO.resolve("AGENTS.md"));
+        List<Path> packages;
+        try (Stream<Path> files = Files.walk(REPO)) {
+            packages = files.filter(f -> f.toString().endsWith(".java") && f.toString().contains("/src/main/java/"))
+                    .filter(f -> !f.toString().contains("/node_modules/"))
+                    .map(Path::getParent).distinct().sorted().toList();
+        }
+        for (Path dir : packages) {
+            String pkg = dir.toString().substring(dir.toString().indexOf("/src/main/java/") + 15).replace('/', '.');
+            assertThat(dir.resolve("package-info.java")).as("package-info.java of %s", pkg).isRegularFile();
+            String name = pkg.equals("dev.crucible") ? "dev.crucible" : pkg.substring("dev.crucible.".length());
+            assertThat(agents).as("AGENTS.md's map names %s as `%s`", pkg, name).contains("`" + name + "`");
+        }
+    }
 }
