@@ -3,6 +3,7 @@ package dev.crucible.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatCode;
 
+import dev.crucible.cli.support.ExitCodes;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
