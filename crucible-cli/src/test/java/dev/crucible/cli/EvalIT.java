@@ -41,7 +41,7 @@ class EvalIT {
         List<String> argv = List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                 "--enable-native-access=ALL-UNNAMED", "-jar", CliIT.JAR.toAbsolutePath().toString(), "eval", "dataset",
                 "--format", "humaneval", "--problems", resource("HumanEval.jsonl.gz").toString(), "--out", out.toString(),
-                "--k", "1", "-c", "2");
+                "--k", "1", "-c", "2", "--timeout-ms", "60000"); // references pass whatever the load (wall time)
         Process first = new ProcessBuilder(argv).redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD)
                 .start();
         await("30 results written").atMost(Duration.ofMinutes(3)).pollInterval(Duration.ofMillis(20))
@@ -61,7 +61,7 @@ class EvalIT {
         assertThat(whole).isBetween(30, 163);
 
         CliIT.Outcome again = CliIT.crucible(dir, "eval", "dataset", "--format", "humaneval", "--problems",
-                resource("HumanEval.jsonl.gz").toString(), "--out", out.toString(), "--k", "1");
+                resource("HumanEval.jsonl.gz").toString(), "--out", out.toString(), "--k", "1", "--timeout-ms", "60000");
         assertThat(again.exit()).as(again.stderr()).isZero();
         JsonNode summary = JSON.readTree(again.stdout()).get("summary");
         assertThat(summary.get("resumed").asInt()).isEqualTo(whole);

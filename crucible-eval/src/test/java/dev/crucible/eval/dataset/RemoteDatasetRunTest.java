@@ -71,7 +71,7 @@ class RemoteDatasetRunTest {
     }
 
     static DatasetRun.Options options(Path problems, Path samples, Path out) {
-        return new DatasetRun.Options("humaneval", problems, samples, List.of(1, 2), out, 4, 10_000);
+        return new DatasetRun.Options("humaneval", problems, samples, List.of(1, 2), out, 4, DatasetRunTest.KNOWN_GOOD_MS);
     }
 
     static Map<String, String> verdicts(Path out) throws Exception {
