@@ -21,7 +21,7 @@ public record Limits(long timeoutMs, long cpuMs, int memoryMb, int outputBytes, 
      * What a run's answer may take beyond its {@link #timeoutMs}, end to end: waiting for a turn is bounded by the
      * timeout plus this, and so is a run whose sandbox got stuck (a warm agent or zygote that does not take its program
      * within 2 s is killed, replaced and the run started again; a killed sandbox that does not end within 3 s is given
-     * up). README, "Deadlines".
+     * up). docs/limits.md, "Deadlines".
      */
     public static final long GRACE_MS = 5_000;
 

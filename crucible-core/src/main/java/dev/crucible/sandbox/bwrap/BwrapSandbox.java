@@ -130,7 +130,7 @@ public final class BwrapSandbox implements Sandbox {
                         : new String(r.stderr(), StandardCharsets.UTF_8).strip();
                 close();
                 throw new SandboxUnavailableException("the sandbox cannot start on this host: " + why
-                        + " (user namespaces disabled? see README, 'Security model')");
+                        + " (user namespaces disabled? see docs/security.md)");
             }
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
