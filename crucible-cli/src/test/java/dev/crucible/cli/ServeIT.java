@@ -31,15 +31,18 @@ class ServeIT {
          * SIGTERM (the graceful drain), then SIGKILL if it has not exited within {@code grace}: a server that outlives
          * its test keeps its uid block and CPU, and every later test on the host pays for it.
          *
+         * Returns once its stderr has been read to the end, so a caller's look at {@link #stderr} sees the whole log.
+         *
          * @return whether it exited on its own
          */
         boolean stop(Duration grace) throws InterruptedException {
             process.toHandle().destroy(); // not Process.destroy(): that would also close our end of its stderr
-            if (process.waitFor(grace.toMillis(), TimeUnit.MILLISECONDS)) {
-                return true;
+            boolean exited = process.waitFor(grace.toMillis(), TimeUnit.MILLISECONDS);
+            if (!exited) {
+                process.destroyForcibly().waitFor();
             }
-            process.destroyForcibly().waitFor();
-            return false;
+            stderrReader.join(Duration.ofSeconds(30));
+            return exited;
         }
     }
 
