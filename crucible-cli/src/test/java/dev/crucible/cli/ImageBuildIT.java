@@ -7,7 +7,6 @@ import dev.crucible.image.store.ImageStore;
 import dev.crucible.image.store.TestImages;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.attribute.PosixFilePermissions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import tools.jackson.databind.JsonNode;
@@ -22,8 +21,7 @@ class ImageBuildIT {
 
     @BeforeAll
     static void theBaseImageInAStore() throws Exception {
-        data = Files.createTempDirectory("crucible-image-build-it");
-        Files.setPosixFilePermissions(data, PosixFilePermissions.fromString("rwxr-xr-x"));
+        data = dev.crucible.TestDirs.create("crucible-image-build-it"); // deleted at exit
         TestImages.debianPython(ImageStore.open(data.resolve("images")));
     }
 

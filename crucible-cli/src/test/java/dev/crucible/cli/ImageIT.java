@@ -43,8 +43,7 @@ class ImageIT {
     @BeforeAll
     static void pushTheDebianImage() throws Exception {
         TestRegistry.assumeInstalled();
-        work = Files.createTempDirectory("crucible-image-it");
-        Files.setPosixFilePermissions(work, PosixFilePermissions.fromString("rwxr-xr-x"));
+        work = dev.crucible.TestDirs.create("crucible-image-it"); // deleted at exit
         registry = TestRegistry.start(work.resolve("registry"));
         Path layout = work.resolve("layout");
         exec("umoci", "init", "--layout", layout.toString());

@@ -5,7 +5,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.attribute.PosixFilePermissions;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Assumptions;
@@ -24,8 +23,7 @@ class McpIT {
                     + "(./run-tests installs it with npm ci)");
         }
         Assumptions.assumeTrue(installed, "@modelcontextprotocol/sdk is not installed");
-        Path data = Files.createTempDirectory("crucible-mcp-data-");
-        Files.setPosixFilePermissions(data, PosixFilePermissions.fromString("rwxr-xr-x")); // sessions' uids traverse it
+        Path data = dev.crucible.TestDirs.create("crucible-mcp-data-"); // deleted at exit
         Process p = new ProcessBuilder("node", "mcp.mjs", "stdio",
                 Path.of(System.getProperty("java.home"), "bin", "java").toString(), "--enable-native-access=ALL-UNNAMED",
                 "-jar", CliIT.JAR.toAbsolutePath().toString(), "mcp", "--data-dir", data.toString())

@@ -9,13 +9,9 @@ import java.time.Duration;
 
 /** A small JDK HttpClient wrapper for the tests: the real server on a real port. */
 record Http(HttpClient client, String base, String token) {
-    /** The server's defaults with a data directory of the test's own (never the machine's). */
+    /** The server's defaults with a data directory of the test's own (never the machine's), deleted at exit. */
     static ServerConfig config() {
-        try {
-            return ServerConfig.defaults().withDataDir(java.nio.file.Files.createTempDirectory("crucible-test-data-"));
-        } catch (IOException e) {
-            throw new java.io.UncheckedIOException(e);
-        }
+        return ServerConfig.defaults().withDataDir(dev.crucible.TestDirs.create("crucible-test-data-"));
     }
 
     static Http to(CrucibleServer server, String token) {
