@@ -27,8 +27,7 @@ public final class TestHost {
         if (crucible == null) {
             Images images;
             try {
-                Path store = Files.createTempDirectory("crucible-test-images");
-                Files.setPosixFilePermissions(store, java.nio.file.attribute.PosixFilePermissions.fromString("rwxr-xr-x"));
+                Path store = TestDirs.create("crucible-test-images"); // deleted at exit
                 images = Images.of(ImageStore.open(store), Images.PullPolicy.never());
             } catch (IOException e) {
                 throw new java.io.UncheckedIOException(e);

@@ -43,8 +43,7 @@ class ImageCodeOutOfZygoteTest {
 
     @BeforeAll
     static void buildTheImage() throws Exception {
-        storeDir = Files.createTempDirectory("crucible-test-zygote-images");
-        Files.setPosixFilePermissions(storeDir, java.nio.file.attribute.PosixFilePermissions.fromString("rwxr-xr-x"));
+        storeDir = dev.crucible.TestDirs.create("crucible-test-zygote-images"); // deleted at exit
         ImageStore store = ImageStore.open(storeDir);
         TestImages.debianPython(store);
         engine = Crucible.start(SandboxConfig.defaults().withSlots(4), null, Images.of(store,
