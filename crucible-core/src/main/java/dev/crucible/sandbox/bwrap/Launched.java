@@ -143,12 +143,16 @@ final class Launched implements Sandbox.Launch {
                     + Math.min(TAKE_MS, limits.timeoutMs()) + " ms (a stuck warm-pool agent or zygote; it was killed and"
                     + " is replaced)", wallMs);
         }
+        long cpuSinceHandOver = group == null || watch.cpuStart < 0 ? -1 : group.cpuNanos() - watch.cpuStart;
         if (waitedForProgram && !watch.taken && !watch.notTaken && !watch.timedOut && !process.isAlive()
-                && process.exitValue() > 128 && group.cpuNanos() - watch.cpuStart <= 0) {
-            // it ended before its time to take the program had passed, having used no CPU since it was handed over:
-            // a warm agent killed from outside while it waited (and not yet reaped when it was taken from the pool)
+                && process.exitValue() > 128 && cpuSinceHandOver >= 0 && cpuSinceHandOver <= DIED_CPU_NANOS) {
+            // it ended by a signal before its time to take the program had passed, having used no more CPU since it
+            // was handed over than its own exit costs: a warm agent killed from outside while it waited (and not yet
+            // reaped when it was taken from the pool). A program that kills itself that soon is judged the same way,
+            // and runs once more in a cold sandbox, where its own verdict stands.
             return FailedLaunch.neverRan(SandboxResult.Untaken.DIED, "the warm sandbox ended before it took its program"
-                    + " (exit " + process.exitValue() + ", no CPU used since it was handed over)", wallMs);
+                    + " (exit " + process.exitValue() + ", " + cpuSinceHandOver / 1_000 + " µs of CPU since it was"
+                    + " handed over)", wallMs);
         }
         if (process.isAlive()) {
             return FailedLaunch.result(watch.exitAsked && watch.killedAt < 0
@@ -184,6 +188,11 @@ final class Launched implements Sandbox.Launch {
     static final long NOT_TAKEN_KILL_MS = 500;
     /** How long a killed sandbox may take to end before its supervision gives up on it. */
     static final long KILL_MS = 3_000;
+    /**
+     * The CPU a warm agent killed while it waited may still be charged after the hand-over: its exit (unmapping its
+     * memory) runs in its own cgroup. A run under a CPU hog measured 1 ms; taking and running a program costs more.
+     */
+    static final long DIED_CPU_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
 
     /** One supervision's clock: the deadline, the CPU budget, whether the program was taken, the kill and its bound. */
     private final class Watch {

@@ -1,8 +1,7 @@
 package dev.crucible.image.archive;
 
 import dev.crucible.image.layer.CraftedLayer;
-import dev.crucible.image.layer.LayerUnpacker;
-import dev.crucible.image.layer.Sentinels;
+import dev.crucible.image.layer.UnpackBesideSentinels;
 import dev.crucible.image.spec.ImageException;
 import dev.crucible.image.spec.ImageException.Failure;
 import dev.crucible.image.spec.ImageFormats;
@@ -12,15 +11,11 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.Map;
 import java.util.stream.Stream;
 import org.apache.commons.compress.archivers.tar.TarArchiveEntry;
 import org.apache.commons.compress.archivers.tar.TarArchiveOutputStream;
 import org.apache.commons.compress.archivers.tar.TarConstants;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
@@ -29,32 +24,12 @@ import static org.assertj.core.api.Assertions.catchThrowableOfType;
  * outside the store. Every test keeps a sentinel tree beside the root ({@code outside/}) and checks after it ran that
  * nothing there changed.
  */
-class ImageImportReviewTest {
-    @TempDir
-    Path base;
-
-    Path root;
-    Path outside;
-    String outsideAbsolute;
-    Map<String, String> outsideBefore;
-    LayerUnpacker unpacker;
-
+class ImageImportReviewTest extends UnpackBesideSentinels {
     /** What "unchanged" means for the sentinel tree. */
     private static final String SNAPSHOT = "unix:mode,nlink,ino,uid,ctime";
 
-    @BeforeEach
-    void plantSentinels() throws IOException {
-        Sentinels.Planted planted = Sentinels.plant(base, SNAPSHOT);
-        root = planted.root();
-        outside = planted.outside();
-        outsideAbsolute = planted.outsideAbsolute();
-        outsideBefore = planted.before();
-        unpacker = LayerUnpacker.into(root, LayerUnpacker.Caps.defaults());
-    }
-
-    @AfterEach
-    void nothingOutsideTheRootChanged() throws IOException {
-        assertThat(Sentinels.snapshot(outside, SNAPSHOT)).isEqualTo(outsideBefore);
+    ImageImportReviewTest() {
+        super(SNAPSHOT);
     }
 
     // ---- archive names and layout digests ----

@@ -15,10 +15,7 @@ import java.util.Map;
 import java.util.stream.Stream;
 import org.apache.commons.compress.archivers.tar.TarArchiveEntry;
 import org.apache.commons.compress.archivers.tar.TarConstants;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 import static dev.crucible.image.layer.Sentinels.mode;
 import static dev.crucible.image.layer.Sentinels.names;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -29,34 +26,14 @@ import static org.assertj.core.api.Assertions.catchThrowableOfType;
  * PAX, global and sparse headers, odd encodings and names, declared sizes and times that disagree with the data. Every
  * test keeps a sentinel tree beside the root ({@code outside/}) and checks after it ran that nothing there changed.
  */
-class LayerUnpackerReviewTest {
+class LayerUnpackerReviewTest extends UnpackBesideSentinels {
     private static final LinkOption NOFOLLOW = LinkOption.NOFOLLOW_LINKS;
-
-    @TempDir
-    Path base;
-
-    Path root;
-    Path outside;
-    String outsideAbsolute;
-    Map<String, String> outsideBefore;
-    LayerUnpacker unpacker;
 
     /** What "unchanged" means for the sentinel tree. */
     private static final String SNAPSHOT = "unix:mode,nlink,ino,uid,ctime";
 
-    @BeforeEach
-    void plantSentinels() throws IOException {
-        Sentinels.Planted planted = Sentinels.plant(base, SNAPSHOT);
-        root = planted.root();
-        outside = planted.outside();
-        outsideAbsolute = planted.outsideAbsolute();
-        outsideBefore = planted.before();
-        unpacker = LayerUnpacker.into(root, LayerUnpacker.Caps.defaults());
-    }
-
-    @AfterEach
-    void nothingOutsideTheRootChanged() throws IOException {
-        assertThat(Sentinels.snapshot(outside, SNAPSHOT)).isEqualTo(outsideBefore);
+    LayerUnpackerReviewTest() {
+        super(SNAPSHOT);
     }
 
     // ---- PAX headers, encodings and odd names ----

@@ -8,15 +8,10 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
-import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
-import java.util.Map;
 import org.apache.commons.compress.archivers.tar.TarConstants;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 import static dev.crucible.image.layer.Sentinels.inode;
 import static dev.crucible.image.layer.Sentinels.mode;
 import static dev.crucible.image.layer.Sentinels.names;
@@ -30,34 +25,14 @@ import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
  * markers and names, a chain as deep as PATH_MAX, and mount points an image tries to turn into links. Every test keeps
  * a sentinel tree beside the root ({@code outside/}) and checks after it ran that nothing there changed.
  */
-class LayerUnpackerTreeReviewTest {
+class LayerUnpackerTreeReviewTest extends UnpackBesideSentinels {
     private static final LinkOption NOFOLLOW = LinkOption.NOFOLLOW_LINKS;
-
-    @TempDir
-    Path base;
-
-    Path root;
-    Path outside;
-    String outsideAbsolute;
-    Map<String, String> outsideBefore;
-    LayerUnpacker unpacker;
 
     /** What "unchanged" means for the sentinel tree. */
     private static final String SNAPSHOT = "unix:mode,nlink,ino,uid,ctime";
 
-    @BeforeEach
-    void plantSentinels() throws IOException {
-        Sentinels.Planted planted = Sentinels.plant(base, SNAPSHOT);
-        root = planted.root();
-        outside = planted.outside();
-        outsideAbsolute = planted.outsideAbsolute();
-        outsideBefore = planted.before();
-        unpacker = LayerUnpacker.into(root, LayerUnpacker.Caps.defaults());
-    }
-
-    @AfterEach
-    void nothingOutsideTheRootChanged() throws IOException {
-        assertThat(Sentinels.snapshot(outside, SNAPSHOT)).isEqualTo(outsideBefore);
+    LayerUnpackerTreeReviewTest() {
+        super(SNAPSHOT);
     }
 
     // ---- one name swapped between types within one tar ----

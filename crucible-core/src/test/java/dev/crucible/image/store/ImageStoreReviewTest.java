@@ -2,7 +2,7 @@ package dev.crucible.image.store;
 
 import dev.crucible.image.layer.CraftedLayer;
 import dev.crucible.image.layer.LayerUnpacker;
-import dev.crucible.image.layer.Sentinels;
+import dev.crucible.image.layer.UnpackBesideSentinels;
 import dev.crucible.image.spec.Image;
 import dev.crucible.image.spec.ImageException;
 import dev.crucible.image.spec.ImageException.Failure;
@@ -19,12 +19,8 @@ import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.List;
-import java.util.Map;
 import java.util.zip.GZIPOutputStream;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
-import org.junit.jupiter.api.io.TempDir;
 import static dev.crucible.image.layer.Sentinels.names;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
@@ -36,36 +32,16 @@ import static org.assertj.core.api.Assertions.catchThrowableOfType;
  * another image's config. Every test keeps a sentinel tree beside an unpacking root ({@code outside/}) and checks
  * after it ran that nothing there changed.
  */
-class ImageStoreReviewTest {
+class ImageStoreReviewTest extends UnpackBesideSentinels {
     private static final LinkOption NOFOLLOW = LinkOption.NOFOLLOW_LINKS;
     /** A uid no sandbox slot uses (slots start at 61000), to act as a server that is not root. */
     private static final int NOT_ROOT = 43210;
 
-    @TempDir
-    Path base;
-
-    Path root;
-    Path outside;
-    String outsideAbsolute;
-    Map<String, String> outsideBefore;
-    LayerUnpacker unpacker;
-
     /** What "unchanged" means for the sentinel tree. */
     private static final String SNAPSHOT = "unix:mode,nlink,ino,uid,ctime";
 
-    @BeforeEach
-    void plantSentinels() throws IOException {
-        Sentinels.Planted planted = Sentinels.plant(base, SNAPSHOT);
-        root = planted.root();
-        outside = planted.outside();
-        outsideAbsolute = planted.outsideAbsolute();
-        outsideBefore = planted.before();
-        unpacker = LayerUnpacker.into(root, LayerUnpacker.Caps.defaults());
-    }
-
-    @AfterEach
-    void nothingOutsideTheRootChanged() throws IOException {
-        assertThat(Sentinels.snapshot(outside, SNAPSHOT)).isEqualTo(outsideBefore);
+    ImageStoreReviewTest() {
+        super(SNAPSHOT);
     }
 
     // ---- the store's trees: deep, unreadable ----
