@@ -145,11 +145,13 @@ final class Launched implements Sandbox.Launch {
         }
         long cpuSinceHandOver = group == null || watch.cpuStart < 0 ? -1 : group.cpuNanos() - watch.cpuStart;
         if (waitedForProgram && !watch.taken && !watch.notTaken && !watch.timedOut && !process.isAlive()
-                && process.exitValue() > 128 && cpuSinceHandOver >= 0 && cpuSinceHandOver <= DIED_CPU_NANOS) {
-            // it ended by a signal before its time to take the program had passed, having used no more CPU since it
-            // was handed over than its own exit costs: a warm agent killed from outside while it waited (and not yet
-            // reaped when it was taken from the pool). A program that kills itself that soon is judged the same way,
-            // and runs once more in a cold sandbox, where its own verdict stands.
+                && process.exitValue() > 128 && cpuSinceHandOver >= 0 && cpuSinceHandOver <= DIED_CPU_NANOS
+                && stdout.totalBytes() == 0 && stderr.totalBytes() == 0) {
+            // it ended by a signal before its time to take the program had passed, having written nothing and used no
+            // more CPU since it was handed over than its own exit costs: a warm agent killed from outside while it
+            // waited (and not yet reaped when it was taken from the pool). A run we killed for its output wrote; a
+            // program that kills itself that soon, silently, is judged the same way and runs once more in a cold
+            // sandbox, where its own verdict stands.
             return FailedLaunch.neverRan(SandboxResult.Untaken.DIED, "the warm sandbox ended before it took its program"
                     + " (exit " + process.exitValue() + ", " + cpuSinceHandOver / 1_000 + " µs of CPU since it was"
                     + " handed over)", wallMs);
