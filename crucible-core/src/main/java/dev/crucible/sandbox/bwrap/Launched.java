@@ -145,13 +145,13 @@ final class Launched implements Sandbox.Launch {
         }
         long cpuSinceHandOver = group == null || watch.cpuStart < 0 ? -1 : group.cpuNanos() - watch.cpuStart;
         if (waitedForProgram && !watch.taken && !watch.notTaken && !watch.timedOut && !process.isAlive()
-                && process.exitValue() > 128 && cpuSinceHandOver >= 0 && cpuSinceHandOver <= DIED_CPU_NANOS
-                && stdout.totalBytes() == 0 && stderr.totalBytes() == 0) {
+                && process.exitValue() > 128 && cpuSinceHandOver == 0 && stdout.totalBytes() == 0
+                && stderr.totalBytes() == 0) {
             // it ended by a signal before its time to take the program had passed, having written nothing and used no
-            // more CPU since it was handed over than its own exit costs: a warm agent killed from outside while it
-            // waited (and not yet reaped when it was taken from the pool). A run we killed for its output wrote; a
-            // program that kills itself that soon, silently, is judged the same way and runs once more in a cold
-            // sandbox, where its own verdict stands.
+            // CPU since it was handed over: a warm agent killed from outside while it waited (and not yet reaped when
+            // it was taken from the pool). Not a run that used any: a program killed by the shutdown's kill while it
+            // slept used a little, and must get its own verdict (a threshold of 10 ms took it for a dead agent and
+            // ran it again during the shutdown). An agent's exit charged after the hand-over is not told apart yet.
             return FailedLaunch.neverRan(SandboxResult.Untaken.DIED, "the warm sandbox ended before it took its program"
                     + " (exit " + process.exitValue() + ", " + cpuSinceHandOver / 1_000 + " µs of CPU since it was"
                     + " handed over)", wallMs);
@@ -190,11 +190,6 @@ final class Launched implements Sandbox.Launch {
     static final long NOT_TAKEN_KILL_MS = 500;
     /** How long a killed sandbox may take to end before its supervision gives up on it. */
     static final long KILL_MS = 3_000;
-    /**
-     * The CPU a warm agent killed while it waited may still be charged after the hand-over: its exit (unmapping its
-     * memory) runs in its own cgroup. A run under a CPU hog measured 1 ms; taking and running a program costs more.
-     */
-    static final long DIED_CPU_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
 
     /** One supervision's clock: the deadline, the CPU budget, whether the program was taken, the kill and its bound. */
     private final class Watch {
