@@ -3,8 +3,10 @@ package dev.crucible.image.layer;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.io.IOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Map;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.io.TempDir;
@@ -26,10 +28,17 @@ public abstract class UnpackBesideSentinels {
     protected LayerUnpacker unpacker;
 
     private final String snapshot;
+    private final boolean onlyRootBeside;
 
     /** @param snapshot what "unchanged" means for the sentinel tree: the {@code unix:} attributes compared */
     protected UnpackBesideSentinels(String snapshot) {
+        this(snapshot, false);
+    }
+
+    /** @param onlyRootBeside whether each test also checks that nothing but the root and the sentinels is in {@link #base} */
+    protected UnpackBesideSentinels(String snapshot, boolean onlyRootBeside) {
         this.snapshot = snapshot;
+        this.onlyRootBeside = onlyRootBeside;
     }
 
     @BeforeEach
@@ -45,5 +54,10 @@ public abstract class UnpackBesideSentinels {
     @AfterEach
     final void nothingOutsideTheRootChanged() throws IOException {
         assertThat(Sentinels.snapshot(outside, snapshot)).isEqualTo(outsideBefore);
+        if (onlyRootBeside) {
+            try (Stream<Path> beside = Files.list(base)) {
+                assertThat(beside.map(p -> p.getFileName().toString())).containsExactlyInAnyOrder("root", "outside");
+            }
+        }
     }
 }
