@@ -1,5 +1,6 @@
 package dev.crucible.pool;
 
+import dev.crucible.health.Replacements;
 import dev.crucible.runtime.LanguageRuntime;
 import dev.crucible.sandbox.Limits;
 import dev.crucible.sandbox.Sandbox;
@@ -100,16 +101,35 @@ public final class WarmPool implements AutoCloseable {
         try {
             Sandbox.Launch launch;
             while ((launch = pool.ready.pollFirst()) != null) {
-                if (launch.alive()) {
+                Sandbox.Launch.Readiness readiness = launch.readiness();
+                if (readiness == Sandbox.Launch.Readiness.READY) {
                     hits.incrementAndGet();
                     return Optional.of(launch);
                 }
-                launch.abandon(); // died while waiting (killed from outside): never hand it out
+                // killed or stopped while it waited (from outside): never hand it out; it is replaced by the refill
+                abandonAside(launch);
+                if (readiness == Sandbox.Launch.Readiness.ENDED || readiness == Sandbox.Launch.Readiness.STOPPED) {
+                    sandbox.replacements().replaced(Replacements.Part.POOL_AGENT,
+                            readiness == Sandbox.Launch.Readiness.ENDED ? Replacements.Reason.DIED
+                                    : Replacements.Reason.UNANSWERED,
+                            "a warm " + runtime.language() + " sandbox", "it " + (readiness
+                                    == Sandbox.Launch.Readiness.ENDED ? "ended" : "was stopped")
+                                    + " while it waited for a program; it was not handed out");
+                }
             }
             misses.incrementAndGet();
             return Optional.empty();
         } finally {
             pool.refill();
+        }
+    }
+
+    /** Abandons a launch off the request's path (its teardown may wait for the process); inline once closed. */
+    private void abandonAside(Sandbox.Launch launch) {
+        try {
+            starters.execute(launch::abandon);
+        } catch (java.util.concurrent.RejectedExecutionException e) {
+            launch.abandon();
         }
     }
 
@@ -159,6 +179,8 @@ public final class WarmPool implements AutoCloseable {
     }
 
     private static final long RETRY_MS = 200;
+    /** How long a pooled sandbox may take to start its agent (at a low CPU weight, on a busy host) before it is replaced. */
+    private static final long READY_MS = 30_000;
 
     private final class Pool {
         final LanguageRuntime runtime;
@@ -189,7 +211,13 @@ public final class WarmPool implements AutoCloseable {
                 SandboxSpec spec = launchSpec(runtime);
                 Sandbox.Launch launch = sandbox.launch(spec, true);
                 launches.incrementAndGet();
-                if (closed || !launch.alive()) {
+                Sandbox.Launch.Readiness readiness = closed ? Sandbox.Launch.Readiness.USED
+                        : launch.awaitReady(READY_MS);
+                if (closed || readiness != Sandbox.Launch.Readiness.READY) {
+                    if (readiness == Sandbox.Launch.Readiness.STARTING) {
+                        LOG.log(System.Logger.Level.WARNING, "a pooled " + runtime.language() + " sandbox did not"
+                                + " start its agent within " + READY_MS + " ms; it is replaced");
+                    }
                     launch.abandon();
                 } else {
                     ready.addLast(launch);

@@ -61,11 +61,35 @@ public interface Sandbox extends AutoCloseable {
          */
         SandboxResult complete(byte[] stdin, Limits limits, OutputListener listener) throws InterruptedException;
 
-        /** Whether the process still runs and has not been used. */
-        boolean alive();
+        /**
+         * Whether it can take its program now, and if not, why. For a launch started ahead this asks the kernel about
+         * its agent (a signal sent to it counts at once, before a starved agent acts on it), so that a warm pool never
+         * hands out an agent killed or stopped while it waited.
+         */
+        Readiness readiness();
+
+        /**
+         * Waits at most {@code millis} until the launch stands ready to take its program (its agent in its cgroup,
+         * where it has one: from then on an empty cgroup means a dead agent); its readiness then.
+         */
+        Readiness awaitReady(long millis) throws InterruptedException;
 
         /** Kills the sandbox and releases its slot. */
         void abandon();
+
+        /** Whether a launch can take its program. */
+        enum Readiness {
+            /** It waits for its program. */
+            READY,
+            /** Completed or abandoned already. */
+            USED,
+            /** It started no further yet (its agent not yet in its cgroup) within the wait. */
+            STARTING,
+            /** Its process ended, or is ending (a SIGKILL sent to it, a zombie). */
+            ENDED,
+            /** Its agent is stopped (SIGSTOP), so it would take nothing: a stuck part to replace. */
+            STOPPED
+        }
     }
 
     /**

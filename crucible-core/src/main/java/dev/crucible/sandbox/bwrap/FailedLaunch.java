@@ -24,8 +24,13 @@ record FailedLaunch(String why) implements Sandbox.Launch {
     }
 
     @Override
-    public boolean alive() {
-        return false;
+    public Readiness readiness() {
+        return Readiness.ENDED;
+    }
+
+    @Override
+    public Readiness awaitReady(long millis) {
+        return Readiness.ENDED;
     }
 
     @Override

@@ -1,5 +1,6 @@
 package dev.crucible.sandbox.bwrap;
 
+import dev.crucible.os.ProcStatus;
 import dev.crucible.sandbox.Limits;
 import dev.crucible.sandbox.OutputListener;
 import dev.crucible.sandbox.Sandbox;
@@ -32,6 +33,8 @@ final class Launched implements Sandbox.Launch {
     private final java.util.concurrent.Future<?> out;
     private final java.util.concurrent.Future<?> err;
     private final AtomicBoolean used = new AtomicBoolean();
+    /** Whether the agent of a launch started ahead has been seen in its cgroup. */
+    private volatile boolean joined;
     /** The launcher's platform threads: pipes and cgroup files block in native code (see {@link PipeThreads}). */
     private final ExecutorService pipes;
     private final boolean background;
@@ -50,9 +53,61 @@ final class Launched implements Sandbox.Launch {
         this.err = pipes.submit(() -> stderr.drain(process.getErrorStream()));
     }
 
+    /**
+     * {@inheritDoc} A launch started ahead asks its cgroup for its agent (a member inside the sandbox's pid namespace,
+     * not bubblewrap's monitor or init) and {@code /proc} for the agent's standing: once the agent has been seen, a
+     * group without it means it ended (bubblewrap follows it out a little later); a SIGKILL or SIGSTOP sent to it
+     * counts at once, though a starved agent acts on it only later.
+     */
     @Override
-    public boolean alive() {
-        return process.isAlive() && !used.get();
+    public Readiness readiness() {
+        if (used.get()) {
+            return Readiness.USED;
+        }
+        if (!process.isAlive()) {
+            return Readiness.ENDED;
+        }
+        if (!background || group == null) {
+            return Readiness.READY;
+        }
+        boolean agent = false;
+        Readiness readiness = Readiness.READY;
+        for (long pid : group.pids()) {
+            var status = ProcStatus.of(pid);
+            if (status.isEmpty() || !status.get().insideSandbox()) {
+                continue; // gone, or bubblewrap's monitor or init: not the agent, whose end they follow
+            }
+            agent = true;
+            switch (status.get().standing()) {
+                case ENDING -> {
+                    return Readiness.ENDED;
+                }
+                case STOPPED -> readiness = Readiness.STOPPED;
+                case RUNS -> { }
+            }
+        }
+        if (!agent) {
+            return joined ? Readiness.ENDED : Readiness.STARTING;
+        }
+        joined = true;
+        return readiness;
+    }
+
+    /** The processes in the run's cgroup now (for diagnostics); empty without one. */
+    List<Long> members() {
+        return group == null ? List.of() : group.pids();
+    }
+
+    @Override
+    public Readiness awaitReady(long millis) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(millis);
+        long pause = 1;
+        Readiness readiness;
+        while ((readiness = readiness()) == Readiness.STARTING && System.nanoTime() < deadline) {
+            Thread.sleep(pause);
+            pause = Math.min(pause * 2, POLL_MS);
+        }
+        return readiness;
     }
 
     @Override
@@ -151,7 +206,8 @@ final class Launched implements Sandbox.Launch {
             // CPU since it was handed over: a warm agent killed from outside while it waited (and not yet reaped when
             // it was taken from the pool). Not a run that used any: a program killed by the shutdown's kill while it
             // slept used a little, and must get its own verdict (a threshold of 10 ms took it for a dead agent and
-            // ran it again during the shutdown). An agent's exit charged after the hand-over is not told apart yet.
+            // ran it again during the shutdown). An agent killed or stopped before the hand-over is never handed out
+            // (readiness(): the signal counts once sent); this catches one killed in the moment between the two.
             return FailedLaunch.neverRan(SandboxResult.Untaken.DIED, "the warm sandbox ended before it took its program"
                     + " (exit " + process.exitValue() + ", " + cpuSinceHandOver / 1_000 + " µs of CPU since it was"
                     + " handed over)", wallMs);

@@ -1,13 +1,11 @@
 package dev.crucible.sandbox.bwrap;
 
+import dev.crucible.os.ProcStatus;
 import dev.crucible.os.Processes;
 import dev.crucible.sandbox.Sandbox;
 import dev.crucible.sandbox.cgroup.Cgroups;
-import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
-import java.nio.file.Files;
-import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -57,22 +55,9 @@ final class Resident implements Sandbox.Interactive {
         return reached;
     }
 
-    /**
-     * Whether {@code pid} is the program or one of its children: its innermost pid (the last NSpid) is 2 or more.
-     * bubblewrap's monitor lives in the host's pid namespace (one NSpid) and its init is pid 1 inside.
-     */
+    /** Whether {@code pid} is the program or one of its children (not bubblewrap's monitor or init). */
     static boolean insideProgram(long pid) {
-        try {
-            for (String line : Files.readAllLines(Path.of("/proc", Long.toString(pid), "status"))) {
-                if (line.startsWith("NSpid:")) {
-                    String[] ids = line.substring(6).trim().split("\\s+");
-                    return ids.length >= 2 && Long.parseLong(ids[ids.length - 1]) >= 2;
-                }
-            }
-        } catch (IOException | NumberFormatException e) {
-            // gone already
-        }
-        return false;
+        return ProcStatus.of(pid).map(ProcStatus::insideSandbox).orElse(false);
     }
 
     @Override

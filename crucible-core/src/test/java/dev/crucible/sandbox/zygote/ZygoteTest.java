@@ -69,7 +69,8 @@ public class ZygoteTest {
                 spec.limits(), OutputListener.NONE);
         assertThat(r.stdoutTruncated()).isTrue();
         Sandbox.Launch after = sandbox.launch(spec, true);
-        assertThat(next.alive()).as("a sibling forked before the killed child").isTrue();
+        assertThat(next.awaitReady(60_000)).as("a sibling forked before the killed child")
+                .isEqualTo(Sandbox.Launch.Readiness.READY);
         SandboxResult n = next.complete(WarmPool.payload("print(8)", List.of(), ""), spec.limits(), OutputListener.NONE);
         SandboxResult a = after.complete(WarmPool.payload("print(9)", List.of(), ""), spec.limits(), OutputListener.NONE);
         assertThat(new String(n.stdout(), StandardCharsets.UTF_8)).isEqualTo("8\n");
