@@ -4,6 +4,7 @@ import dev.crucible.sandbox.SandboxRoot;
 import dev.crucible.sandbox.SandboxSpec;
 import java.io.IOException;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 
@@ -15,6 +16,8 @@ import java.nio.file.attribute.PosixFilePermissions;
  */
 public final class SyntheticEtc {
     private final Path dir;
+    /** The host paths whose mount points exist in {@link #dir}. */
+    private final java.util.Set<String> made = java.util.concurrent.ConcurrentHashMap.newKeySet();
 
     private SyntheticEtc(Path dir) {
         this.dir = dir;
@@ -54,25 +57,40 @@ public final class SyntheticEtc {
         return dir;
     }
 
-    /** A bind below /etc needs its mount point in the read-only /etc; create the empty directory or file once. */
+    /**
+     * A bind below /etc needs its mount point in the read-only /etc; creates the empty directory or file once.
+     * Concurrent launches of one runtime ask for the same points at once (a fresh engine's first requests): a point
+     * is made under a lock and remembered, so that no launch fails on one another launch made a moment before.
+     */
     public void addMountPoints(SandboxSpec spec) throws IOException {
         if (!(spec.root() instanceof SandboxRoot.Host)) {
             return;
         }
         for (String path : spec.readOnlyBindsIfPresent()) {
-            boolean directory = Files.isDirectory(Path.of(path));
-            if (path.startsWith("/etc/") && (directory || Files.isRegularFile(Path.of(path)))) {
-                Path point = dir.resolve(path.substring("/etc/".length())).normalize();
-                if (point.startsWith(dir) && !Files.exists(point)) {
-                    if (directory) {
-                        Files.createDirectories(point);
-                    } else {
-                        Files.createDirectories(point.getParent());
-                        Files.createFile(point);
-                    }
-                    Files.setPosixFilePermissions(point, PosixFilePermissions.fromString(directory ? "rwxr-xr-x" : "rw-r--r--"));
-                }
+            if (path.startsWith("/etc/") && !made.contains(path)) {
+                addMountPoint(path);
             }
         }
+    }
+
+    private synchronized void addMountPoint(String path) throws IOException {
+        boolean directory = Files.isDirectory(Path.of(path));
+        if (!directory && !Files.isRegularFile(Path.of(path))) {
+            return; // not on this host (now): not bound, and asked again next time
+        }
+        Path point = dir.resolve(path.substring("/etc/".length())).normalize();
+        if (!point.startsWith(dir)) {
+            return;
+        }
+        if (!Files.exists(point, LinkOption.NOFOLLOW_LINKS)) {
+            if (directory) {
+                Files.createDirectories(point);
+            } else {
+                Files.createDirectories(point.getParent());
+                Files.createFile(point);
+            }
+            Files.setPosixFilePermissions(point, PosixFilePermissions.fromString(directory ? "rwxr-xr-x" : "rw-r--r--"));
+        }
+        made.add(path);
     }
 }
