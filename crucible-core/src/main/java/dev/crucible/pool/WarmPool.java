@@ -108,7 +108,8 @@ public final class WarmPool implements AutoCloseable {
                 }
                 // killed or stopped while it waited (from outside): never hand it out; it is replaced by the refill
                 abandonAside(launch);
-                if (readiness == Sandbox.Launch.Readiness.ENDED || readiness == Sandbox.Launch.Readiness.STOPPED) {
+                if (!closed && (readiness == Sandbox.Launch.Readiness.ENDED
+                        || readiness == Sandbox.Launch.Readiness.STOPPED)) { // closing kills them: not a fault
                     sandbox.replacements().replaced(Replacements.Part.POOL_AGENT,
                             readiness == Sandbox.Launch.Readiness.ENDED ? Replacements.Reason.DIED
                                     : Replacements.Reason.UNANSWERED,

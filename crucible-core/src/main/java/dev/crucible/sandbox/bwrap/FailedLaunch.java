@@ -9,7 +9,13 @@ record FailedLaunch(String why) implements Sandbox.Launch {
 
     /** The result of a run the sandbox itself failed: no exit code, no output, {@code why} as the sandbox error. */
     static SandboxResult result(String why) {
-        return new SandboxResult(-1, null, new byte[0], new byte[0], false, false, 0, -1, -1, false, false, false, why);
+        return result(why, 0);
+    }
+
+    /** As {@link #result(String)}, for a sandbox that was there for {@code wallMs}. */
+    static SandboxResult result(String why, long wallMs) {
+        return new SandboxResult(-1, null, new byte[0], new byte[0], false, false, wallMs, -1, -1, false, false, false,
+                why);
     }
 
     /** The result of a run whose program the sandbox never took: {@code why}, and safe to run again elsewhere. */

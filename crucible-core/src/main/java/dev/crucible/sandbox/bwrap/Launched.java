@@ -9,7 +9,6 @@ import dev.crucible.sandbox.cgroup.Cgroups;
 import dev.crucible.sandbox.launch.LaunchCommand;
 import dev.crucible.sandbox.zygote.ZygoteChild;
 import java.io.IOException;
-import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.concurrent.ExecutorService;
@@ -70,27 +69,39 @@ final class Launched implements Sandbox.Launch {
         if (!background || group == null) {
             return Readiness.READY;
         }
-        boolean agent = false;
-        Readiness readiness = Readiness.READY;
-        for (long pid : group.pids()) {
-            var status = ProcStatus.of(pid);
-            if (status.isEmpty() || !status.get().insideSandbox()) {
-                continue; // gone, or bubblewrap's monitor or init: not the agent, whose end they follow
-            }
-            agent = true;
-            switch (status.get().standing()) {
-                case ENDING -> {
-                    return Readiness.ENDED;
-                }
-                case STOPPED -> readiness = Readiness.STOPPED;
-                case RUNS -> { }
-            }
-        }
-        if (!agent) {
+        ProcStatus.Standing agent = agentStanding();
+        if (agent == null) {
             return joined ? Readiness.ENDED : Readiness.STARTING;
         }
         joined = true;
-        return readiness;
+        return switch (agent) {
+            case RUNS -> Readiness.READY;
+            case STOPPED -> Readiness.STOPPED;
+            case ENDING -> Readiness.ENDED;
+        };
+    }
+
+    /**
+     * The standing of the run's agent: its cgroup's members inside the sandbox's pid namespace (not bubblewrap's
+     * monitor or init, which follow the agent out), the worst of them; null when there is none (not yet started, or
+     * gone).
+     */
+    private ProcStatus.Standing agentStanding() {
+        ProcStatus.Standing worst = null;
+        for (long pid : group.pids()) {
+            var status = ProcStatus.of(pid);
+            if (status.isEmpty() || !status.get().insideSandbox()) {
+                continue;
+            }
+            ProcStatus.Standing standing = status.get().standing();
+            if (standing == ProcStatus.Standing.ENDING) {
+                return standing;
+            }
+            if (worst == null || standing == ProcStatus.Standing.STOPPED) {
+                worst = standing;
+            }
+        }
+        return worst;
     }
 
     /** The processes in the run's cgroup now (for diagnostics); empty without one. */
@@ -171,8 +182,8 @@ final class Launched implements Sandbox.Launch {
         long start = System.nanoTime();
         long cpuStart = group == null ? -1 : group.cpuNanos();
         // a small input fits the pipe's buffer: written here, with no hand-off; a large one gets its own thread
-        var in = stdin.length <= 16 * 1024 ? feedNow(process.getOutputStream(), stdin)
-                : pipes.submit(() -> feed(process.getOutputStream(), stdin));
+        var in = stdin.length <= 16 * 1024 ? PipeThreads.feedNow(process.getOutputStream(), stdin)
+                : pipes.submit(() -> PipeThreads.feed(process.getOutputStream(), stdin));
         Watch watch = new Watch(start, limits, cpuStart);
         try {
             while (!process.waitFor(watch.pollMs(System.nanoTime()), TimeUnit.MILLISECONDS)) {
@@ -185,7 +196,7 @@ final class Launched implements Sandbox.Launch {
             throw e;
         }
         long wallMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
-        await(in, TEARDOWN_MS);
+        PipeThreads.await(in, TEARDOWN_MS);
         joinOrClose();
         String lost = process instanceof ZygoteChild child ? child.lost() : null;
         if (watch.notTaken || (lost != null && !((ZygoteChild) process).wasForked())) {
@@ -199,6 +210,10 @@ final class Launched implements Sandbox.Launch {
                     + " is replaced)", wallMs);
         }
         long cpuSinceHandOver = group == null || watch.cpuStart < 0 ? -1 : group.cpuNanos() - watch.cpuStart;
+        if (watch.timedOut && watch.behind && !watch.taken && watch.cpuAtTimeout == 0) {
+            return FailedLaunch.result("the sandbox got no CPU within the run's " + limits.timeoutMs() + " ms time"
+                    + " limit: the host is too busy; the program never ran", wallMs);
+        }
         if (waitedForProgram && !watch.taken && !watch.notTaken && !watch.timedOut && !process.isAlive()
                 && process.exitValue() > 128 && cpuSinceHandOver == 0 && stdout.totalBytes() == 0
                 && stderr.totalBytes() == 0) {
@@ -235,9 +250,10 @@ final class Launched implements Sandbox.Launch {
     }
 
     /**
-     * How long a sandbox may leave its program untaken: no CPU used by its cgroup since the program was handed over
-     * (an agent that is stopped or blocked elsewhere, a zygote that never forked its child). Any program that starts
-     * uses some.
+     * How long a sandbox may leave its program untaken, using no CPU since the program was handed over, before it is
+     * looked at: one whose agent is stopped, gone or was never forked by its zygote is killed and its request runs
+     * elsewhere; one whose agent is runnable or waiting in the kernel is behind on a busy host, not stuck, and is
+     * looked at again (the run's deadline still holds). Any program that starts uses some CPU.
      */
     static final long TAKE_MS = 2_000;
     /** Runs with a shorter time limit are not judged untaken: a busy host may not schedule an agent that soon. */
@@ -252,11 +268,15 @@ final class Launched implements Sandbox.Launch {
         enum Step { GO_ON, GIVE_UP }
 
         final long deadline;
-        final long takeBy;
+        long takeBy;
         final long cpuBudget;
         final long cpuStart;
         boolean taken;
         boolean notTaken;
+        /** Whether the agent was seen runnable but not yet given the CPU to take its program. */
+        boolean behind;
+        /** The CPU the run had used since the hand-over when its time ran out (its kill is charged after). */
+        long cpuAtTimeout = -1;
         boolean timedOut;
         boolean cpuExceeded;
         boolean exitAsked;
@@ -299,8 +319,13 @@ final class Launched implements Sandbox.Launch {
             if (!taken && now >= takeBy) {
                 if (group.cpuNanos() - cpuStart > 0) {
                     taken = true;
+                } else if (agentStanding() == ProcStatus.Standing.RUNS) {
+                    // runnable, or waiting in the kernel: behind on a busy host, not stuck; looked at again later,
+                    // and the run's own deadline still holds
+                    behind = true;
+                    takeBy = now + TimeUnit.MILLISECONDS.toNanos(TAKE_MS);
                 } else {
-                    notTaken = true;
+                    notTaken = true; // stopped, gone, or never started (a zygote that did not fork it)
                     kill(now);
                     return Step.GO_ON;
                 }
@@ -310,6 +335,7 @@ final class Launched implements Sandbox.Launch {
             }
             if (now >= deadline) {
                 timedOut = true;
+                cpuAtTimeout = group == null || cpuStart < 0 ? -1 : group.cpuNanos() - cpuStart;
                 kill(now);
             } else if (group != null && group.cpuNanos() - Math.max(0, cpuStart) > cpuBudget) {
                 cpuExceeded = true;
@@ -346,19 +372,6 @@ final class Launched implements Sandbox.Launch {
         return null;
     }
 
-    private static java.util.concurrent.Future<?> feedNow(OutputStream stdin, byte[] input) {
-        feed(stdin, input);
-        return java.util.concurrent.CompletableFuture.completedFuture(null);
-    }
-
-    private static void feed(OutputStream stdin, byte[] input) {
-        try (stdin) {
-            stdin.write(input);
-        } catch (IOException e) {
-            // the program exited or closed its stdin; what it did not read is dropped
-        }
-    }
-
     /**
      * Waits for the readers. The pid namespace dies with the outer bwrap, which closes every pipe; if something
      * still holds one past the deadline, our ends are closed.
@@ -367,31 +380,11 @@ final class Launched implements Sandbox.Launch {
         long deadline = System.nanoTime() + TimeUnit.MILLISECONDS.toNanos(TEARDOWN_MS);
         for (var reader : List.of(out, err)) {
             long left = TimeUnit.NANOSECONDS.toMillis(deadline - System.nanoTime());
-            if (left <= 0 || !await(reader, left)) {
-                closeQuietly(process.getInputStream());
-                closeQuietly(process.getErrorStream());
-                await(reader, TEARDOWN_MS);
+            if (left <= 0 || !PipeThreads.await(reader, left)) {
+                PipeThreads.closeQuietly(process.getInputStream());
+                PipeThreads.closeQuietly(process.getErrorStream());
+                PipeThreads.await(reader, TEARDOWN_MS);
             }
-        }
-    }
-
-    /** Waits for a pipe task; true when it finished in time. */
-    private static boolean await(java.util.concurrent.Future<?> task, long millis) throws InterruptedException {
-        try {
-            task.get(Math.max(1, millis), TimeUnit.MILLISECONDS);
-            return true;
-        } catch (java.util.concurrent.ExecutionException e) {
-            return true; // the task ended (it catches its own I/O errors)
-        } catch (java.util.concurrent.TimeoutException e) {
-            return false;
-        }
-    }
-
-    static void closeQuietly(java.io.Closeable in) {
-        try {
-            in.close();
-        } catch (IOException e) {
-            // nothing to do
         }
     }
 }

@@ -1,5 +1,7 @@
 package dev.crucible.sandbox.bwrap;
 
+import java.io.IOException;
+import java.io.OutputStream;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.SynchronousQueue;
 import java.util.concurrent.ThreadFactory;
@@ -27,5 +29,41 @@ final class PipeThreads {
         };
         return new ThreadPoolExecutor(0, Integer.MAX_VALUE, 60L, TimeUnit.SECONDS, new SynchronousQueue<>(), threads,
                 (task, pool) -> threads.newThread(task).start());
+    }
+
+    /** Writes a small input (it fits the pipe's buffer) now, on the caller's thread, and closes the pipe. */
+    static java.util.concurrent.Future<?> feedNow(OutputStream stdin, byte[] input) {
+        feed(stdin, input);
+        return java.util.concurrent.CompletableFuture.completedFuture(null);
+    }
+
+    /** Writes the program's input and closes its stdin; what it does not read is dropped. */
+    static void feed(OutputStream stdin, byte[] input) {
+        try (stdin) {
+            stdin.write(input);
+        } catch (IOException e) {
+            // the program exited or closed its stdin; what it did not read is dropped
+        }
+    }
+
+    /** Waits for a pipe task; true when it finished in time. */
+    static boolean await(java.util.concurrent.Future<?> task, long millis) throws InterruptedException {
+        try {
+            task.get(Math.max(1, millis), TimeUnit.MILLISECONDS);
+            return true;
+        } catch (java.util.concurrent.ExecutionException e) {
+            return true; // the task ended (it catches its own I/O errors)
+        } catch (java.util.concurrent.TimeoutException e) {
+            return false;
+        }
+    }
+
+    /** Closes a pipe, ignoring a failure: nothing is left to do with it. */
+    static void closeQuietly(java.io.Closeable in) {
+        try {
+            in.close();
+        } catch (IOException e) {
+            // nothing to do
+        }
     }
 }

@@ -81,8 +81,8 @@ final class Resident implements Sandbox.Interactive {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
         }
-        Launched.closeQuietly(process.getOutputStream());
-        Launched.closeQuietly(process.getInputStream());
+        PipeThreads.closeQuietly(process.getOutputStream());
+        PipeThreads.closeQuietly(process.getInputStream());
         onClose.run();
     }
 }

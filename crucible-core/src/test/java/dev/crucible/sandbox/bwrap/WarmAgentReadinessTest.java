@@ -34,11 +34,9 @@ class WarmAgentReadinessTest {
     void anAgentKilledWhileItWaitsHasEndedTheMomentTheSignalIsSent(boolean zygote) throws Exception {
         try (BwrapSandbox sandbox = BwrapSandbox.create(SandboxConfig.defaults().withSlots(2).withZygote(zygote))) {
             SandboxSpec spec = ZygoteTest.poolSpec();
-            settle(sandbox, spec);
-            Set<Long> before = pythons();
-            Sandbox.Launch launch = sandbox.launch(spec, true);
-            assertThat(launch.awaitReady(60_000)).isEqualTo(Readiness.READY);
-            long agent = newPython(before);
+            Waiting waiting = waitingAgent(sandbox, spec);
+            Sandbox.Launch launch = waiting.launch();
+            long agent = waiting.pid();
             assertThat(Processes.kill(agent, SIGKILL)).isTrue();
             assertThat(launch.readiness()).as(() -> "agent " + agent + ", " + describe(launch)).isEqualTo(Readiness.ENDED);
             launch.abandon();
@@ -51,11 +49,9 @@ class WarmAgentReadinessTest {
     void anAgentStoppedWhileItWaitsIsStoppedUntilContinued(boolean zygote) throws Exception {
         try (BwrapSandbox sandbox = BwrapSandbox.create(SandboxConfig.defaults().withSlots(2).withZygote(zygote))) {
             SandboxSpec spec = ZygoteTest.poolSpec();
-            settle(sandbox, spec);
-            Set<Long> before = pythons();
-            Sandbox.Launch launch = sandbox.launch(spec, true);
-            assertThat(launch.awaitReady(60_000)).isEqualTo(Readiness.READY);
-            long agent = newPython(before);
+            Waiting waiting = waitingAgent(sandbox, spec);
+            Sandbox.Launch launch = waiting.launch();
+            long agent = waiting.pid();
             assertThat(Processes.kill(agent, SIGSTOP)).isTrue();
             assertThat(launch.readiness()).isEqualTo(Readiness.STOPPED);
             assertThat(Processes.kill(agent, SIGCONT)).isTrue();
@@ -66,6 +62,60 @@ class WarmAgentReadinessTest {
                     OutputListener.NONE);
             assertThat(new String(r.stdout(), StandardCharsets.UTF_8)).as(r.toString()).isEqualTo("42\n");
         }
+    }
+
+    /**
+     * An agent that gets no CPU after the hand-over but is neither stopped nor gone (here frozen by the cgroup v1
+     * freezer: a busy host, made certain) is behind, not stuck: it is not killed as untaken after 2 s, and a run that
+     * never got the CPU by its deadline says so as a sandbox error, not as the program's timeout.
+     */
+    @org.junit.jupiter.api.Test
+    void anAgentThatGetsNoCpuIsBehindNotStuckAndItsRunSaysItNeverRan() throws Exception {
+        java.nio.file.Path freezers = java.nio.file.Path.of("/sys/fs/cgroup/freezer");
+        if (!java.nio.file.Files.isWritable(freezers)) {
+            System.out.println("SKIPPED anAgentThatGetsNoCpuIsBehindNotStuck…: no writable cgroup v1 freezer here (it"
+                    + " freezes the agent to starve it with certainty)");
+            return;
+        }
+        try (BwrapSandbox sandbox = BwrapSandbox.create(SandboxConfig.defaults().withSlots(2).withZygote(false))) {
+            SandboxSpec spec = ZygoteTest.poolSpec();
+            Waiting waiting = waitingAgent(sandbox, spec);
+            Sandbox.Launch launch = waiting.launch();
+            long agent = waiting.pid();
+            java.nio.file.Path freezer = java.nio.file.Files.createDirectory(freezers.resolve("crucible-test-behind-"
+                    + agent));
+            try {
+                java.nio.file.Files.writeString(freezer.resolve("cgroup.procs"), Long.toString(agent));
+                java.nio.file.Files.writeString(freezer.resolve("freezer.state"), "FROZEN");
+                org.awaitility.Awaitility.await("the agent frozen").atMost(java.time.Duration.ofMinutes(1))
+                        .until(() -> java.nio.file.Files.readString(freezer.resolve("freezer.state")).strip(),
+                                "FROZEN"::equals);
+                assertThat(launch.readiness()).as("frozen is not stopped").isEqualTo(Readiness.READY);
+                SandboxResult r = launch.complete(WarmPool.payload("print(1)", List.of(), ""),
+                        new dev.crucible.sandbox.Limits(2 * Launched.TAKE_MS + 500, 10_000, 256, 1 << 20, 64),
+                        OutputListener.NONE);
+                assertThat(r.neverRan()).as(r.toString()).isFalse(); // not taken for stuck and run again
+                assertThat(r.sandboxError()).as(r.toString()).contains("got no CPU", "never ran");
+                assertThat(r.wallMs()).isGreaterThanOrEqualTo(2 * Launched.TAKE_MS + 500);
+            } finally {
+                java.nio.file.Files.writeString(freezer.resolve("freezer.state"), "THAWED");
+                org.awaitility.Awaitility.await("the agent gone").atMost(java.time.Duration.ofMinutes(1))
+                        .until(() -> java.nio.file.Files.readString(freezer.resolve("cgroup.procs")).isBlank());
+                java.nio.file.Files.delete(freezer);
+            }
+        }
+    }
+
+    /** A launch started ahead, ready, and its agent's host pid. */
+    private record Waiting(Sandbox.Launch launch, long pid) {}
+
+    /** Settles the sandbox, launches one agent ahead, waits for it to be ready and finds its process. */
+    private static Waiting waitingAgent(BwrapSandbox sandbox, SandboxSpec spec) throws InterruptedException {
+        settle(sandbox, spec);
+        Set<Long> before = pythons();
+        Sandbox.Launch launch = sandbox.launch(spec, true);
+        assertThat(launch.awaitReady(60_000)).isEqualTo(Readiness.READY);
+        return new Waiting(launch, newPython(before));
     }
 
     /** One launch run to its end first: a zygote started, the host's caches warm. */
