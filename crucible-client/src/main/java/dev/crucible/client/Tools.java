@@ -41,6 +41,12 @@ public final class Tools {
     public static final String READ_FILE = "read_file";
     public static final String LIST_FILES = "list_files";
     public static final String CLOSE_SESSION = "close_session";
+    /** Anthropic's text editor tool, by the name its {@code text_editor_20250728} definition gives it. */
+    public static final String TEXT_EDITOR = "str_replace_based_edit_tool";
+    /** Anthropic's client tool type for {@link #TEXT_EDITOR}. */
+    public static final String TEXT_EDITOR_TYPE = "text_editor_20250728";
+    /** OpenAI's {@code apply_patch} tool (V4A diffs), one file operation per call. */
+    public static final String APPLY_PATCH = "apply_patch";
 
     /** The languages named when the server's own list is not at hand. */
     public static final List<String> DEFAULT_LANGUAGES = List.of("python", "javascript", "bash", "c", "cpp", "java");
@@ -138,6 +144,34 @@ public final class Tools {
                                "dir": {"type": "string", "description": "A folder relative to /workspace; the whole \
                     workspace when omitted."},
                                "session_id": %s}}""".formatted(SESSION_ID))));
+            tools.add(new Tool(TEXT_EDITOR, """
+                    View and edit text files in the session's /workspace (Anthropic's text editor). Commands:                     view (a file with line numbers, or a folder two levels deep; view_range [start, end] with                     1-based lines, -1 for the end), create (write file_text), str_replace (replace old_str, which                     must occur exactly once, by new_str), insert (insert_text after line insert_line; 0 is the                     top). Paths are absolute, e.g. /workspace/app.py.""",
+                    schema("""
+                            {"type": "object",
+                             "properties": {
+                               "command": {"type": "string", "enum": ["view", "create", "str_replace", "insert"]},
+                               "path": {"type": "string", "description": "e.g. /workspace/app.py"},
+                               "file_text": {"type": "string", "description": "create: the file's text."},
+                               "old_str": {"type": "string", "description": "str_replace: the exact text to                     replace, unique in the file."},
+                               "new_str": {"type": "string", "description": "str_replace: its replacement."},
+                               "insert_line": {"type": "integer", "description": "insert: the line after which                     to insert (0: the top)."},
+                               "insert_text": {"type": "string", "description": "insert: the text to insert."},
+                               "view_range": {"type": "array", "items": {"type": "integer"}, "minItems": 2,                     "maxItems": 2, "description": "view: [start, end] lines, 1-based; end -1 is the last."},
+                               "session_id": %s},
+                             "required": ["command", "path"]}""".formatted(SESSION_ID))));
+            tools.add(new Tool(APPLY_PATCH, """
+                    Create, update or delete one file in the session's /workspace with a V4A diff (OpenAI's                     apply_patch). create_file: every line of diff starts with +. update_file: '@@ <a line near                     the change>' anchors, then context lines starting with a space, removed lines with -, added                     lines with +; no line numbers. delete_file needs no diff. Paths are relative to /workspace.""",
+                    schema("""
+                            {"type": "object",
+                             "properties": {
+                               "operation": {"type": "object",
+                                 "properties": {
+                                   "type": {"type": "string", "enum": ["create_file", "update_file", "delete_file"]},
+                                   "path": {"type": "string", "description": "Relative to /workspace."},
+                                   "diff": {"type": "string", "description": "The V4A diff (not for delete_file)."}},
+                                 "required": ["type", "path"]},
+                               "session_id": %s},
+                             "required": ["operation"]}""".formatted(SESSION_ID))));
         }
         if (set == Set.ALL) {
             tools.add(new Tool(CLOSE_SESSION, "End a session and delete its files, when you no longer need it.",
@@ -163,6 +197,11 @@ public final class Tools {
                 }
                 case "openai-functions", "functions" -> node.setAll(function(tool));
                 case "anthropic" -> {
+                    if (tool.name().equals(TEXT_EDITOR)) { // a client tool Claude is trained on: type and name only
+                        node.put("type", TEXT_EDITOR_TYPE);
+                        node.put("name", TEXT_EDITOR);
+                        break;
+                    }
                     node.put("name", tool.name());
                     node.put("description", tool.description());
                     node.set("input_schema", tool.inputSchema().deepCopy());
@@ -200,7 +239,7 @@ public final class Tools {
     /** Whether a tool of this name works on a session. */
     public static boolean usesSession(String name) {
         return switch (name) {
-            case RUN_IN_SESSION, WRITE_FILE, READ_FILE, LIST_FILES, CLOSE_SESSION -> true;
+            case RUN_IN_SESSION, WRITE_FILE, READ_FILE, LIST_FILES, CLOSE_SESSION, TEXT_EDITOR, APPLY_PATCH -> true;
             default -> false;
         };
     }

@@ -27,12 +27,19 @@ class ToolsTest {
     void everyFormatCarriesTheSameDefinitions() {
         List<Tools.Tool> all = Tools.of(Tools.Set.ALL, List.of("python", "bash"));
         assertThat(all).extracting(Tools.Tool::name).containsExactly("run_code", "list_runtimes", "create_session",
-                "run_in_session", "write_file", "read_file", "list_files", "close_session");
+                "run_in_session", "write_file", "read_file", "list_files", Tools.TEXT_EDITOR, Tools.APPLY_PATCH,
+                "close_session");
         for (String format : List.of("openai", "openai-functions", "anthropic", "mcp")) {
             JsonNode rendered = Tools.render(all, format);
             assertThat(rendered.size()).isEqualTo(all.size());
             for (int i = 0; i < all.size(); i++) {
                 JsonNode tool = format.equals("openai") ? rendered.get(i).get("function") : rendered.get(i);
+                if (format.equals("anthropic") && all.get(i).name().equals(Tools.TEXT_EDITOR)) {
+                    // Anthropic's own client tool, which Claude is trained on: its type and name only
+                    assertThat(tool.toString()).isEqualTo("{\"type\":\"text_editor_20250728\",\"name\":"
+                            + "\"str_replace_based_edit_tool\"}");
+                    continue;
+                }
                 JsonNode schema = tool.get(switch (format) {
                     case "anthropic" -> "input_schema";
                     case "mcp" -> "inputSchema";
@@ -53,7 +60,7 @@ class ToolsTest {
         assertThat(all.get(3).inputSchema().at("/properties/session_id/type").asString()).isEqualTo("string");
         assertThat(Tools.of(Tools.Set.STATELESS, null)).extracting(Tools.Tool::name).containsExactly("run_code");
         assertThat(Tools.of(Tools.Set.SESSION, null)).extracting(Tools.Tool::name).containsExactly("run_in_session",
-                "write_file", "read_file", "list_files");
+                "write_file", "read_file", "list_files", Tools.TEXT_EDITOR, Tools.APPLY_PATCH);
     }
 
     @Test

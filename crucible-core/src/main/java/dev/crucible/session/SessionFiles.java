@@ -2,6 +2,7 @@ package dev.crucible.session;
 
 import dev.crucible.error.ErrorCode;
 import dev.crucible.error.RequestException;
+import dev.crucible.session.edit.EditFiles;
 import dev.crucible.session.workspace.Workspace;
 import java.util.List;
 
@@ -50,6 +51,32 @@ public final class SessionFiles {
 
     public void delete(String path) {
         workspace.delete(path);
+    }
+
+    /** These files as the editing tools (Anthropic's text editor, OpenAI's apply_patch) work on them. */
+    public EditFiles forEditing() {
+        return new EditFiles() {
+            @Override
+            public byte[] read(String path) {
+                return download(path);
+            }
+
+            @Override
+            public void write(String path, byte[] data) {
+                upload(path, data);
+            }
+
+            @Override
+            public void delete(String path) {
+                SessionFiles.this.delete(path);
+            }
+
+            @Override
+            public List<Entry> list(String path) {
+                return SessionFiles.this.list(path).stream()
+                        .map(e -> new Entry(e.path(), e.type().equals("directory"))).toList();
+            }
+        };
     }
 
     /** Bytes in the workspace's regular files. */

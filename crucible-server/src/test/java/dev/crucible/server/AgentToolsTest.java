@@ -92,11 +92,15 @@ class AgentToolsTest {
         assertThat(legacy).isEqualTo(function);
         JsonNode claude = json(http.get("/v1/tools?format=anthropic&set=session"));
         assertThat(claude.findValuesAsString("name")).containsExactly("run_in_session", "write_file", "read_file",
-                "list_files");
+                "list_files", Tools.TEXT_EDITOR, Tools.APPLY_PATCH);
+        // Claude's own text editor goes as Anthropic's client tool: its type and name, no schema
+        assertThat(claude.get(4).get("type").asString()).isEqualTo("text_editor_20250728");
+        assertThat(claude.get(4).has("input_schema")).isFalse();
         assertThat(claude.get(0).get("input_schema").get("required").get(0).asString()).isEqualTo("code");
         JsonNode mcp = json(http.get("/v1/tools?format=mcp"));
         assertThat(mcp.findValuesAsString("name")).containsExactly("run_code", "list_runtimes", "create_session",
-                "run_in_session", "write_file", "read_file", "list_files", "close_session");
+                "run_in_session", "write_file", "read_file", "list_files", Tools.TEXT_EDITOR, Tools.APPLY_PATCH,
+                "close_session");
         assertThat(mcp.get(0).get("inputSchema")).isEqualTo(function.get("parameters"));
         // the Java client renders the same tools as the server
         assertThat(CodeTools.of(crucible, Tools.Set.STATELESS).openai()).isEqualTo(openai);
@@ -172,6 +176,50 @@ class AgentToolsTest {
             assertThat(figure.get(1).at("/source/media_type").asString()).isEqualTo("image/png");
             assertThat(java.util.Base64.getDecoder().decode(figure.get(1).at("/source/data").asString()))
                     .startsWith(0x89, 'P', 'N', 'G');
+        }
+    }
+
+    @Test
+    void theEditingToolsAgentsCallChangeTheFilesTheSessionRuns() throws Exception {
+        try (CodeTools tools = CodeTools.of(crucible, Tools.Set.SESSION)) {
+            JsonNode created = tools.fromResponse(anthropic(Tools.TEXT_EDITOR, Map.of("command", "create", "path",
+                    "/workspace/calc.py", "file_text", "def add(a, b):\n    return a - b\n"), "run_in_session",
+                    Map.of("code", "from calc import add\nadd(2, 3)"))).getFirst().get("content");
+            assertThat(created.get(0).at("/content/0/text").asString())
+                    .isEqualTo("File created successfully at: /workspace/calc.py");
+            assertThat(created.get(1).at("/content/0/text").asString()).isEqualTo("Out[1]: -1");
+            JsonNode fixed = tools.fromResponse(anthropic(Tools.TEXT_EDITOR, Map.of("command", "str_replace", "path",
+                    "/workspace/calc.py", "old_str", "a - b", "new_str", "a + b"), Tools.TEXT_EDITOR,
+                    Map.of("command", "str_replace", "path", "/workspace/calc.py", "old_str", "nothing like it",
+                            "new_str", "x"))).getFirst().get("content");
+            assertThat(fixed.get(0).at("/content/0/text").asString())
+                    .isEqualTo("Successfully replaced text at exactly one location.");
+            assertThat(fixed.get(1).get("is_error").asBoolean()).isTrue();
+            assertThat(fixed.get(1).at("/content/0/text").asString()).isEqualTo(
+                    "Error: No match found for replacement. Please check your text and try again.");
+            JsonNode viewed = tools.fromResponse(anthropic(Tools.TEXT_EDITOR, Map.of("command", "view", "path",
+                    "/workspace/calc.py", "view_range", List.of(2, 2)))).getFirst().get("content");
+            assertThat(viewed.get(0).at("/content/0/text").asString()).isEqualTo(
+                    "Here's the result of running `cat -n` on /workspace/calc.py:\n     2\t    return a + b\n");
+
+            // OpenAI's apply_patch: the operation as the Responses API's apply_patch_call carries it
+            String id = tools.sessionId();
+            JsonNode patched = json(http.postJson("/v1/tools/call", JSON.writeValueAsString(Map.of("name",
+                    Tools.APPLY_PATCH, "arguments", Map.of("call_id", "call_7", "session_id", id, "operation",
+                            Map.of("type", "update_file", "path", "calc.py", "diff",
+                                    "@@ def add(a, b):\n-    return a + b\n+    return a + b + 1\n"))))));
+            assertThat(patched.at("/result/type").asString()).isEqualTo("apply_patch_call_output");
+            assertThat(patched.at("/result/call_id").asString()).isEqualTo("call_7");
+            assertThat(patched.at("/result/status").asString()).as(patched.toString()).isEqualTo("completed");
+            JsonNode rerun = tools.fromResponse(anthropic("run_in_session", Map.of("code",
+                    "import importlib, calc\nimportlib.reload(calc).add(2, 3)"))).getFirst().get("content");
+            assertThat(rerun.get(0).at("/content/0/text").asString()).isEqualTo("Out[2]: 6");
+            JsonNode failed = json(http.postJson("/v1/tools/call", JSON.writeValueAsString(Map.of("name",
+                    Tools.APPLY_PATCH, "arguments", Map.of("session_id", id, "operation", Map.of("type", "update_file",
+                            "path", "calc.py", "diff", "@@\n-    return 42\n+    return 0\n"))))));
+            assertThat(failed.get("is_error").asBoolean()).isTrue();
+            assertThat(failed.at("/result/status").asString()).isEqualTo("failed");
+            assertThat(failed.at("/result/output").asString()).startsWith("Invalid Context");
         }
     }
 

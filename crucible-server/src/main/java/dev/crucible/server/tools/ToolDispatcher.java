@@ -47,6 +47,7 @@ public final class ToolDispatcher {
     private final SessionManager sessions;
     private final Runner runner;
     private final JsonMapper json;
+    private final EditTools edit;
 
     /** @param runner how {@code run_code} runs its program (the server's admission, or the executor itself) */
     public ToolDispatcher(Executor executor, SessionManager sessions, Runner runner, JsonMapper json) {
@@ -54,6 +55,7 @@ public final class ToolDispatcher {
         this.sessions = sessions;
         this.runner = runner;
         this.json = json;
+        this.edit = new EditTools(json);
     }
 
     /** The available languages, python first: the enums of the tool schemas. */
@@ -94,6 +96,8 @@ public final class ToolDispatcher {
                 case Tools.READ_FILE -> readFile(owner, args, defaultSession);
                 case Tools.LIST_FILES -> listFiles(owner, args, defaultSession);
                 case Tools.CLOSE_SESSION -> closeSession(owner, args, defaultSession);
+                case Tools.TEXT_EDITOR -> edit.textEditor(filesOf(owner, args, defaultSession), args);
+                case Tools.APPLY_PATCH -> edit.applyPatch(filesOf(owner, args, defaultSession), args);
                 default -> ToolOutcome.error("There is no tool named '" + name + "'. Tools: " + toolNames() + ".");
             };
         } catch (RequestException e) {
@@ -205,6 +209,11 @@ public final class ToolDispatcher {
             throw new IllegalArgumentException("No session: call create_session first and pass its id as session_id.");
         }
         return id;
+    }
+
+    private dev.crucible.session.edit.EditFiles filesOf(String owner, JsonNode args, DefaultSession defaultSession)
+            throws InterruptedException {
+        return sessions.files(owner, sessionOf(owner, args, defaultSession)).forEditing();
     }
 
     private ToolOutcome runInSession(String owner, JsonNode args, DefaultSession defaultSession) throws Exception {
