@@ -52,6 +52,11 @@ public final class ServeCommand implements Callable<Integer> {
     @Option(names = "--max-queued", paramLabel = "N", description = "Requests that may wait; beyond, 429 (default 64).")
     Integer maxQueued;
 
+    @Option(names = "--shutdown-grace", paramLabel = "SECONDS", description = "On SIGTERM, how long running requests"
+            + " get to finish before they are killed (default 10; at least the longest time limit your requests use"
+            + " for a drain that kills nothing; the orchestrator's grace period must be longer).")
+    Integer shutdownGraceSeconds;
+
     @Option(names = "--max-sessions", paramLabel = "N", description = "Sessions at once, all tokens (default 1000).")
     Integer maxSessions;
 
@@ -118,6 +123,13 @@ public final class ServeCommand implements Callable<Integer> {
             if (maxConcurrent != null || maxQueued != null) {
                 base = base.withConcurrency(maxConcurrent == null ? base.maxConcurrent() : maxConcurrent,
                         maxQueued == null ? base.maxQueued() : maxQueued);
+            }
+            if (shutdownGraceSeconds != null) {
+                if (shutdownGraceSeconds < 0 || shutdownGraceSeconds > 86_400) {
+                    throw new IllegalArgumentException("--shutdown-grace is 0 to 86400 seconds, not "
+                            + shutdownGraceSeconds);
+                }
+                base = base.withShutdownGrace(java.time.Duration.ofSeconds(shutdownGraceSeconds));
             }
             config = base.withDataDir(prepareDataDir());
             if (egressAllow != null) {

@@ -122,10 +122,16 @@ class KubernetesManifestsTest {
 
     @Test
     void terminationGraceCoversPreStopAndTheServersDrain() throws Exception {
-        JsonNode pod = rendered(".").object("StatefulSet", "crucible").at("/spec/template/spec");
+        var rendered = rendered(".");
+        JsonNode pod = rendered.object("StatefulSet", "crucible").at("/spec/template/spec");
         long preStop = pod.at("/containers/0/lifecycle/preStop/sleep/seconds").asLong();
         assertThat(preStop).isBetween(1L, 10L);
-        long drain = ServerConfig.defaults().shutdownGrace().toSeconds() + KILL_WAIT_S;
+        String[] args = container(rendered).get("args").valueStream().map(JsonNode::asString).toArray(String[]::new);
+        ServeCommand serve = (ServeCommand) new CommandLine(new CrucibleCommand()).parseArgs(args).subcommand()
+                .commandSpec().userObject();
+        long grace = serve.shutdownGraceSeconds != null ? serve.shutdownGraceSeconds
+                : ServerConfig.defaults().shutdownGrace().toSeconds();
+        long drain = grace + KILL_WAIT_S;
         assertThat(pod.get("terminationGracePeriodSeconds").asLong()).isGreaterThanOrEqualTo(preStop + drain + 5);
     }
 
