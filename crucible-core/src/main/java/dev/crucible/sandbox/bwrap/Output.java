@@ -9,7 +9,7 @@ import java.nio.charset.StandardCharsets;
 /**
  * Reads one output stream of a run with a cap: the first bytes up to the cap are kept, then only the last
  * {@link #TAIL_BYTES} (a ring). The first byte past the cap calls {@code onOverflow} once, which kills the run.
- * Not thread-safe: one reader thread owns it until {@link #drain} returns.
+ * One reader thread drains it; {@link #configure} may come from another, while it reads.
  */
 final class Output {
     static final int TAIL_BYTES = 4096;
@@ -30,10 +30,19 @@ final class Output {
         this.onOverflow = onOverflow;
     }
 
-    /** Sets the cap and the listener for what comes next (a pooled sandbox gets them when it is claimed). */
-    void configure(int newCap, OutputListener newListener) {
+    /**
+     * Sets the cap and the listener (a sandbox gets them when its run is claimed). What was already kept is given to
+     * the listener first, in order: a cold run's program starts at its launch and may print before its run is
+     * claimed, and a streaming client must still see its first bytes (ImageBuildTest missed a step's output under a
+     * CPU hog).
+     */
+    synchronized void configure(int newCap, OutputListener newListener) {
         this.cap = newCap;
         this.listener = newListener == null ? OutputListener.NONE : newListener;
+        if (head.size() > 0 && listener != OutputListener.NONE) {
+            byte[] early = head.toByteArray();
+            listener.chunk(isStderr, early, (int) Math.min(early.length, Math.max(0, newCap)));
+        }
     }
 
     /** Reads {@code in} to its end. Returns quietly when the stream breaks (the run was killed). */
@@ -49,7 +58,7 @@ final class Output {
         }
     }
 
-    private void accept(byte[] buf, int n) {
+    private synchronized void accept(byte[] buf, int n) {
         int keep = (int) Math.max(0, Math.min(n, cap - total));
         head.write(buf, 0, keep);
         if (keep > 0) {

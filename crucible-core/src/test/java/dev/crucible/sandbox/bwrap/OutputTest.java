@@ -30,4 +30,16 @@ class OutputTest {
         assertThat(out.truncated()).isFalse();
         assertThat(new String(out.bytes(), StandardCharsets.UTF_8)).isEqualTo("hello");
     }
+
+    @Test
+    void whatWasPrintedBeforeTheRunWasClaimedStillReachesItsListenerFirst() {
+        Output out = new Output(100, false, () -> { });
+        out.drain(new ByteArrayInputStream("early ".getBytes(StandardCharsets.UTF_8))); // before configure
+        StringBuilder streamed = new StringBuilder();
+        out.configure(100, (stderr, bytes, length) -> streamed.append(new String(bytes, 0, length,
+                StandardCharsets.UTF_8)));
+        out.drain(new ByteArrayInputStream("late".getBytes(StandardCharsets.UTF_8)));
+        assertThat(streamed).hasToString("early late");
+        assertThat(new String(out.bytes(), StandardCharsets.UTF_8)).isEqualTo("early late");
+    }
 }
