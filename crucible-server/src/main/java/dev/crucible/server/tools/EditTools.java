@@ -1,5 +1,7 @@
 package dev.crucible.server.tools;
 
+import static dev.crucible.server.tools.ToolDispatcher.optional;
+
 import dev.crucible.client.ToolOutcome;
 import dev.crucible.session.edit.ApplyPatch;
 import dev.crucible.session.edit.EditFiles;
@@ -23,9 +25,10 @@ final class EditTools {
 
     /** {@code {command, path, file_text?, old_str?, new_str?, insert_line?, insert_text?, view_range?}}. */
     ToolOutcome textEditor(EditFiles files, JsonNode args) {
-        TextEditor.Outcome r = new TextEditor(files).call(new TextEditor.Call(text(args, "command"),
-                text(args, "path"), text(args, "file_text"), text(args, "old_str"), text(args, "new_str"),
-                integer(args, "insert_line"), text(args, "insert_text"), range(args.get("view_range")),
+        TextEditor.Outcome r = new TextEditor(files).call(new TextEditor.Call(optional(args, "command"),
+                optional(args, "path"), optional(args, "file_text"), optional(args, "old_str"),
+                optional(args, "new_str"), integer(args, "insert_line"), optional(args, "insert_text"),
+                range(args.get("view_range")),
                 integer(args, "max_characters")));
         return r.error() ? ToolOutcome.error(r.text())
                 : new ToolOutcome(List.of(ToolOutcome.Content.text(r.text())), false, null);
@@ -38,11 +41,11 @@ final class EditTools {
      */
     ToolOutcome applyPatch(EditFiles files, JsonNode args) {
         JsonNode op = args.get("operation");
-        String patch = text(args, "patch");
+        String patch = optional(args, "patch");
         ApplyPatch.Outcome r;
         if (op != null && op.isObject()) {
-            r = new ApplyPatch(files).apply(new ApplyPatch.Operation(text(op, "type"), text(op, "path"),
-                    text(op, "diff")));
+            r = new ApplyPatch(files).apply(new ApplyPatch.Operation(optional(op, "type"), optional(op, "path"),
+                    optional(op, "diff")));
         } else if (patch != null) {
             r = new ApplyPatch(files).applyEnvelope(patch);
         } else {
@@ -51,16 +54,11 @@ final class EditTools {
                     + " text).");
         }
         var item = json.createObjectNode().put("type", "apply_patch_call_output");
-        if (text(args, "call_id") != null) {
-            item.put("call_id", text(args, "call_id"));
+        if (optional(args, "call_id") != null) {
+            item.put("call_id", optional(args, "call_id"));
         }
         item.put("status", r.status()).put("output", r.output());
         return new ToolOutcome(List.of(ToolOutcome.Content.text(r.output())), !r.completed(), item);
-    }
-
-    private static String text(JsonNode args, String field) {
-        JsonNode v = args.get(field);
-        return v == null || v.isNull() ? null : v.isString() ? v.asString() : v.toString();
     }
 
     private static Integer integer(JsonNode args, String field) {

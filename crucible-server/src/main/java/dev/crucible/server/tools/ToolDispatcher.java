@@ -127,7 +127,8 @@ public final class ToolDispatcher {
         return value.asString();
     }
 
-    private static String optional(JsonNode args, String field) {
+    /** The field as text (a non-string value as its JSON), or null when absent. */
+    static String optional(JsonNode args, String field) {
         JsonNode value = args.get(field);
         return value == null || value.isNull() ? null : value.isString() ? value.asString() : value.toString();
     }
