@@ -32,8 +32,8 @@ final class Launched implements Sandbox.Launch {
     private final java.util.concurrent.Future<?> out;
     private final java.util.concurrent.Future<?> err;
     private final AtomicBoolean used = new AtomicBoolean();
-    /** Whether the agent of a launch started ahead has been seen in its cgroup. */
-    private volatile boolean joined;
+    /** The agent's pid once it was seen in its cgroup (0 before): the hand-over then reads one file, not the group. */
+    private volatile long agentPid;
     /** The launcher's platform threads: pipes and cgroup files block in native code (see {@link PipeThreads}). */
     private final ExecutorService pipes;
     private final boolean background;
@@ -69,11 +69,11 @@ final class Launched implements Sandbox.Launch {
         if (!background || group == null) {
             return Readiness.READY;
         }
-        ProcStatus.Standing agent = agentStanding();
+        long pid = agentPid;
+        ProcStatus.Standing agent = pid != 0 ? standingOf(pid) : agentStanding();
         if (agent == null) {
-            return joined ? Readiness.ENDED : Readiness.STARTING;
+            return pid != 0 ? Readiness.ENDED : Readiness.STARTING;
         }
-        joined = true;
         return switch (agent) {
             case RUNS -> Readiness.READY;
             case STOPPED -> Readiness.STOPPED;
@@ -100,8 +100,15 @@ final class Launched implements Sandbox.Launch {
             if (worst == null || standing == ProcStatus.Standing.STOPPED) {
                 worst = standing;
             }
+            agentPid = pid;
         }
         return worst;
+    }
+
+    /** The standing of the agent seen at {@code pid}; null once gone (a pid reused meanwhile: see complete()). */
+    private static ProcStatus.Standing standingOf(long pid) {
+        var status = ProcStatus.of(pid);
+        return status.isPresent() && status.get().insideSandbox() ? status.get().standing() : null;
     }
 
     /** The processes in the run's cgroup now (for diagnostics); empty without one. */

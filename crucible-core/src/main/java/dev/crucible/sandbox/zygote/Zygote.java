@@ -2,6 +2,7 @@ package dev.crucible.sandbox.zygote;
 
 import dev.crucible.os.Descriptors;
 import dev.crucible.os.Linux;
+import dev.crucible.os.ProcStatus;
 import dev.crucible.sandbox.launch.LaunchCommand;
 import dev.crucible.sandbox.launch.ProcessSpawner;
 import java.io.BufferedReader;
@@ -73,6 +74,7 @@ final class Zygote implements AutoCloseable {
                 throw new IOException("the zygote did not start: " + lastLine(log));
             }
             Zygote zygote = new Zygote(process, Descriptors.connectSeqpacket(dir.resolve("control").toString()));
+            zygote.interpreterPid(); // known from the start: once killed, a zombie or gone, it can no longer be found
             started = true;
             return zygote;
         } finally {
@@ -94,6 +96,17 @@ final class Zygote implements AutoCloseable {
     /** Whether it still answers: a dead zygote is replaced by the caller. */
     boolean alive() {
         return !dead && process.isAlive();
+    }
+
+    /**
+     * Whether it has ended or is on its way out: its bubblewrap gone, or its interpreter gone, a zombie or with a
+     * SIGKILL pending, as {@code /proc} says before bubblewrap follows it out (a request the kill cut off fails
+     * before {@link #alive} turns false; that is a death, not a zygote that stopped answering).
+     */
+    boolean ended() {
+        long pid = interpreter;
+        return !alive() || (pid > 0 && ProcStatus.of(pid).map(s -> s.standing() == ProcStatus.Standing.ENDING)
+                .orElse(true));
     }
 
     /**

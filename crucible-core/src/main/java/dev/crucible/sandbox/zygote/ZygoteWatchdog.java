@@ -62,7 +62,7 @@ final class ZygoteWatchdog implements AutoCloseable {
             long now = System.nanoTime();
             running.forEach((key, zygote) -> {
                 long waited = zygote.unansweredFor(now) / 1_000_000;
-                if (!zygote.alive()) {
+                if (zygote.ended()) {
                     replace.replace(key, zygote, Replacements.Reason.DIED, "it ended");
                 } else if (waited > ANSWER_MS && zygote.stopped()) {
                     replace.replace(key, zygote, Replacements.Reason.UNANSWERED, "a request has waited " + waited

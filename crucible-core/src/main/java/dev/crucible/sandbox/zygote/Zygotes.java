@@ -97,7 +97,9 @@ public final class Zygotes implements AutoCloseable {
             return zygote.fork(starter.insideUid(slotUid), group == null ? List.of() : group.procsFiles(),
                     tmpfs, command.rlimitSpec(slotUid, group == null, spec));
         } catch (IOException e) {
-            if (zygote.alive()) { // it stopped reading its control socket
+            if (zygote.ended()) { // killed: the request failed before its bubblewrap followed it out
+                replace(key(spec), zygote, Replacements.Reason.DIED, "it ended");
+            } else if (zygote.alive()) { // it stopped reading its control socket
                 replace(key(spec), zygote, Replacements.Reason.UNANSWERED, e.getMessage());
             }
             throw e;
