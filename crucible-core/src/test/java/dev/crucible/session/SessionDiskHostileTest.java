@@ -94,6 +94,37 @@ class SessionDiskHostileTest {
         }
     }
 
+    /**
+     * A workspace's image keeps every block it was given at creation, so a data directory that fills up later can never
+     * fail the workspace's writes: the kernel's lazy inode-table init once punched holes in it through the loop device
+     * within a second of the mount (16 MiB per GiB). Watched over the first seconds, while files are made.
+     */
+    @Test
+    void aWorkspaceImageKeepsEveryBlockItWasGiven(@TempDir Path data) throws Exception {
+        assumeKernelBound(data);
+        long quota = 512L << 20; // several block groups, each with its inode table
+        try (SessionManager sessions = start(SessionConfig.defaults(data).withCaps(1 << 20, 32L << 20, quota))) {
+            String id = sessions.create(ME, new SessionManager.CreateRequest("python", null, null, null)).id();
+            Path image = data.resolve("sessions").resolve(id).resolve(WorkspaceDisk.IMAGE);
+            assertThat(allocatedBytes(image)).isGreaterThanOrEqualTo(quota);
+            assertThat(sessions.execute(ME, id, "import os\nfor i in range(20000):\n    os.mkdir('d%d' % i)", null,
+                    60_000L).status().wireName()).isEqualTo("ok");
+            long until = System.nanoTime() + 4_000_000_000L;
+            while (System.nanoTime() < until) { // an absence: looked for over a window, not waited for
+                assertThat(allocatedBytes(image)).as("bytes the image holds on the host").isGreaterThanOrEqualTo(quota);
+                Thread.sleep(200);
+            }
+        }
+    }
+
+    /** What the file takes on its file system ({@code st_blocks}), from {@code stat}. */
+    static long allocatedBytes(Path file) throws Exception {
+        Process p = new ProcessBuilder("stat", "-c", "%b %B", file.toString()).redirectErrorStream(true).start();
+        String[] out = new String(p.getInputStream().readAllBytes()).strip().split(" ");
+        assertThat(p.waitFor()).isZero();
+        return Long.parseLong(out[0]) * Long.parseLong(out[1]);
+    }
+
     @Test
     void aBoundedWorkspaceKeepsItsFilesThroughARestartAndLeavesNothingWhenDeleted(@TempDir Path data) throws Exception {
         assumeKernelBound(data);
