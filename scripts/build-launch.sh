@@ -25,6 +25,12 @@ if ! "$cc" "${flags[@]}" -shared -fPIC -o "$outdir/crucible-zygote-child-$arch" 
   echo "[crucible] zygote-child.c did not compile for $arch; runs will be spawned, never forked by a zygote" >&2
   rm -f "$outdir/crucible-zygote-child-$arch"
 fi
+# crucible-supervisor (crucible-supervisor.c): a session's sandbox program, static so that it runs in any image; without
+# it a session is its interpreter alone (no commands)
+if ! "$cc" "${flags[@]}" -static -o "$outdir/crucible-supervisor-$arch" "$(dirname "$src")/crucible-supervisor.c"; then
+  echo "[crucible] crucible-supervisor did not compile for $arch; sessions will run no commands" >&2
+  rm -f "$outdir/crucible-supervisor-$arch"
+fi
 if "$cc" "${flags[@]}" -static -o "$outdir/crucible-launch-$arch" "$src" 2>/dev/null \
    || "$cc" "${flags[@]}" -o "$outdir/crucible-launch-$arch" "$src"; then
   exit 0

@@ -141,6 +141,14 @@ class CodeExec:
             self.session_id = answer["id"]
         return self.session_id
 
+    def run_command(self, command=None, argv=None, env=None, cwd=None, timeout_ms=None, stdin=None):
+        """Runs a shell line (or an argv) in this object's session, beside its interpreter, to its end:
+        {"exit_code", "signal", "stdout", "stderr", "timed_out", ...}. Raises CrucibleError for a refusal."""
+        body = {k: v for k, v in {"command": command, "argv": argv, "env": env, "cwd": cwd, "timeout_ms": timeout_ms,
+                                  "stdin": stdin}.items() if v is not None}
+        return _request(f"{self.url}/v1/sessions/{self._session_id()}/commands", self.token, "POST", body,
+                        self.timeout)
+
     def close(self):
         """Deletes the session this object started, if any."""
         if self.session_id is not None:

@@ -146,6 +146,12 @@ class SessionTest(unittest.TestCase):
         results = second[0]["content"]
         self.assertIn("(12.57, ['3', '4', '5'])", results[0]["content"][0]["text"])
         self.assertEqual(results[1]["content"][0]["text"], "3 4 5")
+        command = self.code_exec.run_command("cat data/x.txt; exit 5")
+        self.assertEqual((command["exit_code"], command["stdout"]), (5, "3 4 5"))
+        self.assertEqual(self.code_exec.run_command(argv=["sh", "-c", "echo $V"], env={"V": "v"})["stdout"], "v\n")
+        with self.assertRaises(crucible_client.CrucibleError) as refused:
+            self.code_exec.run_command(argv=[])
+        self.assertEqual(refused.exception.code, "invalid_request")
         session_id = self.code_exec.session_id
         self.assertRegex(session_id, "^[0-9a-f]{32}$")
         self.code_exec.close()

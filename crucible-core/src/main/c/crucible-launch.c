@@ -16,6 +16,10 @@
  *      process group, reaches the server (to interrupt a cell) and never the sandbox; exec bwrap with an EMPTY
  *      environment (bwrap's own environment is readable inside the sandbox as /proc/1/environ).
  *
+ *   3b. for a session's sandbox (--control PATH): connect to the server's listener at PATH (a stream socket in a
+ *      directory only the server can reach), while still root, and keep it as fd 4 for the session's supervisor
+ *      (crucible-supervisor.c): the only other descriptor that reaches bwrap, made before the sandbox existed;
+ *
  *   7. for a zygote (docs/zygote.md, --userns-map): after becoming the zygote's uid, enter a new user namespace whose
  *      uid and gid maps a forked helper, still root in the host's namespace, writes with more than one range (the
  *      zygote's own uid as 0, the slots' uids for its children); bwrap then runs as root of that namespace, with
@@ -25,8 +29,8 @@
  * holds nothing and no capability, reaps every orphan (SIGCHLD ignored), handles no signal (so nothing inside its
  * namespace can signal it) and waits until the zygote kills it, which ends the namespace and everything in it.
  *
- * usage: crucible-launch [--netns PATH] [--cgroup FILE]... [--rlimit RES=VALUE]... --seccomp FILE [--uid N]
- *                        [--userns-map "INSIDE OUTSIDE COUNT[,INSIDE OUTSIDE COUNT]..."] -- BWRAP ARGS...
+ * usage: crucible-launch [--netns PATH] [--cgroup FILE]... [--rlimit RES=VALUE]... --seccomp FILE [--control PATH]
+ *                        [--uid N] [--userns-map "INSIDE OUTSIDE COUNT[,INSIDE OUTSIDE COUNT]..."] -- BWRAP ARGS...
  * RES is one of fsize, nofile, core, cpu, nproc, as. Exit code 125 means a step failed (message on stderr,
  * prefixed "crucible-launch: "); it never runs the program then.
  *
@@ -43,6 +47,8 @@
 #include <sched.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -80,6 +86,20 @@ static void join_netns(const char *path) {
     if (fd < 0) die("cannot open", path);
     if (setns(fd, CLONE_NEWNET) != 0) die("cannot join the network namespace", path);
     close(fd);
+}
+
+/* the session's control socket as fd 4, connected to the server's listener (not close-on-exec: bwrap passes it on) */
+static void connect_control(const char *path) {
+    struct sockaddr_un addr = {.sun_family = AF_UNIX};
+    if (strlen(path) >= sizeof addr.sun_path) { errno = ENAMETOOLONG; die("control socket path too long", path); }
+    strcpy(addr.sun_path, path);
+    int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+    if (fd < 0) die("cannot make the control socket", NULL);
+    if (connect(fd, (struct sockaddr *) &addr, sizeof addr) != 0) die("cannot connect the control socket", path);
+    if (fd != 4) {
+        if (dup2(fd, 4) != 4) die("cannot dup the control socket", NULL);
+        close(fd);
+    }
 }
 
 static void set_rlimit(const char *spec) {
@@ -175,6 +195,7 @@ int main(int argc, char **argv) {
     if (argc == 2 && strcmp(argv[1], "--init") == 0) init_forever();
     const char *seccomp = NULL;
     const char *userns_map = NULL;
+    const char *control = NULL;
     long uid = -1;
     int i = 1;
     for (; i < argc && strcmp(argv[i], "--") != 0; i++) {
@@ -184,6 +205,7 @@ int main(int argc, char **argv) {
         else if (strcmp(argv[i], "--rlimit") == 0) set_rlimit(argv[++i]);
         else if (strcmp(argv[i], "--seccomp") == 0) seccomp = argv[++i];
         else if (strcmp(argv[i], "--uid") == 0) uid = number(argv[++i]);
+        else if (strcmp(argv[i], "--control") == 0) control = argv[++i];
         else if (strcmp(argv[i], "--userns-map") == 0) userns_map = argv[++i];
         else { errno = EINVAL; die("unknown option", argv[i]); }
     }
@@ -194,10 +216,12 @@ int main(int argc, char **argv) {
         if (dup2(fd, 3) != 3) die("cannot dup the seccomp fd", NULL);
         close(fd);
     }
-    /* nothing but 0, 1, 2 and the seccomp program may reach the sandbox: an inherited fd is a way out */
+    /* nothing but 0, 1, 2, the seccomp program (and a session's control socket, below) may reach the sandbox: an
+     * inherited fd is a way out */
     if (syscall(SYS_close_range, 4, ~0U, 0) != 0) {
         for (int f = 4; f < 1024; f++) close(f);
     }
+    if (control != NULL) connect_control(control);
     pid_t parent = getppid();
     int to_helper[2] = {-1, -1}, from_helper[2] = {-1, -1};
     pid_t helper = -1;

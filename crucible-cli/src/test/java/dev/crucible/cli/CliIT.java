@@ -177,15 +177,18 @@ class CliIT {
         // as root with crucible-launch, Python's warm-pool sandboxes are forked from a zygote (docs/zygote.md)
         assertThat(list.stdout()).containsPattern("(?m)^python +\\S+ +available  isolation: zygote$")
                 .containsPattern("(?m)^bash +\\S+ +available  isolation: spawn$")
-                .contains("isolation path: zygote for python (1 running");
+                .contains("isolation path: zygote for python (1 running")
+                .contains("session commands: yes (crucible-supervisor beside the interpreter)");
     }
 
     @Test
     void sessionIsAReplThatKeepsStateAndContinuesIncompleteInput(@TempDir Path dir) throws Exception {
-        Outcome o = crucible(dir, "x = 41\nx + 1\ndef f():\n    return x * 2\n\nf()\n1 / 0\n:quit\n"
+        Outcome o = crucible(dir, ("x = 41\nx + 1\ndef f():\n    return x * 2\n\nf()\n1 / 0\n"
+                + "open('f.txt', 'w').write('from a cell')\n:! cat f.txt; echo; exit 3\n:! cd /nowhere-at-all\n:quit\n")
                 .getBytes(StandardCharsets.UTF_8), "session", "--history", dir.resolve("history").toString());
         assertThat(o.exit()).as(o.stderr()).isZero();
         assertThat(o.stdout()).contains("42").contains("82").contains("ZeroDivisionError");
+        assertThat(o.stdout()).contains("from a cell\n[exit 3]").contains("nowhere-at-all");
         assertThat(dir.resolve("history")).content().contains("x + 1");
         Outcome bad = crucible(dir, new byte[0], "session", "--language", "cobol");
         assertOneLineError(bad, "unknown language");

@@ -127,6 +127,19 @@ public final class CrucibleClient {
         return call("POST", "/v1/sessions/" + segment(sessionId) + "/execute", body, new TypeReference<>() {});
     }
 
+    /** Runs a shell line ({@code /bin/sh -c}) in the session's sandbox, beside its interpreter, to its end. */
+    public CommandResult runCommand(String sessionId, String shellLine) {
+        return runCommand(sessionId, Map.of("command", shellLine));
+    }
+
+    /**
+     * Runs a command with every option of the API: {@code command} or {@code argv}, {@code env}, {@code cwd},
+     * {@code timeout_ms}, {@code stdin}.
+     */
+    public CommandResult runCommand(String sessionId, Map<String, Object> request) {
+        return call("POST", "/v1/sessions/" + segment(sessionId) + "/commands", request, new TypeReference<>() {});
+    }
+
     /** Asks the running cell to stop (KeyboardInterrupt); true when one was running. */
     public boolean interrupt(String sessionId) {
         JsonNode answer = call("POST", "/v1/sessions/" + segment(sessionId) + "/interrupt", null,

@@ -47,6 +47,8 @@ public final class Tools {
     public static final String TEXT_EDITOR_TYPE = "text_editor_20250728";
     /** OpenAI's {@code apply_patch} tool (V4A diffs), one file operation per call. */
     public static final String APPLY_PATCH = "apply_patch";
+    /** OpenAI's {@code shell} tool: shell lines run one after another, stateless, under one time limit. */
+    public static final String SHELL = "shell";
 
     /** The languages named when the server's own list is not at hand. */
     public static final List<String> DEFAULT_LANGUAGES = List.of("python", "javascript", "bash", "c", "cpp", "java");
@@ -172,6 +174,17 @@ public final class Tools {
                                  "required": ["type", "path"]},
                                "session_id": %s},
                              "required": ["operation"]}""".formatted(SESSION_ID))));
+            tools.add(new Tool(SHELL, """
+                    Run shell commands in the session's sandbox (OpenAI's shell tool): each of commands runs in turn                     in /workspace, by bash, stateless (a cd or a variable does not carry to the next), and the                     answer gives each one's stdout, stderr and exit code. timeout_ms bounds the whole list.""",
+                    schema("""
+                            {"type": "object",
+                             "properties": {
+                               "commands": {"type": "array", "items": {"type": "string"}, "minItems": 1,
+                                 "description": "Shell lines, e.g. ls -la, then pytest -q."},
+                               "timeout_ms": {"type": "integer", "description": "For all the commands together."},
+                               "max_output_length": {"type": "integer", "description": "Passed back in the answer."},
+                               "session_id": %s},
+                             "required": ["commands"]}""".formatted(SESSION_ID))));
         }
         if (set == Set.ALL) {
             tools.add(new Tool(CLOSE_SESSION, "End a session and delete its files, when you no longer need it.",
@@ -239,7 +252,8 @@ public final class Tools {
     /** Whether a tool of this name works on a session. */
     public static boolean usesSession(String name) {
         return switch (name) {
-            case RUN_IN_SESSION, WRITE_FILE, READ_FILE, LIST_FILES, CLOSE_SESSION, TEXT_EDITOR, APPLY_PATCH -> true;
+            case RUN_IN_SESSION, WRITE_FILE, READ_FILE, LIST_FILES, CLOSE_SESSION, TEXT_EDITOR, APPLY_PATCH, SHELL ->
+                    true;
             default -> false;
         };
     }

@@ -28,7 +28,7 @@ class ToolsTest {
         List<Tools.Tool> all = Tools.of(Tools.Set.ALL, List.of("python", "bash"));
         assertThat(all).extracting(Tools.Tool::name).containsExactly("run_code", "list_runtimes", "create_session",
                 "run_in_session", "write_file", "read_file", "list_files", Tools.TEXT_EDITOR, Tools.APPLY_PATCH,
-                "close_session");
+                Tools.SHELL, "close_session");
         for (String format : List.of("openai", "openai-functions", "anthropic", "mcp")) {
             JsonNode rendered = Tools.render(all, format);
             assertThat(rendered.size()).isEqualTo(all.size());
@@ -60,7 +60,7 @@ class ToolsTest {
         assertThat(all.get(3).inputSchema().at("/properties/session_id/type").asString()).isEqualTo("string");
         assertThat(Tools.of(Tools.Set.STATELESS, null)).extracting(Tools.Tool::name).containsExactly("run_code");
         assertThat(Tools.of(Tools.Set.SESSION, null)).extracting(Tools.Tool::name).containsExactly("run_in_session",
-                "write_file", "read_file", "list_files", Tools.TEXT_EDITOR, Tools.APPLY_PATCH);
+                "write_file", "read_file", "list_files", Tools.TEXT_EDITOR, Tools.APPLY_PATCH, Tools.SHELL);
     }
 
     @Test

@@ -49,12 +49,16 @@ public enum ErrorCode {
     /** All sandboxes are busy and the queue is full. */
     TOO_MANY_REQUESTS(429, 1),
     TOO_MANY_SESSIONS(429, 60),
+    /** The session runs as many commands as its supervisor keeps at once; one may start once another has ended. */
+    TOO_MANY_PROCESSES(429, 1),
     MEMORY_BUDGET_EXHAUSTED(429, 60),
     HEADERS_TOO_LARGE(431),
     INTERNAL(500),
     /** The server was allowed to pull the image, but the registry refused, failed or sent what may not be used. */
     IMAGE_PULL_FAILED(502),
     INTERPRETER_UNAVAILABLE(503),
+    /** This build or host gives sessions no supervisor (crucible-supervisor.c, crucible-launch): no commands. */
+    COMMANDS_UNAVAILABLE(503),
     INTERRUPTED(503),
     SHUTTING_DOWN(503),
     /** Every turn stayed busy for the request's whole timeout plus the grace: nothing ran; worth asking again. */

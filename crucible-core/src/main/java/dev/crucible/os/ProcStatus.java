@@ -16,8 +16,9 @@ import java.util.Optional;
  *     signal {@code n})
  * @param innermostPid its pid in the innermost pid namespace it is in (the last of {@code NSpid})
  * @param pidNamespaces how many pid namespaces it is in, counted from ours (1: ours only)
+ * @param innermostSid its session's id in the innermost pid namespace (the last of {@code NSsid}), -1 when unknown
  */
-public record ProcStatus(char state, long pendingSignals, long innermostPid, int pidNamespaces) {
+public record ProcStatus(char state, long pendingSignals, long innermostPid, int pidNamespaces, long innermostSid) {
     private static final long SIGKILL_BIT = 1L << (9 - 1);
     private static final long SIGSTOP_BIT = 1L << (19 - 1);
 
@@ -46,6 +47,7 @@ public record ProcStatus(char state, long pendingSignals, long innermostPid, int
         long pending = 0;
         long innermost = -1;
         int namespaces = 0;
+        long sid = -1;
         for (String line : status.split("\n")) {
             if (line.startsWith("State:")) {
                 String value = line.substring(6).strip();
@@ -56,9 +58,12 @@ public record ProcStatus(char state, long pendingSignals, long innermostPid, int
                 String[] ids = line.substring(6).strip().split("\\s+");
                 innermost = Long.parseLong(ids[ids.length - 1]);
                 namespaces = ids.length;
+            } else if (line.startsWith("NSsid:")) {
+                String[] ids = line.substring(6).strip().split("\\s+");
+                sid = Long.parseLong(ids[ids.length - 1]);
             }
         }
-        return new ProcStatus(state, pending, innermost, namespaces);
+        return new ProcStatus(state, pending, innermost, namespaces, sid);
     }
 
     /**

@@ -118,7 +118,8 @@ public interface Sandbox extends AutoCloseable {
         boolean alive();
 
         /**
-         * Sends {@code signal} to the program and every process it started, never to bubblewrap's own processes.
+         * Sends {@code signal} to the program and every process it started, never to bubblewrap's own processes (nor,
+         * under a supervisor, to the supervisor or its commands).
          *
          * @return how many processes it reached
          */
@@ -132,6 +133,14 @@ public interface Sandbox extends AutoCloseable {
 
         /** Kills the sandbox, waits for it and removes its cgroups. Idempotent. */
         void close();
+
+        /**
+         * The control socket of the sandbox's supervisor (crucible-supervisor.c), which started the program as its
+         * first child and runs commands beside it; empty when the program runs alone (no supervisor in this build).
+         */
+        default java.util.Optional<java.nio.channels.SocketChannel> control() {
+            return java.util.Optional.empty();
+        }
     }
 
     /**

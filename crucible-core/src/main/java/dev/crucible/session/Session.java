@@ -3,6 +3,7 @@ package dev.crucible.session;
 import dev.crucible.egress.EgressReport;
 import dev.crucible.egress.proxy.EgressProxy;
 import dev.crucible.session.interpreter.Interpreter;
+import dev.crucible.session.process.Supervisor;
 import dev.crucible.session.spec.SessionInfo;
 import dev.crucible.session.store.SessionLease;
 import dev.crucible.session.store.SessionStore;
@@ -39,6 +40,8 @@ final class Session {
     final ReentrantLock lock = new ReentrantLock();
     private final InstantSource clock;
     Interpreter interpreter;
+    /** The supervisor of the interpreter's sandbox (commands beside it); null without one. Set with the interpreter. */
+    volatile Supervisor supervisor;
     volatile State state;
     volatile long lastUsedMs;
 

@@ -9,6 +9,8 @@ import dev.crucible.runtime.LanguageRuntime;
 import dev.crucible.runtime.RuntimeRegistry;
 import dev.crucible.sandbox.Sandbox;
 import dev.crucible.session.interpreter.Interpreter;
+import dev.crucible.session.process.CommandRequest;
+import dev.crucible.session.process.CommandResult;
 import dev.crucible.session.spec.CellResult;
 import dev.crucible.session.spec.SessionInfo;
 import dev.crucible.session.spec.SessionLimits;
@@ -46,6 +48,7 @@ public final class SessionManager implements AutoCloseable {
     private final SessionNumbers numbers;
     private final SessionNetwork network;
     private final SessionRunner runner;
+    private final SessionCommands commands;
     private final KeptSessions kept;
     private SessionReaper reaper;
     private volatile boolean closed;
@@ -65,6 +68,7 @@ public final class SessionManager implements AutoCloseable {
         this.numbers = SessionNumbers.of(config, store);
         this.network = new SessionNetwork(runtimes, store, config.dataDir());
         this.runner = new SessionRunner(sandbox, runtimes, store, network, json, config);
+        this.commands = new SessionCommands(runner, config);
         this.kept = new KeptSessions(replica, store, numbers, sandbox, clock, sessions);
     }
 
@@ -275,6 +279,15 @@ public final class SessionManager implements AutoCloseable {
     public CellResult execute(String owner, String id, String code, String mode, Long timeoutMs)
             throws InterruptedException {
         return runner.execute(find(owner, id), code, mode, timeoutMs);
+    }
+
+    /**
+     * Runs one command in the session's sandbox, beside its interpreter (issue 27), to its end or its time limit.
+     *
+     * @throws RequestException {@code session_not_found}, and as {@code SessionCommands#run}
+     */
+    public CommandResult command(String owner, String id, CommandRequest request) throws InterruptedException {
+        return commands.run(find(owner, id), request);
     }
 
     /**

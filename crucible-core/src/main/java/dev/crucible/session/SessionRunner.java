@@ -9,6 +9,7 @@ import dev.crucible.sandbox.Limits;
 import dev.crucible.sandbox.Sandbox;
 import dev.crucible.sandbox.SandboxSpec;
 import dev.crucible.session.interpreter.Interpreter;
+import dev.crucible.session.process.Supervisor;
 import dev.crucible.session.spec.CellResult;
 import dev.crucible.session.spec.CellStatus;
 import dev.crucible.session.spec.SessionLimits;
@@ -122,7 +123,9 @@ final class SessionRunner {
                 runtime.binds(), runtime.root(), null, limits, workspace).withEgress(network.proxyFor(session, runtime));
         Path log = store.freshInterpreterLog(stored);
         Sandbox.Interactive box = sandbox.open(spec, stored.number(), l.cpus(), log);
-        return Interpreter.start(box, json, READY_MS, log);
+        Interpreter interpreter = Interpreter.start(box, json, READY_MS, log);
+        session.supervisor = box.control().map(Supervisor::on).orElse(null);
+        return interpreter;
     }
 
     /** Replaces the interpreter by a fresh one: variables and logged cells gone, files kept. */
@@ -139,8 +142,14 @@ final class SessionRunner {
     }
 
     /** Runs one cell; never throws for what the cell or its interpreter does. */
-    CellResult run(Session session, String code, String mode, long timeout) throws InterruptedException {
-        long start = System.nanoTime();
+    /**
+     * How a call found its session's interpreter: started for it (after a crash, or resumed from a kept session and
+     * replayed) or live; {@code failure} says why none could be started.
+     */
+    record Boot(boolean restarted, boolean resumed, Integer replayed, String failure) {}
+
+    /** Starts the session's interpreter when there is none or it died (resuming, replaying); under the lock. */
+    Boot boot(Session session) throws InterruptedException {
         boolean restarted = session.state == Session.State.BROKEN;
         boolean resumed = false;
         Integer replayed = null;
@@ -157,8 +166,8 @@ final class SessionRunner {
                 session.interpreter = start(session);
             } catch (IOException e) {
                 session.interpreter = null;
-                return failure(CellStatus.SANDBOX_ERROR, "InterpreterUnavailable",
-                        "cannot start the interpreter: " + e.getMessage(), start, restarted, resumed);
+                session.supervisor = null;
+                return new Boot(restarted, resumed, null, "cannot start the interpreter: " + e.getMessage());
             }
             session.state = Session.State.LIVE;
             if (resumed && session.stored.restore().equals("replay")) {
@@ -166,6 +175,19 @@ final class SessionRunner {
             } else if (!resumed) {
                 store.clearCells(session.stored); // a fresh interpreter after a crash: the logged cells' variables are gone
             }
+        }
+        return new Boot(restarted, resumed, replayed, null);
+    }
+
+    CellResult run(Session session, String code, String mode, long timeout) throws InterruptedException {
+        long start = System.nanoTime();
+        Boot boot = boot(session);
+        boolean restarted = boot.restarted();
+        boolean resumed = boot.resumed();
+        Integer replayed = boot.replayed();
+        if (boot.failure() != null) {
+            return failure(CellStatus.SANDBOX_ERROR, "InterpreterUnavailable", boot.failure(), start, restarted,
+                    resumed);
         }
         ObjectNode request = json.createObjectNode().put("code", code).put("mode", mode)
                 .put("output_bytes", session.stored.limits().outputBytes()).put("timeout_ms", timeout);
@@ -209,6 +231,23 @@ final class SessionRunner {
                 yield failure(CellStatus.TIMEOUT, "TimeoutError", message, start, true, resumed);
             }
         };
+    }
+
+    /**
+     * The session's sandbox ended under a command (its supervisor's socket closed): the interpreter goes with it, and
+     * the next call starts a fresh one ({@code restarted}), as after a crash. Nothing when another call has started a
+     * new sandbox meanwhile.
+     */
+    void sandboxLost(Session session, Supervisor lost, String why) {
+        if (session.supervisor != lost || session.state == Session.State.GONE) {
+            return;
+        }
+        Interpreter live = session.interpreter;
+        if (live != null) {
+            live.close();
+        }
+        session.state = Session.State.BROKEN;
+        replaced(session, Replacements.Reason.DIED, "its sandbox ended under a command: " + why);
     }
 
     private void replaced(Session session, Replacements.Reason reason, String detail) {

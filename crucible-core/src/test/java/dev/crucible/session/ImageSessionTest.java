@@ -37,6 +37,10 @@ class ImageSessionTest {
             CellResult resumed = second.execute(ME, id, "print(tabulate.tabulate(rows, tablefmt='plain'))", null, null);
             assertThat(resumed.resumed()).isTrue();
             assertThat(resumed.stdout()).as(resumed.stderr()).isEqualTo("3  4\n");
+            // a command runs in the image's root too (its own /etc/os-release and its python's packages)
+            var command = second.command(ME, id, dev.crucible.session.process.CommandRequest.shell(
+                    ". /etc/os-release; echo $ID; python3 -c 'import tabulate; print(tabulate.__name__)'"));
+            assertThat(command.stdout()).as(command.stderr()).isEqualTo("debian\ntabulate\n");
             second.delete(ME, id);
         }
     }

@@ -206,6 +206,7 @@ public final class CrucibleServer implements AutoCloseable {
                 Route.delete("/v1/sessions/{id}", token, router.owned(s::delete)),
                 Route.post("/v1/sessions/{id}/execute", token, router.owned(s::execute)),
                 Route.post("/v1/sessions/{id}/interrupt", token, router.owned(s::interrupt)),
+                Route.post("/v1/sessions/{id}/commands", token, router.owned(s::command)),
                 Route.post("/v1/sessions/{id}/restart", token, router.owned(s::restart)),
                 Route.post("/v1/sessions/{id}/network", token, router.owned(s::network)),
                 Route.get("/v1/sessions/{id}/files", token, router.owned(s::listFiles)),

@@ -92,7 +92,7 @@ class AgentToolsTest {
         assertThat(legacy).isEqualTo(function);
         JsonNode claude = json(http.get("/v1/tools?format=anthropic&set=session"));
         assertThat(claude.findValuesAsString("name")).containsExactly("run_in_session", "write_file", "read_file",
-                "list_files", Tools.TEXT_EDITOR, Tools.APPLY_PATCH);
+                "list_files", Tools.TEXT_EDITOR, Tools.APPLY_PATCH, Tools.SHELL);
         // Claude's own text editor goes as Anthropic's client tool: its type and name, no schema
         assertThat(claude.get(4).get("type").asString()).isEqualTo("text_editor_20250728");
         assertThat(claude.get(4).has("input_schema")).isFalse();
@@ -100,7 +100,7 @@ class AgentToolsTest {
         JsonNode mcp = json(http.get("/v1/tools?format=mcp"));
         assertThat(mcp.findValuesAsString("name")).containsExactly("run_code", "list_runtimes", "create_session",
                 "run_in_session", "write_file", "read_file", "list_files", Tools.TEXT_EDITOR, Tools.APPLY_PATCH,
-                "close_session");
+                Tools.SHELL, "close_session");
         assertThat(mcp.get(0).get("inputSchema")).isEqualTo(function.get("parameters"));
         // the Java client renders the same tools as the server
         assertThat(CodeTools.of(crucible, Tools.Set.STATELESS).openai()).isEqualTo(openai);
@@ -220,6 +220,32 @@ class AgentToolsTest {
             assertThat(failed.get("is_error").asBoolean()).isTrue();
             assertThat(failed.at("/result/status").asString()).isEqualTo("failed");
             assertThat(failed.at("/result/output").asString()).startsWith("Invalid Context");
+
+            // OpenAI's shell: a shell_call's action, each command on its own, one outcome each
+            JsonNode shell = json(http.postJson("/v1/tools/call", JSON.writeValueAsString(Map.of("name", Tools.SHELL,
+                    "arguments", Map.of("call_id", "call_8", "session_id", id, "action", Map.of("commands",
+                            List.of("cd /tmp; echo $((2 ** 10))", "pwd; [[ -f calc.py ]] && echo bash here",
+                                    "echo to stderr >&2; exit 3"), "timeout_ms", 20_000, "max_output_length", 4096))))));
+            assertThat(shell.get("is_error").asBoolean()).as(shell.toString()).isFalse();
+            assertThat(shell.at("/result/type").asString()).isEqualTo("shell_call_output");
+            assertThat(shell.at("/result/call_id").asString()).isEqualTo("call_8");
+            assertThat(shell.at("/result/max_output_length").asInt()).isEqualTo(4096);
+            assertThat(shell.at("/result/output/0/stdout").asString()).isEqualTo("1024\n");
+            assertThat(shell.at("/result/output/1/stdout").asString()).isEqualTo("/workspace\nbash here\n");
+            assertThat(shell.at("/result/output/2/stderr").asString()).isEqualTo("to stderr\n");
+            assertThat(shell.at("/result/output/2/outcome/type").asString()).isEqualTo("exit");
+            assertThat(shell.at("/result/output/2/outcome/exit_code").asInt()).isEqualTo(3);
+            assertThat(shell.at("/content/0/text").asString()).contains("$ pwd;", "[exit 3]");
+            JsonNode slow = json(http.postJson("/v1/tools/call", JSON.writeValueAsString(Map.of("name", Tools.SHELL,
+                    "arguments", Map.of("session_id", id, "commands", List.of("sleep 30", "echo never"),
+                            "timeout_ms", 500)))));
+            assertThat(slow.at("/result/output/0/outcome/type").asString()).isEqualTo("timeout");
+            assertThat(slow.at("/result/output/1/outcome/type").asString()).isEqualTo("timeout");
+            assertThat(slow.at("/result/output/1/stdout").asString()).isEmpty();
+            JsonNode none = json(http.postJson("/v1/tools/call", JSON.writeValueAsString(Map.of("name", Tools.SHELL,
+                    "arguments", Map.of("session_id", id, "commands", List.of())))));
+            assertThat(none.get("is_error").asBoolean()).isTrue();
+            assertThat(none.at("/content/0/text").asString()).contains("'commands'");
         }
     }
 

@@ -92,6 +92,12 @@ class ClientTest {
 
             assertThat(crucible.sessions()).extracting(SessionInfo::id).contains(session.id());
             assertThat(crucible.session(session.id()).language()).isEqualTo("python");
+            dev.crucible.client.CommandResult command = crucible.runCommand(session.id(),
+                    "ls 'dir/with space' | wc -l; exit 2");
+            assertThat(command.exitCode()).isEqualTo(2);
+            assertThat(command.stdout()).isEqualTo("0\n");
+            assertThat(crucible.runCommand(session.id(), Map.of("argv", List.of("cat"), "stdin", "piped",
+                    "timeout_ms", 5000)).stdout()).isEqualTo("piped");
             assertThat(crucible.interrupt(session.id())).isFalse(); // nothing running
             crucible.restart(session.id());
             assertThat(crucible.executeCell(session.id(), "'x' in globals()").result()).isEqualTo("False");

@@ -189,4 +189,39 @@ class SessionApiTest {
             alice.delete("/v1/sessions/" + id);
         }
     }
+    @Test
+    void aCommandRunsOverHttpAndBadOnesGetTheirError() throws Exception {
+        String id = create(alice, "{\"language\": \"python\"}");
+        try {
+            HttpResponse<String> r = alice.postJson("/v1/sessions/" + id + "/commands",
+                    "{\"command\": \"cat; echo \\\"$NAME\\\" >&2; exit 4\", \"stdin\": \"in\\n\", \"env\": {\"NAME\": \"v\"}}");
+            assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
+            JsonNode result = json(r);
+            assertThat(result.get("exit_code").asInt()).isEqualTo(4);
+            assertThat(result.get("stdout").asString()).isEqualTo("in\n");
+            assertThat(result.get("stderr").asString()).isEqualTo("v\n");
+            assertThat(result.get("timed_out").asBoolean()).isFalse();
+            assertThat(result.get("signal").isNull()).isTrue();
+            JsonNode timedOut = json(alice.postJson("/v1/sessions/" + id + "/commands",
+                    "{\"argv\": [\"sleep\", \"30\"], \"timeout_ms\": 300}"));
+            assertThat(timedOut.get("timed_out").asBoolean()).isTrue();
+            assertThat(timedOut.get("signal").asInt()).isEqualTo(9);
+            // refusals: each with its code, as JSON, the session untouched
+            assertThat(error(alice.postJson("/v1/sessions/" + id + "/commands", "{}"))).isEqualTo("invalid_request");
+            assertThat(error(alice.postJson("/v1/sessions/" + id + "/commands", "{\"argv\": []}")))
+                    .isEqualTo("invalid_request");
+            assertThat(error(alice.postJson("/v1/sessions/" + id + "/commands", "{\"command\": \"true\","
+                    + " \"cwd\": \"/nowhere\"}"))).isEqualTo("invalid_request");
+            assertThat(error(alice.postJson("/v1/sessions/" + id + "/commands", "{\"command\": \"true\","
+                    + " \"timeout_ms\": -1}"))).isEqualTo("invalid_limits");
+            assertThat(error(alice.postJson("/v1/sessions/" + id + "/commands", "{\"command\": \"true\", \"env\": [\"x\"]}")))
+                    .isEqualTo("invalid_json");
+            HttpResponse<String> other = bob.postJson("/v1/sessions/" + id + "/commands", "{\"command\": \"true\"}");
+            assertThat(other.statusCode()).isEqualTo(404);
+            assertThat(error(other)).isEqualTo("session_not_found");
+            assertThat(cell(alice, id, "6 * 7").get("result").asString()).isEqualTo("42");
+        } finally {
+            alice.delete("/v1/sessions/" + id);
+        }
+    }
 }

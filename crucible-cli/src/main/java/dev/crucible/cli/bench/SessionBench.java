@@ -18,7 +18,8 @@ import tools.jackson.databind.JsonNode;
 /**
  * {@code crucible bench --sessions}: a cell in a live Python session over HTTP ({@code x + 1}), against the floor of
  * an HTTP round trip to the same server ({@code GET /healthz}) and a stateless {@code POST /v1/execute} of the same
- * expression in the same run; then, with {@code --idle N}, the memory of N idle sessions.
+ * expression in the same run; a command ({@code echo hi}) in the session against the same echo spawned by this client
+ * on the host; then, with {@code --idle N}, the memory of N idle sessions.
  */
 final class SessionBench {
     private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
@@ -80,17 +81,37 @@ final class SessionBench {
             };
             Step floor = () -> call("GET", "/healthz", null);
             Step stateless = () -> call("POST", "/v1/execute", "{\"language\": \"python\", \"code\": \"x = 1\\nprint(x + 1)\"}");
+            String echo = "{\"argv\": [\"echo\", \"hi\"]}";
+            Step command = () -> {
+                JsonNode r = call("POST", "/v1/sessions/" + id + "/commands", echo);
+                if (!r.path("stdout").asString("").equals("hi\n")) {
+                    throw new IOException("unexpected answer " + r);
+                }
+            };
+            Step hostEcho = () -> { // the same echo, spawned by this client on the host: the baseline
+                Process p = new ProcessBuilder("/bin/echo", "hi").redirectErrorStream(true).start();
+                p.getInputStream().readAllBytes();
+                p.waitFor();
+            };
             time(warmup, sessionCell);
             time(warmup, floor);
+            time(warmup, command);
+            time(warmup, hostEcho);
             time(Math.min(warmup, 20), stateless);
             List<long[]> cells = new ArrayList<>();
             List<long[]> floors = new ArrayList<>();
+            List<long[]> commands = new ArrayList<>();
+            List<long[]> hostEchoes = new ArrayList<>();
             for (int round = 0; round < 5; round++) { // alternating, so that noise hits both
                 floors.add(time(iterations / 5, floor));
                 cells.add(time(iterations / 5, sessionCell));
+                commands.add(time(iterations / 5, command));
+                hostEchoes.add(time(iterations / 5, hostEcho));
             }
             long[] c = merge(cells);
             long[] f = merge(floors);
+            long[] e = merge(commands);
+            long[] h = merge(hostEchoes);
             long[] s = time(Math.max(20, iterations / 10), stateless);
             out.printf("crucible bench --sessions: %d cells of x + 1 in one live Python session over HTTP (%s)%n",
                     c.length, base);
@@ -98,8 +119,12 @@ final class SessionBench {
             report(out, "GET /healthz (HTTP floor)", f);
             report(out, "session cell x + 1", c);
             report(out, "POST /v1/execute (stateless)", s);
+            report(out, "command echo hi (POST .../commands)", e);
+            report(out, "echo hi spawned by this client", h);
             out.printf("session cell p50 / HTTP floor p50: %.2f; stateless p50 / session cell p50: %.1f%n",
                     ms(c, 50) / ms(f, 50), ms(s, 50) / ms(c, 50));
+            out.printf("command p50 over the host's spawn p50: %+.2f ms (goal <= 2 ms); command / host spawn: %.2f%n",
+                    ms(e, 50) - ms(h, 50), ms(e, 50) / ms(h, 50));
         } finally {
             call("DELETE", "/v1/sessions/" + id, null);
         }

@@ -32,7 +32,7 @@ import tools.jackson.databind.JsonNode;
 /**
  * {@code crucible session}: an interactive REPL in a sandboxed session, against the local engine or a server, with
  * line editing and history (JLine). Incomplete input continues on the next line; Ctrl-C interrupts a running cell;
- * Ctrl-D or {@code :quit} ends.
+ * {@code :! LINE} runs a shell command in the session's sandbox; Ctrl-D or {@code :quit} ends.
  */
 @Command(name = "session", mixinStandardHelpOptions = true,
         description = "An interactive REPL in a sandboxed session (local engine, or --url a server).")
@@ -67,6 +67,9 @@ public final class SessionCommand implements Callable<Integer> {
         void restart() throws Exception;
 
         JsonNode files() throws Exception;
+
+        /** Runs a shell line in the session's sandbox, beside its interpreter (POST …/commands). */
+        JsonNode command(String line) throws Exception;
 
         @Override
         void close();
@@ -136,6 +139,27 @@ public final class SessionCommand implements Callable<Integer> {
 
     /** A REPL command; false ends the session. */
     private static boolean command(String line, Backend backend, PrintWriter out) throws Exception {
+        if (line.startsWith(":!")) {
+            JsonNode r;
+            try {
+                r = backend.command(line.substring(2).strip());
+            } catch (RuntimeException e) { // a refusal (a bad line, too many commands): said, and the REPL goes on
+                out.println("crucible: " + e.getMessage());
+                out.flush();
+                return true;
+            }
+            out.print(r.path("stdout").asString(""));
+            out.print(r.path("stderr").asString(""));
+            if (r.path("timed_out").asBoolean(false)) {
+                out.println("[timed out: killed]");
+            } else if (r.hasNonNull("signal")) {
+                out.println("[killed by signal " + r.get("signal").asInt() + "]");
+            } else if (r.path("exit_code").asInt(0) != 0) {
+                out.println("[exit " + r.get("exit_code").asInt() + "]");
+            }
+            out.flush();
+            return true;
+        }
         switch (line) {
             case ":quit", ":q", ":exit" -> {
                 return false;
@@ -150,7 +174,8 @@ public final class SessionCommand implements Callable<Integer> {
                             f.path("path").asString());
                 }
             }
-            default -> out.println(":restart (fresh interpreter), :files (list /workspace), :quit");
+            default -> out.println(":! LINE (a shell command in the session), :restart (fresh interpreter),"
+                    + " :files (list /workspace), :quit");
         }
         out.flush();
         return true;
@@ -240,6 +265,12 @@ public final class SessionCommand implements Callable<Integer> {
         }
 
         @Override
+        public JsonNode command(String line) throws Exception {
+            return CliSupport.json().valueToTree(sessions.command("", id,
+                    dev.crucible.session.process.CommandRequest.shell(line)));
+        }
+
+        @Override
         public void close() {
             try {
                 sessions.delete("", id);
@@ -321,6 +352,11 @@ public final class SessionCommand implements Callable<Integer> {
         @Override
         public JsonNode files() throws Exception {
             return call("GET", "/v1/sessions/" + id + "/files", null);
+        }
+
+        @Override
+        public JsonNode command(String line) throws Exception {
+            return call("POST", "/v1/sessions/" + id + "/commands", Map.of("command", line));
         }
 
         @Override

@@ -42,7 +42,9 @@ record BwrapHost(List<String> describe, List<String> warnings, Path workRoot, in
                 "cgroups: " + cgroups.describe() + "; " + tuning,
                 "seccomp: " + seccompInstructions
                         + " BPF instructions (libseccomp), AF_UNIX only, architecture checked",
-                "slots: " + config.slots());
+                "slots: " + config.slots(),
+                "session commands: " + (command.supervises() ? "yes (crucible-supervisor beside the interpreter)"
+                        : "no (this build has no crucible-supervisor or crucible-launch: a C compiler at build time)"));
         List<String> warnings = new ArrayList<>();
         if (!root) {
             warnings.add("not running as root: every sandbox runs as this server's uid " + tools.uid()

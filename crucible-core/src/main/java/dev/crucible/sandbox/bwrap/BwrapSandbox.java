@@ -20,6 +20,7 @@ import dev.crucible.sandbox.zygote.ZygoteChild;
 import dev.crucible.sandbox.zygote.Zygotes;
 import dev.crucible.util.Once;
 import java.io.IOException;
+import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
@@ -76,7 +77,8 @@ public final class BwrapSandbox implements Sandbox {
         this.serverUid = tools.uid();
         this.etc = SyntheticEtc.write(workRoot.resolve("etc"));
         this.command = new LaunchCommand(config, etc.dir(), seccomp, seccompInet::get, tools,
-                config.launchHelper() ? LaunchCommand.extractHelper(workRoot) : null);
+                config.launchHelper() ? LaunchCommand.extractHelper(workRoot) : null,
+                config.launchHelper() ? LaunchCommand.extractSupervisor(workRoot) : null);
         this.cgroups = Cgroups.detect();
         cgroups.removeStale();
         String tuning = cgroups instanceof Cgroups.None ? "favordynmods: not needed (no cgroups)"
@@ -171,13 +173,23 @@ public final class BwrapSandbox implements Sandbox {
         Cgroups.RunGroup group = null;
         SandboxNetwork network = null;
         boolean started = false;
+        ControlListener control = null;
         try {
             group = slots.sessionGroup(spec.limits(), cpus);
             network = makeNetwork(spec);
-            Process process = spawn(buildArgv(uid, group, spec, network), log);
+            control = command.supervises() ? ControlListener.open(workRoot.resolve("control")) : null;
+            Process process = spawn(buildArgv(uid, group, spec, network, control), log);
+            SocketChannel channel;
+            try {
+                channel = control == null ? null : control.accept(process); // one that never connects is killed
+            } catch (IOException | InterruptedException e) {
+                live.remove(process);
+                throw e;
+            }
             started = true;
-            return reside(process, group, network);
+            return reside(process, group, network, channel);
         } finally {
+            closeQuietly(control);
             if (!started) {
                 if (group != null) {
                     group.destroy();
@@ -261,11 +273,12 @@ public final class BwrapSandbox implements Sandbox {
         return null;
     }
 
-    /** The mount points its binds need in the synthetic /etc, then the launcher's whole argv. */
-    private List<String> buildArgv(int uid, Cgroups.RunGroup group, SandboxSpec spec, SandboxNetwork network)
-            throws IOException {
+    /** The mount points its binds need in /etc, then the launcher's argv (with a supervisor on {@code control}). */
+    private List<String> buildArgv(int uid, Cgroups.RunGroup group, SandboxSpec spec, SandboxNetwork network,
+            ControlListener control) throws IOException {
         etc.addMountPoints(spec);
-        return command.argv(uid, group, spec, network == null ? null : network.namespace().path());
+        return command.argv(uid, group, spec, network == null ? null : network.namespace().path(),
+                control == null ? null : control.path());
     }
 
     /** Starts the launcher from the one launcher thread, stderr to {@code log} when not null; counted as live. */
@@ -298,7 +311,7 @@ public final class BwrapSandbox implements Sandbox {
                 LOG.log(System.Logger.Level.WARNING, "zygote fork failed; spawning: " + e, e);
             }
         }
-        return spawn(buildArgv(claim.uid(), group, spec, network), null);
+        return spawn(buildArgv(claim.uid(), group, spec, network, null), null);
     }
 
     /** Hands a started run to its supervisor, which gives the slot back when the run is over. */
@@ -312,8 +325,8 @@ public final class BwrapSandbox implements Sandbox {
     }
 
     /** Wraps a started session sandbox; closing it sweeps its cgroups in the background. */
-    private Interactive reside(Process process, Cgroups.RunGroup group, SandboxNetwork network) {
-        return new Resident(process, group, () -> {
+    private Interactive reside(Process process, Cgroups.RunGroup group, SandboxNetwork network, SocketChannel control) {
+        return new Resident(process, group, control, () -> {
             live.remove(process);
             closeQuietly(network);
             if (group != null) {

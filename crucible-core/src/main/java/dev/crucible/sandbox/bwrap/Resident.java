@@ -6,7 +6,9 @@ import dev.crucible.sandbox.Sandbox;
 import dev.crucible.sandbox.cgroup.Cgroups;
 import java.io.InputStream;
 import java.io.OutputStream;
+import java.nio.channels.SocketChannel;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 
@@ -16,13 +18,21 @@ final class Resident implements Sandbox.Interactive {
 
     private final Process process;
     private final Cgroups.RunGroup group;
+    private final SocketChannel control;
     private final Runnable onClose;
     private final AtomicBoolean closed = new AtomicBoolean();
 
-    Resident(Process process, Cgroups.RunGroup group, Runnable onClose) {
+    /** @param control the supervisor's control socket (crucible-supervisor.c), or null: the program alone */
+    Resident(Process process, Cgroups.RunGroup group, SocketChannel control, Runnable onClose) {
         this.process = process;
         this.group = group;
+        this.control = control;
         this.onClose = onClose;
+    }
+
+    @Override
+    public Optional<SocketChannel> control() {
+        return Optional.ofNullable(control);
     }
 
     @Override
@@ -47,12 +57,23 @@ final class Resident implements Sandbox.Interactive {
         int reached = 0;
         for (long pid : pids) {
             // pinned by a pidfd before the checks: a pid reused meanwhile by a process outside is never signalled
-            if (Processes.signalIf(pid, signal, p -> insideProgram(p) && (group != null ? group.holds(p)
+            if (Processes.signalIf(pid, signal, p -> (control == null ? insideProgram(p) : theInterpreters(p))
+                    && (group != null ? group.holds(p)
                     : process.toHandle().descendants().anyMatch(d -> d.pid() == p)))) {
                 reached++;
             }
         }
         return reached;
+    }
+
+    /**
+     * Whether {@code pid} is a supervised interpreter or one of its children: in the sandbox's own session
+     * (bubblewrap's init made it, sid 1 inside), not the supervisor (pid 2 inside), not a command (each starts a
+     * session of its own).
+     */
+    static boolean theInterpreters(long pid) {
+        return ProcStatus.of(pid).map(s -> s.insideSandbox() && s.innermostPid() != 2 && s.innermostSid() == 1)
+                .orElse(false);
     }
 
     /** Whether {@code pid} is the program or one of its children (not bubblewrap's monitor or init). */
@@ -80,6 +101,9 @@ final class Resident implements Sandbox.Interactive {
             process.waitFor(TEARDOWN_MS, TimeUnit.MILLISECONDS);
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
+        }
+        if (control != null) {
+            PipeThreads.closeQuietly(control);
         }
         PipeThreads.closeQuietly(process.getOutputStream());
         PipeThreads.closeQuietly(process.getInputStream());

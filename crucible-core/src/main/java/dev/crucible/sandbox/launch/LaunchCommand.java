@@ -40,6 +40,7 @@ public final class LaunchCommand {
     private final Path nsenter;
     private final Path setpriv;
     private final Path helper;
+    private final Path supervisor;
 
     /**
      * @param etc the synthetic /etc directory
@@ -47,9 +48,10 @@ public final class LaunchCommand {
      * @param seccompInet the program of a sandbox with egress (AF_INET and AF_INET6 sockets too), written when first
      *     asked for
      * @param helper the extracted crucible-launch binary, or null to launch through sh and setpriv
+     * @param supervisor the extracted crucible-supervisor binary (world-readable), or null: sessions run no commands
      */
     public LaunchCommand(SandboxConfig config, Path etc, Path seccomp, java.util.function.Supplier<Path> seccompInet,
-            HostTools tools, Path helper) {
+            HostTools tools, Path helper, Path supervisor) {
         this.config = config;
         this.etc = etc;
         this.seccomp = seccomp;
@@ -58,18 +60,23 @@ public final class LaunchCommand {
         this.nsenter = HostTools.firstExecutable("nsenter");
         this.setpriv = tools.setpriv();
         this.helper = helper;
+        this.supervisor = helper == null ? null : supervisor; // its control socket is connected by crucible-launch
     }
 
     /** Copies the crucible-launch binary for this architecture out of the JAR, or returns null when there is none. */
     public static Path extractHelper(Path workRoot) throws IOException {
-        byte[] binary = builtBinary("crucible-launch");
+        return extract(workRoot, "crucible-launch", "rwx------", "using sh + setpriv");
+    }
+
+    private static Path extract(Path workRoot, String name, String mode, String without) throws IOException {
+        byte[] binary = builtBinary(name);
         if (binary == null) {
-            LOG.log(System.Logger.Level.INFO, "no crucible-launch for " + ARCH + " in this build; using sh + setpriv");
+            LOG.log(System.Logger.Level.INFO, "no " + name + " for " + ARCH + " in this build; " + without);
             return null;
         }
-        Path target = workRoot.resolve("crucible-launch");
+        Path target = workRoot.resolve(name);
         Files.write(target, binary);
-        Files.setPosixFilePermissions(target, PosixFilePermissions.fromString("rwx------"));
+        Files.setPosixFilePermissions(target, PosixFilePermissions.fromString(mode));
         return target;
     }
 
@@ -89,6 +96,19 @@ public final class LaunchCommand {
         try (InputStream in = LaunchCommand.class.getResourceAsStream(name + "-" + ARCH)) {
             return in == null ? null : in.readAllBytes();
         }
+    }
+
+    /**
+     * Copies crucible-supervisor out of the JAR into {@code workRoot} (readable by every sandbox uid: bwrap binds it
+     * in as that uid), or returns null when this build has none.
+     */
+    public static Path extractSupervisor(Path workRoot) throws IOException {
+        return extract(workRoot, "crucible-supervisor", "r-xr-xr-x", "sessions run no commands");
+    }
+
+    /** Whether a session's sandbox can run a supervisor (commands beside its interpreter). */
+    public boolean supervises() {
+        return supervisor != null;
     }
 
     /** The crucible-launch binary, or null (sh + setpriv). */
@@ -120,6 +140,18 @@ public final class LaunchCommand {
      * @param netns the network namespace to join ({@code NetNamespace.path()}) for a spec with egress, else null
      */
     public List<String> argv(int uid, Cgroups.RunGroup group, SandboxSpec spec, String netns) {
+        return argv(uid, group, spec, netns, null);
+    }
+
+    /**
+     * The argv of one sandbox whose program runs under crucible-supervisor when {@code control} is not null: the
+     * launcher connects to the server's listener at {@code control} before anything else starts, and the supervisor
+     * (bound read-only at {@value #SUPERVISOR}) starts the spec's command as its first child.
+     */
+    public List<String> argv(int uid, Cgroups.RunGroup group, SandboxSpec spec, String netns, Path control) {
+        if (control != null && !supervises()) {
+            throw new IllegalStateException("this build has no crucible-supervisor (or no crucible-launch)");
+        }
         if ((netns != null) != (spec.egress() != null)) {
             throw new IllegalArgumentException("a network namespace goes with egress, and only with it");
         }
@@ -128,11 +160,21 @@ public final class LaunchCommand {
         Path program = netns == null ? seccomp : seccompInet.get();
         List<String> argv = helper != null ? viaHelper(procsFiles, rlimits, uid, program, netns)
                 : viaShell(procsFiles, rlimits, uid, program, netns);
+        if (control != null) {
+            argv.addAll(argv.size() - 1, List.of("--control", control.toString()));
+        }
         argv.addAll(bwrapArguments(spec));
+        if (control != null) {
+            argv.addAll(argv.size() - 2, List.of("--ro-bind", supervisor.toString(), SUPERVISOR));
+            argv.addAll(List.of("--", SUPERVISOR, "4"));
+        }
         argv.add("--");
         argv.addAll(spec.command());
         return argv;
     }
+
+    /** Where a session's sandbox finds its supervisor: in bwrap's own /dev, nothing of the root's. */
+    public static final String SUPERVISOR = "/dev/.crucible-supervisor";
 
     /**
      * The argv of a zygote for the warm-pool launches like {@code spec} (docs/zygote.md): crucible-launch becomes

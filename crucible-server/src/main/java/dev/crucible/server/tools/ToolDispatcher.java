@@ -48,6 +48,7 @@ public final class ToolDispatcher {
     private final Runner runner;
     private final JsonMapper json;
     private final EditTools edit;
+    private final ShellTool shell;
 
     /** @param runner how {@code run_code} runs its program (the server's admission, or the executor itself) */
     public ToolDispatcher(Executor executor, SessionManager sessions, Runner runner, JsonMapper json) {
@@ -56,6 +57,7 @@ public final class ToolDispatcher {
         this.runner = runner;
         this.json = json;
         this.edit = new EditTools(json);
+        this.shell = new ShellTool(sessions, json);
     }
 
     /** The available languages, python first: the enums of the tool schemas. */
@@ -98,6 +100,7 @@ public final class ToolDispatcher {
                 case Tools.CLOSE_SESSION -> closeSession(owner, args, defaultSession);
                 case Tools.TEXT_EDITOR -> edit.textEditor(filesOf(owner, args, defaultSession), args);
                 case Tools.APPLY_PATCH -> edit.applyPatch(filesOf(owner, args, defaultSession), args);
+                case Tools.SHELL -> shell.call(owner, sessionOf(owner, args, defaultSession), args);
                 default -> ToolOutcome.error("There is no tool named '" + name + "'. Tools: " + toolNames() + ".");
             };
         } catch (RequestException e) {

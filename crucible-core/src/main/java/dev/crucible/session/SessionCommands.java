@@ -1,0 +1,145 @@
+package dev.crucible.session;
+
+import dev.crucible.error.ErrorCode;
+import dev.crucible.error.RequestException;
+import dev.crucible.session.interpreter.Interpreter;
+import dev.crucible.session.process.Command;
+import dev.crucible.session.process.CommandException;
+import dev.crucible.session.process.CommandRequest;
+import dev.crucible.session.process.CommandResult;
+import dev.crucible.session.process.Supervisor;
+import dev.crucible.session.spec.SessionLimits;
+import java.nio.charset.StandardCharsets;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Commands in a session's sandbox (issue 27): checks a {@link CommandRequest}, starts the session's sandbox when it
+ * has none (as a cell would: resumed, replayed), and runs the command through the sandbox's supervisor beside the
+ * interpreter, without the session's lock: a command runs while a cell does, and several at once.
+ */
+final class SessionCommands {
+    private static final String DEFAULT_CWD = "/workspace";
+
+    private final SessionRunner runner;
+    private final SessionConfig config;
+
+    SessionCommands(SessionRunner runner, SessionConfig config) {
+        this.runner = runner;
+        this.config = config;
+    }
+
+    /**
+     * Runs one command to its end (or its time limit).
+     *
+     * @throws RequestException {@code invalid_request} for a request that cannot be run as sent,
+     *     {@code too_many_processes}, {@code payload_too_large}, {@code session_busy} (the session is being started by a
+     *     call that did not end in time), {@code interpreter_unavailable} (its sandbox could not start or ended),
+     *     {@code commands_unavailable} (no supervisor here)
+     */
+    CommandResult run(Session session, CommandRequest request) throws InterruptedException {
+        Command command = command(request);
+        long timeout = request.timeoutMs() == null ? session.stored.limits().timeoutMs() : request.timeoutMs();
+        if (timeout < 1 || timeout > SessionLimits.MAXIMUM.timeoutMs()) {
+            throw new RequestException(ErrorCode.INVALID_LIMITS, "timeout_ms must be between 1 and "
+                    + SessionLimits.MAXIMUM.timeoutMs());
+        }
+        Supervisor supervisor = supervisorOf(session, timeout);
+        session.touch();
+        try {
+            return supervisor.run(command, timeout, session.stored.limits().outputBytes());
+        } catch (CommandException e) {
+            return switch (e.kind()) {
+                case NOT_STARTED -> notStarted(command, e.getMessage());
+                case TOO_MANY -> throw new RequestException(ErrorCode.TOO_MANY_PROCESSES, e.getMessage());
+                case TOO_LARGE -> throw new RequestException(ErrorCode.PAYLOAD_TOO_LARGE, e.getMessage());
+                case BROKEN -> {
+                    runner.sandboxLost(session, supervisor, e.getMessage());
+                    throw new RequestException(ErrorCode.INTERPRETER_UNAVAILABLE, e.getMessage()
+                            + "; the session's next call starts a fresh sandbox");
+                }
+            };
+        } finally {
+            session.touch();
+        }
+    }
+
+    /** The checked command of a request; a request that cannot be run as sent is refused whole. */
+    static Command command(CommandRequest r) {
+        if (Boolean.TRUE.equals(r.background())) {
+            throw new RequestException(ErrorCode.INVALID_REQUEST, "background commands are not available yet: run it"
+                    + " in the foreground, or end a shell line with '&' (its output is then not kept)");
+        }
+        if (r.user() != null && !r.user().equals("user")) {
+            throw new RequestException(ErrorCode.INVALID_REQUEST, "user must be \"user\" (root inside a session is"
+                    + " not available yet)");
+        }
+        if ((r.command() == null) == (r.argv() == null)) {
+            throw new RequestException(ErrorCode.INVALID_REQUEST, "give either command (a shell line) or argv (a list"
+                    + " of strings), not both");
+        }
+        List<String> argv = r.command() != null ? List.of("/bin/sh", "-c", r.command()) : r.argv();
+        if (argv.isEmpty() || argv.stream().anyMatch(a -> a == null || a.indexOf('\0') >= 0) || argv.getFirst().isEmpty()) {
+            throw new RequestException(ErrorCode.INVALID_REQUEST, "argv must be a non-empty list of strings without"
+                    + " NUL characters, its first a program's name or path");
+        }
+        Map<String, String> env = r.env() == null ? Map.of() : r.env();
+        for (Map.Entry<String, String> e : env.entrySet()) {
+            String name = e.getKey();
+            if (name.isEmpty() || name.indexOf('=') >= 0 || name.indexOf('\0') >= 0 || e.getValue() == null
+                    || e.getValue().indexOf('\0') >= 0) {
+                throw new RequestException(ErrorCode.INVALID_REQUEST, "env must map names (not empty, without '=' or"
+                        + " NUL) to strings without NUL; " + name + " does not");
+            }
+        }
+        String cwd = r.cwd() == null ? DEFAULT_CWD : r.cwd();
+        if (!cwd.startsWith("/") || cwd.indexOf('\0') >= 0) {
+            throw new RequestException(ErrorCode.INVALID_REQUEST, "cwd must be an absolute path in the session, such"
+                    + " as /workspace");
+        }
+        byte[] stdin = r.stdin() == null ? new byte[0] : r.stdin().getBytes(StandardCharsets.UTF_8);
+        return new Command(argv, env, cwd, stdin);
+    }
+
+    /** The supervisor of the session's live sandbox, started (as a cell would start it) when there is none. */
+    private Supervisor supervisorOf(Session session, long timeout) throws InterruptedException {
+        Supervisor supervisor = session.supervisor;
+        Interpreter live = session.interpreter;
+        if (supervisor != null && live != null && live.alive()) {
+            return supervisor;
+        }
+        if (!session.lock.tryLock(timeout + config.grace().toMillis() + 5_000, TimeUnit.MILLISECONDS)) {
+            throw new RequestException(ErrorCode.SESSION_BUSY, "the session's sandbox is being started by another call");
+        }
+        try {
+            if (session.gone()) {
+                throw new RequestException(ErrorCode.SESSION_NOT_FOUND, "no session " + session.stored.id());
+            }
+            SessionRunner.Boot boot = runner.boot(session);
+            if (boot.failure() != null) {
+                throw new RequestException(ErrorCode.INTERPRETER_UNAVAILABLE, boot.failure());
+            }
+            supervisor = session.supervisor;
+            if (supervisor == null) {
+                throw new RequestException(ErrorCode.COMMANDS_UNAVAILABLE, "this server's sessions run no commands:"
+                        + " its build has no crucible-supervisor or crucible-launch (a C compiler at build time; see"
+                        + " crucible runtimes)");
+            }
+            return supervisor;
+        } finally {
+            session.lock.unlock();
+        }
+    }
+
+    /** A program or directory that is not there ends as a shell says so: 127 (not found) or 126, the reason on stderr. */
+    private static CommandResult notStarted(Command command, String why) {
+        if (why.startsWith("cannot change to its directory")) {
+            throw new RequestException(ErrorCode.INVALID_REQUEST, "cwd " + command.cwd() + ": "
+                    + why.substring(why.indexOf(':') + 1).strip());
+        }
+        int code = why.contains("No such file or directory") ? 127 : 126;
+        return new CommandResult(code, null, "", "crucible: " + command.argv().getFirst() + ": " + why + "\n", false,
+                false, false, 0, 0);
+    }
+}
