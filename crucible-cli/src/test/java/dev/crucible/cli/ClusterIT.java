@@ -205,7 +205,9 @@ class ClusterIT {
         long running = EvalIT.JSON.readTree(ServeIT.get(ports[2], "/healthz").body()).get("running").asLong();
         replicas[2].process().destroyForcibly(); // kill -9, its requests in flight
         assertThat(replicas[2].process().waitFor(30, TimeUnit.SECONDS)).isTrue();
-        assertThat(client.waitFor(180, TimeUnit.SECONDS)).isTrue();
+        // the client's end is the state waited for; the bound only stops a hang (run 24: the other 3/4 of the samples
+        // on two replicas beside a CPU hog took over the 180 s once allowed here)
+        assertThat(client.waitFor(15, TimeUnit.MINUTES)).as("the client ended").isTrue();
         assertThat(client.exitValue()).as(stderrOf(out)).isZero();
 
         JsonNode summary = summaryOf(out);
@@ -240,7 +242,7 @@ class ClusterIT {
         assertThat(log).as("every run it had finished within the grace").noneMatch(l -> l.contains("killing"));
         assertThat(running).as("it was judging samples when told to stop").isPositive();
         for (int i = 0; i < 2; i++) {
-            assertThat(clients[i].waitFor(180, TimeUnit.SECONDS)).isTrue();
+            assertThat(clients[i].waitFor(15, TimeUnit.MINUTES)).as("client " + i + " ended").isTrue();
             assertThat(clients[i].exitValue()).as(stderrOf(parts[i])).isZero();
             assertThat(summaryOf(parts[i]).get("shard").asString()).isEqualTo(i + "/2");
             // sent again: refusals only (a draining replica's 503, a full queue's 429), never a request cut in flight

@@ -108,6 +108,9 @@ class ContainerIT {
         expect(called, "GET", s, null, 200);
         assertThat(expect(called, "POST", s + "/execute", "{\"code\": \"x = 6 * 7\\nx\"}", 200).body())
                 .contains("\"result\":\"42\"");
+        // a command beside the interpreter: the supervisor works in the container's sandboxes too
+        assertThat(expect(called, "POST", s + "/commands", "{\"command\": \"echo $((6 * 7)) > f.txt; cat f.txt\"}", 200)
+                .body()).contains("\"stdout\":\"42\\n\"").contains("\"exit_code\":0");
         expect(called, "POST", s + "/interrupt", null, 200);
         expect(called, "POST", s + "/restart", null, 200);
         expect(called, "POST", s + "/network", "{\"allow\": []}", 200);
