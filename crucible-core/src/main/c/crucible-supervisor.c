@@ -216,7 +216,11 @@ static void spawn(uint32_t req, struct reader *r) {
     }
     pid_t pid = fork();
     if (pid < 0) {
-        send_err(req, errno, "cannot start the command");
+        int error = errno;
+        char text[160];
+        snprintf(text, sizeof text, "cannot start the command: %s%s", strerror(error),
+                 error == EAGAIN ? " (the session has as many processes as its pids limit allows)" : "");
+        send_err(req, error, text);
         goto done;
     }
     if (pid == 0) child(in[0], out[1], err[1], report[1], cwd, argv, env);

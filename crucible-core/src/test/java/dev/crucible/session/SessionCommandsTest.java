@@ -214,6 +214,57 @@ class SessionCommandsTest {
         }
     }
 
+    /**
+     * A supervisor stopped by the session's own cell (same uid) answers nothing: a command, even one whose stdin fills
+     * the socket's buffer, fails within the supervisor's bound instead of holding its thread, and the session restarts.
+     */
+    @Test
+    void aStoppedSupervisorFailsCommandsWithinTheirBound() throws Exception {
+        SessionInfo s = session("python");
+        try {
+            assertThat(sessions.execute(ME, s.id(), "import os, signal\nos.kill(2, signal.SIGSTOP)", null, null)
+                    .status().wireName()).isEqualTo("ok");
+            long start = System.nanoTime();
+            assertThatThrownBy(() -> sessions.command(ME, s.id(), argv(List.of("wc", "-c"), null, null, null,
+                    "x".repeat(1_900_000)))).isInstanceOfSatisfying(RequestException.class,
+                            e -> assertThat(e.code()).isEqualTo(ErrorCode.INTERPRETER_UNAVAILABLE));
+            assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(30));
+            CellResult after = sessions.execute(ME, s.id(), "1 + 1", null, null);
+            assertThat(after.result()).isEqualTo("2");
+            assertThat(after.restarted()).isTrue();
+            assertThat(sh(s, "echo served").stdout()).isEqualTo("served\n");
+        } finally {
+            sessions.delete(ME, s.id());
+        }
+    }
+
+    /** A session at its pids limit gets a 429 that says so for a command, and the supervisor goes on answering. */
+    @Test
+    void aSessionAtItsPidsLimitRefusesACommandAndRecovers() throws Exception {
+        SessionInfo s = session("python");
+        try {
+            CellResult filled = sessions.execute(ME, s.id(), """
+                    import subprocess
+                    held = []
+                    try:
+                        for _ in range(1000):
+                            held.append(subprocess.Popen(['sleep', '60']))
+                    except OSError:
+                        pass
+                    len(held) > 50""", null, 60_000L);
+            assertThat(filled.result()).as(filled.toString()).isEqualTo("True");
+            assertThatThrownBy(() -> sh(s, "true")).isInstanceOfSatisfying(RequestException.class, e -> {
+                assertThat(e.code()).isEqualTo(ErrorCode.TOO_MANY_PROCESSES);
+                assertThat(e.getMessage()).contains("pids limit");
+            });
+            assertThat(sessions.execute(ME, s.id(), "for p in held:\n    p.kill()\n    p.wait()", null, 60_000L)
+                    .status().wireName()).isEqualTo("ok");
+            assertThat(sh(s, "echo room again").stdout()).isEqualTo("room again\n");
+        } finally {
+            sessions.delete(ME, s.id());
+        }
+    }
+
     /** The supervisor's control socket is the host's alone: no command or cell reaches it or the supervisor. */
     @Test
     void nothingInTheSessionReachesTheSupervisorsSocket() throws Exception {

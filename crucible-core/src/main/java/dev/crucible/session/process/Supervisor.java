@@ -130,21 +130,38 @@ public final class Supervisor implements AutoCloseable {
                         + e.getCause().getMessage());
     }
 
-    private synchronized void send(int kind, int flags, int id, byte[] body) {
+    /**
+     * Writes one frame, bounded: a supervisor that takes nothing (stopped by the session's own programs, with the
+     * socket's buffer full) fails the call within {@link #ANSWER_MS} and its socket is closed, never a blocked thread.
+     */
+    private synchronized void send(int kind, int flags, int id, byte[] body) throws InterruptedException {
         IOException gone = ended;
         if (gone != null) {
             throw new CommandException(CommandException.Kind.BROKEN, "the session's sandbox ended: " + gone.getMessage());
         }
         ByteBuffer frame = ByteBuffer.allocate(12 + body.length);
         frame.putInt(8 + body.length).put((byte) kind).put((byte) flags).putShort((short) 0).putInt(id).put(body).flip();
-        try {
+        java.util.concurrent.Future<?> write = WRITERS.submit(() -> {
             while (frame.hasRemaining()) {
                 channel.write(frame);
             }
-        } catch (IOException e) {
-            throw new CommandException(CommandException.Kind.BROKEN, "the session's sandbox ended: " + e.getMessage());
+            return null;
+        });
+        try {
+            write.get(ANSWER_MS, TimeUnit.MILLISECONDS);
+        } catch (TimeoutException e) {
+            close(); // the blocked write ends with the socket
+            throw new CommandException(CommandException.Kind.BROKEN, "the session's supervisor took no request for "
+                    + ANSWER_MS + " ms (stopped?)");
+        } catch (ExecutionException e) {
+            throw new CommandException(CommandException.Kind.BROKEN, "the session's sandbox ended: "
+                    + e.getCause().getMessage());
         }
     }
+
+    /** Where frames are written: a socket parks a virtual thread, so a bounded wait costs no platform thread. */
+    private static final java.util.concurrent.ExecutorService WRITERS =
+            java.util.concurrent.Executors.newVirtualThreadPerTaskExecutor();
 
     private static void strings(ByteArrayOutputStream out, String[] values) {
         out.writeBytes(ByteBuffer.allocate(4).putInt(values.length).array());
