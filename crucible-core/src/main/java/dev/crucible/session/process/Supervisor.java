@@ -189,7 +189,10 @@ public final class Supervisor implements AutoCloseable {
                 ByteBuffer frame = ByteBuffer.allocate(length);
                 fill(frame);
                 frame.flip();
-                dispatch(frame.get() & 0xff, frame.get() & 0xff, frame.getShort(), frame.getInt() & 0xffffffffL, frame);
+                int kind = frame.get() & 0xff;
+                int flags = frame.get() & 0xff;
+                frame.getShort(); // reserved
+                dispatch(kind, flags, frame.getInt() & 0xffffffffL, frame);
             }
         } catch (IOException e) {
             end(e);
@@ -206,7 +209,7 @@ public final class Supervisor implements AutoCloseable {
         }
     }
 
-    private void dispatch(int kind, int flags, short unused, long id, ByteBuffer body) throws IOException {
+    private void dispatch(int kind, int flags, long id, ByteBuffer body) throws IOException {
         switch (kind) {
             case HELLO -> hello.complete(body.getInt());
             case STARTED -> {

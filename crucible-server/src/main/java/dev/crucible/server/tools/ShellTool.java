@@ -6,7 +6,6 @@ import dev.crucible.client.ToolOutcome;
 import dev.crucible.session.SessionManager;
 import dev.crucible.session.process.CommandRequest;
 import dev.crucible.session.process.CommandResult;
-import java.util.ArrayList;
 import java.util.List;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
@@ -89,7 +88,7 @@ final class ShellTool {
             item.set("max_output_length", action.get("max_output_length"));
         }
         item.set("output", output);
-        return new ToolOutcome(new ArrayList<>(List.of(ToolOutcome.Content.text(text.toString().stripTrailing()))),
+        return new ToolOutcome(List.of(ToolOutcome.Content.text(text.toString().stripTrailing())),
                 false, item);
     }
 }
