@@ -149,6 +149,41 @@ class CodeExec:
         return _request(f"{self.url}/v1/sessions/{self._session_id()}/commands", self.token, "POST", body,
                         self.timeout)
 
+    def start_process(self, command=None, argv=None, env=None, cwd=None, timeout_ms=None, stdin=None,
+                      stdin_open=False):
+        """Starts a command in this object's session in the background and returns the process at once:
+        {"pid", "running", "exit_code", ...}. It runs on until it ends, is signalled, its timeout_ms passes (none
+        when not given) or the session's sandbox ends; its output is kept for process_output."""
+        body = {k: v for k, v in {"command": command, "argv": argv, "env": env, "cwd": cwd, "timeout_ms": timeout_ms,
+                                  "stdin": stdin, "stdin_open": stdin_open or None}.items() if v is not None}
+        body["background"] = True
+        return _request(f"{self.url}/v1/sessions/{self._session_id()}/commands", self.token, "POST", body,
+                        self.timeout)
+
+    def processes(self):
+        """This object's session's background processes, running and ended, oldest first."""
+        return _request(f"{self.url}/v1/sessions/{self._session_id()}/processes", self.token, "GET", None,
+                        self.timeout)["processes"]
+
+    def process_output(self, pid, start=0, wait_ms=0):
+        """A background process's output from offset `start` (0: the oldest kept; then the previous answer's
+        "next"): {"stdout", "stderr", "next", "missed_bytes", "ended", "process"}, waiting up to wait_ms for a
+        first byte."""
+        return _request(f"{self.url}/v1/sessions/{self._session_id()}/processes/{int(pid)}/output"
+                        f"?from={int(start)}&wait_ms={int(wait_ms)}", self.token, "GET", None,
+                        max(self.timeout, wait_ms / 1000 + 10))
+
+    def write_stdin(self, pid, data, close=False):
+        """Writes text to a background process's stdin (started with stdin_open=True), then closes it if asked."""
+        return _request(f"{self.url}/v1/sessions/{self._session_id()}/processes/{int(pid)}/stdin", self.token,
+                        "POST", {"data": data, "close": close}, self.timeout)["written"]
+
+    def signal_process(self, pid, signal="TERM"):
+        """Sends a signal ("TERM", "KILL", "INT", ... or a number) to a background process's group; False when it
+        had already ended."""
+        return _request(f"{self.url}/v1/sessions/{self._session_id()}/processes/{int(pid)}/signal", self.token,
+                        "POST", {"signal": signal}, self.timeout)["signalled"]
+
     def close(self):
         """Deletes the session this object started, if any."""
         if self.session_id is not None:

@@ -152,6 +152,22 @@ class SessionTest(unittest.TestCase):
         with self.assertRaises(crucible_client.CrucibleError) as refused:
             self.code_exec.run_command(argv=[])
         self.assertEqual(refused.exception.code, "invalid_request")
+        process = self.code_exec.start_process("read x; echo \"bg $x\" >&2", stdin_open=True)
+        self.assertTrue(process["running"])
+        self.assertIn(process["pid"], [p["pid"] for p in self.code_exec.processes()])
+        self.assertEqual(self.code_exec.write_stdin(process["pid"], "in\n", close=True), 3)
+        output, stderr = {"next": 0, "ended": False}, ""
+        for _ in range(12):
+            output = self.code_exec.process_output(process["pid"], output["next"], wait_ms=5000)
+            stderr += output["stderr"]
+            if output["ended"]:
+                break
+        self.assertEqual((stderr, output["process"]["exit_code"]), ("bg in\n", 0))
+        sleeper = self.code_exec.start_process(argv=["sleep", "600"])
+        self.assertTrue(self.code_exec.signal_process(sleeper["pid"], "KILL"))
+        with self.assertRaises(crucible_client.CrucibleError) as unknown:
+            self.code_exec.process_output(999999)
+        self.assertEqual(unknown.exception.code, "process_not_found")
         session_id = self.code_exec.session_id
         self.assertRegex(session_id, "^[0-9a-f]{32}$")
         self.code_exec.close()

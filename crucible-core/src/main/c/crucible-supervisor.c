@@ -7,19 +7,24 @@
  *      /proc/PID/mem of it for the session's programs), SIGCHLD through a signalfd, the terminal signals ignored;
  *   1. fork and exec the interpreter with the default signal dispositions; keep nothing of its stdin and stdout;
  *   2. say HELLO on the control socket (fd CONTROL_FD, connected by crucible-launch while still root, before the
- *      sandbox existed: nothing inside can reach the host's end) and serve it: SPAWN a command on three pipes,
- *      SIGNAL one (or its process group), PING; it answers STARTED or ERR, then DATA as the command writes and EXIT
+ *      sandbox existed: nothing inside can reach the host's end) and serve it: SPAWN a command on three pipes (or a
+ *      terminal of the sandbox's devpts, whose close sends VEOF),
+ *      WRITE to its stdin (a background command keeps it open), SIGNAL one (or its process group), PING; it answers
+ *      STARTED or ERR, then DATA as the command writes and EXIT
  *      once it has ended and its pipes are drained (or closed 50 ms after its end: a daemon it left holding them
  *      does not hold the answer);
  *   3. when the interpreter ends, end with its status (its exit code, or 128 + its signal): the sandbox ends with it,
  *      as a session's sandbox always has. When the host closes the control socket, end too.
  *
  * Frames, both ways: u32 length of what follows, u8 kind, u8 flags, u16 0, u32 id, then the body; integers big-endian,
- * strings as u32 length + bytes. host->supervisor: SPAWN(1, id = request; u32 argc, argv, u32 envc, env (NAME=VALUE
- * on top of the session's), cwd (empty: the sandbox's), stdin),
- * SIGNAL(2, id = pid; u32 signal; flags 1 = its process group), PING(3). supervisor->host: HELLO(64; u32 version),
- * STARTED(65, id = request; u32 pid), ERR(66, id = request; u32 errno, text), DATA(67, id = pid; flags 1 stdout,
- * 2 stderr; bytes), EXIT(68, id = pid; u32 wait status), PONG(69). A frame that breaks these rules ends the
+ * strings as u32 length + bytes. host->supervisor: SPAWN(1, id = request; flags 1 = keep its stdin open after the
+ * bytes given, 2 = on a terminal (a PTY of the sandbox's devpts: stdin, stdout and stderr all on it, its output as
+ * stdout); u32 argc, argv, u32 envc, env (NAME=VALUE on top of the session's), cwd (empty: the sandbox's), stdin,
+ * u32 rows, u32 cols), SIGNAL(2, id = pid; u32 signal; flags 1 = its process group), PING(3), WRITE(4, id = request;
+ * flags 1 = close its stdin after; u32 pid, bytes), RESIZE(5, id = pid; u32 rows, u32 cols: its terminal's size, and
+ * SIGWINCH to its foreground group). supervisor->host: HELLO(64; u32 version), STARTED(65, id = request; u32 pid),
+ * ERR(66, id = request; u32 errno, text), DATA(67, id = pid; flags 1 stdout, 2 stderr; bytes), EXIT(68, id = pid;
+ * u32 wait status), PONG(69), WRITTEN(70, id = request; u32 bytes queued). A frame that breaks these rules ends the
  * supervisor (the host then sees the sandbox end): the host is the only writer, and a broken frame is a bug.
  *
  * usage: crucible-supervisor CONTROL_FD -- PROGRAM ARGS...   Exit code 125: a step failed (message on stderr).
@@ -34,6 +39,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/ioctl.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
@@ -44,19 +50,23 @@
 #include <unistd.h>
 
 #define FAIL 125
-#define VERSION 1
+#define VERSION 2
 #define MAX_PROCS 256
 #define MAX_FRAME (2u << 20) /* host->supervisor: argv, env and stdin of one command */
 #define CHUNK 32768
 #define DRAIN_MS 50
+#define MAX_PENDING (1u << 20) /* stdin bytes a command has not read yet */
 
-enum { SPAWN = 1, SIGNAL = 2, PING = 3, HELLO = 64, STARTED = 65, ERR = 66, DATA = 67, EXIT = 68, PONG = 69 };
+enum { SPAWN = 1, SIGNAL = 2, PING = 3, WRITE = 4, RESIZE = 5, HELLO = 64, STARTED = 65, ERR = 66, DATA = 67, EXIT = 68, PONG = 69,
+       WRITTEN = 70 };
 
 struct proc {
     pid_t pid;             /* 0: a free entry */
     int out, err, in;      /* -1 once closed */
     char *input;           /* what is left to write to its stdin */
     size_t input_len, input_off;
+    int keep_in;           /* stdin stays open once its bytes are written (WRITE adds more) */
+    int pty;               /* out is its terminal's master (in a dup of it) */
     int exited, status;
     long exited_ms;
 };
@@ -166,11 +176,16 @@ static void default_signals(void) {
 
 /* the command's side of the fork: each step reports its errno on the error pipe (close-on-exec: silence = exec'd) */
 __attribute__((noreturn)) static void child(int in, int out, int err, int report, const char *cwd, char **argv,
-                                            char **env) {
+                                            char **env, const char *tty) {
     int step = 0;
     default_signals();
     if (setsid() < 0) goto failed;
     step = 1;
+    if (tty) { /* its own terminal: opened as a session leader, it becomes the controlling one */
+        int slave = open(tty, O_RDWR);
+        if (slave < 0 || ioctl(slave, TIOCSCTTY, 0) != 0) goto failed;
+        in = out = err = slave;
+    }
     if (dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0) goto failed;
     step = 2;
     if (cwd[0] && chdir(cwd) != 0) goto failed;
@@ -195,13 +210,15 @@ static struct proc *find(pid_t pid) {
     return NULL;
 }
 
-static void spawn(uint32_t req, struct reader *r) {
+static void spawn(uint32_t req, int flags, struct reader *r) {
     char **argv = read_strs(r), **env = read_strs(r);
     char *cwd = read_str(r, NULL);
     size_t input_len = 0;
     char *input = read_str(r, &input_len);
+    struct winsize size = {.ws_row = (unsigned short) read_u32(r), .ws_col = (unsigned short) read_u32(r)};
     struct proc *slot = find(0);
-    int in[2] = {-1, -1}, out[2] = {-1, -1}, err[2] = {-1, -1}, report[2] = {-1, -1};
+    int in[2] = {-1, -1}, out[2] = {-1, -1}, err[2] = {-1, -1}, report[2] = {-1, -1}, master = -1;
+    char *tty = NULL, name[128];
     if (r->bad || r->left != 0 || !argv || !argv[0]) {
         send_err(req, EINVAL, "a malformed request to run a command");
         goto done;
@@ -210,7 +227,23 @@ static void spawn(uint32_t req, struct reader *r) {
         send_err(req, EAGAIN, "too many commands are running in this session");
         goto done;
     }
-    if (pipe2(in, O_CLOEXEC) || pipe2(out, O_CLOEXEC) || pipe2(err, O_CLOEXEC) || pipe2(report, O_CLOEXEC)) {
+    if (flags & 2) { /* a terminal: the master here, the slave opened by the child */
+        master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
+        if (master < 0 || grantpt(master) || unlockpt(master) || ptsname_r(master, name, sizeof name) != 0 ||
+            (size.ws_row && size.ws_col && ioctl(master, TIOCSWINSZ, &size) != 0) || pipe2(report, O_CLOEXEC)) {
+            send_err(req, errno, "cannot make the command's terminal");
+            goto done;
+        }
+        tty = strdup(name); /* its own copy: freed at done, whatever happens after */
+        if (!tty) die("out of memory");
+        in[1] = fcntl(master, F_DUPFD_CLOEXEC, 3);
+        out[0] = master;
+        master = -1;
+        if (in[1] < 0) {
+            send_err(req, errno, "cannot make the command's terminal");
+            goto done;
+        }
+    } else if (pipe2(in, O_CLOEXEC) || pipe2(out, O_CLOEXEC) || pipe2(err, O_CLOEXEC) || pipe2(report, O_CLOEXEC)) {
         send_err(req, errno, "cannot make the command's pipes");
         goto done;
     }
@@ -223,7 +256,7 @@ static void spawn(uint32_t req, struct reader *r) {
         send_err(req, error, text);
         goto done;
     }
-    if (pid == 0) child(in[0], out[1], err[1], report[1], cwd, argv, env);
+    if (pid == 0) child(in[0], out[1], err[1], report[1], cwd, argv, env, tty);
     close(report[1]);
     report[1] = -1;
     int e[2];
@@ -238,15 +271,15 @@ static void spawn(uint32_t req, struct reader *r) {
         send_err(req, e[1], text);
         goto done;
     }
-    close(in[0]);
-    close(out[1]);
-    close(err[1]);
+    if (in[0] >= 0) close(in[0]);
+    if (out[1] >= 0) close(out[1]);
+    if (err[1] >= 0) close(err[1]);
     *slot = (struct proc) {.pid = pid, .out = out[0], .err = err[0], .in = in[1], .input = input,
-                           .input_len = input_len};
+                           .input_len = input_len, .keep_in = flags & 1, .pty = (flags & 2) != 0};
     in[0] = in[1] = out[0] = out[1] = err[0] = err[1] = -1;
     input = NULL;
     fcntl(slot->in, F_SETFL, O_NONBLOCK);
-    if (slot->input_len == 0) {
+    if (slot->input_len == 0 && !slot->keep_in) {
         close(slot->in);
         slot->in = -1;
     }
@@ -258,10 +291,59 @@ done:
         if (err[i] >= 0) close(err[i]);
         if (report[i] >= 0) close(report[i]);
     }
+    if (master >= 0) close(master);
+    free(tty);
     free_strs(argv);
     free_strs(env);
     free(cwd);
     free(input);
+}
+
+static void close_fd(int *fd) {
+    if (*fd >= 0) close(*fd);
+    *fd = -1;
+}
+
+/* queues bytes for a command's stdin (written as its pipe takes them); flags 1: close it once they are written */
+static void write_stdin(uint32_t req, int flags, struct reader *r) {
+    uint32_t pid = read_u32(r);
+    size_t n = r->bad ? 0 : r->left;
+    struct proc *p = r->bad || pid == 0 ? NULL : find((pid_t) pid);
+    if (!p || p->exited) {
+        send_err(req, ESRCH, "the process has ended");
+        return;
+    }
+    if (p->in < 0) {
+        send_err(req, EPIPE, "the process's stdin is closed");
+        return;
+    }
+    size_t pending = p->input_len - p->input_off;
+    if (pending + n > MAX_PENDING) {
+        char text[160];
+        snprintf(text, sizeof text, "the process has not read the %zu bytes written to its stdin before", pending);
+        send_err(req, EAGAIN, text);
+        return;
+    }
+    if (n > 0) {
+        char *joined = malloc(pending + n);
+        if (!joined) die("out of memory");
+        if (pending) memcpy(joined, p->input + p->input_off, pending);
+        memcpy(joined + pending, r->p, n);
+        free(p->input);
+        p->input = joined;
+        p->input_len = pending + n;
+        p->input_off = 0;
+    }
+    if ((flags & 1) && p->pty) {
+        /* a terminal has no end of file to close: its line discipline reads one from VEOF (Ctrl-D) */
+        char *joined = realloc(p->input, p->input_len + 1);
+        if (!joined) die("out of memory");
+        joined[p->input_len++] = 4;
+        p->input = joined;
+    }
+    if (flags & 1) p->keep_in = 0;
+    if (!p->keep_in && p->input_off == p->input_len) close_fd(&p->in);
+    send_u32(WRITTEN, req, (uint32_t) n);
 }
 
 static void request(const char *frame, size_t len) {
@@ -273,8 +355,18 @@ static void request(const char *frame, size_t len) {
     struct reader r = {frame + 8, len - 8, 0};
     switch (kind) {
     case SPAWN:
-        spawn(id, &r);
+        spawn(id, flags, &r);
         break;
+    case WRITE:
+        write_stdin(id, flags, &r);
+        break;
+    case RESIZE: {
+        struct winsize size = {.ws_row = (unsigned short) read_u32(&r), .ws_col = (unsigned short) read_u32(&r)};
+        struct proc *p = id == 0 ? NULL : find((pid_t) id);
+        if (r.bad || !p || p->exited || !p->pty || p->out < 0) break; /* no terminal (any more): nothing to size */
+        ioctl(p->out, TIOCSWINSZ, &size); /* the kernel sends SIGWINCH to its foreground group */
+        break;
+    }
     case SIGNAL: {
         uint32_t sig = read_u32(&r);
         struct proc *p = id == 0 ? NULL : find((pid_t) id);
@@ -289,11 +381,6 @@ static void request(const char *frame, size_t len) {
         errno = EPROTO;
         die("an unknown request");
     }
-}
-
-static void close_fd(int *fd) {
-    if (*fd >= 0) close(*fd);
-    *fd = -1;
 }
 
 static void finish_if_done(struct proc *p, long now) {
@@ -337,10 +424,12 @@ static void pump_output(struct proc *p, int *fd, int stream) {
 static void pump_input(struct proc *p) {
     ssize_t n = write(p->in, p->input + p->input_off, p->input_len - p->input_off);
     if (n > 0) p->input_off += (size_t) n;
-    if ((n < 0 && errno != EINTR && errno != EAGAIN) || p->input_off == p->input_len) {
-        close_fd(&p->in); /* done, or the command closed its stdin (EPIPE): the rest is dropped */
+    int broken = n < 0 && errno != EINTR && errno != EAGAIN; /* the command closed its stdin (EPIPE) */
+    if (broken || p->input_off == p->input_len) {
+        if (broken || !p->keep_in) close_fd(&p->in); /* done, or broken: the rest is dropped */
         free(p->input);
         p->input = NULL;
+        p->input_len = p->input_off = 0;
     }
 }
 
@@ -393,7 +482,7 @@ int main(int argc, char **argv) {
             if (p->exited) waiting = 1;
             int *ends[3] = {&p->out, &p->err, &p->in};
             for (int w = 0; w < 3; w++) {
-                if (*ends[w] < 0) continue;
+                if (*ends[w] < 0 || (w == 2 && p->input_off == p->input_len)) continue; /* stdin: only with bytes */
                 owner[n - 2].p = p;
                 owner[n - 2].which = w;
                 fds[n++] = (struct pollfd) {.fd = *ends[w], .events = w == 2 ? POLLOUT : POLLIN};

@@ -194,4 +194,74 @@ class CliIT {
         assertOneLineError(bad, "unknown language");
         assertThat(bad.exit()).isEqualTo(ExitCodes.UNKNOWN_LANGUAGE);
     }
+
+    /**
+     * {@code crucible session --shell} in a real terminal (a PTY this test holds, driven as a user types): the shell
+     * keeps its state, Ctrl-C reaches the program in the sandbox and not the CLI, a window resize reaches the
+     * sandbox's terminal, and the shell's exit ends the CLI.
+     */
+    @Test
+    void sessionShellIsATerminalInTheSandbox(@TempDir Path dir) throws Exception {
+        String driver = """
+                import os, pty, select, struct, fcntl, termios, sys, time
+                pid, fd = pty.fork()
+                if pid == 0:
+                    os.execv(sys.argv[1], sys.argv[1:])
+                fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", 30, 100, 0, 0))
+                seen = b""
+                def saw(text, seconds):
+                    global seen
+                    end = time.time() + seconds
+                    while text.encode() not in seen:
+                        left = end - time.time()
+                        if left <= 0 or not select.select([fd], [], [], left)[0]:
+                            return False
+                        try:
+                            seen += os.read(fd, 65536)
+                        except OSError:
+                            return False
+                    return True
+                def until(text, seconds=60):
+                    if not saw(text, seconds):
+                        sys.stdout.write(seen.decode(errors="replace")); sys.exit("never saw " + text)
+                def type_(text):
+                    os.write(fd, text.encode())
+                type_("cd /tmp; X=6; stty size\\r")
+                until("30 100")
+                type_("echo $((X * 7))-$PWD\\r")
+                until("42-/tmp")
+                type_("sleep 600; echo after-$((1 + 1))\\r")
+                time.sleep(1)
+                type_("\\x03")
+                type_("echo alive-$X\\r")
+                until("alive-6")
+                fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 120, 0, 0))
+                for attempt in range(30):  # the CLI's SIGWINCH, then its resize call: asked again until seen
+                    type_("stty size\\r")
+                    if saw("40 120", 2):
+                        break
+                until("40 120", 1)
+                type_("exit 0\\r")
+                until("[crucible: exit 0]")
+                _, status = os.waitpid(pid, 0)
+                sys.stdout.write(seen.decode(errors="replace"))
+                sys.exit(os.waitstatus_to_exitcode(status))
+                """;
+        Outcome o = runPython(dir, driver, Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+                "--enable-native-access=ALL-UNNAMED", "-jar", JAR.toAbsolutePath().toString(), "session", "--shell");
+        assertThat(o.exit()).as(o.stdout() + o.stderr()).isZero();
+        assertThat(o.stdout()).contains("42-/tmp", "alive-6", "40 120").doesNotContain("after-2");
+    }
+
+    private static Outcome runPython(Path dir, String script, String... args) throws IOException, InterruptedException {
+        List<String> argv = new ArrayList<>(List.of("/usr/bin/python3", "-c", script));
+        argv.addAll(List.of(args));
+        Process p = new ProcessBuilder(argv).directory(dir.toFile()).start();
+        p.getOutputStream().close();
+        byte[] out = p.getInputStream().readAllBytes();
+        byte[] errBytes = p.getErrorStream().readAllBytes();
+        assertThat(p.waitFor(180, TimeUnit.SECONDS)).isTrue();
+        return new Outcome(p.exitValue(), new String(out, StandardCharsets.UTF_8), new String(errBytes,
+                StandardCharsets.UTF_8));
+    }
 }

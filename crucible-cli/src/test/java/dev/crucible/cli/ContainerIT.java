@@ -111,6 +111,20 @@ class ContainerIT {
         // a command beside the interpreter: the supervisor works in the container's sandboxes too
         assertThat(expect(called, "POST", s + "/commands", "{\"command\": \"echo $((6 * 7)) > f.txt; cat f.txt\"}", 200)
                 .body()).contains("\"stdout\":\"42\\n\"").contains("\"exit_code\":0");
+        // a background process on a terminal: its output, stdin, size and signals
+        long pid = JSON.readTree(expect(called, "POST", s + "/commands", "{\"command\": \"read x; echo got-$x\","
+                + " \"background\": true, \"stdin_open\": true, \"pty\": {\"rows\": 24, \"cols\": 80}}", 201).body())
+                .get("pid").asLong();
+        String process = s + "/processes/" + pid;
+        assertThat(expect(called, "GET", s + "/processes", null, 200).body()).contains("\"pid\":" + pid);
+        expect(called, "GET", process, null, 200);
+        expect(called, "POST", process + "/resize", "{\"rows\": 30, \"cols\": 100}", 200);
+        expect(called, "POST", process + "/stdin", "{\"data\": \"in\\r\"}", 200);
+        assertThat(expect(called, "GET", process + "/output?wait_ms=10000&from=" + Long.MAX_VALUE, null, 200).body())
+                .contains("\"pid\":" + pid);
+        assertThat(expect(called, "GET", process + "/output", null, 200).body()).contains("got-in");
+        expect(called, "POST", process + "/signal", "{\"signal\": \"KILL\"}", 200);
+        expect(called, "GET", s + "/terminal", null, 400); // a WebSocket route: TerminalTest covers the upgrade
         expect(called, "POST", s + "/interrupt", null, 200);
         expect(called, "POST", s + "/restart", null, 200);
         expect(called, "POST", s + "/network", "{\"allow\": []}", 200);
@@ -157,8 +171,9 @@ class ContainerIT {
             throws Exception {
         HttpResponse<String> r = container.send(method, path, body);
         assertThat(r.statusCode()).as(method + " " + path + " -> " + r.body()).isEqualTo(status);
-        called.add(method + " " + path.replaceFirst("^/v1/sessions/[0-9a-f]{32}", "/v1/sessions/{id}")
-                .replaceFirst("/files/.+$", "/files/{path}"));
+        called.add(method + " " + path.replaceFirst("\\?.*$", "")
+                .replaceFirst("^/v1/sessions/[0-9a-f]{32}", "/v1/sessions/{id}")
+                .replaceFirst("/files/.+$", "/files/{path}").replaceFirst("/processes/[0-9]+", "/processes/{pid}"));
         return r;
     }
 

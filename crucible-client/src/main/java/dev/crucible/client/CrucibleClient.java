@@ -140,6 +140,56 @@ public final class CrucibleClient {
         return call("POST", "/v1/sessions/" + segment(sessionId) + "/commands", request, new TypeReference<>() {});
     }
 
+    /**
+     * Starts a command in the session's sandbox in the background ({@code background: true} is added to
+     * {@code request}, which takes every option of {@link #runCommand(String, Map)} and {@code stdin_open}).
+     */
+    public ProcessInfo startProcess(String sessionId, Map<String, Object> request) {
+        Map<String, Object> body = new LinkedHashMap<>(request);
+        body.put("background", true);
+        return call("POST", "/v1/sessions/" + segment(sessionId) + "/commands", body, new TypeReference<>() {});
+    }
+
+    /** The session's background processes, running and ended, oldest first. */
+    public List<ProcessInfo> processes(String sessionId) {
+        record Page(List<ProcessInfo> processes) {}
+        return call("GET", "/v1/sessions/" + segment(sessionId) + "/processes", null, new TypeReference<Page>() {})
+                .processes();
+    }
+
+    /**
+     * A background process's output from {@code from} (0: the oldest kept; then the previous answer's
+     * {@code next}), waiting up to {@code waitMs} (at most 30 000) for a first byte when there is none yet.
+     */
+    public ProcessInfo.Output processOutput(String sessionId, long pid, long from, long waitMs) {
+        return call("GET", "/v1/sessions/" + segment(sessionId) + "/processes/" + pid + "/output?from=" + from
+                + "&wait_ms=" + waitMs, null, new TypeReference<>() {});
+    }
+
+    /** Writes {@code data} to a background process's stdin (started with {@code stdin_open}); closes it when asked. */
+    public long writeStdin(String sessionId, long pid, String data, boolean close) {
+        Map<String, Object> body = new LinkedHashMap<>();
+        body.put("data", data);
+        body.put("close", close);
+        JsonNode answer = call("POST", "/v1/sessions/" + segment(sessionId) + "/processes/" + pid + "/stdin", body,
+                new TypeReference<>() {});
+        return answer.path("written").asLong();
+    }
+
+    /** Sizes the terminal of a background process started with {@code pty}; false if it had ended. */
+    public boolean resizeProcess(String sessionId, long pid, int rows, int cols) {
+        JsonNode answer = call("POST", "/v1/sessions/" + segment(sessionId) + "/processes/" + pid + "/resize",
+                Map.of("rows", rows, "cols", cols), new TypeReference<>() {});
+        return answer.path("resized").asBoolean(false);
+    }
+
+    /** Sends {@code signal} ({@code "TERM"}, {@code "KILL"}, …) to a background process's group; false if it had ended. */
+    public boolean signalProcess(String sessionId, long pid, String signal) {
+        JsonNode answer = call("POST", "/v1/sessions/" + segment(sessionId) + "/processes/" + pid + "/signal",
+                Map.of("signal", signal), new TypeReference<>() {});
+        return answer.path("signalled").asBoolean(false);
+    }
+
     /** Asks the running cell to stop (KeyboardInterrupt); true when one was running. */
     public boolean interrupt(String sessionId) {
         JsonNode answer = call("POST", "/v1/sessions/" + segment(sessionId) + "/interrupt", null,

@@ -49,6 +49,10 @@ public final class Tools {
     public static final String APPLY_PATCH = "apply_patch";
     /** OpenAI's {@code shell} tool: shell lines run one after another, stateless, under one time limit. */
     public static final String SHELL = "shell";
+    /** Anthropic's {@code bash} tool: one shell per session whose directory and variables carry between calls. */
+    public static final String BASH = "bash";
+    /** Anthropic's client tool type for {@link #BASH}. */
+    public static final String BASH_TYPE = "bash_20250124";
 
     /** The languages named when the server's own list is not at hand. */
     public static final List<String> DEFAULT_LANGUAGES = List.of("python", "javascript", "bash", "c", "cpp", "java");
@@ -186,6 +190,21 @@ public final class Tools {
                                "session_id": %s},
                              "required": ["commands"]}""".formatted(SESSION_ID))));
         }
+        if (set != Set.STATELESS) {
+            tools.add(new Tool(BASH, """
+                    Run a command in a persistent bash shell in the session's sandbox (Anthropic's bash tool): the \
+                    working directory (first /workspace) and exported variables carry from one call to the next. \
+                    The answer is the command's stdout, then its stderr. A command may take 120 seconds; past that \
+                    the shell is killed and must be restarted with restart: true (so must a shell that exited). \
+                    There is no network unless the session was given egress.""",
+                    schema("""
+                            {"type": "object",
+                             "properties": {
+                               "command": {"type": "string", "description": "The bash command to run."},
+                               "restart": {"type": "boolean", "description": "Restart the shell (a fresh one, in \
+                    /workspace)."},
+                               "session_id": %s}}""".formatted(SESSION_ID))));
+        }
         if (set == Set.ALL) {
             tools.add(new Tool(CLOSE_SESSION, "End a session and delete its files, when you no longer need it.",
                     schema("""
@@ -210,9 +229,10 @@ public final class Tools {
                 }
                 case "openai-functions", "functions" -> node.setAll(function(tool));
                 case "anthropic" -> {
-                    if (tool.name().equals(TEXT_EDITOR)) { // a client tool Claude is trained on: type and name only
-                        node.put("type", TEXT_EDITOR_TYPE);
-                        node.put("name", TEXT_EDITOR);
+                    if (tool.name().equals(TEXT_EDITOR) || tool.name().equals(BASH)) {
+                        // a client tool Claude is trained on: type and name only
+                        node.put("type", tool.name().equals(BASH) ? BASH_TYPE : TEXT_EDITOR_TYPE);
+                        node.put("name", tool.name());
                         break;
                     }
                     node.put("name", tool.name());
@@ -252,8 +272,8 @@ public final class Tools {
     /** Whether a tool of this name works on a session. */
     public static boolean usesSession(String name) {
         return switch (name) {
-            case RUN_IN_SESSION, WRITE_FILE, READ_FILE, LIST_FILES, CLOSE_SESSION, TEXT_EDITOR, APPLY_PATCH, SHELL ->
-                    true;
+            case RUN_IN_SESSION, WRITE_FILE, READ_FILE, LIST_FILES, CLOSE_SESSION, TEXT_EDITOR, APPLY_PATCH, SHELL,
+                 BASH -> true;
             default -> false;
         };
     }

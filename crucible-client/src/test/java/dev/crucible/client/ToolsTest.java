@@ -28,7 +28,7 @@ class ToolsTest {
         List<Tools.Tool> all = Tools.of(Tools.Set.ALL, List.of("python", "bash"));
         assertThat(all).extracting(Tools.Tool::name).containsExactly("run_code", "list_runtimes", "create_session",
                 "run_in_session", "write_file", "read_file", "list_files", Tools.TEXT_EDITOR, Tools.APPLY_PATCH,
-                Tools.SHELL, "close_session");
+                Tools.SHELL, Tools.BASH, "close_session");
         for (String format : List.of("openai", "openai-functions", "anthropic", "mcp")) {
             JsonNode rendered = Tools.render(all, format);
             assertThat(rendered.size()).isEqualTo(all.size());
@@ -38,6 +38,10 @@ class ToolsTest {
                     // Anthropic's own client tool, which Claude is trained on: its type and name only
                     assertThat(tool.toString()).isEqualTo("{\"type\":\"text_editor_20250728\",\"name\":"
                             + "\"str_replace_based_edit_tool\"}");
+                    continue;
+                }
+                if (format.equals("anthropic") && all.get(i).name().equals(Tools.BASH)) {
+                    assertThat(tool.toString()).isEqualTo("{\"type\":\"bash_20250124\",\"name\":\"bash\"}");
                     continue;
                 }
                 JsonNode schema = tool.get(switch (format) {
@@ -60,7 +64,8 @@ class ToolsTest {
         assertThat(all.get(3).inputSchema().at("/properties/session_id/type").asString()).isEqualTo("string");
         assertThat(Tools.of(Tools.Set.STATELESS, null)).extracting(Tools.Tool::name).containsExactly("run_code");
         assertThat(Tools.of(Tools.Set.SESSION, null)).extracting(Tools.Tool::name).containsExactly("run_in_session",
-                "write_file", "read_file", "list_files", Tools.TEXT_EDITOR, Tools.APPLY_PATCH, Tools.SHELL);
+                "write_file", "read_file", "list_files", Tools.TEXT_EDITOR, Tools.APPLY_PATCH, Tools.SHELL,
+                Tools.BASH);
     }
 
     @Test

@@ -27,11 +27,15 @@ public enum ErrorCode {
     NOT_FOUND(404),
     SESSION_NOT_FOUND(404),
     FILE_NOT_FOUND(404),
+    /** No background process of the session has that pid (it never did, or ended long ago and was let go). */
+    PROCESS_NOT_FOUND(404),
     METHOD_NOT_ALLOWED(405),
     /** The replica that held the session is gone, and no replica that could take it over shares its files. */
     SESSION_LOST(410),
     /** The session is running another cell. */
     SESSION_BUSY(409),
+    /** The process has ended, or its stdin was closed (or never kept open: {@code stdin_open}). */
+    STDIN_CLOSED(409),
     PAYLOAD_TOO_LARGE(413),
     CELL_TOO_LARGE(413),
     FILE_TOO_LARGE(413),

@@ -3,6 +3,8 @@ package dev.crucible.session;
 import dev.crucible.egress.EgressReport;
 import dev.crucible.egress.proxy.EgressProxy;
 import dev.crucible.session.interpreter.Interpreter;
+import dev.crucible.session.process.BackgroundProcess;
+import dev.crucible.session.process.ProcessInfo;
 import dev.crucible.session.process.Supervisor;
 import dev.crucible.session.spec.SessionInfo;
 import dev.crucible.session.store.SessionLease;
@@ -57,13 +59,22 @@ final class Session {
         lastUsedMs = clock.millis();
     }
 
+    InstantSource clock() {
+        return clock;
+    }
+
     boolean gone() {
         return state == State.GONE;
     }
 
-    /** When the reaper removes it: idle past its timeout, or past its lifetime, whichever comes first. */
+    /**
+     * When the reaper removes it: idle past its timeout, or past its lifetime, whichever comes first. A running
+     * background process is use: the idle timeout counts from its end.
+     */
     long expiresAtMs() {
-        return Math.min(lastUsedMs + stored.idleTimeoutS() * 1000, stored.endOfLifeMs());
+        Supervisor commands = supervisor;
+        long used = commands != null && commands.busy() ? clock.millis() : lastUsedMs;
+        return Math.min(used + stored.idleTimeoutS() * 1000, stored.endOfLifeMs());
     }
 
     boolean expired() {
@@ -105,12 +116,18 @@ final class Session {
         return entries == null ? null : new EgressReport(entries, List.of());
     }
 
+    /** Its background processes, oldest first: none when its sandbox is not running. */
+    List<ProcessInfo> processes() {
+        Supervisor commands = supervisor;
+        return commands == null ? List.of() : commands.processes().stream().map(BackgroundProcess::info).toList();
+    }
+
     SessionInfo info() {
         Interpreter live = interpreter;
         return new SessionInfo(stored.id(), stored.language(), Instant.ofEpochMilli(stored.createdAtMs()).toString(),
                 Instant.ofEpochMilli(expiresAtMs()).toString(), Instant.ofEpochMilli(lastUsedMs).toString(),
                 stored.idleTimeoutS(), stored.restore(), live != null && live.alive() ? "running" : "dormant",
                 stored.limits(), stored.image() == null ? null : stored.image().reference(),
-                stored.image() == null ? null : stored.image().digest(), network());
+                stored.image() == null ? null : stored.image().digest(), network(), processes());
     }
 }

@@ -2,12 +2,15 @@ package dev.crucible.session;
 
 import dev.crucible.error.ErrorCode;
 import dev.crucible.error.RequestException;
+import dev.crucible.sandbox.OutputListener;
 import dev.crucible.session.interpreter.Interpreter;
 import dev.crucible.session.process.Command;
 import dev.crucible.session.process.CommandException;
 import dev.crucible.session.process.CommandRequest;
 import dev.crucible.session.process.CommandResult;
+import dev.crucible.session.process.ProcessInfo;
 import dev.crucible.session.process.Supervisor;
+import dev.crucible.session.process.Terminal;
 import dev.crucible.session.spec.SessionLimits;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
@@ -21,6 +24,8 @@ import java.util.concurrent.TimeUnit;
  */
 final class SessionCommands {
     private static final String DEFAULT_CWD = "/workspace";
+    /** The longest time limit of a background command: a day (none at all when absent). */
+    static final long MAX_BACKGROUND_TIMEOUT_MS = 86_400_000L;
 
     private final SessionRunner runner;
     private final SessionConfig config;
@@ -38,7 +43,11 @@ final class SessionCommands {
      *     call that did not end in time), {@code interpreter_unavailable} (its sandbox could not start or ended),
      *     {@code commands_unavailable} (no supervisor here)
      */
-    CommandResult run(Session session, CommandRequest request) throws InterruptedException {
+    CommandResult run(Session session, CommandRequest request, OutputListener listener) throws InterruptedException {
+        if (Boolean.TRUE.equals(request.background())) {
+            throw new RequestException(ErrorCode.INVALID_REQUEST, "a background command answers with its process,"
+                    + " not a result: start it with background true on its own");
+        }
         Command command = command(request);
         long timeout = request.timeoutMs() == null ? session.stored.limits().timeoutMs() : request.timeoutMs();
         if (timeout < 1 || timeout > SessionLimits.MAXIMUM.timeoutMs()) {
@@ -48,28 +57,64 @@ final class SessionCommands {
         Supervisor supervisor = supervisorOf(session, timeout);
         session.touch();
         try {
-            return supervisor.run(command, timeout, session.stored.limits().outputBytes());
+            return supervisor.run(command, timeout, session.stored.limits().outputBytes(), listener);
         } catch (CommandException e) {
-            return switch (e.kind()) {
-                case NOT_STARTED -> notStarted(command, e.getMessage());
-                case TOO_MANY -> throw new RequestException(ErrorCode.TOO_MANY_PROCESSES, e.getMessage());
-                case TOO_LARGE -> throw new RequestException(ErrorCode.PAYLOAD_TOO_LARGE, e.getMessage());
-                case BROKEN -> {
-                    runner.sandboxLost(session, supervisor, e.getMessage());
-                    throw new RequestException(ErrorCode.INTERPRETER_UNAVAILABLE, e.getMessage()
-                            + "; the session's next call starts a fresh sandbox");
-                }
-            };
+            if (e.kind() == CommandException.Kind.NOT_STARTED) {
+                return notStarted(command, e.getMessage());
+            }
+            throw refusal(session, supervisor, e);
         } finally {
             session.touch();
         }
     }
 
+    /**
+     * Starts a background command: it runs on after the call, its output kept for later readers.
+     *
+     * @param use whether it keeps the session from idling while it runs
+     * @throws RequestException as {@link #run}; {@code invalid_request} for a program or directory that is not there
+     */
+    ProcessInfo start(Session session, CommandRequest request, boolean use) throws InterruptedException {
+        Command command = command(request);
+        long timeout = request.timeoutMs() == null ? 0 : request.timeoutMs();
+        if (request.timeoutMs() != null && (timeout < 1 || timeout > MAX_BACKGROUND_TIMEOUT_MS)) {
+            throw new RequestException(ErrorCode.INVALID_LIMITS, "timeout_ms of a background command must be between"
+                    + " 1 and " + MAX_BACKGROUND_TIMEOUT_MS + " (or absent: it runs until it ends or is signalled)");
+        }
+        Supervisor supervisor = supervisorOf(session, session.stored.limits().timeoutMs());
+        session.touch();
+        try {
+            return supervisor.start(command, Boolean.TRUE.equals(request.stdinOpen()), timeout, use).info();
+        } catch (CommandException e) {
+            if (e.kind() == CommandException.Kind.NOT_STARTED) {
+                CommandResult failed = notStarted(command, e.getMessage());
+                throw new RequestException(ErrorCode.INVALID_REQUEST, failed.stderr().strip());
+            }
+            throw refusal(session, supervisor, e);
+        }
+    }
+
+    /** The answer to a command the supervisor refused, or to a sandbox that ended under it. */
+    RequestException refusal(Session session, Supervisor supervisor, CommandException e) {
+        return switch (e.kind()) {
+            case TOO_MANY -> new RequestException(ErrorCode.TOO_MANY_PROCESSES, e.getMessage());
+            case TOO_LARGE -> new RequestException(ErrorCode.PAYLOAD_TOO_LARGE, e.getMessage());
+            case STDIN_CLOSED -> new RequestException(ErrorCode.STDIN_CLOSED, e.getMessage());
+            case STDIN_FULL -> new RequestException(ErrorCode.TOO_MANY_REQUESTS, e.getMessage()
+                    + "; write again once it has read some");
+            case NOT_STARTED, BROKEN -> {
+                runner.sandboxLost(session, supervisor, e.getMessage());
+                yield new RequestException(ErrorCode.INTERPRETER_UNAVAILABLE, e.getMessage()
+                        + "; the session's next call starts a fresh sandbox");
+            }
+        };
+    }
+
     /** The checked command of a request; a request that cannot be run as sent is refused whole. */
     static Command command(CommandRequest r) {
-        if (Boolean.TRUE.equals(r.background())) {
-            throw new RequestException(ErrorCode.INVALID_REQUEST, "background commands are not available yet: run it"
-                    + " in the foreground, or end a shell line with '&' (its output is then not kept)");
+        if (Boolean.TRUE.equals(r.stdinOpen()) && !Boolean.TRUE.equals(r.background())) {
+            throw new RequestException(ErrorCode.INVALID_REQUEST, "stdin_open keeps a background command's stdin"
+                    + " open; a foreground command reads only its stdin");
         }
         if (r.user() != null && !r.user().equals("user")) {
             throw new RequestException(ErrorCode.INVALID_REQUEST, "user must be \"user\" (root inside a session is"
@@ -99,11 +144,15 @@ final class SessionCommands {
                     + " as /workspace");
         }
         byte[] stdin = r.stdin() == null ? new byte[0] : r.stdin().getBytes(StandardCharsets.UTF_8);
-        return new Command(argv, env, cwd, stdin);
+        if (r.pty() != null && (!Boolean.TRUE.equals(r.background()) || !r.pty().valid())) {
+            throw new RequestException(ErrorCode.INVALID_REQUEST, "pty runs a background command on a terminal of"
+                    + " {\"rows\", \"cols\"} from 1 to " + Terminal.MAX + ", e.g. {\"rows\": 24, \"cols\": 80}");
+        }
+        return new Command(argv, env, cwd, stdin, r.pty());
     }
 
     /** The supervisor of the session's live sandbox, started (as a cell would start it) when there is none. */
-    private Supervisor supervisorOf(Session session, long timeout) throws InterruptedException {
+    Supervisor supervisorOf(Session session, long timeout) throws InterruptedException {
         Supervisor supervisor = session.supervisor;
         Interpreter live = session.interpreter;
         if (supervisor != null && live != null && live.alive()) {

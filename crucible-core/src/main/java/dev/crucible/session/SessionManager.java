@@ -9,6 +9,7 @@ import dev.crucible.runtime.LanguageRuntime;
 import dev.crucible.runtime.RuntimeRegistry;
 import dev.crucible.sandbox.Sandbox;
 import dev.crucible.session.interpreter.Interpreter;
+import dev.crucible.sandbox.OutputListener;
 import dev.crucible.session.process.CommandRequest;
 import dev.crucible.session.process.CommandResult;
 import dev.crucible.session.spec.CellResult;
@@ -287,7 +288,22 @@ public final class SessionManager implements AutoCloseable {
      * @throws RequestException {@code session_not_found}, and as {@code SessionCommands#run}
      */
     public CommandResult command(String owner, String id, CommandRequest request) throws InterruptedException {
-        return commands.run(find(owner, id), request);
+        return command(owner, id, request, OutputListener.NONE);
+    }
+
+    /** As {@link #command(String, String, CommandRequest)}, its output passed to {@code listener} as it comes. */
+    public CommandResult command(String owner, String id, CommandRequest request, OutputListener listener)
+            throws InterruptedException {
+        return commands.run(find(owner, id), request, listener);
+    }
+
+    /**
+     * The background processes of a session.
+     *
+     * @throws RequestException {@code session_not_found}
+     */
+    public SessionProcesses processes(String owner, String id) {
+        return new SessionProcesses(find(owner, id), commands);
     }
 
     /**

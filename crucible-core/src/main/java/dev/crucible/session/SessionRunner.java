@@ -124,7 +124,7 @@ final class SessionRunner {
         Path log = store.freshInterpreterLog(stored);
         Sandbox.Interactive box = sandbox.open(spec, stored.number(), l.cpus(), log);
         Interpreter interpreter = Interpreter.start(box, json, READY_MS, log);
-        session.supervisor = box.control().map(Supervisor::on).orElse(null);
+        session.supervisor = box.control().map(c -> Supervisor.on(c, session.clock(), session::touch)).orElse(null);
         return interpreter;
     }
 

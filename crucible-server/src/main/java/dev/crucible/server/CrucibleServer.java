@@ -22,7 +22,9 @@ import dev.crucible.server.http.Bodies;
 import dev.crucible.server.http.ErrorBody;
 import dev.crucible.server.mcp.McpEndpoint;
 import dev.crucible.server.services.Services;
+import dev.crucible.server.session.ProcessRoutes;
 import dev.crucible.server.session.SessionRoutes;
+import dev.crucible.server.session.TerminalSocket;
 import dev.crucible.session.SessionManager;
 import io.javalin.Javalin;
 import io.javalin.http.Context;
@@ -62,6 +64,7 @@ public final class CrucibleServer implements AutoCloseable {
     private final boolean ownsServices;
     private final Auth auth;
     private final BrowserGuard guard;
+    private TerminalSocket terminal;
     /** Speaks to the other replicas: forwarded session requests and their health. */
     private final HttpClient forwarding = SessionRouter.client();
     /** The other replicas; {@link Peers#conflict()} says when one answers to this replica's name. */
@@ -164,6 +167,7 @@ public final class CrucibleServer implements AutoCloseable {
             });
             server.routes.forEach(route -> cfg.routes.addEndpoint(route.endpoint()));
             cfg.routes.beforeMatched(server::admit);
+            server.terminal.install(cfg.routes);
             server.mapErrors(cfg.routes);
             cfg.requestLogger.http((ctx, ms) -> {
                 Route route = Route.of(ctx);
@@ -188,6 +192,8 @@ public final class CrucibleServer implements AutoCloseable {
     private List<Route> routeTable() {
         ApiRoutes api = new ApiRoutes(services, bodies, auth);
         SessionRoutes s = new SessionRoutes(services.sessions(), auth, bodies::read, services.metrics());
+        ProcessRoutes p = new ProcessRoutes(services.sessions(), auth, bodies::read, services.json());
+        terminal = new TerminalSocket(services.sessions(), auth, guard);
         SessionRouter router = new SessionRouter(services.sessions(), peers, forwarding);
         CompatRoutes compat = new CompatRoutes(services.executor(), services.json(), bodies::bytes);
         Route.Access token = Route.Access.TOKEN;
@@ -206,7 +212,14 @@ public final class CrucibleServer implements AutoCloseable {
                 Route.delete("/v1/sessions/{id}", token, router.owned(s::delete)),
                 Route.post("/v1/sessions/{id}/execute", token, router.owned(s::execute)),
                 Route.post("/v1/sessions/{id}/interrupt", token, router.owned(s::interrupt)),
-                Route.post("/v1/sessions/{id}/commands", token, router.owned(s::command)),
+                Route.post("/v1/sessions/{id}/commands", token, router.owned(p::command)),
+                Route.get("/v1/sessions/{id}/processes", token, router.owned(p::list)),
+                Route.get("/v1/sessions/{id}/processes/{pid}", token, router.owned(p::get)),
+                Route.get("/v1/sessions/{id}/processes/{pid}/output", token, router.owned(p::output)),
+                Route.post("/v1/sessions/{id}/processes/{pid}/stdin", token, router.owned(p::stdin)),
+                Route.post("/v1/sessions/{id}/processes/{pid}/signal", token, router.owned(p::signal)),
+                Route.post("/v1/sessions/{id}/processes/{pid}/resize", token, router.owned(p::resize)),
+                Route.get(TerminalSocket.PATH, token, terminal::plain),
                 Route.post("/v1/sessions/{id}/restart", token, router.owned(s::restart)),
                 Route.post("/v1/sessions/{id}/network", token, router.owned(s::network)),
                 Route.get("/v1/sessions/{id}/files", token, router.owned(s::listFiles)),

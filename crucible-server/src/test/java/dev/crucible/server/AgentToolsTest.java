@@ -92,7 +92,7 @@ class AgentToolsTest {
         assertThat(legacy).isEqualTo(function);
         JsonNode claude = json(http.get("/v1/tools?format=anthropic&set=session"));
         assertThat(claude.findValuesAsString("name")).containsExactly("run_in_session", "write_file", "read_file",
-                "list_files", Tools.TEXT_EDITOR, Tools.APPLY_PATCH, Tools.SHELL);
+                "list_files", Tools.TEXT_EDITOR, Tools.APPLY_PATCH, Tools.SHELL, Tools.BASH);
         // Claude's own text editor goes as Anthropic's client tool: its type and name, no schema
         assertThat(claude.get(4).get("type").asString()).isEqualTo("text_editor_20250728");
         assertThat(claude.get(4).has("input_schema")).isFalse();
@@ -100,7 +100,7 @@ class AgentToolsTest {
         JsonNode mcp = json(http.get("/v1/tools?format=mcp"));
         assertThat(mcp.findValuesAsString("name")).containsExactly("run_code", "list_runtimes", "create_session",
                 "run_in_session", "write_file", "read_file", "list_files", Tools.TEXT_EDITOR, Tools.APPLY_PATCH,
-                Tools.SHELL, "close_session");
+                Tools.SHELL, Tools.BASH, "close_session");
         assertThat(mcp.get(0).get("inputSchema")).isEqualTo(function.get("parameters"));
         // the Java client renders the same tools as the server
         assertThat(CodeTools.of(crucible, Tools.Set.STATELESS).openai()).isEqualTo(openai);
@@ -246,7 +246,37 @@ class AgentToolsTest {
                     "arguments", Map.of("session_id", id, "commands", List.of())))));
             assertThat(none.get("is_error").asBoolean()).isTrue();
             assertThat(none.at("/content/0/text").asString()).contains("'commands'");
+
+            // Anthropic's bash: one shell whose directory and variables carry from call to call
+            assertThat(bash(id, Map.of("command", "cd /tmp && export GREETING=hi && mkdir -p d")).at("/content/0/text")
+                    .asString()).isEmpty();
+            JsonNode kept = bash(id, Map.of("command", "pwd; echo $GREETING; echo oops >&2; false"));
+            assertThat(kept.get("is_error").asBoolean()).isFalse();
+            assertThat(kept.at("/result/output").asString()).isEqualTo("/tmp\nhi");
+            assertThat(kept.at("/result/error").asString()).isEqualTo("oops");
+            assertThat(kept.at("/result/exit_code").asInt()).isEqualTo(1);
+            // a syntax error fails alone; a command cannot eat the next call's input; a forged sentinel is output
+            assertThat(bash(id, Map.of("command", "echo 'unclosed")).at("/result/exit_code").asInt()).isNotZero();
+            assertThat(bash(id, Map.of("command", "cat; echo __crucible_0 0; echo after")).at("/result/output")
+                    .asString()).isEqualTo("__crucible_0 0\nafter");
+            assertThat(bash(id, Map.of("command", "echo $GREETING")).at("/result/output").asString()).isEqualTo("hi");
+            JsonNode exited = bash(id, Map.of("command", "exit 7"));
+            assertThat(exited.get("is_error").asBoolean()).isTrue();
+            assertThat(exited.at("/content/0/text").asString()).contains("returncode 7", "must be restarted");
+            assertThat(bash(id, Map.of("command", "pwd")).at("/content/0/text").asString()).contains("must be restarted");
+            assertThat(bash(id, Map.of("restart", true)).at("/content/0/text").asString())
+                    .isEqualTo("tool has been restarted.");
+            assertThat(bash(id, Map.of("command", "pwd; echo \"[$GREETING]\"")).at("/result/output").asString())
+                    .isEqualTo("/workspace\n[]");
+            assertThat(bash(id, Map.of()).at("/content/0/text").asString()).isEqualTo("no command provided.");
         }
+    }
+
+    private static JsonNode bash(String session, Map<String, Object> arguments) throws Exception {
+        Map<String, Object> args = new java.util.HashMap<>(arguments);
+        args.put("session_id", session);
+        return json(http.postJson("/v1/tools/call", JSON.writeValueAsString(Map.of("name", Tools.BASH,
+                "arguments", args))));
     }
 
     @Test

@@ -98,6 +98,29 @@ class ClientTest {
             assertThat(command.stdout()).isEqualTo("0\n");
             assertThat(crucible.runCommand(session.id(), Map.of("argv", List.of("cat"), "stdin", "piped",
                     "timeout_ms", 5000)).stdout()).isEqualTo("piped");
+            dev.crucible.client.ProcessInfo process = crucible.startProcess(session.id(), Map.of("command",
+                    "read x; echo \"bg $x\"", "stdin_open", true));
+            assertThat(process.running()).isTrue();
+            assertThat(crucible.processes(session.id())).extracting(dev.crucible.client.ProcessInfo::pid)
+                    .contains(process.pid());
+            assertThat(crucible.writeStdin(session.id(), process.pid(), "in\n", true)).isEqualTo(3);
+            dev.crucible.client.ProcessInfo.Output output = crucible.processOutput(session.id(), process.pid(), 0, 5000);
+            StringBuilder stdout = new StringBuilder(output.stdout());
+            for (int turns = 0; turns < 12 && !output.ended(); turns++) {
+                output = crucible.processOutput(session.id(), process.pid(), output.next(), 5000);
+                stdout.append(output.stdout());
+            }
+            assertThat(stdout.toString()).isEqualTo("bg in\n");
+            assertThat(output.process().exitCode()).isZero();
+            dev.crucible.client.ProcessInfo onTerminal = crucible.startProcess(session.id(), Map.of("argv",
+                    List.of("sleep", "600"), "pty", Map.of("rows", 24, "cols", 80)));
+            assertThat(onTerminal.pty()).isEqualTo(new dev.crucible.client.ProcessInfo.Pty(24, 80));
+            assertThat(crucible.resizeProcess(session.id(), onTerminal.pid(), 40, 100)).isTrue();
+            assertThat(crucible.processes(session.id())).filteredOn(p -> p.pid() == onTerminal.pid())
+                    .extracting(dev.crucible.client.ProcessInfo::pty)
+                    .containsExactly(new dev.crucible.client.ProcessInfo.Pty(40, 100));
+            long sleeper = crucible.startProcess(session.id(), Map.of("argv", List.of("sleep", "600"))).pid();
+            assertThat(crucible.signalProcess(session.id(), sleeper, "KILL")).isTrue();
             assertThat(crucible.interrupt(session.id())).isFalse(); // nothing running
             crucible.restart(session.id());
             assertThat(crucible.executeCell(session.id(), "'x' in globals()").result()).isEqualTo("False");

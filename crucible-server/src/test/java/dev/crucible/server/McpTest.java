@@ -73,7 +73,7 @@ class McpTest {
         assertThat(r.get("instructions").asString()).contains("run_code", "run_in_session");
         assertThat(r.get("tools").valueStream().map(JsonNode::asString)).containsExactly("run_code", "list_runtimes",
                 "create_session", "run_in_session", "write_file", "read_file", "list_files",
-                "str_replace_based_edit_tool", "apply_patch", "shell", "close_session");
+                "str_replace_based_edit_tool", "apply_patch", "shell", "bash", "close_session");
         assertThat(r.at("/runCodeSchema/description").asString()).contains("no network", "print()");
         assertThat(r.at("/runCodeSchema/inputSchema/required/0").asString()).isEqualTo("code");
         assertThat(r.at("/hello/text").asString()).isEqualTo("42\n");

@@ -77,7 +77,7 @@ class ServerTest {
         assertThat(documented).isEqualTo(new TreeSet<>(SERVER.server().routes()));
         for (String route : SERVER.server().routes()) {
             String[] parts = route.split(" ");
-            String path = parts[1].replace("{id}", "0".repeat(32)).replace("{path}", "x.txt");
+            String path = parts[1].replace("{id}", "0".repeat(32)).replace("{path}", "x.txt").replace("{pid}", "1");
             HttpResponse<String> r = switch (parts[0]) {
                 case "GET" -> SERVER.http().get(path);
                 case "PUT" -> SERVER.http().put(path, new byte[1]);

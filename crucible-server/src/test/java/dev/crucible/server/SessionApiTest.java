@@ -224,4 +224,107 @@ class SessionApiTest {
             alice.delete("/v1/sessions/" + id);
         }
     }
+
+    @Test
+    void backgroundProcessesOverHttp() throws Exception {
+        String id = create(alice, "{\"language\": \"python\"}");
+        String base = "/v1/sessions/" + id;
+        try {
+            HttpResponse<String> started = alice.postJson(base + "/commands", "{\"command\": \"echo start; read x;"
+                    + " echo got $x >&2; exit 3\", \"background\": true, \"stdin_open\": true}");
+            assertThat(started.statusCode()).as(started.body()).isEqualTo(201);
+            long pid = json(started).get("pid").asLong();
+            assertThat(json(started).get("running").asBoolean()).isTrue();
+            assertThat(json(alice.get(base + "/processes")).get("processes").findValuesAsString("pid"))
+                    .contains(Long.toString(pid));
+            JsonNode first = json(alice.get(base + "/processes/" + pid + "/output?wait_ms=5000"));
+            for (int turns = 0; turns < 12 && first.get("next").asLong() < 6; turns++) {
+                first = json(alice.get(base + "/processes/" + pid + "/output?wait_ms=5000"));
+            }
+            assertThat(first.get("stdout").asString()).isEqualTo("start\n");
+            assertThat(first.get("ended").asBoolean()).isFalse();
+            JsonNode wrote = json(alice.postJson(base + "/processes/" + pid + "/stdin", "{\"data\": \"hi\\n\","
+                    + " \"close\": true}"));
+            assertThat(wrote.get("written").asLong()).isEqualTo(3);
+            // followed from the start as NDJSON: every chunk with its offset, then the ended process
+            HttpResponse<String> followed = alice.send(HttpRequest.newBuilder(URI.create(alice.base() + base
+                    + "/processes/" + pid + "/output")).header("Accept", "application/x-ndjson").GET());
+            assertThat(followed.statusCode()).isEqualTo(200);
+            List<JsonNode> events = followed.body().lines().map(JSON::readTree).toList();
+            assertThat(events).extracting(e -> e.get("type").asString()).containsExactly("stdout", "stderr", "result");
+            assertThat(events.get(0).get("data").asString()).isEqualTo("start\n");
+            assertThat(events.get(0).get("next").asLong()).isEqualTo(6);
+            assertThat(events.get(1).get("next").asLong()).isEqualTo(13);
+            assertThat(events.get(1).get("data").asString()).isEqualTo("got hi\n");
+            assertThat(events.get(2).get("result").get("exit_code").asInt()).isEqualTo(3);
+            assertThat(error(alice.postJson(base + "/processes/" + pid + "/stdin", "{\"data\": \"x\"}")))
+                    .isEqualTo("stdin_closed");
+            // a foreground command streamed
+            HttpResponse<String> streamed = alice.send(HttpRequest.newBuilder(URI.create(alice.base() + base
+                    + "/commands")).header("Accept", "application/x-ndjson").header("Content-Type", "application/json")
+                    .POST(HttpRequest.BodyPublishers.ofString("{\"command\": \"echo a; echo b >&2\"}")));
+            List<JsonNode> lines = streamed.body().lines().map(JSON::readTree).toList();
+            assertThat(lines).extracting(e -> e.get("type").asString()).contains("stdout", "stderr").last()
+                    .isEqualTo("result");
+            assertThat(lines.getLast().get("result").get("stdout").asString()).isEqualTo("a\n");
+            HttpResponse<String> badStream = alice.send(HttpRequest.newBuilder(URI.create(alice.base() + base
+                    + "/commands")).header("Accept", "application/x-ndjson").header("Content-Type", "application/json")
+                    .POST(HttpRequest.BodyPublishers.ofString("{\"argv\": []}")));
+            assertThat(badStream.statusCode()).as(badStream.body()).isEqualTo(400);
+            assertThat(error(badStream)).isEqualTo("invalid_request");
+            // a signal, by name, to the process group
+            long sleeper = json(alice.postJson(base + "/commands", "{\"argv\": [\"sleep\", \"600\"],"
+                    + " \"background\": true}")).get("pid").asLong();
+            assertThat(json(alice.postJson(base + "/processes/" + sleeper + "/signal", "{\"signal\": \"KILL\"}"))
+                    .get("signalled").asBoolean()).isTrue();
+            JsonNode killed = json(alice.get(base + "/processes/" + sleeper + "/output?wait_ms=5000"));
+            for (int turns = 0; turns < 12 && !killed.get("ended").asBoolean(); turns++) {
+                killed = json(alice.get(base + "/processes/" + sleeper + "/output?wait_ms=5000&from="
+                        + killed.get("next").asLong()));
+            }
+            assertThat(killed.get("process").get("signal").asInt()).isEqualTo(9);
+            assertThat(json(alice.get(base)).get("processes").findValuesAsString("pid"))
+                    .contains(Long.toString(pid), Long.toString(sleeper));
+            // refusals, each with its code
+            assertThat(error(alice.get(base + "/processes/99999"))).isEqualTo("process_not_found");
+            assertThat(alice.get(base + "/processes/99999").statusCode()).isEqualTo(404);
+            assertThat(error(alice.get(base + "/processes/abc"))).isEqualTo("invalid_request");
+            assertThat(error(alice.get(base + "/processes/" + pid + "/output?from=-1"))).isEqualTo("invalid_request");
+            assertThat(error(alice.postJson(base + "/processes/" + sleeper + "/signal", "{\"signal\": \"NOPE\"}")))
+                    .isEqualTo("invalid_request");
+            assertThat(error(bob.get(base + "/processes"))).isEqualTo("session_not_found");
+            assertThat(error(alice.postJson(base + "/commands", "{\"command\": \"true\", \"stdin_open\": true}")))
+                    .isEqualTo("invalid_request");
+        } finally {
+            alice.delete(base);
+        }
+    }
+
+    /**
+     * A client that asks for a command's output as a stream and then reads nothing holds back only its own stream:
+     * the session's other commands still run (the output never waits for a client on the thread that reads the
+     * session's supervisor).
+     */
+    @Test
+    void aStreamNobodyReadsStallsNothingElseOfTheSession() throws Exception {
+        String id = create(alice, "{\"language\": \"python\"}");
+        String base = "/v1/sessions/" + id;
+        try (java.net.Socket silent = new java.net.Socket("127.0.0.1", server.port())) {
+            silent.setReceiveBufferSize(4096);
+            String body = "{\"command\": \"head -c 200000000 /dev/zero\", \"timeout_ms\": 60000}";
+            silent.getOutputStream().write(("POST " + base + "/commands HTTP/1.1\r\nHost: 127.0.0.1:" + server.port()
+                    + "\r\nAuthorization: Bearer token-alice\r\nAccept: application/x-ndjson\r\n"
+                    + "Content-Type: application/json\r\nContent-Length: " + body.length() + "\r\n\r\n" + body)
+                    .getBytes(StandardCharsets.UTF_8));
+            silent.getOutputStream().flush();
+            // never read: the server's writes to this client fill its buffers and block
+            for (int i = 0; i < 3; i++) {
+                HttpResponse<String> other = alice.postJson(base + "/commands", "{\"command\": \"echo still\"}");
+                assertThat(other.statusCode()).as(other.body()).isEqualTo(200);
+                assertThat(json(other).get("stdout").asString()).isEqualTo("still\n");
+            }
+        } finally {
+            alice.delete(base);
+        }
+    }
 }

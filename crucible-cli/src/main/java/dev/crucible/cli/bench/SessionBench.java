@@ -19,7 +19,8 @@ import tools.jackson.databind.JsonNode;
  * {@code crucible bench --sessions}: a cell in a live Python session over HTTP ({@code x + 1}), against the floor of
  * an HTTP round trip to the same server ({@code GET /healthz}) and a stateless {@code POST /v1/execute} of the same
  * expression in the same run; a command ({@code echo hi}) in the session against the same echo spawned by this client
- * on the host; then, with {@code --idle N}, the memory of N idle sessions.
+ * on the host; a keystroke's echo through the session's terminal WebSocket (a program on a PTY in raw mode that
+ * writes back each key, as a shell's line editor does); then, with {@code --idle N}, the memory of N idle sessions.
  */
 final class SessionBench {
     private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
@@ -125,6 +126,10 @@ final class SessionBench {
                     ms(c, 50) / ms(f, 50), ms(s, 50) / ms(c, 50));
             out.printf("command p50 over the host's spawn p50: %+.2f ms (goal <= 2 ms); command / host spawn: %.2f%n",
                     ms(e, 50) - ms(h, 50), ms(e, 50) / ms(h, 50));
+            long[] k = keystrokes(id, warmup, iterations);
+            report(out, "keystroke echo (terminal WebSocket)", k);
+            out.printf("keystroke echo p50: %.2f ms (goal <= 2 ms); / HTTP floor p50: %.2f%n", ms(k, 50),
+                    ms(k, 50) / ms(f, 50));
         } finally {
             call("DELETE", "/v1/sessions/" + id, null);
         }
@@ -133,6 +138,48 @@ final class SessionBench {
         }
         out.flush();
         return 0;
+    }
+
+    /** A keystroke's round trip: one byte into the terminal's WebSocket, until the program's echo comes back. */
+    private long[] keystrokes(String id, int warmup, int iterations) throws Exception {
+        long pid = call("POST", "/v1/sessions/" + id + "/commands", "{\"argv\": [\"/bin/sh\", \"-c\", \"stty -icanon -echo; exec cat\"],"
+                + " \"background\": true,"
+                + " \"stdin_open\": true, \"pty\": {\"rows\": 24, \"cols\": 80}}").get("pid").asLong();
+        java.util.concurrent.BlockingQueue<byte[]> echoes = new java.util.concurrent.LinkedBlockingQueue<>();
+        java.net.http.WebSocket.Builder builder = http.newWebSocketBuilder();
+        if (token != null) {
+            builder.header("Authorization", "Bearer " + token);
+        }
+        java.net.http.WebSocket socket = builder.buildAsync(URI.create(base.toString().replaceFirst("^http", "ws")
+                + "v1/sessions/" + id + "/terminal?pid=" + pid), new java.net.http.WebSocket.Listener() {
+                    @Override
+                    public java.util.concurrent.CompletionStage<?> onBinary(java.net.http.WebSocket s,
+                            java.nio.ByteBuffer data, boolean last) {
+                        byte[] bytes = new byte[data.remaining()];
+                        data.get(bytes);
+                        echoes.add(bytes);
+                        s.request(1);
+                        return null;
+                    }
+                }).join();
+        try {
+            Step key = () -> {
+                socket.sendText("k", true).join();
+                int seen = 0;
+                while (seen < 1) {
+                    byte[] echo = echoes.poll(10, java.util.concurrent.TimeUnit.SECONDS);
+                    if (echo == null) {
+                        throw new IOException("no echo of a keystroke in 10 s");
+                    }
+                    seen += echo.length;
+                }
+            };
+            time(warmup, key);
+            return time(iterations, key);
+        } finally {
+            socket.abort();
+            call("POST", "/v1/sessions/" + id + "/processes/" + pid + "/signal", "{\"signal\": \"KILL\"}");
+        }
     }
 
     private static long[] merge(List<long[]> parts) {

@@ -58,6 +58,10 @@ public final class SessionCommand implements Callable<Integer> {
     @Option(names = "--runtimes", paramLabel = "FILE", description = "A runtimes TOML file (env CRUCIBLE_RUNTIMES).")
     Path runtimesFile;
 
+    @Option(names = "--shell", description = "A terminal in the session instead of the REPL: a login shell, raw keys"
+            + " (Ctrl-C reaches the sandbox), ~. at the start of a line to leave.")
+    boolean shell;
+
     /** Where cells go: the local engine or a server. */
     interface Backend extends AutoCloseable {
         JsonNode execute(String code, String mode) throws Exception;
@@ -70,6 +74,9 @@ public final class SessionCommand implements Callable<Integer> {
 
         /** Runs a shell line in the session's sandbox, beside its interpreter (POST …/commands). */
         JsonNode command(String line) throws Exception;
+
+        /** A login shell on a terminal of the session's sandbox. */
+        ShellAttach.Opener shell();
 
         @Override
         void close();
@@ -84,6 +91,11 @@ public final class SessionCommand implements Callable<Integer> {
                     : Local.open(CliSupport.runtimesFile(runtimesFile), language);
         } catch (CliSupport.Failure f) {
             return CliSupport.fail(err, f);
+        }
+        if (shell) {
+            try (backend; Terminal terminal = TerminalBuilder.builder().system(true).build()) {
+                return ShellAttach.run(terminal, backend.shell());
+            }
         }
         try (backend; Terminal terminal = TerminalBuilder.builder().system(true).dumb(true).build()) {
             LineReader reader = LineReaderBuilder.builder().terminal(terminal).appName("crucible")
@@ -271,6 +283,11 @@ public final class SessionCommand implements Callable<Integer> {
         }
 
         @Override
+        public ShellAttach.Opener shell() {
+            return ShellAttach.local(sessions.processes("", id));
+        }
+
+        @Override
         public void close() {
             try {
                 sessions.delete("", id);
@@ -357,6 +374,11 @@ public final class SessionCommand implements Callable<Integer> {
         @Override
         public JsonNode command(String line) throws Exception {
             return call("POST", "/v1/sessions/" + id + "/commands", Map.of("command", line));
+        }
+
+        @Override
+        public ShellAttach.Opener shell() {
+            return ShellAttach.remote(http, base, token, id, this::call);
         }
 
         @Override

@@ -11,8 +11,9 @@ import java.util.Map;
  * @param env variables added to (or replacing) the session's own
  * @param cwd the directory it starts in (absolute, in the sandbox)
  * @param stdin what it reads on stdin before end of file; empty for none
+ * @param pty the terminal it runs on, or null for pipes
  */
-public record Command(List<String> argv, Map<String, String> env, String cwd, byte[] stdin) {
+public record Command(List<String> argv, Map<String, String> env, String cwd, byte[] stdin, Terminal pty) {
     public Command {
         argv = List.copyOf(argv);
         env = Map.copyOf(env);

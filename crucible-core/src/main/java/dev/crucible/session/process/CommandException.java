@@ -10,6 +10,10 @@ public final class CommandException extends RuntimeException {
         TOO_MANY,
         /** The command, its environment and its stdin are larger than one request may be. */
         TOO_LARGE,
+        /** The process has ended, or its stdin was closed: nothing more reaches it. */
+        STDIN_CLOSED,
+        /** The process has not read what was written to its stdin before (the supervisor holds 1 MiB). */
+        STDIN_FULL,
         /** The session's sandbox or its supervisor ended or stopped answering. */
         BROKEN
     }

@@ -1,315 +1,224 @@
 package dev.crucible.session.process;
 
-import java.io.ByteArrayOutputStream;
-import java.io.EOFException;
-import java.io.IOException;
-import java.nio.ByteBuffer;
+import dev.crucible.sandbox.OutputListener;
 import java.nio.channels.SocketChannel;
-import java.nio.charset.StandardCharsets;
+import java.time.InstantSource;
+import java.util.ArrayList;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.TimeoutException;
-import java.util.concurrent.atomic.AtomicInteger;
 
 /**
- * The host's end of a session sandbox's supervisor (crucible-supervisor.c): one virtual reader thread per session,
- * frames both ways as that file describes, commands started on request and followed to their end. Thread-safe: commands of
- * one session run at once, each waits for its own end. Ends (every waiting command failing) when the socket closes,
- * that is when the sandbox ends.
+ * Commands in a session's sandbox, through its supervisor (crucible-supervisor.c, spoken by {@link SupervisorChannel}):
+ * a foreground one followed by its caller to its end, a background one ({@link BackgroundProcess}) kept in this table,
+ * the last {@link #MAX_BACKGROUND} of them. Thread-safe: commands of one session run at once. Ends (every waiting
+ * command failing, every background process {@code lost}) when the socket closes, that is when the sandbox ends.
  */
 public final class Supervisor implements AutoCloseable {
-    private static final int SPAWN = 1;
-    private static final int SIGNAL = 2;
-    private static final int HELLO = 64;
-    private static final int STARTED = 65;
-    private static final int ERR = 66;
-    private static final int DATA = 67;
-    private static final int EXIT = 68;
-    private static final int PONG = 69;
-    private static final int VERSION = 1;
-    /** The supervisor's own bound on one request (crucible-supervisor.c's MAX_FRAME), less its header. */
-    public static final int MAX_REQUEST_BYTES = (2 << 20) - 64;
-    /** A frame from the supervisor is at most a chunk of output and its header. */
-    private static final int MAX_ANSWER_BYTES = 64 * 1024;
+    /** The output kept of each background process: its last bytes, stdout and stderr together. */
+    public static final int RING_BYTES = 256 * 1024;
+    /** The background processes a sandbox keeps, running or ended (the oldest ended ones make room). */
+    public static final int MAX_BACKGROUND = 64;
+    /** The largest command, environment and stdin one request takes. */
+    public static final int MAX_REQUEST_BYTES = SupervisorChannel.MAX_REQUEST_BYTES;
     private static final int SIGKILL = 9;
-    /** How long the supervisor may take to start a command or answer its kill. */
-    private static final long ANSWER_MS = 10_000;
 
-    private final SocketChannel channel;
-    private final AtomicInteger requests = new AtomicInteger();
-    private final Map<Integer, Running> starting = new ConcurrentHashMap<>();
-    private final Map<Long, Running> running = new ConcurrentHashMap<>();
-    private final CompletableFuture<Integer> hello = new CompletableFuture<>();
-    private volatile IOException ended;
+    private final SupervisorChannel channel;
+    private final InstantSource clock;
+    private final Runnable activity;
+    /** Background processes by pid, oldest first; guarded by itself, as {@link #starting} is. */
+    private final Map<Long, BackgroundProcess> background = new LinkedHashMap<>();
+    /** Background processes asked for and not yet started: they count against {@link #MAX_BACKGROUND}. */
+    private int starting;
 
-    private Supervisor(SocketChannel channel) {
-        this.channel = channel;
-        // a socket, not a pipe: a virtual thread parks on it, so an idle session holds no platform thread for it
-        Thread.ofVirtual().name("crucible-supervisor-reader").start(this::read);
+    private Supervisor(SocketChannel channel, InstantSource clock, Runnable activity) {
+        this.channel = new SupervisorChannel(channel);
+        this.clock = clock;
+        this.activity = activity;
     }
 
-    /** Follows the supervisor on {@code channel}; its HELLO is checked by the first command. */
-    public static Supervisor on(SocketChannel channel) {
-        return new Supervisor(channel);
+    /**
+     * Follows the supervisor on {@code channel}; its HELLO is checked by the first command.
+     *
+     * @param activity called when a background process ends: the session was in use until then
+     */
+    public static Supervisor on(SocketChannel channel, InstantSource clock, Runnable activity) {
+        return new Supervisor(channel, clock, activity);
     }
 
     /**
      * Runs {@code command} to its end, or kills it (its whole process group) at {@code timeoutMs}.
      *
      * @param outputCap the bytes kept of each stream; the rest is counted as cut, never buffered
+     * @param listener gets the kept bytes as they come (a streaming caller)
      * @throws CommandException when the supervisor could not start it (no such program or directory, too many
      *     commands) or its sandbox ended under it
      */
-    public CommandResult run(Command command, long timeoutMs, int outputCap) throws InterruptedException {
+    public CommandResult run(Command command, long timeoutMs, int outputCap, OutputListener listener)
+            throws InterruptedException {
         long start = System.nanoTime();
-        Running run = start(command, outputCap);
+        CappedOutput output = new CappedOutput(outputCap, listener);
+        SupervisorChannel.Running run = new SupervisorChannel.Running(output::take, new CompletableFuture<>());
+        channel.spawn(command, false, run);
         boolean timedOut = false;
         Integer status;
         try {
             status = run.exit.get(timeoutMs, TimeUnit.MILLISECONDS);
         } catch (TimeoutException e) {
             timedOut = true;
-            send(SIGNAL, 1, (int) run.pid, ByteBuffer.allocate(4).putInt(SIGKILL).array());
-            status = await(run.exit, "the command's end after its kill");
+            channel.signal(run.pid, SIGKILL, true);
+            status = channel.await(run.exit, "the command's end after its kill");
         } catch (ExecutionException e) {
-            throw failure(e);
+            throw SupervisorChannel.failure(e);
         }
         long durationMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
         boolean signalled = (status & 0x7f) != 0;
         return new CommandResult(signalled ? null : (status >> 8) & 0xff, signalled ? status & 0x7f : null,
-                run.stdout.text(), run.stderr.text(), run.stdout.cut(), run.stderr.cut(), timedOut, durationMs,
+                output.text(false), output.text(true), output.cut(false), output.cut(true), timedOut, durationMs,
                 run.pid);
     }
 
-    private Running start(Command command, int outputCap) throws InterruptedException {
-        int version = await(hello, "the supervisor's hello");
-        if (version != VERSION) {
-            throw new CommandException(CommandException.Kind.BROKEN, "the session's supervisor speaks version "
-                    + version + ", not " + VERSION);
+    /**
+     * Starts {@code command} in the background: it runs on after this call, until it ends, is signalled, its
+     * {@code timeoutMs} passes (its process group killed) or the sandbox ends.
+     *
+     * @param keepStdin whether its stdin stays open after {@code command}'s stdin, for {@link #write}
+     * @param timeoutMs when to kill it, or 0 for never
+     * @param use whether it is use of the session while it runs ({@link #busy()})
+     * @throws CommandException as {@link #run}, and {@code TOO_MANY} when {@link #MAX_BACKGROUND} are running
+     */
+    public BackgroundProcess start(Command command, boolean keepStdin, long timeoutMs, boolean use)
+            throws InterruptedException {
+        synchronized (background) { // a place is taken before the start: starts at once cannot pass the cap together
+            if (background.values().stream().filter(BackgroundProcess::running).count() + starting >= MAX_BACKGROUND) {
+                throw new CommandException(CommandException.Kind.TOO_MANY, MAX_BACKGROUND + " background processes"
+                        + " are running in this session; signal one (or let one end) first");
+            }
+            starting++;
         }
-        ByteArrayOutputStream body = new ByteArrayOutputStream();
-        strings(body, command.argv().toArray(String[]::new));
-        strings(body, command.env().entrySet().stream().map(e -> e.getKey() + "=" + e.getValue())
-                .toArray(String[]::new));
-        string(body, command.cwd().getBytes(StandardCharsets.UTF_8));
-        string(body, command.stdin());
-        if (body.size() > MAX_REQUEST_BYTES) {
-            throw new CommandException(CommandException.Kind.TOO_LARGE, "the command, its environment and its stdin"
-                    + " take " + body.size() + " bytes; at most " + MAX_REQUEST_BYTES + " are taken");
-        }
-        int id = requests.incrementAndGet();
-        Running run = new Running(outputCap);
-        starting.put(id, run);
+        CompletableFuture<Integer> exit = new CompletableFuture<>();
+        // the process exists before its pid is known: its first output may come right after its STARTED
+        BackgroundProcess process = new BackgroundProcess(command, clock.millis(), keepStdin, RING_BYTES, exit,
+                use ? activity : () -> { });
+        process.use(use);
+        long pid;
         try {
-            send(SPAWN, 0, id, body.toByteArray());
-            long pid = await(run.started, "the command's start");
-            run.pid = pid;
-            return run;
+            pid = channel.spawn(command, keepStdin, new SupervisorChannel.Running(process::take, exit));
         } finally {
-            starting.remove(id);
+            synchronized (background) {
+                starting--;
+            }
         }
+        process.started(pid);
+        synchronized (background) {
+            background.put(pid, process);
+            Iterator<BackgroundProcess> oldest = background.values().iterator();
+            while (background.size() > MAX_BACKGROUND && oldest.hasNext()) {
+                if (!oldest.next().running()) {
+                    oldest.remove();
+                }
+            }
+        }
+        if (timeoutMs > 0) {
+            Thread.ofVirtual().name("crucible-process-deadline").start(() -> deadline(process, timeoutMs));
+        }
+        return process;
     }
 
-    private <T> T await(CompletableFuture<T> answer, String what) throws InterruptedException {
+    /** Kills a background process's group at its time limit, unless it ended first. */
+    private void deadline(BackgroundProcess process, long timeoutMs) {
         try {
-            return answer.get(ANSWER_MS, TimeUnit.MILLISECONDS);
+            process.exit().get(timeoutMs, TimeUnit.MILLISECONDS);
         } catch (TimeoutException e) {
-            throw new CommandException(CommandException.Kind.BROKEN, "the session's supervisor did not send " + what
-                    + " within " + ANSWER_MS + " ms");
-        } catch (ExecutionException e) {
-            throw failure(e);
+            process.timedOut();
+            try {
+                channel.signal(process.pid(), SIGKILL, true);
+            } catch (CommandException | InterruptedException gone) {
+                // the sandbox ended: so did the process
+            }
+        } catch (ExecutionException | InterruptedException e) {
+            // ended with its sandbox
         }
     }
 
-    private static CommandException failure(ExecutionException e) {
-        return e.getCause() instanceof CommandException c ? c
-                : new CommandException(CommandException.Kind.BROKEN, "the session's sandbox ended: "
-                        + e.getCause().getMessage());
+    /** The background processes this sandbox keeps, oldest first. */
+    public List<BackgroundProcess> processes() {
+        synchronized (background) {
+            return new ArrayList<>(background.values());
+        }
+    }
+
+    /** One background process by its pid in the sandbox. */
+    public Optional<BackgroundProcess> process(long pid) {
+        synchronized (background) {
+            return Optional.ofNullable(background.get(pid));
+        }
+    }
+
+    /** Whether {@code process} is this sandbox's (a pid means nothing in another sandbox of the session). */
+    public boolean owns(BackgroundProcess process) {
+        synchronized (background) {
+            return background.get(process.pid()) == process;
+        }
+    }
+
+    /** Whether a background process that counts as use is running: the session is in use. */
+    public boolean busy() {
+        synchronized (background) {
+            return background.values().stream().anyMatch(p -> p.use() && p.running());
+        }
     }
 
     /**
-     * Writes one frame, bounded: a supervisor that takes nothing (stopped by the session's own programs, with the
-     * socket's buffer full) fails the call within {@link #ANSWER_MS} and its socket is closed, never a blocked thread.
+     * Sends {@code signal} to a background process, or to its whole process group.
+     *
+     * @return false when it had already ended
      */
-    private synchronized void send(int kind, int flags, int id, byte[] body) throws InterruptedException {
-        IOException gone = ended;
-        if (gone != null) {
-            throw new CommandException(CommandException.Kind.BROKEN, "the session's sandbox ended: " + gone.getMessage());
+    public boolean signal(BackgroundProcess process, int signal, boolean group) throws InterruptedException {
+        if (!process.running()) {
+            return false;
         }
-        ByteBuffer frame = ByteBuffer.allocate(12 + body.length);
-        frame.putInt(8 + body.length).put((byte) kind).put((byte) flags).putShort((short) 0).putInt(id).put(body).flip();
-        java.util.concurrent.Future<?> write = WRITERS.submit(() -> {
-            while (frame.hasRemaining()) {
-                channel.write(frame);
-            }
-            return null;
-        });
-        try {
-            write.get(ANSWER_MS, TimeUnit.MILLISECONDS);
-        } catch (TimeoutException e) {
-            close(); // the blocked write ends with the socket
-            throw new CommandException(CommandException.Kind.BROKEN, "the session's supervisor took no request for "
-                    + ANSWER_MS + " ms (stopped?)");
-        } catch (ExecutionException e) {
-            throw new CommandException(CommandException.Kind.BROKEN, "the session's sandbox ended: "
-                    + e.getCause().getMessage());
-        }
+        channel.signal(process.pid(), signal, group);
+        return true;
     }
 
-    /** Where frames are written: a socket parks a virtual thread, so a bounded wait costs no platform thread. */
-    private static final java.util.concurrent.ExecutorService WRITERS =
-            java.util.concurrent.Executors.newVirtualThreadPerTaskExecutor();
-
-    private static void strings(ByteArrayOutputStream out, String[] values) {
-        out.writeBytes(ByteBuffer.allocate(4).putInt(values.length).array());
-        for (String v : values) {
-            string(out, v.getBytes(StandardCharsets.UTF_8));
+    /** Sizes a background process's terminal; false when it had ended. */
+    public boolean resize(BackgroundProcess process, Terminal size) throws InterruptedException {
+        if (!process.running()) {
+            return false;
         }
+        channel.resize(process.pid(), size);
+        process.resized(size);
+        return true;
     }
 
-    private static void string(ByteArrayOutputStream out, byte[] value) {
-        out.writeBytes(ByteBuffer.allocate(4).putInt(value.length).array());
-        out.writeBytes(value);
-    }
-
-    /** The reader: every frame in order, until the socket ends; then everything still waiting fails. */
-    private void read() {
-        ByteBuffer head = ByteBuffer.allocate(4);
-        try {
-            while (true) {
-                head.clear();
-                fill(head);
-                int length = head.flip().getInt();
-                if (length < 8 || length > MAX_ANSWER_BYTES + 8) {
-                    throw new IOException("the supervisor sent a frame of " + length + " bytes");
-                }
-                ByteBuffer frame = ByteBuffer.allocate(length);
-                fill(frame);
-                frame.flip();
-                int kind = frame.get() & 0xff;
-                int flags = frame.get() & 0xff;
-                frame.getShort(); // reserved
-                dispatch(kind, flags, frame.getInt() & 0xffffffffL, frame);
-            }
-        } catch (IOException e) {
-            end(e);
-        } catch (RuntimeException e) {
-            end(new IOException("the supervisor broke its protocol: " + e.getMessage(), e));
+    /**
+     * Queues {@code bytes} for a background process's stdin, then closes it when {@code close}.
+     *
+     * @return the bytes queued
+     * @throws CommandException {@code STDIN_CLOSED} when it has ended or its stdin is closed, {@code STDIN_FULL} when
+     *     it has not read what was written before (the supervisor holds at most 1 MiB), {@code TOO_LARGE}
+     */
+    public long write(BackgroundProcess process, byte[] bytes, boolean close) throws InterruptedException {
+        if (!process.running()) {
+            throw new CommandException(CommandException.Kind.STDIN_CLOSED, "the process has ended");
         }
-    }
-
-    private void fill(ByteBuffer buffer) throws IOException {
-        while (buffer.hasRemaining()) {
-            if (channel.read(buffer) < 0) {
-                throw new EOFException("its supervisor's socket closed");
-            }
+        long n = channel.write(process.pid(), bytes, close);
+        if (close) {
+            process.stdinClosed();
         }
-    }
-
-    private void dispatch(int kind, int flags, long id, ByteBuffer body) throws IOException {
-        switch (kind) {
-            case HELLO -> hello.complete(body.getInt());
-            case STARTED -> {
-                Running run = starting.get((int) id);
-                if (run == null) {
-                    throw new IOException("a command started for no request");
-                }
-                long pid = body.getInt() & 0xffffffffL;
-                running.put(pid, run);
-                run.started.complete(pid);
-            }
-            case ERR -> {
-                Running run = starting.get((int) id);
-                int errno = body.getInt();
-                byte[] text = new byte[body.getInt()];
-                body.get(text);
-                if (run != null) {
-                    run.started.completeExceptionally(new CommandException(errno == 11 ? CommandException.Kind.TOO_MANY
-                            : CommandException.Kind.NOT_STARTED, new String(text, StandardCharsets.UTF_8)));
-                }
-            }
-            case DATA -> {
-                Running run = running.get(id);
-                if (run != null) {
-                    (flags == 2 ? run.stderr : run.stdout).take(body);
-                }
-            }
-            case EXIT -> {
-                Running run = running.remove(id);
-                if (run != null) {
-                    run.exit.complete(body.getInt());
-                }
-            }
-            case PONG -> { }
-            default -> throw new IOException("the supervisor sent a frame of kind " + kind);
-        }
-    }
-
-    private void end(IOException why) {
-        ended = why;
-        hello.completeExceptionally(why);
-        for (Running run : starting.values()) {
-            run.started.completeExceptionally(why);
-        }
-        for (Running run : running.values()) {
-            run.exit.completeExceptionally(why);
-        }
+        return n;
     }
 
     /** Closes the socket: the supervisor ends, and the sandbox with it. */
     @Override
     public void close() {
-        try {
-            channel.close();
-        } catch (IOException e) {
-            // already closed
-        }
-    }
-
-    /** One command followed by the reader: its pid, its two streams, its end. */
-    private static final class Running {
-        final CompletableFuture<Long> started = new CompletableFuture<>();
-        final CompletableFuture<Integer> exit = new CompletableFuture<>();
-        final Capped stdout;
-        final Capped stderr;
-        volatile long pid;
-
-        Running(int cap) {
-            this.stdout = new Capped(cap);
-            this.stderr = new Capped(cap);
-        }
-    }
-
-    /** The first {@code cap} bytes of a stream, and whether more came. */
-    private static final class Capped {
-        private final int cap;
-        private final ByteArrayOutputStream kept = new ByteArrayOutputStream();
-        private boolean cut;
-
-        Capped(int cap) {
-            this.cap = cap;
-        }
-
-        synchronized void take(ByteBuffer data) {
-            int room = cap - kept.size();
-            int n = Math.min(room, data.remaining());
-            if (n > 0) {
-                kept.write(data.array(), data.arrayOffset() + data.position(), n);
-            }
-            if (data.remaining() > n) {
-                cut = true;
-            }
-        }
-
-        synchronized String text() {
-            return kept.toString(StandardCharsets.UTF_8);
-        }
-
-        synchronized boolean cut() {
-            return cut;
-        }
+        channel.close();
     }
 }

@@ -2,6 +2,8 @@ package dev.crucible.session.spec;
 
 import com.fasterxml.jackson.annotation.JsonProperty;
 import dev.crucible.egress.EgressReport;
+import dev.crucible.session.process.ProcessInfo;
+import java.util.List;
 
 /**
  * A session as the API shows it.
@@ -12,7 +14,9 @@ import dev.crucible.egress.EgressReport;
  * @param imageDigest that image's digest, which the session keeps across restarts
  * @param network the session's egress: its allowlist now (empty once locked) and the connections its proxy judged
  *     since the server started it; null for a session without network
- * @param expiresAt when the session is removed if unused: the idle timeout from its last use, capped by its lifetime
+ * @param expiresAt when the session is removed if unused: the idle timeout from its last use (a running background
+ *     process is use), capped by its lifetime
+ * @param processes its background processes, running and ended, oldest first (none while its sandbox is not running)
  */
 public record SessionInfo(
         @JsonProperty("id") String id,
@@ -26,4 +30,5 @@ public record SessionInfo(
         @JsonProperty("limits") SessionLimits limits,
         @JsonProperty("image") String image,
         @JsonProperty("image_digest") String imageDigest,
-        @JsonProperty("network") EgressReport network) {}
+        @JsonProperty("network") EgressReport network,
+        @JsonProperty("processes") List<ProcessInfo> processes) {}

@@ -10,7 +10,6 @@ import dev.crucible.session.spec.CellResult;
 import dev.crucible.session.SessionFiles;
 import dev.crucible.session.spec.SessionLimits;
 import dev.crucible.session.SessionManager;
-import dev.crucible.session.process.CommandRequest;
 import io.javalin.http.Context;
 import java.io.IOException;
 import java.util.Map;
@@ -99,14 +98,6 @@ public final class SessionRoutes {
         CellResult result = sessions.execute(owner(ctx), id, body.code(), body.mode(), body.timeoutMs());
         metrics.verdict(result.status());
         ctx.json(result);
-    }
-
-    /** Runs one command in the session's sandbox beside its interpreter, to its end or its time limit. */
-    public void command(Context ctx) throws Exception {
-        String id = ctx.pathParam("id");
-        sessions.get(owner(ctx), id); // an unknown session is a 404 before the body is judged
-        CommandRequest body = bodies.read(ctx, CommandRequest.class);
-        ctx.json(sessions.command(owner(ctx), id, body));
     }
 
     public void interrupt(Context ctx) {

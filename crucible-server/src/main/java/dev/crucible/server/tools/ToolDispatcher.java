@@ -49,6 +49,7 @@ public final class ToolDispatcher {
     private final JsonMapper json;
     private final EditTools edit;
     private final ShellTool shell;
+    private final BashTool bash;
 
     /** @param runner how {@code run_code} runs its program (the server's admission, or the executor itself) */
     public ToolDispatcher(Executor executor, SessionManager sessions, Runner runner, JsonMapper json) {
@@ -58,6 +59,7 @@ public final class ToolDispatcher {
         this.json = json;
         this.edit = new EditTools(json);
         this.shell = new ShellTool(sessions, json);
+        this.bash = new BashTool(sessions, json);
     }
 
     /** The available languages, python first: the enums of the tool schemas. */
@@ -101,6 +103,7 @@ public final class ToolDispatcher {
                 case Tools.TEXT_EDITOR -> edit.textEditor(filesOf(owner, args, defaultSession), args);
                 case Tools.APPLY_PATCH -> edit.applyPatch(filesOf(owner, args, defaultSession), args);
                 case Tools.SHELL -> shell.call(owner, sessionOf(owner, args, defaultSession), args);
+                case Tools.BASH -> bash.call(owner, sessionOf(owner, args, defaultSession), args);
                 default -> ToolOutcome.error("There is no tool named '" + name + "'. Tools: " + toolNames() + ".");
             };
         } catch (RequestException e) {
