@@ -128,6 +128,7 @@ class TerminalTest {
             JsonNode shell = SessionApiTest.json(alice.get("/v1/sessions/" + id + "/processes")).get("processes")
                     .get(0);
             assertThat(shell.get("pty").get("cols").asInt()).isEqualTo(100);
+            assertThat(shell.get("terminals").asInt()).as("the socket attached to it").isEqualTo(1);
             long pid = shell.get("pid").asLong();
             // a resize: the shell's next stty sees it
             assertThat(SessionApiTest.json(alice.postJson("/v1/sessions/" + id + "/processes/" + pid + "/resize",

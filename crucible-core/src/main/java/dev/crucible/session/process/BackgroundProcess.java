@@ -20,6 +20,7 @@ public final class BackgroundProcess {
     private volatile boolean timedOut;
     private volatile boolean use = true;
     private volatile Terminal pty;
+    private final java.util.concurrent.atomic.AtomicInteger terminals = new java.util.concurrent.atomic.AtomicInteger();
 
     /** @param ended called when it ends (or its sandbox does), before a reader can see it ended */
     BackgroundProcess(Command command, long startedAtMs, boolean stdinOpen, int ringBytes,
@@ -58,6 +59,11 @@ public final class BackgroundProcess {
         return use;
     }
 
+    /** A terminal WebSocket attached to it ({@code +1}) or let go ({@code -1}). */
+    public void attached(int change) {
+        terminals.addAndGet(change);
+    }
+
     void resized(Terminal size) {
         pty = size;
     }
@@ -85,7 +91,7 @@ public final class BackgroundProcess {
         return new ProcessInfo(pid, command.argv(), command.cwd(), Instant.ofEpochMilli(startedAtMs).toString(),
                 !exit.isDone(), status == null || signalled ? null : (status >> 8) & 0xff,
                 signalled ? status & 0x7f : null, timedOut, exit.isCompletedExceptionally(), stdinOpen, output.total(),
-                output.dropped(), pty);
+                output.dropped(), pty, terminals.get());
     }
 
     /**

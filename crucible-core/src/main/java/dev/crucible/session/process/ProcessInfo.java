@@ -18,6 +18,7 @@ import java.util.List;
  * @param outputBytes every byte it wrote to stdout and stderr
  * @param droppedBytes the oldest of those no longer kept (only the last {@link Supervisor#RING_BYTES} are)
  * @param pty its terminal's size now, or null when it runs on pipes
+ * @param terminals the terminal WebSockets attached to it now
  */
 public record ProcessInfo(
         @JsonProperty("pid") long pid,
@@ -32,4 +33,5 @@ public record ProcessInfo(
         @JsonProperty("stdin_open") boolean stdinOpen,
         @JsonProperty("output_bytes") long outputBytes,
         @JsonProperty("dropped_bytes") long droppedBytes,
-        @JsonProperty("pty") Terminal pty) {}
+        @JsonProperty("pty") Terminal pty,
+        @JsonProperty("terminals") int terminals) {}

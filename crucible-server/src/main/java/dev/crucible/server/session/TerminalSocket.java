@@ -83,6 +83,7 @@ public final class TerminalSocket {
             try {
                 Attached attached = attach(ctx);
                 open.put(ctx.sessionId(), attached);
+                attached.process().attached(1);
                 ctx.enableAutomaticPings(PING_S, TimeUnit.SECONDS); // an idle terminal is not a dead one
                 Thread.ofVirtual().name("crucible-terminal-output").start(() -> pump(ctx, attached));
             } catch (RequestException e) {
@@ -182,6 +183,9 @@ public final class TerminalSocket {
     /** The socket closed: a terminal it started gets SIGHUP (its group), as when a terminal window closes. */
     private void hangUp(String socket) {
         Attached attached = open.remove(socket);
+        if (attached != null) {
+            attached.process().attached(-1);
+        }
         if (attached != null && attached.owned()) {
             try {
                 attached.processes().signal(attached.process(), "HUP", true);
