@@ -87,10 +87,9 @@ public final class BackgroundProcess {
 
     public ProcessInfo info() {
         Integer status = exit.isDone() && !exit.isCompletedExceptionally() ? exit.join() : null;
-        boolean signalled = status != null && (status & 0x7f) != 0;
         return new ProcessInfo(pid, command.argv(), command.cwd(), Instant.ofEpochMilli(startedAtMs).toString(),
-                !exit.isDone(), status == null || signalled ? null : (status >> 8) & 0xff,
-                signalled ? status & 0x7f : null, timedOut, exit.isCompletedExceptionally(), stdinOpen, output.total(),
+                !exit.isDone(), status == null ? null : WaitStatus.exitCode(status),
+                status == null ? null : WaitStatus.signal(status), timedOut, exit.isCompletedExceptionally(), stdinOpen, output.total(),
                 output.dropped(), pty, terminals.get());
     }
 

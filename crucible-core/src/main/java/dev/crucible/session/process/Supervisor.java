@@ -78,8 +78,7 @@ public final class Supervisor implements AutoCloseable {
             throw SupervisorChannel.failure(e);
         }
         long durationMs = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
-        boolean signalled = (status & 0x7f) != 0;
-        return new CommandResult(signalled ? null : (status >> 8) & 0xff, signalled ? status & 0x7f : null,
+        return new CommandResult(WaitStatus.exitCode(status), WaitStatus.signal(status),
                 output.text(false), output.text(true), output.cut(false), output.cut(true), timedOut, durationMs,
                 run.pid);
     }
