@@ -19,6 +19,8 @@ public enum ErrorCode {
     FILE_ERROR(400),
     UNAUTHORIZED(401),
     PERMISSION_DENIED(403),
+    /** A preview link that is forged, expired, or for another session or port. */
+    INVALID_PREVIEW(403),
     /** A Host header that is not this server's (DNS rebinding). */
     FORBIDDEN_HOST(403),
     /** A cross-site Origin. */
@@ -60,9 +62,15 @@ public enum ErrorCode {
     INTERNAL(500),
     /** The server was allowed to pull the image, but the registry refused, failed or sent what may not be used. */
     IMAGE_PULL_FAILED(502),
+    /** Nothing listens on that port in the session's sandbox (or its sandbox is not running). */
+    PORT_NOT_LISTENING(502),
+    /** The server in the session answered what is not an HTTP/1.x response within the proxy's limits. */
+    UPSTREAM_INVALID(502),
     INTERPRETER_UNAVAILABLE(503),
     /** This build or host gives sessions no supervisor (crucible-supervisor.c, crucible-launch): no commands. */
     COMMANDS_UNAVAILABLE(503),
+    /** This host gives sessions no network namespace of the server's (not root, no crucible-launch): no ports. */
+    PORTS_UNAVAILABLE(503),
     INTERRUPTED(503),
     SHUTTING_DOWN(503),
     /** Every turn stayed busy for the request's whole timeout plus the grace: nothing ran; worth asking again. */

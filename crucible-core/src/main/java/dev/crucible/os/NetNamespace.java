@@ -20,8 +20,8 @@ import java.net.StandardProtocolFamily;
 import java.nio.channels.ServerSocketChannel;
 
 /**
- * A network namespace the server makes for one sandbox that may reach its egress proxy: nothing in it but {@code lo},
- * up, and one listening socket of the server's on {@code 127.0.0.1:PORT}. The namespace belongs to the host's user
+ * A network namespace the server makes for one sandbox: nothing in it but {@code lo}, up, and, for a sandbox that may
+ * reach its egress proxy, one listening socket of the server's on {@code 127.0.0.1:PORT}. The namespace belongs to the host's user
  * namespace, so a sandbox inside it holds no capability over it (no routes, no addresses, no raw sockets can be added);
  * it has no route anywhere but loopback. The listener's file descriptor lives in the server, which answers it: nothing
  * of ours runs inside the sandbox.
@@ -29,7 +29,9 @@ import java.nio.channels.ServerSocketChannel;
  * <p>{@link #create(int)} switches the <em>calling thread</em> into the new namespace and back (namespaces are per
  * thread on Linux), so it must run on a platform thread that creates no thread meanwhile. Needs CAP_SYS_ADMIN (root).
  * The sandbox's launcher joins the namespace with {@code setns} on {@link #path()}, a magic link to the descriptor held
- * here, which must stay open until the launcher has started: {@link #close()} after the spawn.
+ * here, which must stay open until the launcher has started: {@link #close()} after the spawn. While it is open,
+ * {@link #socket()} makes sockets inside it: the server's way to the sandbox's own servers (a session's ports), a
+ * socket staying in the namespace it was made in whichever thread connects it.
  */
 public final class NetNamespace implements AutoCloseable {
     private static final int CLONE_NEWNET = 0x40000000;
@@ -57,16 +59,25 @@ public final class NetNamespace implements AutoCloseable {
 
     private final int fd;
     private final ServerSocketChannel listener;
-    private final java.util.concurrent.atomic.AtomicBoolean closed = new java.util.concurrent.atomic.AtomicBoolean();
+    private boolean closed; // under this object's lock, as every use of fd: a closed number is the next file's
+
+    /** The one platform thread that enters namespaces to make sockets in them (it creates no thread meanwhile). */
+    private static final java.util.concurrent.ExecutorService DIALER = java.util.concurrent.Executors.newSingleThreadExecutor(
+            Thread.ofPlatform().name("crucible-netns-dialer").daemon().factory());
 
     private NetNamespace(int fd, ServerSocketChannel listener) {
         this.fd = fd;
         this.listener = listener;
     }
 
+    /** A namespace with {@code lo} up and nothing listening, as {@link #create(int)} otherwise. */
+    public static NetNamespace create() throws IOException {
+        return create(0);
+    }
+
     /**
-     * Makes a namespace with {@code lo} up and a listener on {@code 127.0.0.1:port} in it, leaving the calling thread
-     * in the namespace it was in.
+     * Makes a namespace with {@code lo} up and a listener on {@code 127.0.0.1:port} in it (none for port 0), leaving
+     * the calling thread in the namespace it was in.
      *
      * @throws IOException when the namespace cannot be made (errno 1, EPERM: the server is not root)
      * @throws IllegalStateException when the thread cannot return to its own namespace (it must then not be used)
@@ -78,8 +89,10 @@ public final class NetNamespace implements AutoCloseable {
             ServerSocketChannel listener = null;
             try {
                 loopbackUp();
-                listener = ServerSocketChannel.open(StandardProtocolFamily.INET);
-                listener.bind(new InetSocketAddress(InetAddress.getByAddress(new byte[] {127, 0, 0, 1}), port), 64);
+                if (port > 0) {
+                    listener = ServerSocketChannel.open(StandardProtocolFamily.INET);
+                    listener.bind(new InetSocketAddress(InetAddress.getByAddress(new byte[] {127, 0, 0, 1}), port), 64);
+                }
                 int fd = Linux.openat2(-100, "/proc/thread-self/ns/net", Linux.O_RDONLY | Linux.O_CLOEXEC, 0, 0);
                 return new NetNamespace(fd, listener);
             } catch (IOException | RuntimeException e) {
@@ -118,7 +131,52 @@ public final class NetNamespace implements AutoCloseable {
         return "/proc/" + ProcessHandle.current().pid() + "/fd/" + fd;
     }
 
-    /** The server's listener inside the namespace, at {@code 127.0.0.1:port}; its owner closes it. */
+    /**
+     * An unconnected TCP socket (IPv4, blocking) made inside the namespace, on the dialer thread: connect it to
+     * {@code 127.0.0.1:PORT} to reach what listens there.
+     *
+     * @throws IOException when the namespace is closed, or the socket cannot be made
+     */
+    public java.nio.channels.SocketChannel socket() throws IOException {
+        java.util.concurrent.Future<java.nio.channels.SocketChannel> made = DIALER.submit(this::socketHere);
+        try {
+            return made.get();
+        } catch (InterruptedException e) {
+            made.cancel(false);
+            Thread.currentThread().interrupt();
+            throw new java.io.InterruptedIOException("interrupted while making a socket in a sandbox's namespace");
+        } catch (java.util.concurrent.ExecutionException e) {
+            if (e.getCause() instanceof IOException io) {
+                throw io;
+            }
+            throw new IllegalStateException(e.getCause());
+        }
+    }
+
+    /** On the dialer thread: into the namespace, a socket, back home (the thread is unusable if that fails). */
+    private synchronized java.nio.channels.SocketChannel socketHere() throws IOException {
+        if (closed) {
+            throw new IOException("the sandbox's network namespace is closed (the sandbox ended)");
+        }
+        int home = Linux.openat2(-100, "/proc/thread-self/ns/net", Linux.O_RDONLY | Linux.O_CLOEXEC, 0, 0);
+        try {
+            call("setns(sandbox)", (state) -> (int) SETNS.invokeExact(state, fd, CLONE_NEWNET));
+            try {
+                return java.nio.channels.SocketChannel.open(StandardProtocolFamily.INET);
+            } finally {
+                try {
+                    call("setns(home)", (state) -> (int) SETNS.invokeExact(state, home, CLONE_NEWNET));
+                } catch (IOException e) {
+                    throw new IllegalStateException("the dialer thread cannot return to its network namespace: "
+                            + e.getMessage());
+                }
+            }
+        } finally {
+            Linux.close(home);
+        }
+    }
+
+    /** The server's listener inside the namespace, at {@code 127.0.0.1:port} (null when made without); its owner closes it. */
     public ServerSocketChannel listener() {
         return listener;
     }
@@ -128,8 +186,9 @@ public final class NetNamespace implements AutoCloseable {
      * the descriptor's number is closed once, never again after another file may have taken it.
      */
     @Override
-    public void close() {
-        if (closed.compareAndSet(false, true)) {
+    public synchronized void close() {
+        if (!closed) {
+            closed = true;
             Linux.close(fd);
         }
     }

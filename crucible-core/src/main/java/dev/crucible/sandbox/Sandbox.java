@@ -141,6 +141,31 @@ public interface Sandbox extends AutoCloseable {
         default java.util.Optional<java.nio.channels.SocketChannel> control() {
             return java.util.Optional.empty();
         }
+
+        /**
+         * Why the sandbox's own servers cannot be reached from the server, as a sentence that says what to do, or null
+         * when {@link #connect} can: the sandbox then has a network namespace of the server's, nothing in it but
+         * loopback (and its egress proxy's listener when it has egress).
+         */
+        default String portsUnavailable() {
+            return "this sandbox launcher gives sandboxes no network namespace of the server's";
+        }
+
+        /**
+         * A TCP connection to {@code 127.0.0.1:port} inside the sandbox's network namespace: to what the sandbox
+         * serves there, never to anything of the host's.
+         *
+         * @throws java.io.IOException when nothing listens there (ECONNREFUSED), or the sandbox has no such namespace
+         *     ({@link #portsUnavailable()}) or ended
+         */
+        default java.nio.channels.SocketChannel connect(int port) throws java.io.IOException {
+            throw new java.io.IOException(portsUnavailable());
+        }
+
+        /** The TCP ports something listens on in the sandbox's network namespace, ascending; none without one. */
+        default java.util.List<Integer> listening() {
+            return java.util.List.of();
+        }
     }
 
     /**

@@ -2,10 +2,13 @@ package dev.crucible.session;
 
 import dev.crucible.egress.EgressReport;
 import dev.crucible.egress.proxy.EgressProxy;
+import dev.crucible.sandbox.Sandbox;
 import dev.crucible.session.interpreter.Interpreter;
 import dev.crucible.session.process.BackgroundProcess;
 import dev.crucible.session.process.ProcessInfo;
 import dev.crucible.session.process.Supervisor;
+import dev.crucible.sandbox.SandboxSpec;
+import dev.crucible.session.spec.PortInfo;
 import dev.crucible.session.spec.SessionInfo;
 import dev.crucible.session.store.SessionLease;
 import dev.crucible.session.store.SessionStore;
@@ -44,6 +47,10 @@ final class Session {
     Interpreter interpreter;
     /** The supervisor of the interpreter's sandbox (commands beside it); null without one. Set with the interpreter. */
     volatile Supervisor supervisor;
+    /** The sandbox of the interpreter (its ports are reached through it); null without one. Set with the interpreter. */
+    volatile Sandbox.Interactive box;
+    /** Connections through its ports open now: use of the session, as a running background process is. */
+    final java.util.concurrent.atomic.AtomicInteger portConnections = new java.util.concurrent.atomic.AtomicInteger();
     volatile State state;
     volatile long lastUsedMs;
 
@@ -69,11 +76,12 @@ final class Session {
 
     /**
      * When the reaper removes it: idle past its timeout, or past its lifetime, whichever comes first. A running
-     * background process is use: the idle timeout counts from its end.
+     * background process or an open connection through a port is use: the idle timeout counts from its end.
      */
     long expiresAtMs() {
         Supervisor commands = supervisor;
-        long used = commands != null && commands.busy() ? clock.millis() : lastUsedMs;
+        boolean inUse = commands != null && commands.busy() || portConnections.get() > 0;
+        long used = inUse ? clock.millis() : lastUsedMs;
         return Math.min(used + stored.idleTimeoutS() * 1000, stored.endOfLifeMs());
     }
 
@@ -128,6 +136,17 @@ final class Session {
                 Instant.ofEpochMilli(expiresAtMs()).toString(), Instant.ofEpochMilli(lastUsedMs).toString(),
                 stored.idleTimeoutS(), stored.restore(), live != null && live.alive() ? "running" : "dormant",
                 stored.limits(), stored.image() == null ? null : stored.image().reference(),
-                stored.image() == null ? null : stored.image().digest(), network(), processes());
+                stored.image() == null ? null : stored.image().digest(), network(), processes(), ports());
+    }
+
+    /** The ports something listens on in its sandbox now (the egress proxy's left out): none when not running. */
+    List<PortInfo> ports() {
+        Sandbox.Interactive live = box;
+        if (live == null || !live.alive()) {
+            return List.of();
+        }
+        boolean egress = stored.egress() != null && !stored.egress().isEmpty();
+        return live.listening().stream().filter(p -> !(egress && p == SandboxSpec.PROXY_PORT))
+                .map(p -> new PortInfo(p, "/v1/sessions/" + stored.id() + "/ports/" + p + "/")).toList();
     }
 }

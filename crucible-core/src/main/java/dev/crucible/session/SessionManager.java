@@ -307,6 +307,15 @@ public final class SessionManager implements AutoCloseable {
     }
 
     /**
+     * The ports of a session: what listens in its sandbox, and connections to it.
+     *
+     * @throws RequestException {@code session_not_found}
+     */
+    public SessionPorts ports(String owner, String id) {
+        return new SessionPorts(find(owner, id));
+    }
+
+    /**
      * Interrupts the running cell (SIGINT: KeyboardInterrupt in Python); the session and its variables stay.
      *
      * @return whether a cell was running

@@ -125,6 +125,7 @@ final class SessionRunner {
         Sandbox.Interactive box = sandbox.open(spec, stored.number(), l.cpus(), log);
         Interpreter interpreter = Interpreter.start(box, json, READY_MS, log);
         session.supervisor = box.control().map(c -> Supervisor.on(c, session.clock(), session::touch)).orElse(null);
+        session.box = box;
         return interpreter;
     }
 
@@ -167,6 +168,7 @@ final class SessionRunner {
             } catch (IOException e) {
                 session.interpreter = null;
                 session.supervisor = null;
+                session.box = null;
                 return new Boot(restarted, resumed, null, "cannot start the interpreter: " + e.getMessage());
             }
             session.state = Session.State.LIVE;

@@ -21,6 +21,9 @@ import dev.crucible.server.compat.CompatRoutes;
 import dev.crucible.server.http.Bodies;
 import dev.crucible.server.http.ErrorBody;
 import dev.crucible.server.mcp.McpEndpoint;
+import dev.crucible.server.ports.PortRoutes;
+import dev.crucible.server.ports.PreviewTokens;
+import dev.crucible.server.ports.UpgradePassThrough;
 import dev.crucible.server.services.Services;
 import dev.crucible.server.session.ProcessRoutes;
 import dev.crucible.server.session.SessionRoutes;
@@ -35,9 +38,11 @@ import java.io.IOException;
 import java.net.http.HttpClient;
 import java.io.InputStream;
 import java.time.Duration;
+import java.time.InstantSource;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.stream.Stream;
 import tools.jackson.core.JacksonException;
 import tools.jackson.databind.DeserializationFeature;
 import tools.jackson.databind.json.JsonMapper;
@@ -72,6 +77,7 @@ public final class CrucibleServer implements AutoCloseable {
     private final Bodies bodies;
     private final byte[] openapi;
     private final Health health;
+    private final PreviewTokens previews;
     private final long startedNanos = System.nanoTime();
     private List<Route> routes;
     private Javalin app;
@@ -86,6 +92,12 @@ public final class CrucibleServer implements AutoCloseable {
         this.peers = new Peers(config.cluster().peers(), config.cluster().replica(), forwarding, services.json());
         this.bodies = new Bodies(services.json(), config.maxBodyBytes());
         this.health = new Health(services, peers::conflict);
+        try {
+            this.previews = PreviewTokens.in(config.sessions().dataDir());
+        } catch (IOException e) {
+            throw new IllegalArgumentException("cannot keep the preview links' key in the data directory "
+                    + config.sessions().dataDir() + ": " + e.getMessage(), e);
+        }
         try (InputStream in = CrucibleServer.class.getResourceAsStream(OPENAPI_RESOURCE)) {
             this.openapi = in.readAllBytes();
         } catch (IOException e) {
@@ -168,7 +180,7 @@ public final class CrucibleServer implements AutoCloseable {
             server.routes.forEach(route -> cfg.routes.addEndpoint(route.endpoint()));
             cfg.routes.beforeMatched(server::admit);
             server.terminal.install(cfg.routes);
-            server.mapErrors(cfg.routes);
+            new ErrorMapping(server.bodies).install(cfg.routes);
             cfg.requestLogger.http((ctx, ms) -> {
                 Route route = Route.of(ctx);
                 services.metrics().request(route == null ? "unmatched" : route.path(), ctx.method().name(),
@@ -181,6 +193,8 @@ public final class CrucibleServer implements AutoCloseable {
                 handler.addServlet(holder, McpEndpoint.PATH);
                 handler.addFilter(new org.eclipse.jetty.ee10.servlet.FilterHolder(McpEndpoint.filter(server.guard,
                         server.auth, services.json())), McpEndpoint.PATH,
+                        java.util.EnumSet.of(jakarta.servlet.DispatcherType.REQUEST));
+                handler.addFilter(new org.eclipse.jetty.ee10.servlet.FilterHolder(new UpgradePassThrough()), "/*",
                         java.util.EnumSet.of(jakarta.servlet.DispatcherType.REQUEST));
             });
         }).start(config.host(), config.port());
@@ -196,8 +210,16 @@ public final class CrucibleServer implements AutoCloseable {
         terminal = new TerminalSocket(services.sessions(), auth, guard);
         SessionRouter router = new SessionRouter(services.sessions(), peers, forwarding);
         CompatRoutes compat = new CompatRoutes(services.executor(), services.json(), bodies::bytes);
+        PortRoutes ports = new PortRoutes(services.sessions(), auth, bodies::read, previews, InstantSource.system());
         Route.Access token = Route.Access.TOKEN;
-        return List.of(
+        List<Route> proxied = new java.util.ArrayList<>();
+        for (String path : List.of("/v1/sessions/{id}/ports/{port}", "/v1/sessions/{id}/ports/{port}/{path}")) {
+            proxied.addAll(Route.each(PortRoutes.METHODS, path, Route.Access.PORT, router.here(ports::proxy)));
+        }
+        for (String path : List.of("/v1/previews/{token}", "/v1/previews/{token}/{path}")) {
+            proxied.addAll(Route.each(PortRoutes.METHODS, path, Route.Access.PREVIEW, ports::preview));
+        }
+        return java.util.stream.Stream.concat(proxied.stream(), Stream.of(
                 Route.post("/v1/execute", token, api::execute),
                 Route.get("/v1/runtimes", token, api::runtimes),
                 Route.get("/healthz", Route.Access.PUBLIC, this::health),
@@ -234,7 +256,9 @@ public final class CrucibleServer implements AutoCloseable {
                 Route.post("/run_code", token, compat::runCode),
                 Route.post("/replit/eval", token, compat::replitEval),
                 Route.get("/v1/tools", token, api::toolSchemas),
-                Route.post("/v1/tools/call", token, api::toolCall));
+                Route.post("/v1/tools/call", token, api::toolCall),
+                Route.get("/v1/sessions/{id}/ports", token, router.owned(ports::list)),
+                Route.post("/v1/sessions/{id}/previews", token, router.owned(ports::createPreview)))).toList();
     }
 
     /** The routes served, as {@code "METHOD path"} in the OpenAPI document's syntax. */
@@ -244,29 +268,19 @@ public final class CrucibleServer implements AutoCloseable {
 
     /** Before any matched handler: the browser guard, then the token when the route asks for one. */
     private void admit(Context ctx) {
+        Route.Access access = Route.of(ctx).access();
+        if (access == Route.Access.PREVIEW || access == Route.Access.PORT) {
+            guard.checkHostAndOrigin(ctx.header("Host"), access == Route.Access.PORT ? ctx.header("Origin") : null,
+                    ctx.req().getLocalPort());
+            if (access == Route.Access.PORT) {
+                auth.check(ctx.header("Authorization"));
+            }
+            return;
+        }
         guard.check(ctx); // before the token: a rebinding page has none, but must not even learn that
         if (Route.of(ctx).access() == Route.Access.TOKEN) {
             auth.check(ctx.header("Authorization"));
         }
-    }
-
-    /** Every failure becomes the API's JSON error, whatever threw it; no user input ever yields a 500. */
-    private void mapErrors(io.javalin.config.RoutesConfig routes) {
-        routes.exception(RequestException.class, (e, ctx) -> error(ctx, e.code(), e.getMessage()));
-        routes.exception(JacksonException.class, (e, ctx) -> error(ctx, ErrorCode.INVALID_JSON,
-                "the body is not valid JSON for this route: " + oneLine(e.getOriginalMessage())));
-        routes.exception(InterruptedException.class, (e, ctx) -> {
-            Thread.currentThread().interrupt();
-            error(ctx, ErrorCode.SHUTTING_DOWN, "the server is shutting down");
-        });
-        routes.exception(Exception.class, (e, ctx) -> {
-            Route route = Route.of(ctx);
-            LOG.log(System.Logger.Level.ERROR, "internal error on " + (route == null ? ctx.path() : route.key()), e);
-            error(ctx, ErrorCode.INTERNAL, "internal error; see the server log");
-        });
-        routes.error(404, ctx -> fallback(ctx, ErrorCode.NOT_FOUND, "no such route: " + ctx.method() + " " + ctx.path()));
-        routes.error(405, ctx -> fallback(ctx, ErrorCode.METHOD_NOT_ALLOWED, ctx.method() + " is not allowed on "
-                + ctx.path()));
     }
 
     public int port() {
@@ -276,34 +290,6 @@ public final class CrucibleServer implements AutoCloseable {
     /** Milliseconds from construction to now; the CLI reports start-up time with it. */
     public long uptimeMillis() {
         return Duration.ofNanos(System.nanoTime() - startedNanos).toMillis();
-    }
-
-    private static String oneLine(String s) {
-        String line = s == null ? "" : s.lines().findFirst().orElse("");
-        return line.length() > 300 ? line.substring(0, 300) + "…" : line;
-    }
-
-    /** The answer to a refused request: the code's status, its {@code Retry-After} if it has one, the JSON error. */
-    private void error(Context ctx, ErrorCode code, String message) {
-        bodies.drainRefused(ctx);
-        if (code.retryAfterSeconds() > 0) {
-            ctx.header("Retry-After", Integer.toString(code.retryAfterSeconds()));
-        }
-        ctx.status(code.httpStatus()).json(errorBody(ctx, code, message));
-        ctx.attribute("crucible.error", Boolean.TRUE);
-    }
-
-    /** Ours, {@code {"error": {code, message}}}; on Piston's routes Piston's own {@code {"message": …}}. */
-    private static Object errorBody(Context ctx, ErrorCode code, String message) {
-        return ctx.path().startsWith("/api/v2/") ? Map.of("message", message) : ErrorBody.of(code, message);
-    }
-
-    /** A request no route matched (or one whose error the status handler would otherwise overwrite). */
-    private void fallback(Context ctx, ErrorCode code, String message) {
-        bodies.drainRefused(ctx);
-        if (ctx.attribute("crucible.error") == null) {
-            ctx.status(code.httpStatus()).json(errorBody(ctx, code, message));
-        }
     }
 
     /**

@@ -4,6 +4,7 @@ import io.javalin.http.Handler;
 import io.javalin.http.HandlerType;
 import io.javalin.router.Endpoint;
 import io.javalin.router.EndpointMetadata;
+import java.util.List;
 import java.util.Set;
 
 /**
@@ -17,7 +18,22 @@ record Route(HandlerType method, String path, Access access, Handler handler) im
         /** Anyone that passes the browser guard (health, the OpenAPI document). */
         PUBLIC,
         /** A bearer token from the server's list, when it has one. */
-        TOKEN
+        TOKEN,
+        /**
+         * A bearer token, as {@link #TOKEN}, for a request that goes on to a session's own server: its body is the
+         * application's, of any type (the browser guard's Host and Origin rules still apply; a POST needs no JSON).
+         */
+        PORT,
+        /**
+         * A preview link: the signed token in the path is the credential, and the page it serves (an opaque origin)
+         * sends {@code Origin: null} and forms: only the Host rule of the browser guard applies.
+         */
+        PREVIEW
+    }
+
+    /** The same handler under every method a proxied request may have ({@code methods}), at {@code path}. */
+    static List<Route> each(List<String> methods, String path, Access access, Handler handler) {
+        return methods.stream().map(m -> new Route(HandlerType.findOrCreate(m), path, access, handler)).toList();
     }
 
     static Route get(String path, Access access, Handler handler) {

@@ -170,9 +170,12 @@ class EgressApiTest {
             assertThat(r.get("resumed").asBoolean()).isTrue();
             assertThat(ok(http.get("/v1/sessions/" + id), 200).at("/network/allow").size())
                     .as("locked for good, across the restart").isZero();
-            JsonNode offline = cell(http, id, "import socket\ntry:\n    socket.socket(socket.AF_INET)\n"
-                    + "    print('made')\nexcept OSError as e:\n    print('inet', e.errno)");
-            assertThat(offline.get("stdout").asString()).isEqualTo("inet 97\n");
+            // its sandbox may listen on its own loopback (its ports), but nothing out: not the index, not a proxy
+            JsonNode offline = cell(http, id, "import socket\nfor t in [('" + index.host() + "', " + index.port()
+                    + "), ('127.0.0.1', 3128)]:\n    try:\n        socket.create_connection(t, 5).close()\n"
+                    + "        print('reached')\n    except OSError as e:\n        print('refused', e.errno)");
+            assertThat(offline.get("stdout").asString()).as("ENETUNREACH, then ECONNREFUSED")
+                    .isEqualTo("refused 101\nrefused 111\n");
             ok(http.delete("/v1/sessions/" + id), 200);
         }
     }

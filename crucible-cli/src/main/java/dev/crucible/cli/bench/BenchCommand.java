@@ -47,6 +47,10 @@ public final class BenchCommand implements Callable<Integer> {
     @Option(names = "--sessions", description = "Benchmark a cell (x + 1) in a live Python session on the server.")
     boolean sessions;
 
+    @Option(names = "--ports", description = "Benchmark HTTP through a session's port proxy against the same GET from"
+            + " inside the session's network namespace (a server and engine of this process; needs root).")
+    boolean ports;
+
     @Option(names = "--idle", paramLabel = "N", defaultValue = "0",
             description = "With --sessions: also hold N idle sessions and measure their memory (default 0).")
     int idle;
@@ -87,6 +91,10 @@ public final class BenchCommand implements Callable<Integer> {
         }
         if (humaneval != null) {
             return humanEvalBench(out);
+        }
+        if (ports) {
+            return CliSupport.withEngine(spec.commandLine().getErr(), null,
+                    crucible -> new PortBench().run(out, crucible, iterations, warmup));
         }
         if (sessions) {
             String bearer = token != null ? token : dev.crucible.server.ServerConfig.tokensFrom(

@@ -176,7 +176,8 @@ public final class BwrapSandbox implements Sandbox {
         ControlListener control = null;
         try {
             group = slots.sessionGroup(spec.limits(), cpus);
-            network = makeNetwork(spec);
+            network = spec.egress() != null ? makeNetwork(spec)
+                    : command.supervises() && egressUnavailable() == null ? SandboxNetwork.own(spawner) : null;
             control = command.supervises() ? ControlListener.open(workRoot.resolve("control")) : null;
             Process process = spawn(buildArgv(uid, group, spec, network, control), log);
             SocketChannel channel;
@@ -326,7 +327,7 @@ public final class BwrapSandbox implements Sandbox {
 
     /** Wraps a started session sandbox; closing it sweeps its cgroups in the background. */
     private Interactive reside(Process process, Cgroups.RunGroup group, SandboxNetwork network, SocketChannel control) {
-        return new Resident(process, group, control, () -> {
+        return new Resident(process, group, control, network, () -> {
             live.remove(process);
             closeQuietly(network);
             if (group != null) {

@@ -1,11 +1,15 @@
 package dev.crucible.sandbox.bwrap;
 
+import dev.crucible.os.ListeningSockets;
 import dev.crucible.os.ProcStatus;
 import dev.crucible.os.Processes;
 import dev.crucible.sandbox.Sandbox;
 import dev.crucible.sandbox.cgroup.Cgroups;
+import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
 import java.nio.channels.SocketChannel;
 import java.util.List;
 import java.util.Optional;
@@ -19,15 +23,48 @@ final class Resident implements Sandbox.Interactive {
     private final Process process;
     private final Cgroups.RunGroup group;
     private final SocketChannel control;
+    private final SandboxNetwork network;
     private final Runnable onClose;
     private final AtomicBoolean closed = new AtomicBoolean();
 
-    /** @param control the supervisor's control socket (crucible-supervisor.c), or null: the program alone */
-    Resident(Process process, Cgroups.RunGroup group, SocketChannel control, Runnable onClose) {
+    /**
+     * @param control the supervisor's control socket (crucible-supervisor.c), or null: the program alone
+     * @param network the sandbox's own network namespace, or null (bubblewrap's empty one, unreachable from here)
+     */
+    Resident(Process process, Cgroups.RunGroup group, SocketChannel control, SandboxNetwork network, Runnable onClose) {
         this.process = process;
         this.group = group;
         this.control = control;
+        this.network = network;
         this.onClose = onClose;
+    }
+
+    @Override
+    public String portsUnavailable() {
+        return network != null ? null : "the session's sandbox has no network namespace of the server's: ports need"
+                + " the server to run as root with crucible-launch and crucible-supervisor built (a C compiler at"
+                + " build time)";
+    }
+
+    @Override
+    public SocketChannel connect(int port) throws IOException {
+        if (network == null) {
+            throw new IOException(portsUnavailable());
+        }
+        SocketChannel channel = network.namespace().socket();
+        try {
+            channel.connect(new InetSocketAddress(InetAddress.getLoopbackAddress(), port));
+            return channel;
+        } catch (IOException | RuntimeException e) {
+            channel.close();
+            throw e;
+        }
+    }
+
+    @Override
+    public List<Integer> listening() {
+        // crucible-launch joined the namespace before it became bubblewrap: its /proc/PID/net is the sandbox's
+        return network == null || !process.isAlive() ? List.of() : ListeningSockets.of(process.pid());
     }
 
     @Override

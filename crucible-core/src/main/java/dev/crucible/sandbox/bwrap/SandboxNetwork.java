@@ -6,8 +6,8 @@ import dev.crucible.sandbox.launch.ProcessSpawner;
 import java.io.IOException;
 
 /**
- * A sandbox's own network namespace and the proxy's serving of its listener, closed when the sandbox ends (see
- * docs/sandbox-recipe.md, section 20).
+ * A sandbox's own network namespace and the proxy's serving of its listener (none for a session without egress),
+ * closed when the sandbox ends (see docs/sandbox-recipe.md, section 20).
  */
 record SandboxNetwork(NetNamespace namespace, AutoCloseable serving) implements AutoCloseable {
 
@@ -20,6 +20,15 @@ record SandboxNetwork(NetNamespace namespace, AutoCloseable serving) implements 
     static SandboxNetwork open(SandboxSpec spec, ProcessSpawner spawner) throws IOException, InterruptedException {
         NetNamespace netns = spawner.onLauncherThread(() -> NetNamespace.create(SandboxSpec.PROXY_PORT));
         return new SandboxNetwork(netns, spec.egress().serve(netns.listener(), "sandbox", netns));
+    }
+
+    /**
+     * A namespace of the server's with nothing listening in it, for a session's sandbox without egress: its own servers
+     * reachable from the server ({@link NetNamespace#socket()}), nothing out.
+     */
+    static SandboxNetwork own(ProcessSpawner spawner) throws IOException, InterruptedException {
+        NetNamespace netns = spawner.onLauncherThread(NetNamespace::create);
+        return new SandboxNetwork(netns, netns);
     }
 
     @Override

@@ -137,7 +137,8 @@ public final class LaunchCommand {
      * @param uid the host uid to become, or -1 to stay the server's uid
      * @param group the cgroups to join before anything runs, or null without cgroups (memory is then bounded by
      *     RLIMIT_AS instead)
-     * @param netns the network namespace to join ({@code NetNamespace.path()}) for a spec with egress, else null
+     * @param netns the network namespace to join ({@code NetNamespace.path()}): one for a spec with egress, maybe one for
+     *     a session's sandbox (its ports), else null (bubblewrap's own empty namespace)
      */
     public List<String> argv(int uid, Cgroups.RunGroup group, SandboxSpec spec, String netns) {
         return argv(uid, group, spec, netns, null);
@@ -152,8 +153,8 @@ public final class LaunchCommand {
         if (control != null && !supervises()) {
             throw new IllegalStateException("this build has no crucible-supervisor (or no crucible-launch)");
         }
-        if ((netns != null) != (spec.egress() != null)) {
-            throw new IllegalArgumentException("a network namespace goes with egress, and only with it");
+        if (spec.egress() != null && netns == null) {
+            throw new IllegalArgumentException("egress needs the network namespace its proxy listens in");
         }
         List<Path> procsFiles = group == null ? List.of() : group.procsFiles();
         List<Rlimit> rlimits = rlimits(uid, group == null, spec);
@@ -163,7 +164,7 @@ public final class LaunchCommand {
         if (control != null) {
             argv.addAll(argv.size() - 1, List.of("--control", control.toString()));
         }
-        argv.addAll(bwrapArguments(spec));
+        argv.addAll(bwrapArguments(spec, netns != null));
         if (control != null) {
             argv.addAll(argv.size() - 2, List.of("--ro-bind", supervisor.toString(), SUPERVISOR));
             argv.addAll(List.of("--", SUPERVISOR, "4"));
@@ -193,7 +194,7 @@ public final class LaunchCommand {
         List<String> argv = viaHelper(List.of(), rlimits, uid, zygoteSeccomp, null);
         argv.add(argv.size() - 1, "--userns-map");
         argv.add(argv.size() - 1, map);
-        List<String> box = new ArrayList<>(bwrapArguments(spec));
+        List<String> box = new ArrayList<>(bwrapArguments(spec, false));
         int all = box.indexOf("--unshare-all");
         box.subList(all, all + 3).clear(); // --unshare-all --unshare-user --disable-userns: the user namespace is ours
         box.addAll(all, List.of("--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-net",
@@ -309,13 +310,14 @@ public final class LaunchCommand {
         return s.toString();
     }
 
-    private List<String> bwrapArguments(SandboxSpec spec) {
+    /** bubblewrap's options; {@code ownNet}: the launcher joined a namespace of the server's (egress, a session's ports). */
+    private List<String> bwrapArguments(SandboxSpec spec, boolean ownNet) {
         String id = spec.root() instanceof SandboxRoot.Writable ? "0" : "1000"; // an image build's steps are root inside
         List<String> a = new ArrayList<>(List.of(bwrap.toString(),
                 "--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent", "--new-session",
                 "--uid", id, "--gid", id, "--hostname", "sandbox"));
-        if (spec.egress() != null) {
-            a.add("--share-net"); // the launcher joined the server's namespace for this sandbox: loopback + the proxy
+        if (ownNet) {
+            a.add("--share-net"); // the launcher joined the server's namespace for this sandbox: loopback (+ the proxy)
         }
         switch (spec.root()) {
             case SandboxRoot.Host() -> {

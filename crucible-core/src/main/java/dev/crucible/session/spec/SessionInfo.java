@@ -17,6 +17,7 @@ import java.util.List;
  * @param expiresAt when the session is removed if unused: the idle timeout from its last use (a running background
  *     process is use), capped by its lifetime
  * @param processes its background processes, running and ended, oldest first (none while its sandbox is not running)
+ * @param ports the TCP ports something listens on in its sandbox now, each with the path that proxies to it
  */
 public record SessionInfo(
         @JsonProperty("id") String id,
@@ -31,4 +32,5 @@ public record SessionInfo(
         @JsonProperty("image") String image,
         @JsonProperty("image_digest") String imageDigest,
         @JsonProperty("network") EgressReport network,
-        @JsonProperty("processes") List<ProcessInfo> processes) {}
+        @JsonProperty("processes") List<ProcessInfo> processes,
+        @JsonProperty("ports") List<PortInfo> ports) {}

@@ -1,0 +1,266 @@
+package dev.crucible.server.ports;
+
+import dev.crucible.error.RequestException;
+import dev.crucible.session.SessionPorts;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+import java.io.BufferedInputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.net.Socket;
+import java.nio.charset.StandardCharsets;
+import java.util.Arrays;
+import java.util.Collections;
+import java.util.Locale;
+import java.util.Set;
+import java.util.stream.Collectors;
+
+/**
+ * One HTTP exchange with a server in a session, over a fresh connection made in the session's network namespace. The
+ * client's request was parsed by Jetty; a new HTTP/1.1 request is written upstream from its parts (never the client's
+ * bytes), with {@code Connection: close}, so nothing a client sends after its request can reach the session's server
+ * as a second one. Hop-by-hop fields, {@code Authorization} and the preview cookie are dropped; the response's head is
+ * read with caps ({@link UpstreamResponse}) and its body streamed back as it comes. A {@code 101} to an upgrade (a
+ * WebSocket) turns the connection into a byte relay ({@link UpgradeRelay}).
+ */
+final class PortProxy {
+    /** Bytes moved per read. */
+    static final int BUFFER = 64 * 1024;
+    /** How long the session's server may stay silent before the exchange is given up (long polls, event streams). */
+    static final int READ_TIMEOUT_MS = 10 * 60_000;
+    /** The cookie a preview listener sets for a preview's origin: the session's server never sees it. */
+    static final String PREVIEW_COOKIE = "crucible_preview";
+
+    /** Fields that belong to one connection, or are the API's own: never passed on. */
+    private static final Set<String> HOP_BY_HOP = Set.of("connection", "keep-alive", "proxy-connection",
+            "proxy-authenticate", "proxy-authorization", "te", "trailer", "transfer-encoding", "upgrade", "host",
+            "content-length", "expect", "authorization", "x-crucible-request");
+
+    /** Where the response goes: the API's own origin (fenced in), or a preview origin of its own. */
+    enum Origin {
+        /** On the API's origin: every response gets an opaque origin ({@code CSP: sandbox}), and no cookie. */
+        API,
+        /** On a listener of previews' own, one origin per session and port: the application's cookies pass. */
+        PREVIEW
+    }
+
+    /**
+     * The fields every response served on the API's origin carries: the page gets an opaque origin (scripts run, but
+     * cannot read the API's responses or its storage), nothing is sniffed, no referrer leaks a preview path.
+     */
+    static final String CSP = "sandbox allow-scripts allow-forms allow-popups allow-modals allow-downloads";
+
+    private PortProxy() {}
+
+    /**
+     * Forwards the request to {@code connection}'s server as {@code target} (path and query as the server sees them)
+     * and streams its answer back. The connection is closed at the end, or handed to the relay of an upgrade.
+     *
+     * @return the status sent back (Javalin's context must be told: it sets its own at the end of the request)
+     * @throws RequestException {@code upstream_invalid} for an answer that is not HTTP/1.x, or none, before anything
+     *     was sent back
+     */
+    static int exchange(HttpServletRequest req, HttpServletResponse res, SessionPorts.Connection connection,
+            String target, String prefix, Origin origin) throws IOException {
+        boolean handedOver = false;
+        try {
+            Socket socket = connection.channel().socket();
+            socket.setSoTimeout(READ_TIMEOUT_MS);
+            OutputStream up = socket.getOutputStream();
+            String upgrade = upgradeAsked(req);
+            long length = req.getContentLengthLong();
+            boolean chunkedBody = length < 0 && req.getHeader("Transfer-Encoding") != null;
+            up.write(head(req, target, prefix, upgrade, length, chunkedBody, connection.port()));
+            if (length > 0 || chunkedBody) {
+                copyBody(req.getInputStream(), up, chunkedBody);
+            }
+            up.flush();
+            connection.used();
+            InputStream in = new BufferedInputStream(socket.getInputStream(), BUFFER);
+            UpstreamResponse head = readFinalHead(in, upgrade != null);
+            if (head.status() == 101) {
+                if (upgrade == null) {
+                    throw UpstreamResponse.invalid("it switched protocols without being asked to");
+                }
+                copyHeaders(head, res, origin);
+                // Jetty sends the 101 when the request ends, then gives the connection to the relay
+                org.eclipse.jetty.server.Request core =
+                        org.eclipse.jetty.ee10.servlet.ServletContextRequest.getServletContextRequest(req);
+                core.setAttribute(org.eclipse.jetty.server.HttpStream.UPGRADE_CONNECTION_ATTRIBUTE, new UpgradeRelay(
+                        core.getConnectionMetaData().getConnection().getEndPoint(),
+                        core.getConnectionMetaData().getConnector().getExecutor(), connection, in));
+                res.setHeader("Upgrade", head.header("Upgrade") != null ? head.header("Upgrade") : upgrade);
+                res.setHeader("Connection", "Upgrade");
+                res.setStatus(101);
+                handedOver = true;
+                return 101;
+            }
+            res.setStatus(head.status());
+            copyHeaders(head, res, origin);
+            boolean bodiless = req.getMethod().equals("HEAD") || head.status() == 204 || head.status() == 304;
+            if (bodiless) {
+                return head.status();
+            }
+            if (head.contentLength() >= 0) {
+                res.setContentLengthLong(head.contentLength());
+            }
+            OutputStream out = res.getOutputStream();
+            InputStream body = head.chunked() ? new ChunkedInput(in)
+                    : head.contentLength() >= 0 ? new BoundedInput(in, head.contentLength()) : in;
+            copyStreaming(body, out, connection);
+            return head.status();
+        } catch (IOException e) {
+            if (res.isCommitted()) {
+                return res.getStatus(); // the client has part of the answer (or went away): nothing more to tell it
+            }
+            throw UpstreamResponse.invalid(e.getMessage());
+        } finally {
+            if (!handedOver) {
+                connection.close();
+            }
+        }
+    }
+
+    /** The upgrade protocol asked for ({@code Upgrade} with {@code Connection: upgrade}), or null. */
+    private static String upgradeAsked(HttpServletRequest req) {
+        String upgrade = req.getHeader("Upgrade");
+        // h2c is a client's offer of HTTP/2 over this hop (the JDK's client makes it): not the session's to take
+        return upgrade != null && connectionTokens(req).contains("upgrade")
+                && !upgrade.strip().toLowerCase(Locale.ROOT).startsWith("h2c") ? upgrade : null;
+    }
+
+    private static Set<String> connectionTokens(HttpServletRequest req) {
+        return Collections.list(req.getHeaders("Connection")).stream()
+                .flatMap(v -> Arrays.stream(v.split(","))).map(t -> t.strip().toLowerCase(Locale.ROOT))
+                .collect(Collectors.toSet());
+    }
+
+    /** The request head sent upstream: rebuilt from Jetty's parse, one connection per request. */
+    private static byte[] head(HttpServletRequest req, String target, String prefix, String upgrade, long length,
+            boolean chunked, int port) {
+        StringBuilder h = new StringBuilder(512);
+        h.append(req.getMethod()).append(' ').append(target).append(" HTTP/1.1\r\n");
+        Set<String> named = connectionTokens(req);
+        for (String name : Collections.list(req.getHeaderNames())) {
+            String lower = name.toLowerCase(Locale.ROOT);
+            if (HOP_BY_HOP.contains(lower) || named.contains(lower) || lower.startsWith("x-forwarded-")) {
+                continue;
+            }
+            for (String value : Collections.list(req.getHeaders(name))) {
+                if (lower.equals("cookie")) {
+                    value = withoutPreviewCookie(value);
+                    if (value.isEmpty()) {
+                        continue;
+                    }
+                }
+                if (value.indexOf('\r') < 0 && value.indexOf('\n') < 0) {
+                    h.append(name).append(": ").append(value).append("\r\n");
+                }
+            }
+        }
+        h.append("Host: localhost:").append(port).append("\r\n");
+        String host = req.getHeader("Host");
+        if (host != null && host.indexOf('\r') < 0 && host.indexOf('\n') < 0) {
+            h.append("X-Forwarded-Host: ").append(host).append("\r\n");
+        }
+        h.append("X-Forwarded-Proto: ").append(req.getScheme()).append("\r\n");
+        h.append("X-Forwarded-For: ").append(req.getRemoteAddr()).append("\r\n");
+        if (!prefix.isEmpty()) {
+            h.append("X-Forwarded-Prefix: ").append(prefix).append("\r\n");
+        }
+        if (length >= 0 && (length > 0 || !bodiless(req.getMethod()))) {
+            h.append("Content-Length: ").append(length).append("\r\n");
+        } else if (chunked) {
+            h.append("Transfer-Encoding: chunked\r\n");
+        }
+        String wsVersion = UpgradePassThrough.version(req);
+        if (upgrade != null && wsVersion != null && req.getHeader("Sec-WebSocket-Version") == null) {
+            h.append("Sec-WebSocket-Version: ").append(wsVersion).append("\r\n"); // hidden from Javalin, not from it
+        }
+        if (upgrade != null) {
+            h.append("Connection: Upgrade\r\nUpgrade: ").append(upgrade).append("\r\n");
+        } else {
+            h.append("Connection: close\r\n");
+        }
+        h.append("\r\n");
+        return h.toString().getBytes(StandardCharsets.ISO_8859_1);
+    }
+
+    private static boolean bodiless(String method) {
+        return method.equals("GET") || method.equals("HEAD") || method.equals("OPTIONS") || method.equals("DELETE");
+    }
+
+    /** A {@code Cookie} value without the preview cookie (the session's server never sees the link's proof). */
+    static String withoutPreviewCookie(String cookies) {
+        return Arrays.stream(cookies.split(";")).map(String::strip)
+                .filter(c -> !c.isEmpty() && !c.startsWith(PREVIEW_COOKIE + "="))
+                .collect(Collectors.joining("; "));
+    }
+
+    private static void copyBody(InputStream from, OutputStream to, boolean chunked) throws IOException {
+        byte[] buf = new byte[BUFFER];
+        int n;
+        while ((n = from.read(buf)) > 0) {
+            if (chunked) {
+                to.write((Integer.toHexString(n) + "\r\n").getBytes(StandardCharsets.US_ASCII));
+            }
+            to.write(buf, 0, n);
+            if (chunked) {
+                to.write(CRLF);
+            }
+        }
+        if (chunked) {
+            to.write("0\r\n\r\n".getBytes(StandardCharsets.US_ASCII));
+        }
+    }
+
+    private static final byte[] CRLF = {'\r', '\n'};
+
+    /** The first head that is not an interim {@code 1xx} (a {@code 101} is final when an upgrade was asked). */
+    private static UpstreamResponse readFinalHead(InputStream in, boolean upgrading) throws IOException {
+        while (true) {
+            UpstreamResponse head = UpstreamResponse.read(in);
+            if (head.status() >= 200 || head.status() == 101 && upgrading) {
+                return head;
+            }
+            if (head.status() == 101) {
+                throw UpstreamResponse.invalid("it switched protocols without being asked to");
+            }
+        }
+    }
+
+    /** The response's fields but its framing and hop-by-hop ones; on the API's origin, fenced in and cookie-less. */
+    private static void copyHeaders(UpstreamResponse head, HttpServletResponse res, Origin origin) {
+        Set<String> seen = new java.util.HashSet<>();
+        for (UpstreamResponse.Field f : head.headers()) {
+            String lower = f.name().toLowerCase(Locale.ROOT);
+            if (HOP_BY_HOP.contains(lower) || lower.equals("date") || origin == Origin.API && (lower.equals("set-cookie")
+                    || lower.startsWith("access-control-") || lower.equals("content-security-policy"))) {
+                continue;
+            }
+            if (seen.add(lower)) {
+                res.setHeader(f.name(), f.value()); // over the server's defaults (Javalin's text/plain)
+            } else {
+                res.addHeader(f.name(), f.value());
+            }
+        }
+        if (origin == Origin.API) {
+            res.setHeader("Content-Security-Policy", CSP);
+            res.setHeader("X-Content-Type-Options", "nosniff");
+            res.setHeader("Referrer-Policy", "no-referrer");
+        }
+    }
+
+    /** The body as it comes: each read written and flushed (event streams, long polls), the session kept in use. */
+    private static void copyStreaming(InputStream from, OutputStream to, SessionPorts.Connection connection)
+            throws IOException {
+        byte[] buf = new byte[BUFFER];
+        int n;
+        while ((n = from.read(buf)) > 0) {
+            to.write(buf, 0, n);
+            to.flush();
+            connection.used();
+        }
+    }
+}

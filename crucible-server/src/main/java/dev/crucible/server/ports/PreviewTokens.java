@@ -1,0 +1,125 @@
+package dev.crucible.server.ports;
+
+import dev.crucible.error.ErrorCode;
+import dev.crucible.error.RequestException;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.FileAlreadyExistsException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.security.GeneralSecurityException;
+import java.security.MessageDigest;
+import java.security.SecureRandom;
+import java.util.Base64;
+import javax.crypto.Mac;
+import javax.crypto.spec.SecretKeySpec;
+
+/**
+ * Signed, expiring preview links: what lets a browser, which cannot send a bearer token when it navigates, open one
+ * port of one session. A token is {@code b64url(payload) "." b64url(HMAC-SHA256(key, payload))}, the payload naming
+ * the version, the session, its owner, the port and the expiry; it is checked in constant time. The key is 32 random
+ * bytes in {@code <data-dir>/preview.key} (0600, written once: replicas sharing the data directory share it); deleting
+ * the file and restarting revokes every link. Thread-safe.
+ */
+public final class PreviewTokens {
+    /** The longest a link may live (a session's own end comes first when sooner). */
+    public static final long MAX_TTL_S = 24 * 3600;
+    /** A link's life when none is asked for. */
+    public static final long DEFAULT_TTL_S = 3600;
+    private static final String VERSION = "v1";
+    private static final Base64.Encoder B64 = Base64.getUrlEncoder().withoutPadding();
+
+    private final byte[] key;
+
+    PreviewTokens(byte[] key) {
+        this.key = key.clone();
+    }
+
+    /** What a valid token grants: one port of one session of one owner, until {@code expiresAtMs}. */
+    public record Grant(String owner, String session, int port, long expiresAtMs) {}
+
+    /**
+     * The tokens of {@code dataDir}: its key, made on first use (a race between replicas leaves one key, the first
+     * renamed into place).
+     */
+    public static PreviewTokens in(Path dataDir) throws IOException {
+        Path file = dataDir.resolve("preview.key");
+        if (!Files.exists(file)) {
+            byte[] fresh = new byte[32];
+            new SecureRandom().nextBytes(fresh);
+            Path temp = Files.createTempFile(dataDir, "preview.key", ".tmp",
+                    PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
+            try {
+                Files.write(temp, fresh);
+                try {
+                    Files.createLink(file, temp); // link(2) never replaces: the first key in place stays
+                } catch (FileAlreadyExistsException e) {
+                    // another replica's key won: read back below
+                }
+            } finally {
+                Files.deleteIfExists(temp);
+            }
+        }
+        byte[] key = Files.readAllBytes(file);
+        if (key.length < 32) {
+            throw new IOException(file + " holds " + key.length + " bytes, not a 32-byte key: delete it to make a new"
+                    + " one (every preview link made with the old one stops working)");
+        }
+        return new PreviewTokens(key);
+    }
+
+    /** A token granting {@code grant}. */
+    public String mint(Grant grant) {
+        String payload = String.join("\n", VERSION, grant.session(), Integer.toString(grant.port()),
+                Long.toString(grant.expiresAtMs()), grant.owner());
+        byte[] p = payload.getBytes(StandardCharsets.UTF_8);
+        return B64.encodeToString(p) + "." + B64.encodeToString(mac(p));
+    }
+
+    /**
+     * What {@code token} grants at {@code nowMs}.
+     *
+     * @throws RequestException {@code invalid_preview} for a malformed, forged or expired token
+     */
+    public Grant verify(String token, long nowMs) {
+        int dot = token == null ? -1 : token.indexOf('.');
+        if (dot <= 0 || token.length() > 2048) {
+            throw invalid("it is not a preview token");
+        }
+        byte[] payload;
+        byte[] signature;
+        try {
+            payload = Base64.getUrlDecoder().decode(token.substring(0, dot));
+            signature = Base64.getUrlDecoder().decode(token.substring(dot + 1));
+        } catch (IllegalArgumentException e) {
+            throw invalid("it is not a preview token");
+        }
+        if (!MessageDigest.isEqual(mac(payload), signature)) {
+            throw invalid("its signature is not this server's (forged, or made with a key since replaced)");
+        }
+        String[] f = new String(payload, StandardCharsets.UTF_8).split("\n", -1);
+        if (f.length != 5 || !f[0].equals(VERSION)) {
+            throw invalid("it is of another version");
+        }
+        long expires = Long.parseLong(f[3]);
+        if (nowMs >= expires) {
+            throw invalid("it expired at " + java.time.Instant.ofEpochMilli(expires) + "; ask for a new one");
+        }
+        return new Grant(f[4], f[1], Integer.parseInt(f[2]), expires);
+    }
+
+    private byte[] mac(byte[] payload) {
+        try {
+            Mac mac = Mac.getInstance("HmacSHA256");
+            mac.init(new SecretKeySpec(key, "HmacSHA256"));
+            return mac.doFinal(payload);
+        } catch (GeneralSecurityException e) {
+            throw new IllegalStateException("HmacSHA256 is missing from this JDK", e);
+        }
+    }
+
+    private static RequestException invalid(String why) {
+        return new RequestException(ErrorCode.INVALID_PREVIEW, "this preview link does not open anything: " + why);
+    }
+}

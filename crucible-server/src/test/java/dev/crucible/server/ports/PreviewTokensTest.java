@@ -1,0 +1,40 @@
+package dev.crucible.server.ports;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
+import dev.crucible.error.ErrorCode;
+import dev.crucible.error.RequestException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+/** Preview tokens: what one grants comes back whole; a changed byte, another key or the passing of time grants nothing. */
+class PreviewTokensTest {
+    @Test
+    void aTokenGrantsWhatItWasMadeForUntilItExpires(@TempDir Path dir) throws Exception {
+        PreviewTokens tokens = PreviewTokens.in(dir);
+        PreviewTokens.Grant grant = new PreviewTokens.Grant("owner-hash", "s1", 3000, 10_000);
+        String token = tokens.mint(grant);
+        assertThat(tokens.verify(token, 9_999)).isEqualTo(grant);
+        assertThatThrownBy(() -> tokens.verify(token, 10_000)).isInstanceOfSatisfying(RequestException.class,
+                e -> assertThat(e.code()).isEqualTo(ErrorCode.INVALID_PREVIEW));
+        assertThat(PreviewTokens.in(dir).verify(token, 0)).as("the key is kept: a restart keeps links").isEqualTo(grant);
+        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(dir.resolve("preview.key"))))
+                .isEqualTo("rw-------");
+    }
+
+    @Test
+    void aChangedPayloadOrAnotherKeyGrantsNothing(@TempDir Path a, @TempDir Path b) throws Exception {
+        PreviewTokens tokens = PreviewTokens.in(a);
+        String token = tokens.mint(new PreviewTokens.Grant("o", "s1", 3000, Long.MAX_VALUE));
+        String other = tokens.mint(new PreviewTokens.Grant("o", "s2", 3000, Long.MAX_VALUE));
+        String spliced = other.substring(0, other.indexOf('.')) + token.substring(token.indexOf('.'));
+        for (String bad : new String[] {spliced, token + "x", "x" + token, "", "a.b", token.replace('.', '_')}) {
+            assertThatThrownBy(() -> tokens.verify(bad, 0)).as(bad).isInstanceOf(RequestException.class);
+        }
+        assertThatThrownBy(() -> PreviewTokens.in(b).verify(token, 0)).isInstanceOf(RequestException.class);
+    }
+}
