@@ -20,6 +20,11 @@ final class BoundedInput extends InputStream {
     }
 
     @Override
+    public int available() throws IOException {
+        return (int) Math.min(left, in.available());
+    }
+
+    @Override
     public int read(byte[] b, int off, int len) throws IOException {
         if (left == 0) {
             return -1;

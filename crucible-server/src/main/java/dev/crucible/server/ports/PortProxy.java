@@ -27,6 +27,8 @@ import java.util.stream.Collectors;
 final class PortProxy {
     /** Bytes moved per read. */
     static final int BUFFER = 64 * 1024;
+    /** Bytes of a response body moved per read: large, so that a big body costs few writes. */
+    static final int BODY_BUFFER = 256 * 1024;
     /** How long the session's server may stay silent before the exchange is given up (long polls, event streams). */
     static final int READ_TIMEOUT_MS = 10 * 60_000;
     /** The cookie a preview listener sets for a preview's origin: the session's server never sees it. */
@@ -255,11 +257,13 @@ final class PortProxy {
     /** The body as it comes: each read written and flushed (event streams, long polls), the session kept in use. */
     private static void copyStreaming(InputStream from, OutputStream to, SessionPorts.Connection connection)
             throws IOException {
-        byte[] buf = new byte[BUFFER];
+        byte[] buf = new byte[BODY_BUFFER];
         int n;
         while ((n = from.read(buf)) > 0) {
             to.write(buf, 0, n);
-            to.flush();
+            if (from.available() == 0) { // a pause upstream: what came goes out now (no flush between full reads)
+                to.flush();
+            }
             connection.used();
         }
     }
