@@ -67,6 +67,28 @@ class SessionApiTest {
     }
 
     @Test
+    void aBashSessionKeepsItsShellBetweenCellsAndAnExitStartsAFreshOne() throws Exception {
+        String id = create(alice, "{\"language\": \"bash\"}");
+        JsonNode first = cell(alice, id, "mkdir -p sub && cd sub && X=42 && f() { echo \"in $(pwd)\"; }\necho hi >&2");
+        assertThat(first.get("status").asString()).isEqualTo("ok");
+        assertThat(first.get("stderr").asString()).isEqualTo("hi\n");
+        JsonNode second = cell(alice, id, "f; echo \"X=$X\"");
+        assertThat(second.get("stdout").asString()).isEqualTo("in /workspace/sub\nX=42\n");
+        JsonNode failed = cell(alice, id, "ls /nonexistent");
+        assertThat(failed.get("status").asString()).isEqualTo("runtime_error");
+        assertThat(failed.get("result").asString()).isEqualTo("2");
+        assertThat(cell(alice, id, "if then").get("status").asString()).as("a syntax error is the cell's")
+                .isEqualTo("runtime_error");
+        assertThat(cell(alice, id, "echo $X").get("stdout").asString()).isEqualTo("42\n");
+        JsonNode exited = cell(alice, id, "echo bye; exit 3");
+        assertThat(exited.get("status").asString()).as(exited.toString()).isNotEqualTo("ok");
+        JsonNode fresh = cell(alice, id, "pwd; echo \"X=$X\"");
+        assertThat(fresh.get("stdout").asString()).as(fresh.toString()).isEqualTo("/workspace\nX=\n");
+        assertThat(fresh.get("restarted").asBoolean()).isTrue();
+        assertThat(alice.delete("/v1/sessions/" + id).statusCode()).isEqualTo(200);
+    }
+
+    @Test
     void aSessionKeepsStateAndFilesOverHttp() throws Exception {
         String id = create(alice, "{\"language\": \"python\"}");
         try {
