@@ -61,8 +61,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if self.path.startswith("/cookie"):
             return self._send(200, b"{}", extra=[("Set-Cookie", "app=1; Path=/"),
                                                  ("Access-Control-Allow-Origin", "*")])
-        if self.path.startswith("/page"):  # a page that tries to read the API from the preview's origin
-            page = open(os.path.join(os.path.dirname(__file__), "page.html"), "rb").read()
+        name = self.path.split("?")[0].strip("/")
+        if name in ("page", "page2"):  # pages a browser loads: page.html (on the API's origin), page2.html (its own)
+            page = open(os.path.join(os.path.dirname(__file__), name + ".html"), "rb").read()
             return self._send(200, page, kind="text/html")
         return self._send(200, json.dumps({"path": self.path}).encode())
 

@@ -156,6 +156,15 @@ class CliIT {
         Outcome notANumber = crucible(dir, "run", "--timeout-ms", "soon", "ok.py");
         assertOneLineError(notANumber, "--timeout-ms");
         assertThat(notANumber.exit()).isEqualTo(ExitCodes.USAGE);
+
+        String data = dir.resolve("data").toString(); // never the machine's data dir: these refusals come before it is used
+        for (String[] bad : new String[][] {{"--preview-listen", "8081", "HOST:PORT, e.g. 127.0.0.1:8081"},
+                {"--preview-domain", "*.example.com", "is a DNS name"},
+                {"--preview-listen", "0.0.0.0:0", "refusing to listen on 0.0.0.0:0 without a token"}}) {
+            Outcome refused = crucible(dir, "serve", "--port", "0", "--data-dir", data, bad[0], bad[1]);
+            assertOneLineError(refused, bad[2]);
+            assertThat(refused.exit()).as(bad[1]).isEqualTo(ExitCodes.USAGE);
+        }
     }
 
     @Test

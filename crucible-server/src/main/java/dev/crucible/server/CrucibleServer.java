@@ -1,16 +1,9 @@
 package dev.crucible.server;
 
 import dev.crucible.Crucible;
-import dev.crucible.error.ErrorCode;
-import dev.crucible.error.RequestException;
 import dev.crucible.egress.Egress;
 import dev.crucible.egress.proxy.EgressLimits;
 import dev.crucible.egress.proxy.EgressResolver;
-import dev.crucible.eval.Judge;
-import dev.crucible.eval.reward.Reward;
-import dev.crucible.exec.ExecuteRequest;
-import dev.crucible.exec.ExecuteResult;
-import dev.crucible.exec.Executor;
 import dev.crucible.server.access.Admission;
 import dev.crucible.server.access.Auth;
 import dev.crucible.server.access.BrowserGuard;
@@ -19,33 +12,26 @@ import dev.crucible.server.cluster.Peers;
 import dev.crucible.server.cluster.SessionRouter;
 import dev.crucible.server.compat.CompatRoutes;
 import dev.crucible.server.http.Bodies;
-import dev.crucible.server.http.ErrorBody;
 import dev.crucible.server.mcp.McpEndpoint;
 import dev.crucible.server.ports.PortRoutes;
+import dev.crucible.server.ports.PreviewListener;
 import dev.crucible.server.ports.PreviewTokens;
 import dev.crucible.server.ports.UpgradePassThrough;
 import dev.crucible.server.services.Services;
 import dev.crucible.server.session.ProcessRoutes;
 import dev.crucible.server.session.SessionRoutes;
 import dev.crucible.server.session.TerminalSocket;
-import dev.crucible.session.SessionManager;
 import io.javalin.Javalin;
 import io.javalin.http.Context;
-import io.javalin.http.Handler;
 import io.javalin.json.JavalinJackson3;
-import io.micrometer.core.instrument.Gauge;
 import java.io.IOException;
 import java.net.http.HttpClient;
 import java.io.InputStream;
 import java.time.Duration;
 import java.time.InstantSource;
 import java.util.List;
-import java.util.Locale;
 import java.util.Map;
 import java.util.stream.Stream;
-import tools.jackson.core.JacksonException;
-import tools.jackson.databind.DeserializationFeature;
-import tools.jackson.databind.json.JsonMapper;
 
 /**
  * The HTTP service: the stateless execute API, runtimes, health, metrics and the OpenAPI document, with bearer
@@ -81,6 +67,8 @@ public final class CrucibleServer implements AutoCloseable {
     private final long startedNanos = System.nanoTime();
     private List<Route> routes;
     private Javalin app;
+    /** The listener of previews' own ({@link ServerConfig#previewListen()}); null when there is none. */
+    private PreviewListener previewListener;
     private McpEndpoint.Http mcp;
 
     private CrucibleServer(ServerConfig config, Services services, boolean ownsServices) {
@@ -109,8 +97,8 @@ public final class CrucibleServer implements AutoCloseable {
      * Starts the services on {@code engine} with the config's sessions and admission, then serves; closing the server
      * closes those services (the engine stays its caller's).
      *
-     * @throws IllegalArgumentException when asked to bind a non-loopback address without any token, or when the data
-     *     directory cannot be used
+     * @throws IllegalArgumentException when asked to bind a non-loopback address (the API's or the previews') without
+     *     any token, or when the data directory cannot be used
      */
     public static CrucibleServer start(ServerConfig config, Crucible engine) {
         return start(config, engine, EgressResolver.system());
@@ -155,9 +143,8 @@ public final class CrucibleServer implements AutoCloseable {
     }
 
     private static void refuseOpenWithoutToken(ServerConfig config) {
-        if (!config.loopback() && config.tokens().isEmpty()) {
-            throw new IllegalArgumentException("refusing to listen on " + config.host()
-                    + " without a token: set CRUCIBLE_TOKENS (comma-separated bearer tokens) or bind 127.0.0.1");
+        if (config.openWithoutToken() != null) {
+            throw new IllegalArgumentException(config.openWithoutToken());
         }
     }
 
@@ -166,6 +153,24 @@ public final class CrucibleServer implements AutoCloseable {
         if (!config.pool().isEmpty()) {
             services.engine().startPool(config.pool());
         }
+        if (config.previewAddress() != null) { // first: the links the API makes name its port
+            server.previewListener = PreviewListener.start(config.previewAddress(), config.previewDomain(),
+                    server.previews, services.sessions(), services.json(), new JettyErrorHandler(services.json()),
+                    InstantSource.system());
+        }
+        try {
+            serveApi(server, config, services);
+        } catch (RuntimeException e) {
+            if (server.previewListener != null) {
+                server.previewListener.close();
+            }
+            throw e;
+        }
+        server.peers.start(); // in the background: a peer that does not answer never delays start-up
+        return server;
+    }
+
+    private static void serveApi(CrucibleServer server, ServerConfig config, Services services) {
         server.routes = server.routeTable();
         server.app = Javalin.create(cfg -> {
             cfg.concurrency.useVirtualThreads = true;
@@ -198,8 +203,6 @@ public final class CrucibleServer implements AutoCloseable {
                         java.util.EnumSet.of(jakarta.servlet.DispatcherType.REQUEST));
             });
         }).start(config.host(), config.port());
-        server.peers.start(); // in the background: a peer that does not answer never delays start-up
-        return server;
     }
 
     /** Every route served; the OpenAPI document lists exactly these (a test checks). */
@@ -210,7 +213,8 @@ public final class CrucibleServer implements AutoCloseable {
         terminal = new TerminalSocket(services.sessions(), auth, guard);
         SessionRouter router = new SessionRouter(services.sessions(), peers, forwarding);
         CompatRoutes compat = new CompatRoutes(services.executor(), services.json(), bodies::bytes);
-        PortRoutes ports = new PortRoutes(services.sessions(), auth, bodies::read, previews, InstantSource.system());
+        PortRoutes ports = new PortRoutes(services.sessions(), auth, bodies::read, previews, InstantSource.system(),
+                previewListener);
         Route.Access token = Route.Access.TOKEN;
         List<Route> proxied = new java.util.ArrayList<>();
         for (String path : List.of("/v1/sessions/{id}/ports/{port}", "/v1/sessions/{id}/ports/{port}/{path}")) {
@@ -285,6 +289,11 @@ public final class CrucibleServer implements AutoCloseable {
 
     public int port() {
         return app.port();
+    }
+
+    /** The port of the listener of previews' own (the one bound, when asked for port 0); -1 when there is none. */
+    public int previewPort() {
+        return previewListener == null ? -1 : previewListener.port();
     }
 
     /** Milliseconds from construction to now; the CLI reports start-up time with it. */
@@ -377,6 +386,9 @@ public final class CrucibleServer implements AutoCloseable {
         peers.close();
         mcp.server().closeGracefully(); // MCP clients' open streams end before Jetty stops
         app.stop();
+        if (previewListener != null) {
+            previewListener.close();
+        }
         if (ownsServices) {
             services.close(); // the interpreters end; the sessions' files stay for the next start
         }

@@ -5,6 +5,7 @@ import dev.crucible.server.access.WebOrigin;
 import dev.crucible.server.services.Services;
 import dev.crucible.session.SessionConfig;
 import java.net.InetAddress;
+import java.net.InetSocketAddress;
 import java.net.UnknownHostException;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -13,6 +14,8 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 
 /**
@@ -33,11 +36,22 @@ import java.util.stream.Collectors;
  *     it); {@link EgressPolicy#none()}, the default, refuses every request that asks for network
  * @param allowedOrigins web origins besides the server's own whose pages may call it
  *     ({@code http(s)://HOST[:PORT]}, kept in canonical form with the port written); empty by default
+ * @param previewListen where a listener of previews' own binds, {@code HOST:PORT} (port 0 picks a free one): each
+ *     session's port gets an origin of its own there, {@code {port}-{session}.{previewDomain}}; null (the default)
+ *     for none (previews are served on the API's origin only, fenced in)
+ * @param previewDomain the domain under which preview hosts are named; {@code localhost} by default (browsers
+ *     resolve every {@code *.localhost} to loopback), else a domain whose wildcard {@code *.DOMAIN} points here
  */
 public record ServerConfig(
         String host, int port, Set<String> tokens, int maxConcurrent, int maxQueued, long maxBodyBytes,
         Duration shutdownGrace, Map<String, Integer> pool, SessionConfig sessions, EgressPolicy egress,
-        Cluster cluster, List<String> allowedOrigins) {
+        Cluster cluster, List<String> allowedOrigins, String previewListen, String previewDomain) {
+
+    /** {@code HOST:PORT}, an IPv6 address in brackets. */
+    private static final Pattern LISTEN = Pattern.compile("(\\[[0-9A-Fa-f:.]+]|[^:\\[\\]\\s]+):([0-9]{1,5})");
+    /** A DNS name in lower case: labels of letters, digits and inner dashes. */
+    private static final Pattern DNS_NAME =
+            Pattern.compile("[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?(\\.[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?)*");
 
     /**
      * Replicas serving together: this one's name (session ids start with it) and where the others are.
@@ -74,6 +88,8 @@ public record ServerConfig(
     public ServerConfig {
         egress = egress == null ? EgressPolicy.none() : egress;
         cluster = cluster == null ? Cluster.single() : cluster;
+        previewDomain = previewDomainFrom(previewDomain);
+        listenAddress(previewListen);
         tokens = Set.copyOf(tokens);
         pool = Map.copyOf(pool);
         allowedOrigins = allowedOrigins == null ? List.of()
@@ -91,17 +107,19 @@ public record ServerConfig(
     public static ServerConfig defaults() {
         return new ServerConfig("127.0.0.1", 8080, Set.of(), 2 * Runtime.getRuntime().availableProcessors(), 64,
                 32L * 1024 * 1024, Duration.ofSeconds(10), Map.of("python", 2, "javascript", 1),
-                SessionConfig.defaults(defaultDataDir(Map.of())), EgressPolicy.none(), Cluster.single(), List.of());
+                SessionConfig.defaults(defaultDataDir(Map.of())), EgressPolicy.none(), Cluster.single(), List.of(), null,
+                "localhost");
     }
 
     /**
      * The defaults with what the environment sets (read by the CLI, the edge): {@code CRUCIBLE_TOKENS}
      * (comma-separated bearer tokens), {@code CRUCIBLE_POOL} (e.g. {@code python=4,javascript=0}),
-     * {@code CRUCIBLE_DATA_DIR}, {@code CRUCIBLE_EGRESS_ALLOW} (comma-separated {@code HOST[:PORT]} entries) and
-     * {@code CRUCIBLE_ALLOWED_ORIGINS} (comma-separated {@code http(s)://HOST[:PORT]}).
+     * {@code CRUCIBLE_DATA_DIR}, {@code CRUCIBLE_EGRESS_ALLOW} (comma-separated {@code HOST[:PORT]} entries),
+     * {@code CRUCIBLE_ALLOWED_ORIGINS} (comma-separated {@code http(s)://HOST[:PORT]}), {@code CRUCIBLE_PREVIEW_LISTEN}
+     * ({@code HOST:PORT}) and {@code CRUCIBLE_PREVIEW_DOMAIN}.
      *
-     * @throws IllegalArgumentException for a malformed {@code CRUCIBLE_POOL}, {@code CRUCIBLE_EGRESS_ALLOW} or
-     *     {@code CRUCIBLE_ALLOWED_ORIGINS}
+     * @throws IllegalArgumentException for a malformed {@code CRUCIBLE_POOL}, {@code CRUCIBLE_EGRESS_ALLOW},
+     *     {@code CRUCIBLE_ALLOWED_ORIGINS}, {@code CRUCIBLE_PREVIEW_LISTEN} or {@code CRUCIBLE_PREVIEW_DOMAIN}
      */
     public static ServerConfig fromEnvironment(Map<String, String> env) {
         ServerConfig d = defaults();
@@ -109,7 +127,8 @@ public record ServerConfig(
                 d.maxBodyBytes, d.shutdownGrace, poolFrom(env.get("CRUCIBLE_POOL"), d.pool),
                 SessionConfig.defaults(defaultDataDir(env)), egressFrom(env.get("CRUCIBLE_EGRESS_ALLOW")),
                 clusterFrom(env.get("CRUCIBLE_REPLICA"), env.get("CRUCIBLE_PEERS")),
-                allowedOriginsFrom(env.get("CRUCIBLE_ALLOWED_ORIGINS")));
+                allowedOriginsFrom(env.get("CRUCIBLE_ALLOWED_ORIGINS")), blankToNull(env.get("CRUCIBLE_PREVIEW_LISTEN")),
+                blankToNull(env.get("CRUCIBLE_PREVIEW_DOMAIN")));
     }
 
     /**
@@ -132,7 +151,7 @@ public record ServerConfig(
 
     public ServerConfig withSessions(SessionConfig value) {
         return new ServerConfig(host, port, tokens, maxConcurrent, maxQueued, maxBodyBytes,
-                shutdownGrace, pool, value, egress, cluster, allowedOrigins);
+                shutdownGrace, pool, value, egress, cluster, allowedOrigins, previewListen, previewDomain);
     }
 
     public ServerConfig withDataDir(Path dir) {
@@ -141,47 +160,59 @@ public record ServerConfig(
 
     public ServerConfig withHost(String value) {
         return new ServerConfig(value, port, tokens, maxConcurrent, maxQueued, maxBodyBytes,
-                shutdownGrace, pool, sessions, egress, cluster, allowedOrigins);
+                shutdownGrace, pool, sessions, egress, cluster, allowedOrigins, previewListen, previewDomain);
     }
 
     public ServerConfig withPort(int value) {
         return new ServerConfig(host, value, tokens, maxConcurrent, maxQueued, maxBodyBytes,
-                shutdownGrace, pool, sessions, egress, cluster, allowedOrigins);
+                shutdownGrace, pool, sessions, egress, cluster, allowedOrigins, previewListen, previewDomain);
     }
 
     public ServerConfig withTokens(Set<String> value) {
         return new ServerConfig(host, port, value, maxConcurrent, maxQueued, maxBodyBytes,
-                shutdownGrace, pool, sessions, egress, cluster, allowedOrigins);
+                shutdownGrace, pool, sessions, egress, cluster, allowedOrigins, previewListen, previewDomain);
     }
 
     public ServerConfig withConcurrency(int running, int queued) {
         return new ServerConfig(host, port, tokens, running, queued, maxBodyBytes,
-                shutdownGrace, pool, sessions, egress, cluster, allowedOrigins);
+                shutdownGrace, pool, sessions, egress, cluster, allowedOrigins, previewListen, previewDomain);
     }
 
     public ServerConfig withShutdownGrace(Duration value) {
         return new ServerConfig(host, port, tokens, maxConcurrent, maxQueued, maxBodyBytes,
-                value, pool, sessions, egress, cluster, allowedOrigins);
+                value, pool, sessions, egress, cluster, allowedOrigins, previewListen, previewDomain);
     }
 
     public ServerConfig withPool(Map<String, Integer> value) {
         return new ServerConfig(host, port, tokens, maxConcurrent, maxQueued, maxBodyBytes,
-                shutdownGrace, value, sessions, egress, cluster, allowedOrigins);
+                shutdownGrace, value, sessions, egress, cluster, allowedOrigins, previewListen, previewDomain);
     }
 
     public ServerConfig withEgress(EgressPolicy value) {
         return new ServerConfig(host, port, tokens, maxConcurrent, maxQueued, maxBodyBytes,
-                shutdownGrace, pool, sessions, value, cluster, allowedOrigins);
+                shutdownGrace, pool, sessions, value, cluster, allowedOrigins, previewListen, previewDomain);
     }
 
     public ServerConfig withAllowedOrigins(List<String> value) {
         return new ServerConfig(host, port, tokens, maxConcurrent, maxQueued, maxBodyBytes,
-                shutdownGrace, pool, sessions, egress, cluster, value);
+                shutdownGrace, pool, sessions, egress, cluster, value, previewListen, previewDomain);
+    }
+
+    /** @throws IllegalArgumentException for a value that is not {@code HOST:PORT} */
+    public ServerConfig withPreviewListen(String value) {
+        return new ServerConfig(host, port, tokens, maxConcurrent, maxQueued, maxBodyBytes,
+                shutdownGrace, pool, sessions, egress, cluster, allowedOrigins, value, previewDomain);
+    }
+
+    /** @throws IllegalArgumentException for a value that is not a DNS name */
+    public ServerConfig withPreviewDomain(String value) {
+        return new ServerConfig(host, port, tokens, maxConcurrent, maxQueued, maxBodyBytes,
+                shutdownGrace, pool, sessions, egress, cluster, allowedOrigins, previewListen, value);
     }
 
     public ServerConfig withCluster(Cluster value) {
         return new ServerConfig(host, port, tokens, maxConcurrent, maxQueued, maxBodyBytes,
-                shutdownGrace, pool, sessions, egress, value, allowedOrigins);
+                shutdownGrace, pool, sessions, egress, value, allowedOrigins, previewListen, previewDomain);
     }
 
     /**
@@ -261,10 +292,64 @@ public record ServerConfig(
 
     /** Whether {@link #host()} is a loopback address. */
     public boolean loopback() {
+        return loopback(host);
+    }
+
+    private static boolean loopback(String address) {
         try {
-            return InetAddress.getByName(host).isLoopbackAddress();
+            return InetAddress.getByName(address).isLoopbackAddress();
         } catch (UnknownHostException e) {
             return false;
         }
+    }
+
+    /**
+     * Why this config must not serve: a listener (the API's, or the previews') on an address other than loopback
+     * while no token is set; null when it may.
+     */
+    public String openWithoutToken() {
+        if (!tokens.isEmpty()) {
+            return null;
+        }
+        InetSocketAddress previews = previewAddress();
+        String open = !loopback() ? host : previews != null && !loopback(previews.getHostString()) ? previewListen : null;
+        return open == null ? null : "refusing to listen on " + open + " without a token: set CRUCIBLE_TOKENS"
+                + " (comma-separated bearer tokens) or bind 127.0.0.1";
+    }
+
+    /** Where the listener of previews' own binds ({@link #previewListen()}, unresolved); null when there is none. */
+    public InetSocketAddress previewAddress() {
+        return listenAddress(previewListen);
+    }
+
+    /** @throws IllegalArgumentException for a value that is not {@code HOST:PORT}, saying the form */
+    private static InetSocketAddress listenAddress(String listen) {
+        if (listen == null) {
+            return null;
+        }
+        Matcher m = LISTEN.matcher(listen.strip());
+        if (!m.matches() || Integer.parseInt(m.group(2)) > 65_535) {
+            throw new IllegalArgumentException("a preview listener (--preview-listen, CRUCIBLE_PREVIEW_LISTEN) is"
+                    + " HOST:PORT, e.g. 127.0.0.1:8081 or 0.0.0.0:8081, not '" + listen + "'");
+        }
+        String bind = m.group(1).startsWith("[") ? m.group(1).substring(1, m.group(1).length() - 1) : m.group(1);
+        return InetSocketAddress.createUnresolved(bind, Integer.parseInt(m.group(2)));
+    }
+
+    /** The preview domain, lower-cased; {@code localhost} for null. */
+    private static String previewDomainFrom(String domain) {
+        if (domain == null) {
+            return "localhost";
+        }
+        String lower = domain.strip().toLowerCase(java.util.Locale.ROOT);
+        if (lower.length() > 200 || !DNS_NAME.matcher(lower).matches()) {
+            throw new IllegalArgumentException("a preview domain (--preview-domain, CRUCIBLE_PREVIEW_DOMAIN) is a DNS"
+                    + " name such as localhost or preview.example.com, not '" + domain + "'");
+        }
+        return lower;
+    }
+
+    private static String blankToNull(String value) {
+        return value == null || value.isBlank() ? null : value;
     }
 }

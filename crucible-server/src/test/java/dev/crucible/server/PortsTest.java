@@ -57,7 +57,7 @@ class PortsTest {
     static String startApp(Http http, int port) throws Exception {
         JsonNode session = SessionApiTest.json(http.postJson("/v1/sessions", "{\"language\": \"python\"}"));
         String sid = session.get("id").asText();
-        for (String file : new String[] {"app.py", "page.html"}) {
+        for (String file : new String[] {"app.py", "page.html", "page2.html"}) {
             try (InputStream in = PortsTest.class.getResourceAsStream("/ports/" + file)) {
                 assertThat(http.put("/v1/sessions/" + sid + "/files/" + file, in.readAllBytes()).statusCode())
                         .isEqualTo(201);

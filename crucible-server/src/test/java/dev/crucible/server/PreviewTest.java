@@ -75,13 +75,14 @@ class PreviewTest {
                 .statusCode()).isEqualTo(400);
     }
 
-    @Test
-    void aPreviewPageInABrowserCannotReadOrDriveTheApi(@TempDir Path profile) throws Exception {
+    /**
+     * What the page at {@code url} wrote into its {@code <pre id="out">}, loaded in headless Chromium with the profile
+     * {@code profile} (its scripts given 15 s of virtual time); the test is skipped where there is no Chromium.
+     */
+    static String pageOutput(String url, Path profile) throws Exception {
         Path chromium = List.of(Path.of("/usr/bin/chromium"), Path.of("/usr/bin/chromium-browser")).stream()
                 .filter(Files::isExecutable).findFirst().orElse(null);
         assumeTrue(chromium != null, "skipped: no Chromium (apt-get install chromium) to load a preview page in");
-        int sessionsBefore = SessionApiTest.json(anyone.get("/v1/sessions")).get("sessions").size();
-        String url = link("{\"port\": " + PORT + "}") + "page";
         Process browser = new ProcessBuilder(chromium.toString(), "--headless", "--no-sandbox", "--disable-gpu",
                 "--user-data-dir=" + profile, "--virtual-time-budget=15000", "--dump-dom", url)
                 .redirectError(ProcessBuilder.Redirect.DISCARD).start();
@@ -89,7 +90,13 @@ class PreviewTest {
         assertThat(browser.waitFor(120, TimeUnit.SECONDS)).isTrue();
         Matcher out = Pattern.compile("<pre id=\"out\">(.*?)</pre>", Pattern.DOTALL).matcher(dom);
         assertThat(out.find()).as(dom).isTrue();
-        String seen = out.group(1);
+        return out.group(1);
+    }
+
+    @Test
+    void aPreviewPageInABrowserCannotReadOrDriveTheApi(@TempDir Path profile) throws Exception {
+        int sessionsBefore = SessionApiTest.json(anyone.get("/v1/sessions")).get("sessions").size();
+        String seen = pageOutput(link("{\"port\": " + PORT + "}") + "page", profile);
         assertThat(seen).as("the page's script ran to its end").startsWith("ran|");
         assertThat(seen).contains("origin=null"); // an opaque origin: not the API's
         assertThat(seen).contains("cookie=blocked:SecurityError").contains("storage=blocked:SecurityError");

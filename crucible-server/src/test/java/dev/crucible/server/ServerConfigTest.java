@@ -41,4 +41,33 @@ class ServerConfigTest {
                     .isInstanceOf(IllegalArgumentException.class);
         }
     }
+
+    @Test
+    void aPreviewListenerIsReadStrictlyAndRefusedOffLoopbackWithoutAToken() {
+        ServerConfig none = ServerConfig.defaults();
+        assertThat(none.previewListen()).isNull();
+        assertThat(none.previewAddress()).isNull();
+        assertThat(none.previewDomain()).isEqualTo("localhost");
+        ServerConfig set = ServerConfig.fromEnvironment(Map.of("CRUCIBLE_PREVIEW_LISTEN", "127.0.0.1:8081",
+                "CRUCIBLE_PREVIEW_DOMAIN", "Preview.Example.com"));
+        assertThat(set.previewAddress().getHostString()).isEqualTo("127.0.0.1");
+        assertThat(set.previewAddress().getPort()).isEqualTo(8081);
+        assertThat(set.previewDomain()).isEqualTo("preview.example.com");
+        assertThat(none.withPreviewListen("[::1]:0").previewAddress().getHostString()).isEqualTo("::1");
+        assertThat(set.openWithoutToken()).isNull();
+        for (String bad : List.of("8081", "127.0.0.1", "127.0.0.1:99999", "::1:8081", "host:port", " :80")) {
+            assertThatThrownBy(() -> none.withPreviewListen(bad)).as(bad).isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("'" + bad + "'").hasMessageContaining("HOST:PORT");
+        }
+        for (String bad : List.of("", "*.example.com", "example.com.", "-a.example.com", "a_b.example.com",
+                "http://example.com")) {
+            assertThatThrownBy(() -> none.withPreviewDomain(bad)).as(bad).isInstanceOf(IllegalArgumentException.class)
+                    .hasMessageContaining("'" + bad + "'").hasMessageContaining("DNS name");
+        }
+        assertThat(none.withPreviewListen("0.0.0.0:8081").openWithoutToken())
+                .isEqualTo("refusing to listen on 0.0.0.0:8081 without a token: set CRUCIBLE_TOKENS (comma-separated"
+                        + " bearer tokens) or bind 127.0.0.1");
+        assertThat(none.withPreviewListen("0.0.0.0:8081").withTokens(Set.of("t")).openWithoutToken()).isNull();
+        assertThat(none.withHost("0.0.0.0").openWithoutToken()).contains("listen on 0.0.0.0 without a token");
+    }
 }

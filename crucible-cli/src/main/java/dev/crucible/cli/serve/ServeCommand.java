@@ -111,6 +111,17 @@ public final class ServeCommand implements Callable<Integer> {
             + " resumes here.")
     String peers;
 
+    @Option(names = "--preview-listen", paramLabel = "HOST:PORT", description = "Also serve previews on a listener of"
+            + " their own (env CRUCIBLE_PREVIEW_LISTEN), e.g. 127.0.0.1:8081: each session's port gets an origin of its"
+            + " own there, http://{port}-{session}.DOMAIN:PORT, where an application's cookies and absolute paths work."
+            + " Default none: previews are served on the API's origin only, fenced in.")
+    String previewListen;
+
+    @Option(names = "--preview-domain", paramLabel = "DOMAIN", description = "The domain preview hosts are named under"
+            + " (env CRUCIBLE_PREVIEW_DOMAIN; default localhost, which browsers resolve to loopback with every"
+            + " subdomain); elsewhere point the wildcard *.DOMAIN at this server.")
+    String previewDomain;
+
     @Override
     public Integer call() throws Exception {
         PrintWriter err = spec.commandLine().getErr();
@@ -138,6 +149,12 @@ public final class ServeCommand implements Callable<Integer> {
             if (allowedOrigins != null) {
                 config = config.withAllowedOrigins(ServerConfig.allowedOriginsFrom(allowedOrigins));
             }
+            if (previewListen != null) {
+                config = config.withPreviewListen(previewListen);
+            }
+            if (previewDomain != null) {
+                config = config.withPreviewDomain(previewDomain);
+            }
             if (replica != null || peers != null) {
                 config = config.withCluster(ServerConfig.clusterFrom(
                         replica != null ? replica : config.cluster().replica(),
@@ -156,9 +173,8 @@ public final class ServeCommand implements Callable<Integer> {
         } catch (IllegalArgumentException e) {
             return CliSupport.fail(err, new CliSupport.Failure(ExitCodes.USAGE, e.getMessage()));
         }
-        if (!config.loopback() && config.tokens().isEmpty()) {
-            return CliSupport.fail(err, new CliSupport.Failure(ExitCodes.USAGE, "refusing to listen on " + host
-                    + " without a token: set CRUCIBLE_TOKENS (comma-separated bearer tokens) or bind 127.0.0.1"));
+        if (config.openWithoutToken() != null) {
+            return CliSupport.fail(err, new CliSupport.Failure(ExitCodes.USAGE, config.openWithoutToken()));
         }
         long t0 = System.nanoTime();
         ServerConfig serving = config;
@@ -191,6 +207,10 @@ public final class ServeCommand implements Callable<Integer> {
         err.printf("crucible: serving on http://%s:%d (started in %d ms; %s)%n", host, server.port(),
                 (System.nanoTime() - t0) / 1_000_000, config.tokens().isEmpty()
                         ? "no token: loopback only" : config.tokens().size() + " token(s)");
+        if (server.previewPort() >= 0) {
+            err.printf("crucible: previews on http://{port}-{session}.%s:%d%n", config.previewDomain(),
+                    server.previewPort());
+        }
         engine.sandbox().host().warnings().forEach(w -> err.println("crucible: warning: " + w));
         err.flush();
         stop.await();

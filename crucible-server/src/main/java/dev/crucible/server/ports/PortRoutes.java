@@ -1,5 +1,6 @@
 package dev.crucible.server.ports;
 
+import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonProperty;
 import dev.crucible.error.ErrorCode;
 import dev.crucible.error.RequestException;
@@ -17,8 +18,9 @@ import java.util.List;
  * client ({@code /v1/sessions/{id}/ports/{port}/…}) or a browser holding a signed preview link
  * ({@code /v1/previews/{token}/…}); the links themselves ({@code POST /v1/sessions/{id}/previews}); the ports that
  * listen ({@code GET /v1/sessions/{id}/ports}). Both proxy routes serve on the API's origin, so every answer is fenced
- * into an opaque origin ({@link PortProxy#CSP}) and set no cookie. Handlers only: the server's route table registers
- * them.
+ * into an opaque origin ({@link PortProxy#CSP}) and set no cookie; with a listener of previews' own
+ * ({@link PreviewListener}) the links open an origin of each preview's own there instead. Handlers only: the server's
+ * route table registers them.
  */
 public final class PortRoutes {
     /** Every method a proxied request may have (CONNECT and TRACE are not passed on). */
@@ -29,22 +31,29 @@ public final class PortRoutes {
     private final SessionRoutes.BodyReader bodies;
     private final PreviewTokens tokens;
     private final InstantSource clock;
+    private final PreviewListener listener;
 
+    /** @param listener the listener of previews' own, whose origins links open; null when there is none */
     public PortRoutes(SessionManager sessions, Auth auth, SessionRoutes.BodyReader bodies, PreviewTokens tokens,
-            InstantSource clock) {
+            InstantSource clock, PreviewListener listener) {
         this.sessions = sessions;
         this.auth = auth;
         this.bodies = bodies;
         this.tokens = tokens;
         this.clock = clock;
+        this.listener = listener;
     }
 
     /** {@code POST /v1/sessions/{id}/previews}: {@code port}, optional {@code ttl_s}. */
     record PreviewBody(@JsonProperty("port") Integer port, @JsonProperty("ttl_s") Long ttlS) {}
 
-    /** A preview link: open {@code url} in a browser until {@code expires_at}. */
+    /**
+     * A preview link: open {@code url} in a browser until {@code expires_at}; {@code host} is the preview's own origin
+     * (absent without a listener of previews' own).
+     */
+    @JsonInclude(JsonInclude.Include.NON_NULL)
     record Preview(@JsonProperty("url") String url, @JsonProperty("port") int port,
-            @JsonProperty("expires_at") String expiresAt) {}
+            @JsonProperty("expires_at") String expiresAt, @JsonProperty("host") String host) {}
 
     /** The ports the session's servers listen on. */
     public void list(Context ctx) {
@@ -73,7 +82,10 @@ public final class PortRoutes {
         forward(ctx, ports, grant.port(), "/v1/previews/" + token, 3);
     }
 
-    /** Makes a preview link to one port of the session: on this server's origin, fenced in as the bearer route is. */
+    /**
+     * Makes a preview link to one port of the session: on the origin of its own the listener of previews' own gives it
+     * when there is one, else on this server's origin, fenced in as the bearer route is.
+     */
     public void createPreview(Context ctx) throws Exception {
         String owner = owner(ctx);
         SessionPorts ports = sessions.ports(owner, ctx.pathParam("id"));
@@ -89,8 +101,10 @@ public final class PortRoutes {
         }
         long expires = Math.min(clock.millis() + ttl * 1000, ports.endOfLifeMs());
         String token = tokens.mint(new PreviewTokens.Grant(owner, ports.id(), body.port(), expires));
-        String url = ctx.scheme() + "://" + ctx.host() + "/v1/previews/" + token + "/";
-        ctx.status(201).json(new Preview(url, body.port(), Instant.ofEpochMilli(expires).toString()));
+        String host = listener == null ? null : listener.host(ports.id(), body.port());
+        String url = host != null ? "http://" + host + "/?" + PreviewListener.COOKIE + "=" + token
+                : ctx.scheme() + "://" + ctx.host() + "/v1/previews/" + token + "/";
+        ctx.status(201).json(new Preview(url, body.port(), Instant.ofEpochMilli(expires).toString(), host));
     }
 
     /**
