@@ -65,6 +65,11 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if name in ("page", "page2"):  # pages a browser loads: page.html (on the API's origin), page2.html (its own)
             page = open(os.path.join(os.path.dirname(__file__), name + ".html"), "rb").read()
             return self._send(200, page, kind="text/html")
+        if self.path.startswith("/status/"):  # the app's own answer with that status and a body of its own
+            code = int(self.path.split("/")[2])
+            return self._send(code, b"app says %d" % code, kind="text/plain")
+        if self.path.startswith("/empty/"):  # the same with no body at all
+            return self._send(int(self.path.split("/")[2]), b"", kind="text/plain")
         return self._send(200, json.dumps({"path": self.path}).encode())
 
     do_HEAD = do_GET

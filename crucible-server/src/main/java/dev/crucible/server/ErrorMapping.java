@@ -52,7 +52,7 @@ final class ErrorMapping {
             ctx.header("Retry-After", Integer.toString(code.retryAfterSeconds()));
         }
         ctx.status(code.httpStatus()).json(errorBody(ctx, code, message));
-        ctx.attribute("crucible.error", Boolean.TRUE);
+        ctx.attribute(ErrorBody.ANSWERED, Boolean.TRUE);
     }
 
     /** Ours, {@code {"error": {code, message}}}; on Piston's routes Piston's own {@code {"message": …}}. */
@@ -63,7 +63,7 @@ final class ErrorMapping {
     /** A request no route matched (or one whose error the status handler would otherwise overwrite). */
     private void fallback(Context ctx, ErrorCode code, String message) {
         bodies.drainRefused(ctx);
-        if (ctx.attribute("crucible.error") == null) {
+        if (ctx.attribute(ErrorBody.ANSWERED) == null) {
             ctx.status(code.httpStatus()).json(errorBody(ctx, code, message));
         }
     }

@@ -107,6 +107,19 @@ class PortsTest {
     }
 
     @Test
+    void theAppsOwnErrorsComeBackAsTheAppSentThem() throws Exception {
+        for (int status : new int[] {404, 405, 500, 502}) {
+            HttpResponse<String> r = alice.get(path("/status/" + status));
+            assertThat(r.statusCode()).isEqualTo(status);
+            assertThat(r.body()).as("no error of the API's written over the app's").isEqualTo("app says " + status);
+            assertThat(r.headers().firstValue("Content-Type")).hasValue("text/plain");
+            HttpResponse<String> empty = alice.get(path("/empty/" + status));
+            assertThat(empty.statusCode()).isEqualTo(status);
+            assertThat(empty.body()).as("an empty answer stays empty").isEmpty();
+        }
+    }
+
+    @Test
     void largeBodiesGoBothWaysWhetherSizedChunkedOrStreamed() throws Exception {
         byte[] upload = new byte[12 << 20];
         new java.util.Random(7).nextBytes(upload);

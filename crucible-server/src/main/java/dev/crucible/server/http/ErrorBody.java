@@ -7,6 +7,12 @@ import dev.crucible.error.ErrorCode;
 public record ErrorBody(@JsonProperty("error") Detail error) {
     public record Detail(@JsonProperty("code") String code, @JsonProperty("message") String message) {}
 
+    /**
+     * The request attribute that says its response is complete as it is (an error already written, or a session's
+     * server's own answer through a port): the server's status handlers (its JSON 404 and 405) leave it alone.
+     */
+    public static final String ANSWERED = "crucible.error";
+
     public static ErrorBody of(ErrorCode code, String message) {
         return new ErrorBody(new Detail(code.wireName(), message));
     }

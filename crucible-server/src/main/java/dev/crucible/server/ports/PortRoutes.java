@@ -121,6 +121,8 @@ public final class PortRoutes {
         String target = rest + (ctx.queryString() == null ? "" : "?" + ctx.queryString());
         SessionPorts.Connection connection = ports.connect(port);
         ctx.status(PortProxy.exchange(ctx.req(), ctx.res(), connection, target, prefix, PortProxy.Origin.API));
+        // the answer is the app's, whatever its status: the server's own 404 and 405 pages must not be written over it
+        ctx.attribute(dev.crucible.server.http.ErrorBody.ANSWERED, Boolean.TRUE);
     }
 
     /** The raw path past its first {@code skip} segments ({@code /a/b/rest}), or null when nothing follows them. */
