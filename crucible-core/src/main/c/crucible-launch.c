@@ -25,12 +25,21 @@
  *      zygote's own uid as 0, the slots' uids for its children); bwrap then runs as root of that namespace, with
  *      capabilities in it only, and passes those it is told to keep (--cap-add) to the zygote.
  *
+ *   8. for a session with a writable root (--overlay-lower DIR --overlay-at DIR --overlay-upper DIR --overlay-work DIR,
+ *      with --userns-map): after entering its user namespace, make a mount namespace of that user namespace's own,
+ *      where the helper (still root in the host's namespaces) moves a read-only, nosuid, nodev copy of the lower tree
+ *      idmapped to that user namespace (its root owner reads as the session's root, nothing is chowned); then, as
+ *      root of that namespace, mount overlayfs (userxattr) over it with the session's upper and work directories at
+ *      --overlay-at. The mounts live only in namespaces the session's user namespace owns: a killed server leaves no
+ *      mount behind on the host, and copy-up runs on the session's own credentials. Linux 5.19 or later.
+ *
  * crucible-launch --init is something else: the init (pid 1) of a zygote child's pid namespace (docs/zygote.md). It
  * holds nothing and no capability, reaps every orphan (SIGCHLD ignored), handles no signal (so nothing inside its
  * namespace can signal it) and waits until the zygote kills it, which ends the namespace and everything in it.
  *
  * usage: crucible-launch [--netns PATH] [--cgroup FILE]... [--rlimit RES=VALUE]... --seccomp FILE [--control PATH]
- *                        [--uid N] [--userns-map "INSIDE OUTSIDE COUNT[,INSIDE OUTSIDE COUNT]..."] -- BWRAP ARGS...
+ *                        [--uid N] [--userns-map "INSIDE OUTSIDE COUNT[,INSIDE OUTSIDE COUNT]..."]
+ *                        [--overlay-lower DIR --overlay-at DIR --overlay-upper DIR --overlay-work DIR] -- BWRAP ARGS...
  * RES is one of fsize, nofile, core, cpu, nproc, as. Exit code 125 means a step failed (message on stderr,
  * prefixed "crucible-launch: "); it never runs the program then.
  *
@@ -45,6 +54,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sched.h>
+#include <sys/mount.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -52,6 +62,7 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <limits.h>
 #include <linux/capability.h>
 
 #define FAIL 125
@@ -155,17 +166,96 @@ static void write_map(pid_t pid, const char *file, const char *map) {
     close(fd);
 }
 
+/* the new mount API (Linux 5.2, idmapped mounts 5.12): no wrappers in older C libraries */
+struct crucible_mount_attr { unsigned long long attr_set, attr_clr, propagation, userns_fd; };
+#define CRUCIBLE_OPEN_TREE_CLONE 1
+#define CRUCIBLE_AT_RECURSIVE 0x8000
+#define CRUCIBLE_MOVE_MOUNT_F_EMPTY_PATH 0x4
+#define CRUCIBLE_MOUNT_ATTR_RDONLY 0x1
+#define CRUCIBLE_MOUNT_ATTR_NOSUID 0x2
+#define CRUCIBLE_MOUNT_ATTR_NODEV 0x4
+#define CRUCIBLE_MOUNT_ATTR_IDMAP 0x00100000
+#ifndef SYS_open_tree
+#define SYS_open_tree 428
+#endif
+#ifndef SYS_move_mount
+#define SYS_move_mount 429
+#endif
+#ifndef SYS_mount_setattr
+#define SYS_mount_setattr 442
+#endif
+
+struct overlay { const char *lower, *at, *upper, *work; };
+
+/*
+ * The helper's half of a writable root (still root in the host's namespaces): a detached copy of the lower tree,
+ * read-only, nosuid, nodev and idmapped to the session's user namespace, moved onto the lower mount point (at/../lower)
+ * inside the session's own mount namespace. The helper exits right after: nothing of the host keeps that namespace.
+ */
+static void idmap_lower(pid_t pid, const struct overlay *o, const char *lower_at) {
+    char path[64];
+    int tree = (int) syscall(SYS_open_tree, AT_FDCWD, o->lower,
+                             CRUCIBLE_OPEN_TREE_CLONE | CRUCIBLE_AT_RECURSIVE | O_CLOEXEC);
+    if (tree < 0) die("cannot copy the mount of", o->lower);
+    snprintf(path, sizeof path, "/proc/%d/ns/user", (int) pid);
+    int userns = open(path, O_RDONLY | O_CLOEXEC);
+    if (userns < 0) die("cannot open", path);
+    struct crucible_mount_attr attr = {.attr_set = CRUCIBLE_MOUNT_ATTR_IDMAP | CRUCIBLE_MOUNT_ATTR_RDONLY
+                                                   | CRUCIBLE_MOUNT_ATTR_NOSUID | CRUCIBLE_MOUNT_ATTR_NODEV,
+                                       .userns_fd = (unsigned long long) userns};
+    if (syscall(SYS_mount_setattr, tree, "", AT_EMPTY_PATH | CRUCIBLE_AT_RECURSIVE, &attr, sizeof attr) != 0) {
+        die("cannot idmap the mount of (Linux 5.19 or later, a file system that supports idmapped mounts)", o->lower);
+    }
+    snprintf(path, sizeof path, "/proc/%d/ns/mnt", (int) pid);
+    int mntns = open(path, O_RDONLY | O_CLOEXEC);
+    if (mntns < 0) die("cannot open", path);
+    if (setns(mntns, CLONE_NEWNS) != 0) die("cannot enter the session's mount namespace", NULL);
+    if (syscall(SYS_move_mount, tree, "", AT_FDCWD, lower_at, CRUCIBLE_MOVE_MOUNT_F_EMPTY_PATH) != 0) {
+        die("cannot place the lower tree at", lower_at);
+    }
+}
+
+/* where the idmapped lower goes: the directory "lower" beside --overlay-at (made by the server) */
+static void lower_path(const struct overlay *o, char *out, size_t size) {
+    const char *slash = strrchr(o->at, '/');
+    if (!slash || (size_t) (slash - o->at) + 7 >= size) { errno = ENAMETOOLONG; die("bad --overlay-at", o->at); }
+    snprintf(out, size, "%.*s/lower", (int) (slash - o->at), o->at);
+}
+
+/* the session's half, as root of its own user namespace: a private mount namespace, then (after the helper) overlayfs */
+static void private_mounts(void) {
+    if (unshare(CLONE_NEWNS) != 0) die("cannot make the session's mount namespace", NULL);
+    if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0) die("cannot make the mounts private", NULL);
+}
+
+static void mount_overlay(const struct overlay *o, const char *lower_at) {
+    char options[3 * PATH_MAX + 64];
+    int n = snprintf(options, sizeof options, "lowerdir=%s,upperdir=%s,workdir=%s,userxattr", lower_at, o->upper,
+                     o->work);
+    if (n < 0 || (size_t) n >= sizeof options || strpbrk(lower_at, ",:") || strpbrk(o->upper, ",:")
+        || strpbrk(o->work, ",:")) {
+        errno = EINVAL;
+        die("an overlay directory must not hold ',' or ':'", o->upper);
+    }
+    if (mount("overlay", o->at, "overlay", MS_NOSUID | MS_NODEV, options) != 0) die("cannot mount the overlay at", o->at);
+}
+
 /*
  * Enters a new user namespace owned by our (already unprivileged) uid, with MAP as its uid and gid maps: a map of more
  * than one range must be written by a process with CAP_SETUID in the parent namespace, so a helper forked while we
  * were still root writes it and exits; we wait for it before going on.
  */
-static void enter_userns(const char *map, int to_helper, int from_helper, pid_t helper) {
-    if (unshare(CLONE_NEWUSER) != 0) die("cannot create the zygote's user namespace", NULL);
+static void enter_userns(const char *map, int to_helper, int from_helper, pid_t helper, int overlaid) {
+    if (unshare(CLONE_NEWUSER) != 0) die("cannot create the sandbox's user namespace", NULL);
     char go = 1;
     if (write(to_helper, &go, 1) != 1) die("cannot wake the id map helper", NULL);
     char done = 0;
     if (read(from_helper, &done, 1) != 1 || done != 1) { errno = EPERM; die("the id map helper failed for", map); }
+    if (overlaid) { /* root of the new namespace now: a mount namespace of its own, then the helper's idmapped lower */
+        private_mounts();
+        if (write(to_helper, &go, 1) != 1) die("cannot wake the id map helper", NULL);
+        if (read(from_helper, &done, 1) != 1 || done != 1) { errno = EPERM; die("the helper could not idmap", NULL); }
+    }
     int status;
     if (waitpid(helper, &status, 0) != helper || !WIFEXITED(status) || WEXITSTATUS(status) != 0) {
         errno = EPERM;
@@ -196,6 +286,7 @@ int main(int argc, char **argv) {
     const char *seccomp = NULL;
     const char *userns_map = NULL;
     const char *control = NULL;
+    struct overlay overlay = {NULL, NULL, NULL, NULL};
     long uid = -1;
     int i = 1;
     for (; i < argc && strcmp(argv[i], "--") != 0; i++) {
@@ -207,6 +298,10 @@ int main(int argc, char **argv) {
         else if (strcmp(argv[i], "--uid") == 0) uid = number(argv[++i]);
         else if (strcmp(argv[i], "--control") == 0) control = argv[++i];
         else if (strcmp(argv[i], "--userns-map") == 0) userns_map = argv[++i];
+        else if (strcmp(argv[i], "--overlay-lower") == 0) overlay.lower = argv[++i];
+        else if (strcmp(argv[i], "--overlay-at") == 0) overlay.at = argv[++i];
+        else if (strcmp(argv[i], "--overlay-upper") == 0) overlay.upper = argv[++i];
+        else if (strcmp(argv[i], "--overlay-work") == 0) overlay.work = argv[++i];
         else { errno = EINVAL; die("unknown option", argv[i]); }
     }
     if (i + 1 >= argc || seccomp == NULL) { errno = EINVAL; die("usage: [options] --seccomp FILE -- BWRAP ARGS", NULL); }
@@ -225,6 +320,15 @@ int main(int argc, char **argv) {
     pid_t parent = getppid();
     int to_helper[2] = {-1, -1}, from_helper[2] = {-1, -1};
     pid_t helper = -1;
+    int overlaid = overlay.lower || overlay.at || overlay.upper || overlay.work;
+    char lower_at[PATH_MAX];
+    if (overlaid) {
+        if (!overlay.lower || !overlay.at || !overlay.upper || !overlay.work || !userns_map) {
+            errno = EINVAL;
+            die("--overlay-lower, --overlay-at, --overlay-upper and --overlay-work go together, with --userns-map", NULL);
+        }
+        lower_path(&overlay, lower_at, sizeof lower_at);
+    }
     if (userns_map != NULL) {
         if (uid < 0) { errno = EINVAL; die("--userns-map needs --uid", NULL); }
         if (pipe2(to_helper, O_CLOEXEC) != 0 || pipe2(from_helper, O_CLOEXEC) != 0) die("cannot make a pipe", NULL);
@@ -238,11 +342,17 @@ int main(int argc, char **argv) {
             write_map(self, "gid_map", userns_map);
             char done = 1;
             if (write(from_helper[1], &done, 1) != 1) _exit(FAIL);
+            if (overlaid) { /* second round: once the parent has its own mount namespace */
+                if (read(to_helper[0], &go, 1) != 1) _exit(FAIL);
+                idmap_lower(self, &overlay, lower_at);
+                if (write(from_helper[1], &done, 1) != 1) _exit(FAIL);
+            }
             _exit(0);
         }
     }
     if (uid >= 0) become((uid_t) uid);
-    if (userns_map != NULL) enter_userns(userns_map, to_helper[1], from_helper[0], helper);
+    if (userns_map != NULL) enter_userns(userns_map, to_helper[1], from_helper[0], helper, overlaid);
+    if (overlaid) mount_overlay(&overlay, lower_at);
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) die("cannot set no_new_privs", NULL);
     /* after the uid change, which clears it; survives the exec of bwrap (not setuid) */
     if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0) die("cannot set the parent-death signal", NULL);

@@ -13,13 +13,18 @@
  *      STARTED or ERR, then DATA as the command writes and EXIT
  *      once it has ended and its pipes are drained (or closed 50 ms after its end: a daemon it left holding them
  *      does not hold the answer);
+ *   2b. in a session with root inside (bubblewrap left this process uid 0 of the session's user namespace, with the
+ *      capabilities it was given: a writable root), every child but a SPAWN with flag 4 becomes the session's user
+ *      (uid and gid 1000, no supplementary group, an empty bounding set, no capability) before it execs, the
+ *      interpreter included; a flag-4 command stays root of the session's namespace with those capabilities. Without
+ *      root inside, flag 4 is refused (EPERM);
  *   3. when the interpreter ends, end with its status (its exit code, or 128 + its signal): the sandbox ends with it,
  *      as a session's sandbox always has. When the host closes the control socket, end too.
  *
  * Frames, both ways: u32 length of what follows, u8 kind, u8 flags, u16 0, u32 id, then the body; integers big-endian,
  * strings as u32 length + bytes. host->supervisor: SPAWN(1, id = request; flags 1 = keep its stdin open after the
  * bytes given, 2 = on a terminal (a PTY of the sandbox's devpts: stdin, stdout and stderr all on it, its output as
- * stdout); u32 argc, argv, u32 envc, env (NAME=VALUE on top of the session's), cwd (empty: the sandbox's), stdin,
+ * stdout), 4 = as root of the session's namespace; u32 argc, argv, u32 envc, env (NAME=VALUE on top of the session's), cwd (empty: the sandbox's), stdin,
  * u32 rows, u32 cols), SIGNAL(2, id = pid; u32 signal; flags 1 = its process group), PING(3), WRITE(4, id = request;
  * flags 1 = close its stdin after; u32 pid, bytes), RESIZE(5, id = pid; u32 rows, u32 cols: its terminal's size, and
  * SIGWINCH to its foreground group). supervisor->host: HELLO(64; u32 version), STARTED(65, id = request; u32 pid),
@@ -41,6 +46,8 @@
 #include <stdlib.h>
 #include <sys/ioctl.h>
 #include <string.h>
+#include <grp.h>
+#include <linux/capability.h>
 #include <sys/prctl.h>
 #include <sys/signalfd.h>
 #include <sys/stat.h>
@@ -174,19 +181,51 @@ static void default_signals(void) {
     for (int s = 1; s < NSIG; s++) signal(s, SIG_DFL); /* SIG_IGN would survive the exec */
 }
 
+/* the session's user inside its namespace */
+#define USER_ID 1000
+
+/* whether this supervisor is root of the session's namespace (a session with root inside) */
+static int rooted;
+
+/*
+ * A child that is not to be root: every capability out of its bounding set (while CAP_SETPCAP is still held), no
+ * ambient one, no supplementary group, then uid and gid 1000, which clears the rest. Nothing when not rooted (the
+ * whole sandbox is already the user).
+ */
+static int become_user(void) {
+    if (!rooted) return 0;
+    for (int cap = 0; cap <= CAP_LAST_CAP; cap++) {
+        if (prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 && errno != EINVAL) return -1;
+    }
+    if (prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL, 0, 0, 0) != 0) return -1;
+    if (setgroups(0, NULL) != 0 || setresgid(USER_ID, USER_ID, USER_ID) != 0
+        || setresuid(USER_ID, USER_ID, USER_ID) != 0) {
+        return -1;
+    }
+    struct __user_cap_header_struct header = {_LINUX_CAPABILITY_VERSION_3, 0};
+    struct __user_cap_data_struct data[2];
+    memset(data, 0, sizeof data);
+    if (syscall(SYS_capset, &header, data) != 0) return -1;
+    return setuid(0) == 0 ? (errno = EPERM, -1) : 0; /* the switch must hold */
+}
+
 /* the command's side of the fork: each step reports its errno on the error pipe (close-on-exec: silence = exec'd) */
 __attribute__((noreturn)) static void child(int in, int out, int err, int report, const char *cwd, char **argv,
-                                            char **env, const char *tty) {
+                                            char **env, const char *tty, int as_root) {
     int step = 0;
     default_signals();
     if (setsid() < 0) goto failed;
     step = 1;
-    if (tty) { /* its own terminal: opened as a session leader, it becomes the controlling one */
+    if (tty) { /* its own terminal: opened as a session leader, it becomes the controlling one (as the supervisor's
+                * uid: the session's user is given the terminal, not the other way round) */
         int slave = open(tty, O_RDWR);
         if (slave < 0 || ioctl(slave, TIOCSCTTY, 0) != 0) goto failed;
+        if (rooted && !as_root && fchown(slave, USER_ID, (gid_t) -1) != 0) goto failed;
         in = out = err = slave;
     }
     if (dup2(in, 0) < 0 || dup2(out, 1) < 0 || dup2(err, 2) < 0) goto failed;
+    step = 5;
+    if (!as_root && become_user() != 0) goto failed;
     step = 2;
     if (cwd[0] && chdir(cwd) != 0) goto failed;
     step = 3;
@@ -227,6 +266,10 @@ static void spawn(uint32_t req, int flags, struct reader *r) {
         send_err(req, EAGAIN, "too many commands are running in this session");
         goto done;
     }
+    if ((flags & 4) && !rooted) {
+        send_err(req, EPERM, "this session has no root inside (a session made with a writable root has)");
+        goto done;
+    }
     if (flags & 2) { /* a terminal: the master here, the slave opened by the child */
         master = posix_openpt(O_RDWR | O_NOCTTY | O_CLOEXEC);
         if (master < 0 || grantpt(master) || unlockpt(master) || ptsname_r(master, name, sizeof name) != 0 ||
@@ -256,7 +299,7 @@ static void spawn(uint32_t req, int flags, struct reader *r) {
         send_err(req, error, text);
         goto done;
     }
-    if (pid == 0) child(in[0], out[1], err[1], report[1], cwd, argv, env, tty);
+    if (pid == 0) child(in[0], out[1], err[1], report[1], cwd, argv, env, tty, (flags & 4) != 0);
     close(report[1]);
     report[1] = -1;
     int e[2];
@@ -264,9 +307,10 @@ static void spawn(uint32_t req, int flags, struct reader *r) {
     while ((n = read(report[0], e, sizeof e)) < 0 && errno == EINTR) {}
     if (n == (ssize_t) sizeof e) {
         static const char *steps[] = {"cannot start a session", "cannot set up its descriptors",
-                                      "cannot change to its directory", "cannot close descriptors", "cannot run it"};
+                                      "cannot change to its directory", "cannot close descriptors", "cannot run it",
+                                      "cannot become the session's user"};
         char text[256];
-        snprintf(text, sizeof text, "%s: %s", steps[e[0] >= 0 && e[0] <= 4 ? e[0] : 4], strerror(e[1]));
+        snprintf(text, sizeof text, "%s: %s", steps[e[0] >= 0 && e[0] <= 5 ? e[0] : 4], strerror(e[1]));
         while (waitpid(pid, NULL, 0) < 0 && errno == EINTR) {}
         send_err(req, e[1], text);
         goto done;
@@ -453,12 +497,25 @@ int main(int argc, char **argv) {
     signal(SIGQUIT, SIG_IGN);
     signal(SIGHUP, SIG_IGN);
     signal(SIGTERM, SIG_IGN);
+    rooted = geteuid() == 0;
+    if (rooted) { /* what root inside was given is all any of its children can ever hold: the rest out of the bounding set */
+        struct __user_cap_header_struct header = {_LINUX_CAPABILITY_VERSION_3, 0};
+        struct __user_cap_data_struct data[2];
+        if (syscall(SYS_capget, &header, data) != 0) die("cannot read its capabilities");
+        for (int cap = 0; cap <= CAP_LAST_CAP; cap++) {
+            if (!(data[cap / 32].permitted & (1u << (cap % 32)))
+                && prctl(PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 && errno != EINVAL) {
+                die("cannot narrow its bounding set");
+            }
+        }
+    }
     interpreter = fork();
     if (interpreter < 0) die("cannot start the interpreter");
     if (interpreter == 0) {
         default_signals();
         close(control);
         close(sigfd);
+        if (become_user() != 0) die("cannot make the interpreter the session's user");
         execvp(argv[3], argv + 3);
         die("cannot run the interpreter");
     }

@@ -107,6 +107,25 @@ public interface Sandbox extends AutoCloseable {
     /** The host uid of session {@code number}'s sandbox, or -1 when sandboxes run as the server's own uid. */
     int sessionUid(int number);
 
+    /**
+     * Why sessions cannot have a writable root and a root inside ({@link SandboxRoot.Overlaid}) on this host, as a
+     * sentence, or null when they can.
+     */
+    default String rootUnavailable() {
+        return "this sandbox launcher gives sessions no root of their own";
+    }
+
+    /**
+     * Writes session {@code number}'s own root as it starts ({@link SandboxRoot.Overlaid}): {@code root}'s skeleton,
+     * and the empty {@code usrUpper} and {@code usrWork} layers, all the session's.
+     *
+     * @throws java.io.IOException when they cannot be written
+     */
+    default void prepareRoot(java.nio.file.Path root, java.nio.file.Path usrUpper, java.nio.file.Path usrWork,
+            int number) throws java.io.IOException {
+        throw new java.io.IOException(rootUnavailable());
+    }
+
     /** A running long-lived sandbox. Thread-safe. */
     interface Interactive {
         /** The program's standard input. */

@@ -30,4 +30,14 @@ public sealed interface SandboxRoot {
      * as for {@link Image}; what is written there lands in Crucible's own mounts, never in {@code dir}.
      */
     record Writable(Path dir) implements SandboxRoot {}
+
+    /**
+     * A session's own writable root (issue 27): {@code root} (its {@code /etc}, {@code /home}, {@code /var}…, the
+     * usr-merge links) bound writable at {@code /}, and at {@code /usr} an overlay of the host's {@code /usr} (idmapped,
+     * read-only) with the session's {@code usrUpper} and {@code usrWork}, mounted at {@code mounts/usr} over
+     * {@code mounts/lower} by the launcher in namespaces of the session's own. The sandbox has a user namespace with a
+     * root: its supervisor runs as that root, its interpreter and commands as the user 1000 unless a command asks for
+     * root. Every directory is the server's to make before the launch; the session's writes go to its disk.
+     */
+    record Overlaid(Path root, Path usrUpper, Path usrWork, Path mounts) implements SandboxRoot {}
 }

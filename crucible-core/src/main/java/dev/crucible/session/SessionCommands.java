@@ -116,9 +116,9 @@ final class SessionCommands {
             throw new RequestException(ErrorCode.INVALID_REQUEST, "stdin_open keeps a background command's stdin"
                     + " open; a foreground command reads only its stdin");
         }
-        if (r.user() != null && !r.user().equals("user")) {
-            throw new RequestException(ErrorCode.INVALID_REQUEST, "user must be \"user\" (root inside a session is"
-                    + " not available yet)");
+        if (r.user() != null && !r.user().equals("user") && !r.user().equals("root")) {
+            throw new RequestException(ErrorCode.INVALID_REQUEST, "user is \"user\" (uid 1000, the default) or"
+                    + " \"root\" (root of the session's own user namespace, in a session with a root of its own)");
         }
         if ((r.command() == null) == (r.argv() == null)) {
             throw new RequestException(ErrorCode.INVALID_REQUEST, "give either command (a shell line) or argv (a list"
@@ -148,7 +148,7 @@ final class SessionCommands {
             throw new RequestException(ErrorCode.INVALID_REQUEST, "pty runs a background command on a terminal of"
                     + " {\"rows\", \"cols\"} from 1 to " + Terminal.MAX + ", e.g. {\"rows\": 24, \"cols\": 80}");
         }
-        return new Command(argv, env, cwd, stdin, r.pty());
+        return new Command(argv, env, cwd, stdin, r.pty(), "root".equals(r.user()));
     }
 
     /** The supervisor of the session's live sandbox, started (as a cell would start it) when there is none. */

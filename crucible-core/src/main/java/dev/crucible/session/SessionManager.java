@@ -217,7 +217,12 @@ public final class SessionManager implements AutoCloseable {
         Session session = new Session(stored, store.workspace(stored, sandbox.sessionUid(number)), Session.State.LIVE,
                 clock);
         try {
-            store.create(stored, config.workspaceQuota());
+            boolean rooted = runtime.image() == null && store.roomForRoots() && sandbox.rootUnavailable() == null;
+            store.create(stored, config.workspaceQuota(), rooted);
+            if (rooted) {
+                var root = store.rootOf(stored);
+                sandbox.prepareRoot(root.root(), root.usrUpper(), root.usrWork(), number);
+            }
             if (replica != null) {
                 session.lease = SessionLease.tryTake(store.dir(id), replica).orElseThrow(
                         () -> new IOException("the new session's directory is held by another replica"));

@@ -7,6 +7,7 @@ import dev.crucible.runtime.LanguageRuntime;
 import dev.crucible.runtime.RuntimeRegistry;
 import dev.crucible.sandbox.Limits;
 import dev.crucible.sandbox.Sandbox;
+import dev.crucible.sandbox.SandboxRoot;
 import dev.crucible.sandbox.SandboxSpec;
 import dev.crucible.session.interpreter.Interpreter;
 import dev.crucible.session.process.Supervisor;
@@ -119,8 +120,10 @@ final class SessionRunner {
         SessionLimits l = stored.limits();
         Limits limits = new Limits(Limits.MAXIMUM.timeoutMs(), Limits.MAXIMUM.cpuMs(), l.memoryMb(), 64 * 1024, l.pids());
         Path workspace = store.dir(stored.id()).resolve("workspace");
+        SandboxRoot own = stored.image() == null ? store.rootOf(stored) : null; // a root of its own, if made with one
         SandboxSpec spec = new SandboxSpec(runtime.sessionArgv(limits), runtime.env(), Map.of(), null, false,
-                runtime.binds(), runtime.root(), null, limits, workspace).withEgress(network.proxyFor(session, runtime));
+                runtime.binds(), own != null ? own : runtime.root(), null, limits, workspace)
+                .withEgress(network.proxyFor(session, runtime));
         Path log = store.freshInterpreterLog(stored);
         Sandbox.Interactive box = sandbox.open(spec, stored.number(), l.cpus(), log);
         Interpreter interpreter = Interpreter.start(box, json, READY_MS, log);

@@ -17,6 +17,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.CompletableFuture;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -51,6 +52,25 @@ class SessionCommandsTest {
 
     private static SessionInfo session(String language) throws InterruptedException {
         return sessions.create(ME, new SessionManager.CreateRequest(language, null, null, null));
+    }
+
+    /** The parent of the process whose argv[0] is {@code marker}, once one runs. */
+    private static Optional<Long> markedParent(String marker) {
+        for (java.io.File f : new java.io.File("/proc").listFiles()) {
+            if (!f.getName().matches("[0-9]+")) {
+                continue;
+            }
+            try {
+                String cmdline = new String(java.nio.file.Files.readAllBytes(f.toPath().resolve("cmdline")));
+                if (cmdline.startsWith(marker + "\0")) {
+                    return ProcessHandle.of(Long.parseLong(f.getName())).flatMap(ProcessHandle::parent)
+                            .map(ProcessHandle::pid);
+                }
+            } catch (java.io.IOException e) {
+                // a process that ended meanwhile
+            }
+        }
+        return Optional.empty();
     }
 
     /** {@code call} on another thread. */
@@ -202,9 +222,12 @@ class SessionCommandsTest {
         SessionInfo s = session("python");
         try {
             assertThat(sessions.execute(ME, s.id(), "y = 1", null, null).status().wireName()).isEqualTo("ok");
-            // the supervisor is the session's: a command may kill it (its own sandbox), never anything outside
-            assertThatThrownBy(() -> sh(s, "kill -9 2; sleep 5")).isInstanceOfSatisfying(RequestException.class,
-                    e -> assertThat(e.code()).isEqualTo(ErrorCode.INTERPRETER_UNAVAILABLE));
+            // the supervisor is the session's root's: its user cannot signal it; its root may kill it (its own
+            // sandbox), never anything outside
+            assertThat(sh(s, "kill -9 2 2>/dev/null || echo refused").stdout()).isEqualTo("refused\n");
+            assertThatThrownBy(() -> sessions.command(ME, s.id(), new CommandRequest("kill -9 2; sleep 5", null, null,
+                    null, null, null, "root", null))).isInstanceOfSatisfying(RequestException.class,
+                            e -> assertThat(e.code()).isEqualTo(ErrorCode.INTERPRETER_UNAVAILABLE));
             CellResult after = sessions.execute(ME, s.id(), "1 + 1", null, null);
             assertThat(after.result()).isEqualTo("2");
             assertThat(after.restarted()).isTrue();
@@ -215,15 +238,22 @@ class SessionCommandsTest {
     }
 
     /**
-     * A supervisor stopped by the session's own cell (same uid) answers nothing: a command, even one whose stdin fills
-     * the socket's buffer, fails within the supervisor's bound instead of holding its thread, and the session restarts.
+     * A stopped supervisor answers nothing: a command, even one whose stdin fills the socket's buffer, fails within the
+     * supervisor's bound instead of holding its thread, and the session restarts. Stopped from the host here (the
+     * session's root could stop it too), found as the sandbox's pid 2 in the session's own cgroup.
      */
     @Test
     void aStoppedSupervisorFailsCommandsWithinTheirBound() throws Exception {
         SessionInfo s = session("python");
         try {
-            assertThat(sessions.execute(ME, s.id(), "import os, signal\nos.kill(2, signal.SIGSTOP)", null, null)
-                    .status().wireName()).isEqualTo("ok");
+            assertThat(sessions.execute(ME, s.id(), "1", null, null).status().wireName()).isEqualTo("ok");
+            String marker = "crucible-stop-me-" + s.id();
+            sessions.processes(ME, s.id()).start(new CommandRequest(null, List.of("bash", "-c", "exec -a " + marker
+                    + " sleep 600"), null, null, null, null, null, true));
+            long supervisor = org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(30))
+                    .until(() -> markedParent(marker), Optional::isPresent).orElseThrow();
+            assertThat(dev.crucible.os.ProcStatus.of(supervisor).orElseThrow().innermostPid()).isEqualTo(2);
+            assertThat(new ProcessBuilder("kill", "-STOP", Long.toString(supervisor)).start().waitFor()).isZero();
             long start = System.nanoTime();
             assertThatThrownBy(() -> sessions.command(ME, s.id(), argv(List.of("wc", "-c"), null, null, null,
                     "x".repeat(1_900_000)))).isInstanceOfSatisfying(RequestException.class,
@@ -316,7 +346,7 @@ class SessionCommandsTest {
                     new CommandRequest(null, List.of("echo", "a\0b"), null, null, null, null, null, null),
                     new CommandRequest("true", null, Map.of("A=B", "c"), null, null, null, null, null),
                     new CommandRequest("true", null, null, "relative", null, null, null, null),
-                    new CommandRequest("true", null, null, null, null, null, "root", null))) {
+                    new CommandRequest("true", null, null, null, null, null, "admin", null))) {
                 assertThatThrownBy(() -> sessions.command(ME, s.id(), bad)).as(bad.toString())
                         .isInstanceOfSatisfying(RequestException.class,
                                 e -> assertThat(e.code()).isEqualTo(ErrorCode.INVALID_REQUEST));

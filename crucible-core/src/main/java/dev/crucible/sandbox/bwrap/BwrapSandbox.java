@@ -53,6 +53,7 @@ public final class BwrapSandbox implements Sandbox {
     private final Cgroups cgroups;
     private final ExecutorService pipes = PipeThreads.create();
     private final Slots slots;
+    private final SessionRoots roots;
     private final ProcessSpawner spawner;
     private final BwrapHost host;
     private final Set<Process> live = ConcurrentHashMap.newKeySet();
@@ -85,6 +86,7 @@ public final class BwrapSandbox implements Sandbox {
                 : CgroupTuning.favorDynamicModifications(tools.uid() == 0, config.tuneCgroups());
         this.slots = new Slots(config, cgroups, tools.uid() == 0, tools.uid(), pipes);
         this.spawner = new ProcessSpawner();
+        this.roots = new SessionRoots(slots, command);
         Path zygoteFile = workRoot.resolve("seccomp-zygote.bpf");
         Once<Path> seccompZygote = new Once<>(() -> {
             Files.write(zygoteFile, SeccompProgram.shared(SeccompProgram.Socket.ZYGOTE));
@@ -147,8 +149,8 @@ public final class BwrapSandbox implements Sandbox {
         SandboxNetwork network = null;
         try {
             Cgroups.RunGroup group = makeGroups(claim, spec.limits(), ahead);
-            lendBuildDir(claim, spec);
-            lendRoot(claim, spec);
+            Lending.buildDir(claim, spec);
+            Lending.root(claim, spec);
             network = makeNetwork(spec);
             Process process = forkOrSpawn(claim, group, spec, network);
             started = true;
@@ -169,7 +171,7 @@ public final class BwrapSandbox implements Sandbox {
             throw new IllegalArgumentException("a long-lived sandbox needs a workspace directory");
         }
         int uid = sessionUid(number);
-        giveWorkspace(spec.workspace(), uid);
+        Lending.workspace(spec.workspace(), uid);
         Cgroups.RunGroup group = null;
         SandboxNetwork network = null;
         boolean started = false;
@@ -179,7 +181,9 @@ public final class BwrapSandbox implements Sandbox {
             network = spec.egress() != null ? makeNetwork(spec)
                     : command.supervises() && egressUnavailable() == null ? SandboxNetwork.own(spawner) : null;
             control = command.supervises() ? ControlListener.open(workRoot.resolve("control")) : null;
-            Process process = spawn(buildArgv(uid, group, spec, network, control), log);
+            Process process = spawn(spec.root() instanceof SandboxRoot.Overlaid
+                    ? roots.argv(number, uid, group, spec, network, control)
+                    : buildArgv(uid, group, spec, network, control), log);
             SocketChannel channel;
             try {
                 channel = control == null ? null : control.accept(process); // one that never connects is killed
@@ -217,28 +221,8 @@ public final class BwrapSandbox implements Sandbox {
         return group;
     }
 
-    /** A writable build directory belongs to the run's own uid while it runs (when root). */
-    private static void lendBuildDir(Slots.Claim claim, SandboxSpec spec) throws IOException {
-        if (spec.buildDir() != null && spec.buildWritable() && claim.uid() >= 0) {
-            claim.lend(spec.buildDir());
-        }
-    }
 
-    /** A writable root (an image build's copy) belongs to the run's own uid, root inside its user namespace. */
-    private static void lendRoot(Slots.Claim claim, SandboxSpec spec) throws IOException {
-        if (spec.root() instanceof SandboxRoot.Writable(Path dir) && claim.uid() >= 0) {
-            WritableRoot.giveTo(dir, claim.uid());
-        }
-    }
 
-    /** A session's workspace belongs to the session's uid (when root) and to no one else. */
-    private static void giveWorkspace(Path workspace, int uid) throws IOException {
-        if (uid >= 0) {
-            Files.setAttribute(workspace, "unix:uid", uid, LinkOption.NOFOLLOW_LINKS);
-            Files.setAttribute(workspace, "unix:gid", uid, LinkOption.NOFOLLOW_LINKS);
-        }
-        Files.setPosixFilePermissions(workspace, PosixFilePermissions.fromString("rwx------"));
-    }
 
     /** For a spec with egress, its own network namespace with the proxy's listener in it; null without egress. */
     private SandboxNetwork makeNetwork(SandboxSpec spec) throws IOException, InterruptedException {
@@ -334,6 +318,16 @@ public final class BwrapSandbox implements Sandbox {
                 slots.teardownLater(group);
             }
         });
+    }
+
+    @Override
+    public String rootUnavailable() {
+        return roots.unavailable();
+    }
+
+    @Override
+    public void prepareRoot(Path root, Path usrUpper, Path usrWork, int number) throws IOException {
+        roots.prepare(root, usrUpper, usrWork, number, etc.dir());
     }
 
     @Override

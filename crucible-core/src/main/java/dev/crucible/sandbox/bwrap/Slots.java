@@ -144,6 +144,20 @@ final class Slots {
         return uidBase >= 0 ? uidBase + SESSION_UID_OFFSET + number : -1;
     }
 
+    /** Where the host uid blocks of sessions with root inside begin: past every range a system gives out by default. */
+    static final long ROOT_UID_BASE = 1L << 31;
+
+    /**
+     * The first of session {@code number}'s block of host uids for a root inside (see
+     * {@code LaunchCommand.rootedArgv}): one block per session uid, so no two sessions of any server on this host
+     * share one; -1 when not root, or when the block would pass the largest uid.
+     */
+    long sessionRootUid(int number, int blockSize) {
+        int uid = sessionUid(number);
+        long first = ROOT_UID_BASE + (long) uid * blockSize;
+        return uid < 0 || first + blockSize > 0xFFFF_FFFEL ? -1 : first;
+    }
+
     /** First uid of the leased block, or -1 when not root. */
     int uidBase() {
         return uidBase;

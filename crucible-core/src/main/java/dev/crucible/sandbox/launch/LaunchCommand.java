@@ -174,44 +174,34 @@ public final class LaunchCommand {
         return argv;
     }
 
+    /** How many host uids a session with root inside maps: 0-999 and 1001-4094 to its block, 1000 to its own uid. */
+    public static final int ROOT_BLOCK = 4096;
+
+    /** See {@link RootedArgv#argv}. */
+    public List<String> rootedArgv(long rootUid, int userUid, Cgroups.RunGroup group, SandboxSpec spec, String netns,
+            Path control) {
+        return RootedArgv.argv(this, rootUid, userUid, group, spec, netns, control);
+    }
+
+    boolean helps() {
+        return helper != null;
+    }
+
+    Path seccompProgram(boolean inet) {
+        return inet ? seccompInet.get() : seccomp;
+    }
+
+    Path supervisorBinary() {
+        return supervisor;
+    }
+
     /** Where a session's sandbox finds its supervisor: in bwrap's own /dev, nothing of the root's. */
     public static final String SUPERVISOR = "/dev/.crucible-supervisor";
 
-    /**
-     * The argv of a zygote for the warm-pool launches like {@code spec} (docs/zygote.md): crucible-launch becomes
-     * {@code uid} and enters a user namespace with {@code map} as its id maps; bwrap runs there as root, builds the
-     * same box as a spawned sandbox's, binds {@code controlDir} at /tmp/.crucible-zygote and keeps the capabilities the
-     * zygote's children need to make their own namespaces and drop to their uid; bwrap loads {@code zygoteSeccomp} (the
-     * zygote's own program: every rule but those on the calls its children are made with) onto the zygote, which
-     * reads the children's program from {@code controlDir}.
-     */
+    /** See {@link ZygoteArgv#argv}. */
     public List<String> zygoteArgv(int uid, String map, SandboxSpec spec, Path controlDir, String zygoteSource,
             Path zygoteSeccomp) {
-        if (helper == null) {
-            throw new IllegalStateException("a zygote needs crucible-launch");
-        }
-        List<Rlimit> rlimits = List.of(new Rlimit("core", 'c', 0, 1), new Rlimit("nofile", 'n', 4096, 1));
-        List<String> argv = viaHelper(List.of(), rlimits, uid, zygoteSeccomp, null);
-        argv.add(argv.size() - 1, "--userns-map");
-        argv.add(argv.size() - 1, map);
-        List<String> box = new ArrayList<>(bwrapArguments(spec, false));
-        int all = box.indexOf("--unshare-all");
-        box.subList(all, all + 3).clear(); // --unshare-all --unshare-user --disable-userns: the user namespace is ours
-        box.addAll(all, List.of("--unshare-pid", "--unshare-ipc", "--unshare-uts", "--unshare-net",
-                "--unshare-cgroup-try", "--as-pid-1"));
-        int uidAt = box.indexOf("--uid");
-        box.set(uidAt + 1, "0");
-        box.set(box.indexOf("--gid") + 1, "0");
-        box.subList(box.size() - 4, box.size()).clear(); // --cap-drop ALL --seccomp 3
-        box.addAll(List.of("--bind", controlDir.toString(), "/tmp/.crucible-zygote", "--seccomp", "3", "--cap-drop", "ALL",
-                "--cap-add", "CAP_SYS_ADMIN", "--cap-add", "CAP_SETUID", "--cap-add", "CAP_SETGID",
-                "--cap-add", "CAP_SETPCAP", "--cap-add", "CAP_KILL"));
-        argv.addAll(box);
-        argv.add("--");
-        List<String> command = spec.command();
-        argv.addAll(List.of(command.get(0), "-c", zygoteSource));
-        argv.addAll(command.subList(2, command.size()));
-        return argv;
+        return ZygoteArgv.argv(this, uid, map, spec, controlDir, zygoteSource, zygoteSeccomp);
     }
 
     /** The size of each fresh tmpfs of a sandbox of {@code spec}: /tmp, /workspace, /dev/shm. */
@@ -229,10 +219,10 @@ public final class LaunchCommand {
      * One rlimit in bytes (or the resource's own unit), named as crucible-launch takes it, with {@code ulimit}'s flag
      * and the divisor to {@code ulimit}'s unit.
      */
-    private record Rlimit(String name, char flag, long value, long shellUnit) {}
+    record Rlimit(String name, char flag, long value, long shellUnit) {}
 
     /** The rlimits: second guards behind the cgroups (see docs/sandbox-recipe.md, Rlimits). */
-    private List<Rlimit> rlimits(int uid, boolean fallbackMemory, SandboxSpec spec) {
+    List<Rlimit> rlimits(int uid, boolean fallbackMemory, SandboxSpec spec) {
         Limits limits = spec.limits();
         List<Rlimit> r = new ArrayList<>(List.of(new Rlimit("core", 'c', 0, 1),
                 new Rlimit("nofile", 'n', config.openFiles(), 1),
@@ -255,7 +245,7 @@ public final class LaunchCommand {
     }
 
     /** crucible-launch's options, up to and including the {@code --} before bwrap. */
-    private List<String> viaHelper(List<Path> procsFiles, List<Rlimit> rlimits, int uid, Path program, String netns) {
+    List<String> viaHelper(List<Path> procsFiles, List<Rlimit> rlimits, long uid, Path program, String netns) {
         List<String> argv = new ArrayList<>(List.of(helper.toString()));
         if (netns != null) {
             argv.addAll(List.of("--netns", netns));
@@ -268,7 +258,7 @@ public final class LaunchCommand {
         }
         argv.addAll(List.of("--seccomp", program.toString()));
         if (uid >= 0) {
-            argv.addAll(List.of("--uid", Integer.toString(uid)));
+            argv.addAll(List.of("--uid", Long.toString(uid)));
         }
         argv.add("--");
         return argv;
@@ -311,7 +301,7 @@ public final class LaunchCommand {
     }
 
     /** bubblewrap's options; {@code ownNet}: the launcher joined a namespace of the server's (egress, a session's ports). */
-    private List<String> bwrapArguments(SandboxSpec spec, boolean ownNet) {
+    List<String> bwrapArguments(SandboxSpec spec, boolean ownNet) {
         String id = spec.root() instanceof SandboxRoot.Writable ? "0" : "1000"; // an image build's steps are root inside
         List<String> a = new ArrayList<>(List.of(bwrap.toString(),
                 "--unshare-all", "--unshare-user", "--disable-userns", "--die-with-parent", "--new-session",
@@ -341,6 +331,9 @@ public final class LaunchCommand {
                 a.addAll(List.of("--bind", dir.toString(), "/"));
                 syntheticIdentity(a);
             }
+            case SandboxRoot.Overlaid(Path root, Path upper, Path work, Path mounts) ->
+                // its own /etc (passwd with root and user) is in root, written when the session was made
+                a.addAll(List.of("--bind", root.toString(), "/", "--bind", mounts.resolve("usr").toString(), "/usr"));
         }
         if (!(spec.root() instanceof SandboxRoot.Image)) { // host paths mean nothing in an image
             for (String path : spec.readOnlyBindsIfPresent()) {
@@ -349,8 +342,11 @@ public final class LaunchCommand {
         }
         long tmpfs = tmpfsBytes(spec);
         // /dev/shm lives in the fresh tmpfs that --dev mounts: private, memory-charged, RLIMIT_FSIZE per file
-        a.addAll(List.of("--proc", "/proc", "--dev", "/dev",
-                "--size", Long.toString(tmpfs), "--tmpfs", "/tmp"));
+        a.addAll(List.of("--proc", "/proc", "--dev", "/dev"));
+        if (spec.root() instanceof SandboxRoot.Overlaid) { // made by root inside: everyone's, as a system's /tmp is
+            a.addAll(List.of("--perms", "1777"));
+        }
+        a.addAll(List.of("--size", Long.toString(tmpfs), "--tmpfs", "/tmp"));
         if (spec.init()) {
             a.addAll(List.of("--as-pid-1", "--mqueue", "/dev/mqueue"));
         }

@@ -12,12 +12,19 @@ import java.util.Map;
  * @param cwd the directory it starts in (absolute, in the sandbox)
  * @param stdin what it reads on stdin before end of file; empty for none
  * @param pty the terminal it runs on, or null for pipes
+ * @param root whether it runs as root of the session's own user namespace (a session with a root of its own), not as
+ *     the session's user
  */
-public record Command(List<String> argv, Map<String, String> env, String cwd, byte[] stdin, Terminal pty) {
+public record Command(List<String> argv, Map<String, String> env, String cwd, byte[] stdin, Terminal pty, boolean root) {
     public Command {
         argv = List.copyOf(argv);
         env = Map.copyOf(env);
         stdin = stdin == null ? new byte[0] : stdin.clone();
+    }
+
+    /** A command of the session's user (uid 1000). */
+    public Command(List<String> argv, Map<String, String> env, String cwd, byte[] stdin, Terminal pty) {
+        this(argv, env, cwd, stdin, pty, false);
     }
 
     @Override

@@ -94,7 +94,8 @@ final class SupervisorChannel implements AutoCloseable {
         int id = requests.incrementAndGet();
         starting.put(id, run);
         try {
-            send(SPAWN, (keepStdin ? 1 : 0) | (command.pty() != null ? 2 : 0), id, body.toByteArray());
+            send(SPAWN, (keepStdin ? 1 : 0) | (command.pty() != null ? 2 : 0) | (command.root() ? 4 : 0), id,
+                    body.toByteArray());
             long pid = await(run.started, "the command's start");
             run.pid = pid;
             return pid;

@@ -108,11 +108,47 @@ public final class SessionStore {
 
     /** Makes a new session's directory, its workspace of {@code quota} bytes and its record. */
     public void create(Stored stored, long quota) throws IOException {
+        create(stored, quota, false);
+    }
+
+    /**
+     * As {@link #create(Stored, long)}; {@code rooted}: with room on the same disk for a root of its own
+     * ({@link #rootOf}), whose layers the caller then writes.
+     */
+    public void create(Stored stored, long quota, boolean rooted) throws IOException {
         Path dir = dir(stored.id());
         Files.createDirectory(dir);
         Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwx--x--x"));
-        disk.create(dir, quota);
+        if (rooted) {
+            disk.createRooted(dir, quota);
+            Path mounts = Files.createDirectory(dir.resolve("mnt"));
+            for (Path p : List.of(mounts, Files.createDirectory(mounts.resolve("usr")),
+                    Files.createDirectory(mounts.resolve("lower")))) {
+                Files.setPosixFilePermissions(p, PosixFilePermissions.fromString("rwxr-xr-x"));
+            }
+        } else {
+            disk.create(dir, quota);
+        }
         write(stored);
+    }
+
+    /** Whether new sessions can have a root of their own on this disk (loop-mounted images: a bounded disk). */
+    public boolean roomForRoots() {
+        return disk.enforced();
+    }
+
+    /**
+     * The session's own root when it was made with one ({@code create(…, true)}): its directories on its disk and the
+     * mount points the launcher uses; null for a session on the shared read-only root.
+     */
+    public dev.crucible.sandbox.SandboxRoot.Overlaid rootOf(Stored stored) {
+        Path dir = dir(stored.id());
+        if (!WorkspaceDisk.rooted(dir)) {
+            return null;
+        }
+        Path layers = dir.resolve(WorkspaceDisk.DISK).resolve("r");
+        return new dev.crucible.sandbox.SandboxRoot.Overlaid(layers.resolve("root"), layers.resolve("usr-upper"),
+                layers.resolve("usr-work"), dir.resolve("mnt"));
     }
 
     /**
@@ -347,6 +383,10 @@ public final class SessionStore {
                 workspace.clear();
             }
             Files.deleteIfExists(dir.resolve("workspace"));
+            // a session with a root of its own: the image's mount point and the launcher's (all empty when unmounted)
+            for (String name : List.of("mnt/usr", "mnt/lower", "mnt", WorkspaceDisk.DISK)) {
+                Files.deleteIfExists(dir.resolve(name));
+            }
             for (String name : List.of("session.json.tmp", "cells.jsonl", "interpreter.log", WorkspaceDisk.IMAGE,
                     SessionLease.FILE, SessionLease.FILE + ".name", SessionLease.FILE + ".tmp")) { // a replica's lease too
                 Files.deleteIfExists(dir.resolve(name));

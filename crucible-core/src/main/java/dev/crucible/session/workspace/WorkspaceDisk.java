@@ -25,6 +25,25 @@ public sealed interface WorkspaceDisk {
     /** ext4 needs a few MiB for its own structures; a smaller quota gets this much. */
     long MIN_BYTES = 16L * 1024 * 1024;
 
+    /** Where a session with a root of its own has its image mounted: {@code w} (its workspace) and {@code r} in it. */
+    String DISK = "disk";
+
+    /**
+     * Creates {@code sessionDir/workspace} with room for a root of its own besides it on the same disk: the image
+     * mounted at {@code sessionDir/disk}, holding {@code w} (bound at {@code sessionDir/workspace}) and {@code r}
+     * (the server's, for the root's layers), so the root counts against the same quota and goes with the image.
+     *
+     * @throws IOException when this disk cannot (no loop mounts: a root needs a bounded disk)
+     */
+    default void createRooted(Path sessionDir, long bytes) throws IOException {
+        throw new IOException("a session's own root needs loop-mounted workspaces (root and /dev/loop-control)");
+    }
+
+    /** Whether the session in {@code sessionDir} was made with room for a root ({@link #createRooted}). */
+    static boolean rooted(Path sessionDir) {
+        return Files.isDirectory(sessionDir.resolve(DISK), java.nio.file.LinkOption.NOFOLLOW_LINKS);
+    }
+
     /** Creates {@code sessionDir/workspace}, bounded to {@code bytes} when this disk can. */
     void create(Path sessionDir, long bytes) throws IOException;
 
@@ -77,6 +96,27 @@ public sealed interface WorkspaceDisk {
         @Override
         public void create(Path sessionDir, long bytes) throws IOException {
             Path workspace = Files.createDirectory(sessionDir.resolve("workspace"));
+            makeImage(sessionDir, bytes);
+            mount(sessionDir.resolve(IMAGE), workspace);
+            Files.deleteIfExists(workspace.resolve("lost+found")); // e2fsck makes it again when it needs one
+        }
+
+        @Override
+        public void createRooted(Path sessionDir, long bytes) throws IOException {
+            Path workspace = Files.createDirectory(sessionDir.resolve("workspace"));
+            Path disk = Files.createDirectory(sessionDir.resolve(DISK));
+            Files.setPosixFilePermissions(disk, PosixFilePermissions.fromString("rwxr-xr-x"));
+            makeImage(sessionDir, bytes);
+            mount(sessionDir.resolve(IMAGE), disk);
+            Files.deleteIfExists(disk.resolve("lost+found"));
+            Files.createDirectory(disk.resolve("w"));
+            Files.setPosixFilePermissions(Files.createDirectory(disk.resolve("r")),
+                    PosixFilePermissions.fromString("rwxr-xr-x"));
+            run("mount", "--bind", disk.resolve("w").toString(), workspace.toString());
+        }
+
+        /** The image of {@code bytes}, allocated whole, with an empty ext4 file system. */
+        private void makeImage(Path sessionDir, long bytes) throws IOException {
             Path image = sessionDir.resolve(IMAGE);
             Files.createFile(image, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
             long size = Math.max(MIN_BYTES, bytes);
@@ -88,8 +128,6 @@ public sealed interface WorkspaceDisk {
             // no reserved blocks, inode tables and journal zeroed lazily by the kernel: milliseconds, not seconds
             run(mkfs.toString(), "-q", "-F", "-m", "0", "-E", "lazy_itable_init=1,lazy_journal_init=1,nodiscard",
                     image.toString());
-            mount(image, workspace);
-            Files.deleteIfExists(workspace.resolve("lost+found")); // e2fsck makes it again when it needs one
         }
 
         @Override
@@ -104,24 +142,38 @@ public sealed interface WorkspaceDisk {
                             + " image " + image + " stays sparse (a full data directory can fail its writes): "
                             + e.getMessage());
                 }
-                mount(image, workspace);
+                if (rooted(sessionDir)) {
+                    Path disk = sessionDir.resolve(DISK);
+                    if (!mounted(disk)) {
+                        mount(image, disk);
+                    }
+                    run("mount", "--bind", disk.resolve("w").toString(), workspace.toString());
+                } else {
+                    mount(image, workspace);
+                }
             }
         }
 
         @Override
         public void detach(Path sessionDir) {
-            Path workspace = sessionDir.resolve("workspace");
+            unmount(sessionDir.resolve("workspace"));
+            if (rooted(sessionDir)) {
+                unmount(sessionDir.resolve(DISK)); // after the workspace, a bind of its w
+            }
+        }
+
+        private static void unmount(Path dir) {
             try {
-                if (mounted(workspace)) {
+                if (mounted(dir)) {
                     try {
-                        run("umount", workspace.toString());
+                        run("umount", dir.toString());
                     } catch (IOException e) {
-                        run("umount", "-l", workspace.toString()); // still busy: detached now, freed when idle
+                        run("umount", "-l", dir.toString()); // still busy: detached now, freed when idle
                     }
                 }
             } catch (IOException e) {
                 System.getLogger(WorkspaceDisk.class.getName()).log(System.Logger.Level.WARNING,
-                        "cannot unmount " + workspace + ": " + e.getMessage());
+                        "cannot unmount " + dir + ": " + e.getMessage());
             }
         }
 

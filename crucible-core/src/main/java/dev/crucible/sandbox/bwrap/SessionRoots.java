@@ -1,0 +1,71 @@
+package dev.crucible.sandbox.bwrap;
+
+import dev.crucible.sandbox.SandboxRoot;
+import dev.crucible.sandbox.SandboxSpec;
+import dev.crucible.sandbox.cgroup.Cgroups;
+import dev.crucible.sandbox.launch.LaunchCommand;
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.List;
+
+/**
+ * Sessions with a root of their own ({@link SandboxRoot.Overlaid}, issue 27): whether this host can give one, the
+ * skeleton and layers written when one is made, and the launcher's argv with the session's block of host uids.
+ */
+final class SessionRoots {
+    private final Slots slots;
+    private final LaunchCommand command;
+
+    SessionRoots(Slots slots, LaunchCommand command) {
+        this.slots = slots;
+        this.command = command;
+    }
+
+    /** Why sessions get no root of their own here, or null when they do. */
+    String unavailable() {
+        if (slots.sessionRootUid(0, LaunchCommand.ROOT_BLOCK) < 0) {
+            return "a session's own root needs the server to run as root";
+        }
+        if (!command.supervises()) {
+            return "a session's own root needs crucible-launch and crucible-supervisor (a C compiler at build time)";
+        }
+        return kernelAtLeast(System.getProperty("os.version", ""), 5, 19) ? null
+                : "a session's own root needs Linux 5.19 or later (idmapped lower layers of overlayfs)";
+    }
+
+    /** Writes session {@code number}'s root skeleton and its empty {@code /usr} layers, all its root's. */
+    void prepare(Path root, Path usrUpper, Path usrWork, int number, Path syntheticEtc) throws IOException {
+        String why = unavailable();
+        if (why != null) {
+            throw new IOException(why);
+        }
+        long rootUid = slots.sessionRootUid(number, LaunchCommand.ROOT_BLOCK);
+        RootSkeleton.write(root, syntheticEtc, rootUid, slots.sessionUid(number));
+        RootSkeleton.layer(usrUpper, rootUid);
+        RootSkeleton.layer(usrWork, rootUid);
+    }
+
+    /** The launcher's argv for session {@code number}'s sandbox (as host uid {@code uid} for its user). */
+    List<String> argv(int number, int uid, Cgroups.RunGroup group, SandboxSpec spec, SandboxNetwork network,
+            ControlListener control) throws IOException {
+        long rootUid = slots.sessionRootUid(number, LaunchCommand.ROOT_BLOCK);
+        if (rootUid < 0 || control == null) {
+            throw new IOException("a session with root inside needs the server to run as root with crucible-launch"
+                    + " and crucible-supervisor built");
+        }
+        return command.rootedArgv(rootUid, uid, group, spec, network == null ? null : network.namespace().path(),
+                control.path());
+    }
+
+    /** Whether a kernel release ({@code os.version}: "6.18.44-…") is at least {@code major.minor}. */
+    static boolean kernelAtLeast(String release, int major, int minor) {
+        String[] parts = release.split("[^0-9]+", 3);
+        try {
+            int a = Integer.parseInt(parts[0]);
+            int b = parts.length > 1 ? Integer.parseInt(parts[1]) : 0;
+            return a > major || a == major && b >= minor;
+        } catch (NumberFormatException e) {
+            return false;
+        }
+    }
+}

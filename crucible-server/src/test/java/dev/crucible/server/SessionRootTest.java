@@ -1,0 +1,98 @@
+package dev.crucible.server;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import dev.crucible.TestHost;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+import java.util.Map;
+import org.junit.jupiter.api.Test;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+
+/**
+ * A session's own file system and its root inside (issue 27 items 1 and 3), against the real server and sandbox: the
+ * user cannot write the system, root inside can, and what it writes lands on the session's disk as its own block's
+ * uids, never the host's /usr; root inside is still refused what a container's root is refused (mounts, devices, the
+ * kernel's settings, namespaces, raw sockets, foreign uids); the root survives a restart of the server and goes, mounts
+ * and all, with the session.
+ */
+class SessionRootTest {
+    private static final JsonMapper JSON = JsonMapper.builder().build();
+    private static final String MARK = "crucible-root-test-" + ProcessHandle.current().pid();
+
+    private static JsonNode run(Http http, String id, String user, String line) throws Exception {
+        HttpResponse<String> r = http.postJson("/v1/sessions/" + id + "/commands", JSON.writeValueAsString(
+                user == null ? Map.of("command", line) : Map.of("command", line, "user", user)));
+        assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
+        return SessionApiTest.json(r);
+    }
+
+    @Test
+    void theSessionsRootIsItsOwnAndRootInsideIsNoRootOutside() throws Exception {
+        ServerConfig config = Http.config().withPort(0).withPool(Map.of());
+        Path sessionsDir = config.sessions().dataDir().resolve("sessions");
+        String id;
+        try (CrucibleServer server = CrucibleServer.start(config, TestHost.crucible())) {
+            Http http = Http.to(server, null);
+            id = SessionApiTest.json(http.postJson("/v1/sessions", "{\"language\": \"python\"}")).get("id").asString();
+            Path dir = sessionsDir.resolve(id);
+            assumeTrue(Files.isDirectory(dir.resolve("disk")), "skipped: this host gives sessions no root of their"
+                    + " own (not root, no loop mounts, or a kernel before 5.19)");
+
+            JsonNode user = run(http, id, null, "id -un; touch /usr/lib/" + MARK + " 2>/dev/null || echo usr-denied;"
+                    + " echo hi > /home/user/f && echo home; (echo x > /etc/" + MARK + ") 2>/dev/null || echo etc-denied");
+            assertThat(user.get("stdout").asString()).isEqualTo("user\nusr-denied\nhome\netc-denied\n");
+
+            JsonNode root = run(http, id, "root", "id -u; echo made > /usr/lib/" + MARK + " && echo usr;"
+                    + " echo ok > /etc/" + MARK + " && echo etc; chown 1000 /etc/" + MARK + " && echo chown;"
+                    + " chown 70000 /etc/" + MARK + " 2>/dev/null || echo unmapped");
+            assertThat(root.get("stdout").asString()).isEqualTo("0\nusr\netc\nchown\nunmapped\n");
+            assertThat(Path.of("/usr/lib", MARK)).as("the host's /usr is untouched").doesNotExist();
+
+            // what root inside may still not do: each attempt prints its name only if it got through
+            JsonNode refused = run(http, id, "root", String.join("; ",
+                    "mount -t tmpfs x /mnt 2>/dev/null && echo MOUNTED",
+                    "mknod /tmp/sda b 8 0 2>/dev/null && echo DEVICE",
+                    "echo x > /proc/sys/kernel/core_pattern 2>/dev/null && echo SYSCTL",
+                    "echo b > /proc/sysrq-trigger 2>/dev/null && echo SYSRQ",
+                    "unshare -U true 2>/dev/null && echo USERNS",
+                    "unshare -m true 2>/dev/null && echo MOUNTNS",
+                    "python3 -c 'import socket; socket.socket(socket.AF_PACKET, socket.SOCK_RAW)' 2>/dev/null"
+                            + " && echo PACKET",
+                    "python3 -c 'import socket; socket.socket(socket.AF_INET, socket.SOCK_RAW, 1)' 2>/dev/null"
+                            + " && echo RAW",
+                    "cat /proc/2/environ >/dev/null 2>&1 && echo SUPERVISOR",
+                    "date -s 2000-01-01 >/dev/null 2>&1 && echo CLOCK",
+                    "hostname evil 2>/dev/null && echo HOSTNAME",
+                    "echo done"));
+            assertThat(refused.get("stdout").asString()).isEqualTo("done\n");
+
+            // on the host: the session's disk holds it, owned by the session's own block of uids
+            int sessionUid = (Integer) Files.getAttribute(dir.resolve("workspace"), "unix:uid", LinkOption.NOFOLLOW_LINKS);
+            long rootUid = (1L << 31) + (long) sessionUid * 4096;
+            Path upper = dir.resolve("disk/r/usr-upper/lib").resolve(MARK);
+            assertThat(Integer.toUnsignedLong((Integer) Files.getAttribute(upper, "unix:uid", LinkOption.NOFOLLOW_LINKS)))
+                    .isEqualTo(rootUid);
+            assertThat((Integer) Files.getAttribute(dir.resolve("disk/r/root/etc").resolve(MARK), "unix:uid",
+                    LinkOption.NOFOLLOW_LINKS)).as("chown 1000 inside is the session's uid outside").isEqualTo(sessionUid);
+            assertThat(mountsUnder(dir)).as("only the disk and its workspace bind on the host").hasSize(2);
+        }
+        try (CrucibleServer again = CrucibleServer.start(config, TestHost.crucible())) {
+            Http http = Http.to(again, null);
+            JsonNode kept = run(http, id, null, "cat /usr/lib/" + MARK + " /etc/" + MARK + " /home/user/f");
+            assertThat(kept.get("stdout").asString()).as("kept across a restart").isEqualTo("made\nok\nhi\n");
+            assertThat(http.delete("/v1/sessions/" + id).statusCode()).isEqualTo(200);
+            assertThat(mountsUnder(sessionsDir.resolve(id))).isEmpty();
+            assertThat(sessionsDir.resolve(id)).doesNotExist();
+        }
+    }
+
+    private static java.util.List<String> mountsUnder(Path dir) throws Exception {
+        return Files.readAllLines(Path.of("/proc/self/mountinfo")).stream()
+                .filter(line -> line.split(" ")[4].startsWith(dir.toString())).toList();
+    }
+}
