@@ -58,6 +58,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -265,6 +266,52 @@ static void enter_userns(const char *map, int to_helper, int from_helper, pid_t 
     close(from_helper);
 }
 
+/*
+ * crucible-launch --probe-idmap DIR: whether this host can give a session a root of its own over DIR (step 8): a child
+ * makes a user namespace (uid 0 of it mapped to nobody's 65534), and DIR's mount is copied and idmapped to it. Exit 0
+ * when it can; otherwise 125 with the reason (an old kernel, a file system without idmapped mounts, no privilege).
+ */
+__attribute__((noreturn)) static void probe_idmap(const char *dir) {
+    int go[2];
+    if (pipe2(go, O_CLOEXEC) != 0) die("cannot make a pipe", NULL);
+    pid_t child = fork();
+    if (child < 0) die("cannot fork", NULL);
+    if (child == 0) {
+        close(go[1]);
+        if (unshare(CLONE_NEWUSER) != 0) _exit(FAIL);
+        char byte;
+        if (read(go[0], &byte, 1) < 0) _exit(FAIL); /* held until the parent is done with our namespace */
+        _exit(0);
+    }
+    close(go[0]);
+    char path[64];
+    snprintf(path, sizeof path, "/proc/%d/ns/user", (int) child);
+    int userns = -1;
+    for (int i = 0; i < 1000 && userns < 0; i++) { /* the child's unshare is a moment away */
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        int self = open("/proc/self/ns/user", O_RDONLY | O_CLOEXEC);
+        struct stat a, b;
+        if (fd >= 0 && self >= 0 && fstat(fd, &a) == 0 && fstat(self, &b) == 0 && a.st_ino != b.st_ino) userns = fd;
+        else if (fd >= 0) close(fd);
+        if (self >= 0) close(self);
+        if (userns < 0) usleep(1000);
+    }
+    if (userns < 0) { errno = ETIMEDOUT; die("the probe's user namespace did not appear", NULL); }
+    for (int m = 0; m < 2; m++) { /* an idmapped mount needs both maps */
+        snprintf(path, sizeof path, "/proc/%d/%s", (int) child, m == 0 ? "uid_map" : "gid_map");
+        int map = open(path, O_WRONLY | O_CLOEXEC);
+        if (map < 0 || write(map, "0 65534 1\n", 10) != 10) die("cannot map the probe's namespace", NULL);
+        close(map);
+    }
+    int tree = (int) syscall(SYS_open_tree, AT_FDCWD, dir, CRUCIBLE_OPEN_TREE_CLONE | O_CLOEXEC);
+    if (tree < 0) die("cannot copy the mount of", dir);
+    struct crucible_mount_attr attr = {.attr_set = CRUCIBLE_MOUNT_ATTR_IDMAP, .userns_fd = (unsigned long long) userns};
+    if (syscall(SYS_mount_setattr, tree, "", AT_EMPTY_PATH, &attr, sizeof attr) != 0) die("cannot idmap the mount of", dir);
+    close(go[1]);
+    waitpid(child, NULL, 0);
+    _exit(0);
+}
+
 __attribute__((noreturn)) static void init_forever(void) {
     /* it needs no privilege at all: every capability goes (bounding set first, while CAP_SETPCAP is still held) */
     for (int cap = 0; cap <= 63; cap++) {
@@ -283,6 +330,7 @@ __attribute__((noreturn)) static void init_forever(void) {
 
 int main(int argc, char **argv) {
     if (argc == 2 && strcmp(argv[1], "--init") == 0) init_forever();
+    if (argc == 3 && strcmp(argv[1], "--probe-idmap") == 0) probe_idmap(argv[2]);
     const char *seccomp = NULL;
     const char *userns_map = NULL;
     const char *control = NULL;

@@ -125,6 +125,19 @@ class ContainerIT {
         assertThat(expect(called, "GET", process + "/output", null, 200).body()).contains("got-in");
         expect(called, "POST", process + "/signal", "{\"signal\": \"KILL\"}", 200);
         expect(called, "GET", s + "/terminal", null, 400); // a WebSocket route: TerminalTest covers the upgrade
+        // ports: a container that refuses unshare(CLONE_NEWNET) (these settings) gives sessions no namespace of their
+        // own, so a port answers 503 ports_unavailable, saying why; PortsTest covers ports where they work
+        assertThat(expect(called, "GET", s + "/ports", null, 200).body()).contains("\"ports\":[]");
+        String link = JSON.readTree(expect(called, "POST", s + "/previews", "{\"port\": 8000}", 201).body())
+                .get("url").asString();
+        String preview = link.substring(link.indexOf("/v1/previews/"), link.length() - 1);
+        for (String method : List.of("GET", "POST", "PUT", "DELETE")) {
+            String body = method.equals("POST") || method.equals("PUT") ? "{}" : null;
+            assertThat(expect(called, method, s + "/ports/8000/x", body, 503).body()).contains("ports_unavailable");
+            expect(called, method, s + "/ports/8000", body, 302); // the root of a port: to its slash
+            assertThat(expect(called, method, preview + "/x", body, 503).body()).contains("ports_unavailable");
+            expect(called, method, preview, body, 302);
+        }
         expect(called, "POST", s + "/interrupt", null, 200);
         expect(called, "POST", s + "/restart", null, 200);
         expect(called, "POST", s + "/network", "{\"allow\": []}", 200);
@@ -173,7 +186,10 @@ class ContainerIT {
         assertThat(r.statusCode()).as(method + " " + path + " -> " + r.body()).isEqualTo(status);
         called.add(method + " " + path.replaceFirst("\\?.*$", "")
                 .replaceFirst("^/v1/sessions/[0-9a-f]{32}", "/v1/sessions/{id}")
-                .replaceFirst("/files/.+$", "/files/{path}").replaceFirst("/processes/[0-9]+", "/processes/{pid}"));
+                .replaceFirst("/files/.+$", "/files/{path}").replaceFirst("/processes/[0-9]+", "/processes/{pid}")
+                .replaceFirst("/ports/[0-9]+/.+$", "/ports/{port}/{path}").replaceFirst("/ports/[0-9]+$", "/ports/{port}")
+                .replaceFirst("^/v1/previews/[^/]+/.+$", "/v1/previews/{token}/{path}")
+                .replaceFirst("^/v1/previews/[^/]+$", "/v1/previews/{token}"));
         return r;
     }
 

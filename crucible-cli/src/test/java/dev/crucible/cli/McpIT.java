@@ -60,7 +60,9 @@ class McpIT {
                 Path plain = session.resolve("workspace").resolve(file);
                 return Files.exists(plain) ? Files.readString(plain) : null;
             }
-            Process p = new ProcessBuilder("/usr/sbin/debugfs", "-R", "cat /" + file, image.toString()).start();
+            // a session with a root of its own keeps its workspace as w/ of the image (its root's layers in r/)
+            String inImage = Files.isDirectory(session.resolve("disk")) ? "/w/" + file : "/" + file;
+            Process p = new ProcessBuilder("/usr/sbin/debugfs", "-R", "cat " + inImage, image.toString()).start();
             String text = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
             return p.waitFor() == 0 && !text.isEmpty() ? text : null;
         } catch (java.io.IOException | InterruptedException e) {

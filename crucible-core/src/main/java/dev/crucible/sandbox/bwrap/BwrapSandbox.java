@@ -61,6 +61,7 @@ public final class BwrapSandbox implements Sandbox {
     private final dev.crucible.health.Replacements replacements = new dev.crucible.health.Replacements();
 
     private final int serverUid;
+    private volatile boolean noOwnNetwork;
 
     private BwrapSandbox(SandboxConfig config, HostTools tools, byte[] program) throws IOException {
         this.workRoot = Files.createTempDirectory(config.workParent(), "crucible-");
@@ -144,7 +145,7 @@ public final class BwrapSandbox implements Sandbox {
 
     @Override
     public Launch launch(SandboxSpec spec, boolean ahead) throws InterruptedException {
-        Slots.Claim claim = takeSlot();
+        Slots.Claim claim = slots.take(); // waits for a free slot; the claim holds what the run takes until released
         boolean started = false;
         SandboxNetwork network = null;
         try {
@@ -178,8 +179,7 @@ public final class BwrapSandbox implements Sandbox {
         ControlListener control = null;
         try {
             group = slots.sessionGroup(spec.limits(), cpus);
-            network = spec.egress() != null ? makeNetwork(spec)
-                    : command.supervises() && egressUnavailable() == null ? SandboxNetwork.own(spawner) : null;
+            network = spec.egress() != null ? makeNetwork(spec) : ownNetwork();
             control = command.supervises() ? ControlListener.open(workRoot.resolve("control")) : null;
             Process process = spawn(spec.root() instanceof SandboxRoot.Overlaid
                     ? roots.argv(number, uid, group, spec, network, control)
@@ -204,11 +204,6 @@ public final class BwrapSandbox implements Sandbox {
         }
     }
 
-    /** Waits for a free slot; the claim gives its uid and holds what the run takes until released. */
-    private Slots.Claim takeSlot() throws InterruptedException {
-        return slots.take();
-    }
-
     /** The run's cgroups with its limits written, at a low CPU weight when launched ahead; null without cgroups. */
     private static Cgroups.RunGroup makeGroups(Slots.Claim claim, Limits limits, boolean ahead) throws IOException {
         Cgroups.RunGroup group = claim.takeGroups();
@@ -221,8 +216,20 @@ public final class BwrapSandbox implements Sandbox {
         return group;
     }
 
-
-
+    /** A session's own namespace for its ports; null (no ports) where this host cannot make one, then never tried. */
+    private SandboxNetwork ownNetwork() throws InterruptedException {
+        if (!command.supervises() || egressUnavailable() != null || noOwnNetwork) {
+            return null;
+        }
+        try {
+            return SandboxNetwork.own(spawner);
+        } catch (IOException e) { // a container that refuses unshare(CLONE_NEWNET)
+            noOwnNetwork = true;
+            LOG.log(System.Logger.Level.WARNING, "sessions get no ports here: no network namespace (" + e.getMessage()
+                    + ")");
+            return null;
+        }
+    }
 
     /** For a spec with egress, its own network namespace with the proxy's listener in it; null without egress. */
     private SandboxNetwork makeNetwork(SandboxSpec spec) throws IOException, InterruptedException {
@@ -237,11 +244,7 @@ public final class BwrapSandbox implements Sandbox {
     }
 
     private static void closeQuietly(AutoCloseable resource) {
-        if (resource == null) {
-            return;
-        }
-        try {
-            resource.close();
+        try (resource) { // a null one is skipped
         } catch (Exception e) {
             LOG.log(System.Logger.Level.DEBUG, "cannot close " + resource, e);
         }

@@ -4,6 +4,7 @@ import dev.crucible.sandbox.SandboxRoot;
 import dev.crucible.sandbox.SandboxSpec;
 import dev.crucible.sandbox.cgroup.Cgroups;
 import dev.crucible.sandbox.launch.LaunchCommand;
+import dev.crucible.util.Once;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.List;
@@ -16,9 +17,14 @@ final class SessionRoots {
     private final Slots slots;
     private final LaunchCommand command;
 
+    /** Why /usr cannot be idmapped here, asked once (the host's /usr keeps its file system): "" when it can. */
+    private final Once<String> idmap;
+
     SessionRoots(Slots slots, LaunchCommand command) {
         this.slots = slots;
         this.command = command;
+        this.idmap = new Once<>(() -> java.util.Objects.requireNonNullElse(command.idmapUnavailable(Path.of("/usr")),
+                ""));
     }
 
     /** Why sessions get no root of their own here, or null when they do. */
@@ -29,8 +35,12 @@ final class SessionRoots {
         if (!command.supervises()) {
             return "a session's own root needs crucible-launch and crucible-supervisor (a C compiler at build time)";
         }
-        return kernelAtLeast(System.getProperty("os.version", ""), 5, 19) ? null
-                : "a session's own root needs Linux 5.19 or later (idmapped lower layers of overlayfs)";
+        if (!kernelAtLeast(System.getProperty("os.version", ""), 5, 19)) {
+            return "a session's own root needs Linux 5.19 or later (idmapped lower layers of overlayfs)";
+        }
+        String probed = idmap.get();
+        return probed.isEmpty() ? null : "a session's own root needs the host's /usr on a file system that can be"
+                + " idmapped (ext4, xfs, btrfs…; not an overlay of a container's root): " + probed;
     }
 
     /** Writes session {@code number}'s root skeleton and its empty {@code /usr} layers, all its root's. */

@@ -177,6 +177,11 @@ public final class LaunchCommand {
     /** How many host uids a session with root inside maps: 0-999 and 1001-4094 to its block, 1000 to its own uid. */
     public static final int ROOT_BLOCK = 4096;
 
+    /** See {@link RootedArgv#idmapUnavailable}. */
+    public String idmapUnavailable(Path dir) {
+        return helper == null ? "no crucible-launch" : RootedArgv.idmapUnavailable(helper, dir);
+    }
+
     /** See {@link RootedArgv#argv}. */
     public List<String> rootedArgv(long rootUid, int userUid, Cgroups.RunGroup group, SandboxSpec spec, String netns,
             Path control) {

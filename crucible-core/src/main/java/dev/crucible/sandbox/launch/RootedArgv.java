@@ -63,4 +63,27 @@ final class RootedArgv {
         argv.addAll(spec.command());
         return argv;
     }
+
+    /**
+     * Why {@code dir}'s mount cannot be idmapped here (the lower layer of a session's own root), in crucible-launch's
+     * words, or null when it can: {@code crucible-launch --probe-idmap DIR}, bounded to 10 s.
+     */
+    static String idmapUnavailable(Path helper, Path dir) {
+        try {
+            Process p = new ProcessBuilder(helper.toString(), "--probe-idmap", dir.toString()).redirectErrorStream(true)
+                    .start();
+            p.getOutputStream().close();
+            if (!p.waitFor(10, java.util.concurrent.TimeUnit.SECONDS)) {
+                p.destroyForcibly();
+                return "crucible-launch --probe-idmap did not answer in 10 s";
+            }
+            String said = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8).strip();
+            return p.exitValue() == 0 ? null : said.isEmpty() ? "crucible-launch --probe-idmap failed" : said;
+        } catch (java.io.IOException e) {
+            return "cannot run crucible-launch --probe-idmap: " + e.getMessage();
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return "interrupted while probing for idmapped mounts";
+        }
+    }
 }

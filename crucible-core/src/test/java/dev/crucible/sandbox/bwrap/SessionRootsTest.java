@@ -1,0 +1,36 @@
+package dev.crucible.sandbox.bwrap;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import dev.crucible.TestHost;
+import org.junit.jupiter.api.Test;
+
+/** Whether a host can give sessions a root of their own: the kernel's release, and crucible-launch's probe. */
+class SessionRootsTest {
+    @Test
+    void aKernelReleaseIsComparedByItsFirstTwoNumbers() {
+        assertThat(SessionRoots.kernelAtLeast("6.18.44-fc-v657", 5, 19)).isTrue();
+        assertThat(SessionRoots.kernelAtLeast("5.19.0", 5, 19)).isTrue();
+        assertThat(SessionRoots.kernelAtLeast("5.15.0-91-generic", 5, 19)).isFalse();
+        assertThat(SessionRoots.kernelAtLeast("4.19", 5, 19)).isFalse();
+        assertThat(SessionRoots.kernelAtLeast("", 5, 19)).isFalse();
+        assertThat(SessionRoots.kernelAtLeast("weird", 5, 19)).isFalse();
+    }
+
+    @Test
+    void theProbeTellsAnIdmappableFileSystemFromOneThatIsNot() throws Exception {
+        assumeTrue(ProcessHandle.current().info().user().orElse("").equals("root"), "skipped: the probe needs root");
+        java.nio.file.Path helper = TestHost.crucible().sandbox().host().workRoot().resolve("crucible-launch");
+        assumeTrue(java.nio.file.Files.isExecutable(helper), "skipped: this build has no crucible-launch");
+        assertThat(probe(helper, "/proc")).as("procfs has no idmapped mounts").isNotZero();
+        assumeTrue(probe(helper, "/usr") == 0, "skipped: this host's /usr cannot be idmapped");
+        assertThat(TestHost.crucible().sandbox().rootUnavailable()).isNull();
+    }
+
+    private static int probe(java.nio.file.Path helper, String dir) throws Exception {
+        Process p = new ProcessBuilder(helper.toString(), "--probe-idmap", dir).redirectErrorStream(true).start();
+        p.getInputStream().readAllBytes();
+        return p.waitFor();
+    }
+}
