@@ -53,7 +53,9 @@ class WarmAgentReadinessTest {
             Sandbox.Launch launch = waiting.launch();
             long agent = waiting.pid();
             assertThat(Processes.kill(agent, SIGSTOP)).isTrue();
-            assertThat(launch.readiness()).isEqualTo(Readiness.STOPPED);
+            // between the dequeue of a SIGSTOP and the stop, /proc shows neither a pending stop nor state T: wait
+            org.awaitility.Awaitility.await("the agent stopped").atMost(java.time.Duration.ofMinutes(1))
+                    .pollInterval(java.time.Duration.ofMillis(5)).until(launch::readiness, r -> r == Readiness.STOPPED);
             assertThat(Processes.kill(agent, SIGCONT)).isTrue();
             // SIGCONT clears a pending stop at once; a stop already taken ends when the agent is scheduled
             org.awaitility.Awaitility.await("the agent continued").atMost(java.time.Duration.ofMinutes(1))
