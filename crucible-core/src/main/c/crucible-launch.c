@@ -25,6 +25,8 @@
  *      zygote's own uid as 0, the slots' uids for its children); bwrap then runs as root of that namespace, with
  *      capabilities in it only, and passes those it is told to keep (--cap-add) to the zygote.
  *
+ *   7b. for a session's sandbox (--own-mounts SESSION_DIR), while still root: a private mount namespace without the
+ *      other sessions' mounts (their disks stay this launcher's otherwise, for as long as the sandbox runs);
  *   8. for a session with a writable root (--overlay-lower DIR --overlay-at DIR --overlay-upper DIR --overlay-work DIR,
  *      with --userns-map): after entering its user namespace, make a mount namespace of that user namespace's own,
  *      where the helper (still root in the host's namespaces) moves a read-only, nosuid, nodev copy of the lower tree
@@ -170,7 +172,6 @@ static void write_map(pid_t pid, const char *file, const char *map) {
 /* the new mount API (Linux 5.2, idmapped mounts 5.12): no wrappers in older C libraries */
 struct crucible_mount_attr { unsigned long long attr_set, attr_clr, propagation, userns_fd; };
 #define CRUCIBLE_OPEN_TREE_CLONE 1
-#define CRUCIBLE_AT_RECURSIVE 0x8000
 #define CRUCIBLE_MOVE_MOUNT_F_EMPTY_PATH 0x4
 #define CRUCIBLE_MOUNT_ATTR_RDONLY 0x1
 #define CRUCIBLE_MOUNT_ATTR_NOSUID 0x2
@@ -189,22 +190,61 @@ struct crucible_mount_attr { unsigned long long attr_set, attr_clr, propagation,
 struct overlay { const char *lower, *at, *upper, *work; };
 
 /*
- * The helper's half of a writable root (still root in the host's namespaces): a detached copy of the lower tree,
- * read-only, nosuid, nodev and idmapped to the session's user namespace, moved onto the lower mount point (at/../lower)
- * inside the session's own mount namespace. The helper exits right after: nothing of the host keeps that namespace.
+ * A user namespace that exists only to idmap a mount: a child unshares one, MAP is written as both its uid and gid map
+ * (we are host root), and its descriptor is kept; the child is reaped, the namespace lives on through the descriptor.
  */
-static void idmap_lower(pid_t pid, const struct overlay *o, const char *lower_at) {
+static int mapping_userns(const char *map) {
+    int go[2];
+    if (pipe2(go, O_CLOEXEC) != 0) die("cannot make a pipe", NULL);
+    pid_t child = fork();
+    if (child < 0) die("cannot fork", NULL);
+    if (child == 0) {
+        close(go[1]);
+        if (unshare(CLONE_NEWUSER) != 0) _exit(FAIL);
+        char byte;
+        if (read(go[0], &byte, 1) < 0) _exit(FAIL); /* held until its namespace is mapped and opened */
+        _exit(0);
+    }
+    close(go[0]);
     char path[64];
-    int tree = (int) syscall(SYS_open_tree, AT_FDCWD, o->lower,
-                             CRUCIBLE_OPEN_TREE_CLONE | CRUCIBLE_AT_RECURSIVE | O_CLOEXEC);
+    snprintf(path, sizeof path, "/proc/%d/ns/user", (int) child);
+    int userns = -1;
+    struct stat self;
+    if (stat("/proc/self/ns/user", &self) != 0) die("cannot stat /proc/self/ns/user", NULL);
+    for (int i = 0; i < 2000 && userns < 0; i++) { /* the child's unshare is a moment away */
+        struct stat theirs;
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd >= 0 && fstat(fd, &theirs) == 0 && theirs.st_ino != self.st_ino) userns = fd;
+        else if (fd >= 0) close(fd);
+        if (userns < 0) usleep(1000);
+    }
+    if (userns < 0) { errno = ETIMEDOUT; die("a mapping user namespace did not appear", NULL); }
+    for (int m = 0; m < 2; m++) {
+        write_map(child, m == 0 ? "uid_map" : "gid_map", map);
+    }
+    close(go[1]);
+    while (waitpid(child, NULL, 0) < 0 && errno == EINTR) {}
+    return userns;
+}
+
+/*
+ * The helper's half of a writable root (still root in the host's namespaces): a detached copy of the lower tree's
+ * mount (its submounts left out: overlayfs would not show them anyway), read-only, nosuid, nodev, idmapped through a
+ * namespace that maps only the host's root, to the session's root: every other owner of a host file reads as nobody
+ * inside, so a file the host's root or a host user keeps private stays private (the session's own map would give a
+ * host uid 1000's files to the session's user). Moved onto the lower mount point inside the session's own mount
+ * namespace; the helper exits right after, so nothing of the host keeps that namespace.
+ */
+static void idmap_lower(pid_t pid, const struct overlay *o, const char *lower_at, long root_uid) {
+    char path[64], map[64];
+    int tree = (int) syscall(SYS_open_tree, AT_FDCWD, o->lower, CRUCIBLE_OPEN_TREE_CLONE | O_CLOEXEC);
     if (tree < 0) die("cannot copy the mount of", o->lower);
-    snprintf(path, sizeof path, "/proc/%d/ns/user", (int) pid);
-    int userns = open(path, O_RDONLY | O_CLOEXEC);
-    if (userns < 0) die("cannot open", path);
+    snprintf(map, sizeof map, "0 %ld 1", root_uid);
+    int userns = mapping_userns(map);
     struct crucible_mount_attr attr = {.attr_set = CRUCIBLE_MOUNT_ATTR_IDMAP | CRUCIBLE_MOUNT_ATTR_RDONLY
                                                    | CRUCIBLE_MOUNT_ATTR_NOSUID | CRUCIBLE_MOUNT_ATTR_NODEV,
                                        .userns_fd = (unsigned long long) userns};
-    if (syscall(SYS_mount_setattr, tree, "", AT_EMPTY_PATH | CRUCIBLE_AT_RECURSIVE, &attr, sizeof attr) != 0) {
+    if (syscall(SYS_mount_setattr, tree, "", AT_EMPTY_PATH, &attr, sizeof attr) != 0) {
         die("cannot idmap the mount of (Linux 5.19 or later, a file system that supports idmapped mounts)", o->lower);
     }
     snprintf(path, sizeof path, "/proc/%d/ns/mnt", (int) pid);
@@ -214,6 +254,48 @@ static void idmap_lower(pid_t pid, const struct overlay *o, const char *lower_at
     if (syscall(SYS_move_mount, tree, "", AT_FDCWD, lower_at, CRUCIBLE_MOVE_MOUNT_F_EMPTY_PATH) != 0) {
         die("cannot place the lower tree at", lower_at);
     }
+}
+
+/*
+ * As host root, before anything else of the session's launch: a mount namespace of its own, private, without the
+ * other sessions' mounts (their disks and workspaces under the sessions' directory, SESSION_DIR's parent). This
+ * launcher stays in it as bubblewrap's monitor for the sandbox's whole life: a copy of the host's whole table would keep
+ * every other session's disk (and loop device) attached after that session is deleted.
+ */
+static void own_mounts(const char *session_dir) {
+    if (unshare(CLONE_NEWNS) != 0) die("cannot make the launcher's mount namespace", NULL);
+    if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0) die("cannot make the mounts private", NULL);
+    const char *slash = strrchr(session_dir, '/');
+    if (!slash || slash == session_dir) { errno = EINVAL; die("bad --own-mounts", session_dir); }
+    size_t parent = (size_t) (slash - session_dir), own = strlen(session_dir);
+    FILE *info = fopen("/proc/self/mountinfo", "re");
+    if (!info) die("cannot read", "/proc/self/mountinfo");
+    char line[8192], point[PATH_MAX];
+    while (fgets(line, sizeof line, info)) {
+        /* "ID PARENT MAJ:MIN ROOT MOUNTPOINT ...": the fifth field, octal escapes (\040 for a space) undone */
+        char *field = line;
+        for (int i = 0; i < 4 && field; i++) {
+            field = strchr(field, ' ');
+            if (field) field++;
+        }
+        if (!field) continue;
+        size_t n = 0;
+        for (char *c = field; *c && *c != ' ' && n + 1 < sizeof point; c++) {
+            if (c[0] == '\\' && c[1] >= '0' && c[1] <= '7' && c[2] >= '0' && c[2] <= '7' && c[3] >= '0' && c[3] <= '7') {
+                point[n++] = (char) ((c[1] - '0') * 64 + (c[2] - '0') * 8 + (c[3] - '0'));
+                c += 3;
+            } else {
+                point[n++] = *c;
+            }
+        }
+        point[n] = 0;
+        int under_sessions = n > parent && strncmp(point, session_dir, parent) == 0 && point[parent] == '/';
+        int ours = strncmp(point, session_dir, own) == 0 && (point[own] == 0 || point[own] == '/');
+        if (under_sessions && !ours && umount2(point, MNT_DETACH) != 0 && errno != EINVAL && errno != ENOENT) {
+            die("cannot let go of", point);
+        }
+    }
+    fclose(info);
 }
 
 /* where the idmapped lower goes: the directory "lower" beside --overlay-at (made by the server) */
@@ -267,48 +349,16 @@ static void enter_userns(const char *map, int to_helper, int from_helper, pid_t 
 }
 
 /*
- * crucible-launch --probe-idmap DIR: whether this host can give a session a root of its own over DIR (step 8): a child
- * makes a user namespace (uid 0 of it mapped to nobody's 65534), and DIR's mount is copied and idmapped to it. Exit 0
- * when it can; otherwise 125 with the reason (an old kernel, a file system without idmapped mounts, no privilege).
+ * crucible-launch --probe-idmap DIR: whether this host can give a session a root of its own over DIR (step 8): DIR's
+ * mount is copied and idmapped through a mapping user namespace, as a launch does. Exit 0 when it can; otherwise 125
+ * with the reason (an old kernel, a file system without idmapped mounts, no privilege).
  */
 __attribute__((noreturn)) static void probe_idmap(const char *dir) {
-    int go[2];
-    if (pipe2(go, O_CLOEXEC) != 0) die("cannot make a pipe", NULL);
-    pid_t child = fork();
-    if (child < 0) die("cannot fork", NULL);
-    if (child == 0) {
-        close(go[1]);
-        if (unshare(CLONE_NEWUSER) != 0) _exit(FAIL);
-        char byte;
-        if (read(go[0], &byte, 1) < 0) _exit(FAIL); /* held until the parent is done with our namespace */
-        _exit(0);
-    }
-    close(go[0]);
-    char path[64];
-    snprintf(path, sizeof path, "/proc/%d/ns/user", (int) child);
-    int userns = -1;
-    for (int i = 0; i < 1000 && userns < 0; i++) { /* the child's unshare is a moment away */
-        int fd = open(path, O_RDONLY | O_CLOEXEC);
-        int self = open("/proc/self/ns/user", O_RDONLY | O_CLOEXEC);
-        struct stat a, b;
-        if (fd >= 0 && self >= 0 && fstat(fd, &a) == 0 && fstat(self, &b) == 0 && a.st_ino != b.st_ino) userns = fd;
-        else if (fd >= 0) close(fd);
-        if (self >= 0) close(self);
-        if (userns < 0) usleep(1000);
-    }
-    if (userns < 0) { errno = ETIMEDOUT; die("the probe's user namespace did not appear", NULL); }
-    for (int m = 0; m < 2; m++) { /* an idmapped mount needs both maps */
-        snprintf(path, sizeof path, "/proc/%d/%s", (int) child, m == 0 ? "uid_map" : "gid_map");
-        int map = open(path, O_WRONLY | O_CLOEXEC);
-        if (map < 0 || write(map, "0 65534 1\n", 10) != 10) die("cannot map the probe's namespace", NULL);
-        close(map);
-    }
+    int userns = mapping_userns("0 65534 1");
     int tree = (int) syscall(SYS_open_tree, AT_FDCWD, dir, CRUCIBLE_OPEN_TREE_CLONE | O_CLOEXEC);
     if (tree < 0) die("cannot copy the mount of", dir);
     struct crucible_mount_attr attr = {.attr_set = CRUCIBLE_MOUNT_ATTR_IDMAP, .userns_fd = (unsigned long long) userns};
     if (syscall(SYS_mount_setattr, tree, "", AT_EMPTY_PATH, &attr, sizeof attr) != 0) die("cannot idmap the mount of", dir);
-    close(go[1]);
-    waitpid(child, NULL, 0);
     _exit(0);
 }
 
@@ -335,6 +385,7 @@ int main(int argc, char **argv) {
     const char *userns_map = NULL;
     const char *control = NULL;
     struct overlay overlay = {NULL, NULL, NULL, NULL};
+    const char *own_dir = NULL;
     long uid = -1;
     int i = 1;
     for (; i < argc && strcmp(argv[i], "--") != 0; i++) {
@@ -350,6 +401,7 @@ int main(int argc, char **argv) {
         else if (strcmp(argv[i], "--overlay-at") == 0) overlay.at = argv[++i];
         else if (strcmp(argv[i], "--overlay-upper") == 0) overlay.upper = argv[++i];
         else if (strcmp(argv[i], "--overlay-work") == 0) overlay.work = argv[++i];
+        else if (strcmp(argv[i], "--own-mounts") == 0) own_dir = argv[++i];
         else { errno = EINVAL; die("unknown option", argv[i]); }
     }
     if (i + 1 >= argc || seccomp == NULL) { errno = EINVAL; die("usage: [options] --seccomp FILE -- BWRAP ARGS", NULL); }
@@ -365,6 +417,7 @@ int main(int argc, char **argv) {
         for (int f = 4; f < 1024; f++) close(f);
     }
     if (control != NULL) connect_control(control);
+    if (own_dir != NULL) own_mounts(own_dir);
     pid_t parent = getppid();
     int to_helper[2] = {-1, -1}, from_helper[2] = {-1, -1};
     pid_t helper = -1;
@@ -384,6 +437,9 @@ int main(int argc, char **argv) {
         helper = fork();
         if (helper < 0) die("cannot fork the id map helper", NULL);
         if (helper == 0) { /* still root in the host's namespace: writes the maps once the parent has unshared */
+            close(to_helper[1]);
+            close(from_helper[0]);
+            if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0 || getppid() != self) _exit(FAIL);
             char go = 0;
             if (read(to_helper[0], &go, 1) != 1) _exit(FAIL);
             write_map(self, "uid_map", userns_map);
@@ -392,11 +448,13 @@ int main(int argc, char **argv) {
             if (write(from_helper[1], &done, 1) != 1) _exit(FAIL);
             if (overlaid) { /* second round: once the parent has its own mount namespace */
                 if (read(to_helper[0], &go, 1) != 1) _exit(FAIL);
-                idmap_lower(self, &overlay, lower_at);
+                idmap_lower(self, &overlay, lower_at, uid);
                 if (write(from_helper[1], &done, 1) != 1) _exit(FAIL);
             }
             _exit(0);
         }
+        close(to_helper[0]); /* each side keeps only its own ends: a helper that dies is an end of file here */
+        close(from_helper[1]);
     }
     if (uid >= 0) become((uid_t) uid);
     if (userns_map != NULL) enter_userns(userns_map, to_helper[1], from_helper[0], helper, overlaid);

@@ -233,6 +233,10 @@ __attribute__((noreturn)) static void child(int in, int out, int err, int report
         for (int f = 3; f < 1024; f++) if (f != report) close(f);
     }
     umask(022);
+    if (as_root && (setenv("HOME", "/root", 1) != 0 || setenv("USER", "root", 1) != 0
+                    || setenv("LOGNAME", "root", 1) != 0)) {
+        goto failed; /* root's own home, not the user's /workspace: nothing the user planted is read as root */
+    }
     for (char **e = env; *e; e++) { /* on top of the session's own (this process's); PATH looked up after */
         if (putenv(*e) != 0) goto failed;
     }

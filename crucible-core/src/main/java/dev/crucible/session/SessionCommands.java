@@ -138,7 +138,9 @@ final class SessionCommands {
                         + " NUL) to strings without NUL; " + name + " does not");
             }
         }
-        String cwd = r.cwd() == null ? DEFAULT_CWD : r.cwd();
+        // root's own home by default: a root command started in the user's /workspace would read what the user
+        // planted there (.local site-packages, .gitconfig, …) as root
+        String cwd = r.cwd() != null ? r.cwd() : "root".equals(r.user()) ? "/root" : DEFAULT_CWD;
         if (!cwd.startsWith("/") || cwd.indexOf('\0') >= 0) {
             throw new RequestException(ErrorCode.INVALID_REQUEST, "cwd must be an absolute path in the session, such"
                     + " as /workspace");

@@ -221,7 +221,7 @@ public final class SessionManager implements AutoCloseable {
             store.create(stored, config.workspaceQuota(), rooted);
             if (rooted) {
                 var root = store.rootOf(stored);
-                sandbox.prepareRoot(root.root(), root.usrUpper(), root.usrWork(), number);
+                sandbox.prepareRoot(root.root(), root.usrUpper(), root.usrWork(), number, runtime.binds());
             }
             if (replica != null) {
                 session.lease = SessionLease.tryTake(store.dir(id), replica).orElseThrow(

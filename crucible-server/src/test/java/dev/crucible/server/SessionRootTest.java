@@ -71,6 +71,10 @@ class SessionRootTest {
                     "echo done"));
             assertThat(refused.get("stdout").asString()).isEqualTo("done\n");
 
+            // root's own home: nothing the user planted in /workspace (.local, .gitconfig…) is read as root
+            assertThat(run(http, id, "root", "echo $HOME $USER; pwd").get("stdout").asString())
+                    .isEqualTo("/root root\n/root\n");
+
             // on the host: the session's disk holds it, owned by the session's own block of uids
             int sessionUid = (Integer) Files.getAttribute(dir.resolve("workspace"), "unix:uid", LinkOption.NOFOLLOW_LINKS);
             long rootUid = (1L << 31) + (long) sessionUid * 4096;
@@ -80,6 +84,28 @@ class SessionRootTest {
             assertThat((Integer) Files.getAttribute(dir.resolve("disk/r/root/etc").resolve(MARK), "unix:uid",
                     LinkOption.NOFOLLOW_LINKS)).as("chown 1000 inside is the session's uid outside").isEqualTo(sessionUid);
             assertThat(mountsUnder(dir)).as("only the disk and its workspace bind on the host").hasSize(2);
+
+            // a host user's private file in /usr is nobody's inside, the session's user's (1000) no more than root's
+            Path secret = Path.of("/usr/local/share", MARK + "-private");
+            try {
+                Files.writeString(secret, "host user's\n");
+                Files.setPosixFilePermissions(secret, java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
+                Files.setAttribute(secret, "unix:uid", 1000, LinkOption.NOFOLLOW_LINKS);
+                String probe = "cat " + secret + " 2>/dev/null || echo unreadable";
+                assertThat(run(http, id, null, probe).get("stdout").asString()).isEqualTo("unreadable\n");
+                assertThat(run(http, id, "root", probe).get("stdout").asString()).isEqualTo("unreadable\n");
+            } finally {
+                Files.deleteIfExists(secret);
+            }
+
+            // another session deleted while this one runs goes whole: its disk is not kept by this one's launcher
+            String other = SessionApiTest.json(http.postJson("/v1/sessions", "{\"language\": \"python\"}"))
+                    .get("id").asString();
+            assertThat(http.delete("/v1/sessions/" + other).statusCode()).isEqualTo(200);
+            Process losetup = new ProcessBuilder("losetup", "-a").redirectErrorStream(true).start();
+            String loops = new String(losetup.getInputStream().readAllBytes());
+            losetup.waitFor();
+            assertThat(loops).as("no loop device left on the deleted session's image").doesNotContain(other);
         }
         try (CrucibleServer again = CrucibleServer.start(config, TestHost.crucible())) {
             Http http = Http.to(again, null);

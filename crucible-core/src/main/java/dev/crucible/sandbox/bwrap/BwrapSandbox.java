@@ -329,8 +329,9 @@ public final class BwrapSandbox implements Sandbox {
     }
 
     @Override
-    public void prepareRoot(Path root, Path usrUpper, Path usrWork, int number) throws IOException {
-        roots.prepare(root, usrUpper, usrWork, number, etc.dir());
+    public void prepareRoot(Path root, Path usrUpper, Path usrWork, int number, List<String> hostFiles)
+            throws IOException {
+        roots.prepare(root, usrUpper, usrWork, number, etc.dir(), hostFiles);
     }
 
     @Override

@@ -19,7 +19,8 @@ final class RootSkeleton {
 
     private RootSkeleton() {}
 
-    static void write(Path root, Path syntheticEtc, long rootUid, int userUid) throws IOException {
+    static void write(Path root, Path syntheticEtc, List<String> hostFiles, long rootUid, int userUid)
+            throws IOException {
         Files.createDirectories(root);
         for (String d : DIRS) {
             Files.createDirectories(root.resolve(d));
@@ -43,6 +44,12 @@ final class RootSkeleton {
                 }
             }
         }
+        for (String host : hostFiles) { // a runtime's read-only binds (/etc/matplotlibrc, a JDK's /etc): copies
+            Path from = Path.of(host);
+            if (from.isAbsolute() && Files.exists(from, LinkOption.NOFOLLOW_LINKS)) {
+                copyTree(from, root.resolve(host.substring(1)));
+            }
+        }
         Files.writeString(etc.resolve("passwd"), "root:x:0:0:root:/root:/bin/bash\n"
                 + "user:x:1000:1000:user:/home/user:/bin/bash\nnobody:x:65534:65534:nobody:/nonexistent:/bin/false\n");
         Files.writeString(etc.resolve("group"), "root:x:0:\nuser:x:1000:\nnogroup:x:65534:\n");
@@ -57,6 +64,24 @@ final class RootSkeleton {
                 boolean users = p.startsWith(home);
                 Files.setAttribute(p, "unix:uid", users ? userUid : (int) rootUid, LinkOption.NOFOLLOW_LINKS);
                 Files.setAttribute(p, "unix:gid", users ? userUid : (int) rootUid, LinkOption.NOFOLLOW_LINKS);
+            }
+        }
+    }
+
+    /** {@code from} (a file, a link or a whole directory, links copied as links) at {@code to}, replacing it. */
+    private static void copyTree(Path from, Path to) throws IOException {
+        Files.createDirectories(to.getParent());
+        try (var walk = Files.walk(from)) {
+            for (Path p : walk.toList()) {
+                Path target = to.resolve(from.relativize(p).toString());
+                if (Files.isSymbolicLink(p)) {
+                    Files.deleteIfExists(target);
+                    Files.createSymbolicLink(target, Files.readSymbolicLink(p));
+                } else if (Files.isDirectory(p, LinkOption.NOFOLLOW_LINKS)) {
+                    Files.createDirectories(target);
+                } else if (Files.isRegularFile(p, LinkOption.NOFOLLOW_LINKS)) {
+                    Files.copy(p, target, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+                }
             }
         }
     }

@@ -44,13 +44,14 @@ final class SessionRoots {
     }
 
     /** Writes session {@code number}'s root skeleton and its empty {@code /usr} layers, all its root's. */
-    void prepare(Path root, Path usrUpper, Path usrWork, int number, Path syntheticEtc) throws IOException {
+    void prepare(Path root, Path usrUpper, Path usrWork, int number, Path syntheticEtc, List<String> hostFiles)
+            throws IOException {
         String why = unavailable();
         if (why != null) {
             throw new IOException(why);
         }
         long rootUid = slots.sessionRootUid(number, LaunchCommand.ROOT_BLOCK);
-        RootSkeleton.write(root, syntheticEtc, rootUid, slots.sessionUid(number));
+        RootSkeleton.write(root, syntheticEtc, hostFiles, rootUid, slots.sessionUid(number));
         RootSkeleton.layer(usrUpper, rootUid);
         RootSkeleton.layer(usrWork, rootUid);
     }

@@ -188,10 +188,6 @@ public final class LaunchCommand {
         return RootedArgv.argv(this, rootUid, userUid, group, spec, netns, control);
     }
 
-    boolean helps() {
-        return helper != null;
-    }
-
     Path seccompProgram(boolean inet) {
         return inet ? seccompInet.get() : seccomp;
     }
@@ -340,7 +336,8 @@ public final class LaunchCommand {
                 // its own /etc (passwd with root and user) is in root, written when the session was made
                 a.addAll(List.of("--bind", root.toString(), "/", "--bind", mounts.resolve("usr").toString(), "/usr"));
         }
-        if (!(spec.root() instanceof SandboxRoot.Image)) { // host paths mean nothing in an image
+        // not in an image (host paths), nor in a session's own root (copied in: its root could steer bwrap by symlink)
+        if (!(spec.root() instanceof SandboxRoot.Image) && !(spec.root() instanceof SandboxRoot.Overlaid)) {
             for (String path : spec.readOnlyBindsIfPresent()) {
                 a.addAll(List.of("--ro-bind-try", path, path));
             }

@@ -34,7 +34,7 @@ final class RootedArgv {
         if (!(spec.root() instanceof SandboxRoot.Overlaid(Path root, Path upper, Path work, Path mounts))) {
             throw new IllegalArgumentException("a rooted sandbox needs an overlaid root");
         }
-        if (!c.helps() || !c.supervises() || control == null) {
+        if (!c.viaHelper() || !c.supervises() || control == null) {
             throw new IllegalStateException("root inside a session needs crucible-launch and crucible-supervisor");
         }
         List<Path> procsFiles = group == null ? List.of() : group.procsFiles();
@@ -46,7 +46,8 @@ final class RootedArgv {
                 "--userns-map", "0 " + r + " 1000,1000 " + userUid + " 1,1001 " + (r + 1001) + " "
                         + (LaunchCommand.ROOT_BLOCK - 1002) + ",65534 " + (r + LaunchCommand.ROOT_BLOCK - 1) + " 1",
                 "--overlay-lower", "/usr", "--overlay-at", mounts.resolve("usr").toString(),
-                "--overlay-upper", upper.toString(), "--overlay-work", work.toString()));
+                "--overlay-upper", upper.toString(), "--overlay-work", work.toString(),
+                "--own-mounts", mounts.getParent().toString()));
         List<String> box = new ArrayList<>(c.bwrapArguments(spec, netns != null));
         int all = box.indexOf("--unshare-all");
         box.subList(all, all + 3).clear(); // --unshare-all --unshare-user --disable-userns: the user namespace is ours

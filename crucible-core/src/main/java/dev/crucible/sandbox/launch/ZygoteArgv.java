@@ -19,7 +19,7 @@ final class ZygoteArgv {
      */
     static List<String> argv(LaunchCommand c, int uid, String map, SandboxSpec spec, Path controlDir,
             String zygoteSource, Path zygoteSeccomp) {
-        if (!c.helps()) {
+        if (!c.viaHelper()) {
             throw new IllegalStateException("a zygote needs crucible-launch");
         }
         List<LaunchCommand.Rlimit> rlimits = List.of(new LaunchCommand.Rlimit("core", 'c', 0, 1), new LaunchCommand.Rlimit("nofile", 'n', 4096, 1));
