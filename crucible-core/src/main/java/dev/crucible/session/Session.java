@@ -130,13 +130,20 @@ final class Session {
         return commands == null ? List.of() : commands.processes().stream().map(BackgroundProcess::info).toList();
     }
 
+    /** As the API shows it, without its ports (reading them is a walk of the kernel's TCP table: milliseconds). */
     SessionInfo info() {
+        return info(false);
+    }
+
+    /** As the API shows it; {@code withPorts}: with the ports something listens on now (one session's own view). */
+    SessionInfo info(boolean withPorts) {
         Interpreter live = interpreter;
         return new SessionInfo(stored.id(), stored.language(), Instant.ofEpochMilli(stored.createdAtMs()).toString(),
                 Instant.ofEpochMilli(expiresAtMs()).toString(), Instant.ofEpochMilli(lastUsedMs).toString(),
                 stored.idleTimeoutS(), stored.restore(), live != null && live.alive() ? "running" : "dormant",
                 stored.limits(), stored.image() == null ? null : stored.image().reference(),
-                stored.image() == null ? null : stored.image().digest(), network(), processes(), ports());
+                stored.image() == null ? null : stored.image().digest(), network(), processes(),
+                withPorts ? ports() : null);
     }
 
     /** The ports something listens on in its sandbox now (the egress proxy's left out): none when not running. */

@@ -258,8 +258,14 @@ public final class SessionManager implements AutoCloseable {
         return s;
     }
 
+    /** One session as the API shows it, with the ports that listen in its sandbox now. */
     public SessionInfo get(String owner, String id) {
-        return find(owner, id).info();
+        return find(owner, id).info(true);
+    }
+
+    /** @throws RequestException {@code session_not_found} unless {@code owner} has session {@code id} */
+    public void require(String owner, String id) {
+        find(owner, id);
     }
 
     /** The owner's sessions, oldest first. */

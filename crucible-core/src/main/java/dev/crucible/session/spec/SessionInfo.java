@@ -17,7 +17,8 @@ import java.util.List;
  * @param expiresAt when the session is removed if unused: the idle timeout from its last use (a running background
  *     process is use), capped by its lifetime
  * @param processes its background processes, running and ended, oldest first (none while its sandbox is not running)
- * @param ports the TCP ports something listens on in its sandbox now, each with the path that proxies to it
+ * @param ports the TCP ports something listens on in its sandbox now, each with the path that proxies to it (in one
+ *     session's own answer, {@code GET /v1/sessions/{id}}; absent from lists and other answers)
  */
 public record SessionInfo(
         @JsonProperty("id") String id,

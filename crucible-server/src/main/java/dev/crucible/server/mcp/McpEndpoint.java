@@ -119,7 +119,7 @@ public final class McpEndpoint {
             String id = defaults.get(key);
             if (id != null) {
                 try {
-                    sessions.get(owner, id);
+                    sessions.require(owner, id);
                     return id;
                 } catch (RequestException e) {
                     defaults.remove(key); // closed or reaped: start another

@@ -74,7 +74,7 @@ public final class SessionRoutes {
     /** Narrows the session's egress for good: {@code {"allow": []}} locks it. */
     public void network(Context ctx) throws Exception {
         String id = ctx.pathParam("id");
-        sessions.get(owner(ctx), id); // an unknown session is a 404 before the body is judged
+        sessions.require(owner(ctx), id); // an unknown session is a 404 before the body is judged
         ctx.json(sessions.narrowNetwork(owner(ctx), id, bodies.read(ctx, NetworkRequest.class)));
     }
 
@@ -93,7 +93,7 @@ public final class SessionRoutes {
 
     public void execute(Context ctx) throws Exception {
         String id = ctx.pathParam("id");
-        sessions.get(owner(ctx), id); // an unknown session is a 404 before the body is judged
+        sessions.require(owner(ctx), id); // an unknown session is a 404 before the body is judged
         ExecuteBody body = bodies.read(ctx, ExecuteBody.class);
         CellResult result = sessions.execute(owner(ctx), id, body.code(), body.mode(), body.timeoutMs());
         metrics.verdict(result.status());
