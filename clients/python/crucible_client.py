@@ -160,6 +160,17 @@ class CodeExec:
         return _request(f"{self.url}/v1/sessions/{self._session_id()}/commands", self.token, "POST", body,
                         self.timeout)
 
+    def ports(self):
+        """The TCP ports something listens on in this object's session now: [{"port", "path"}]."""
+        return _request(f"{self.url}/v1/sessions/{self._session_id()}/ports", self.token, "GET", None,
+                        self.timeout)["ports"]
+
+    def preview(self, port, ttl_s=3600):
+        """A signed link a browser opens without a token, to `port` of this object's session, for ttl_s seconds:
+        {"url", "port", "expires_at", "host"?}."""
+        return _request(f"{self.url}/v1/sessions/{self._session_id()}/previews", self.token, "POST",
+                        {"port": int(port), "ttl_s": int(ttl_s)}, self.timeout)
+
     def processes(self):
         """This object's session's background processes, running and ended, oldest first."""
         return _request(f"{self.url}/v1/sessions/{self._session_id()}/processes", self.token, "GET", None,

@@ -165,6 +165,15 @@ class SessionTest(unittest.TestCase):
         self.assertEqual((stderr, output["process"]["exit_code"]), ("bg in\n", 0))
         sleeper = self.code_exec.start_process(argv=["sleep", "600"])
         self.assertTrue(self.code_exec.signal_process(sleeper["pid"], "KILL"))
+        server = self.code_exec.start_process(argv=["python3", "-m", "http.server", "8124", "--bind", "127.0.0.1"])
+        for _ in range(600):  # a wait for the state, not a sleep: ends as soon as the server listens
+            if 8124 in [p["port"] for p in self.code_exec.ports()]:
+                break
+            self.code_exec.process_output(server["pid"], 0, wait_ms=100)
+        self.assertIn(8124, [p["port"] for p in self.code_exec.ports()])
+        link = self.code_exec.preview(8124, ttl_s=60)
+        self.assertIn("/v1/previews/", link["url"])
+        self.assertEqual(link["port"], 8124)
         with self.assertRaises(crucible_client.CrucibleError) as unknown:
             self.code_exec.process_output(999999)
         self.assertEqual(unknown.exception.code, "process_not_found")

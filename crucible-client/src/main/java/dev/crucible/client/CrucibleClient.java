@@ -150,6 +150,22 @@ public final class CrucibleClient {
         return call("POST", "/v1/sessions/" + segment(sessionId) + "/commands", body, new TypeReference<>() {});
     }
 
+    /** The TCP ports something listens on in the session's sandbox now, each {@code {port, path}}. */
+    public List<Map<String, Object>> ports(String sessionId) {
+        record Page(List<Map<String, Object>> ports) {}
+        return call("GET", "/v1/sessions/" + segment(sessionId) + "/ports", null, new TypeReference<Page>() {})
+                .ports();
+    }
+
+    /**
+     * A signed link a browser opens without a token, to {@code port} of the session, for {@code ttlS} seconds (at most
+     * a day, never past the session's end): {@code {url, port, expires_at, host?}}.
+     */
+    public Map<String, Object> preview(String sessionId, int port, long ttlS) {
+        return call("POST", "/v1/sessions/" + segment(sessionId) + "/previews", Map.of("port", port, "ttl_s", ttlS),
+                new TypeReference<>() {});
+    }
+
     /** The session's background processes, running and ended, oldest first. */
     public List<ProcessInfo> processes(String sessionId) {
         record Page(List<ProcessInfo> processes) {}

@@ -121,6 +121,13 @@ class ClientTest {
                     .containsExactly(new dev.crucible.client.ProcessInfo.Pty(40, 100));
             long sleeper = crucible.startProcess(session.id(), Map.of("argv", List.of("sleep", "600"))).pid();
             assertThat(crucible.signalProcess(session.id(), sleeper, "KILL")).isTrue();
+            crucible.startProcess(session.id(), Map.of("argv", List.of("python3", "-m", "http.server", "8125",
+                    "--bind", "127.0.0.1")));
+            org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(60)).until(() -> crucible
+                    .ports(session.id()).stream().anyMatch(p -> Integer.valueOf(8125).equals(p.get("port"))));
+            Map<String, Object> link = crucible.preview(session.id(), 8125, 60);
+            assertThat(link.get("url").toString()).contains("/v1/previews/");
+            assertThat(link.get("port")).isEqualTo(8125);
             assertThat(crucible.interrupt(session.id())).isFalse(); // nothing running
             crucible.restart(session.id());
             assertThat(crucible.executeCell(session.id(), "'x' in globals()").result()).isEqualTo("False");
