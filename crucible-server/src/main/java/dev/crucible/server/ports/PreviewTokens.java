@@ -95,6 +95,12 @@ public final class PreviewTokens {
         } catch (IllegalArgumentException e) {
             throw invalid("it is not a preview token");
         }
+        // one spelling per token: base64's last character has bits the decoder drops, so two strings could decode
+        // to the same signature; only the canonical one is this server's
+        if (!B64.encodeToString(payload).equals(token.substring(0, dot))
+                || !B64.encodeToString(signature).equals(token.substring(dot + 1))) {
+            throw invalid("it is not a preview token in its canonical form");
+        }
         if (!MessageDigest.isEqual(mac(payload), signature)) {
             throw invalid("its signature is not this server's (forged, or made with a key since replaced)");
         }
