@@ -223,18 +223,27 @@ public final class CrucibleClient {
 
     // -- files of a session -------------------------------------------------------------------------------------
 
-    /** Writes {@code data} at {@code path} under the session's {@code /workspace}. */
+    /**
+     * A file of a session: a relative path is under its {@code /workspace}; an absolute one is any path of the session's
+     * file system ({@code /etc/app.conf}, {@code /home/user/.bashrc}), as its user.
+     */
+    private String file(String sessionId, String path) {
+        return "/v1/sessions/" + segment(sessionId) + (path.startsWith("/")
+                ? "/files?path=" + URLEncoder.encode(path, StandardCharsets.UTF_8) : "/files/" + path(path));
+    }
+
+    /** Writes {@code data} at {@code path} (relative to the session's {@code /workspace}, or absolute). */
     public void upload(String sessionId, String path, byte[] data) {
-        send(request("/v1/sessions/" + segment(sessionId) + "/files/" + path(path))
+        send(request(file(sessionId, path))
                 .header("Content-Type", "application/octet-stream")
                 .PUT(HttpRequest.BodyPublishers.ofByteArray(data)));
     }
 
     public byte[] download(String sessionId, String path) {
-        return send(request("/v1/sessions/" + segment(sessionId) + "/files/" + path(path)).GET());
+        return send(request(file(sessionId, path)).GET());
     }
 
-    /** The entries under {@code dir} of the workspace ("" or null: its root). */
+    /** The entries under {@code dir} of the workspace ("" or null: its root), or of an absolute directory. */
     public List<FileEntry> listFiles(String sessionId, String dir) {
         record Page(List<FileEntry> files) {}
         String query = dir == null || dir.isEmpty() ? "" : "?dir=" + URLEncoder.encode(dir, StandardCharsets.UTF_8);
@@ -243,7 +252,7 @@ public final class CrucibleClient {
     }
 
     public void deleteFile(String sessionId, String path) {
-        call("DELETE", "/v1/sessions/" + segment(sessionId) + "/files/" + path(path), null,
+        call("DELETE", file(sessionId, path), null,
                 new TypeReference<JsonNode>() {});
     }
 

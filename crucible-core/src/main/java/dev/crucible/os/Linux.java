@@ -41,6 +41,8 @@ public final class Linux {
     public static final long RESOLVE_NO_MAGICLINKS = 0x02;
     public static final long RESOLVE_NO_SYMLINKS = 0x04;
     public static final long RESOLVE_BENEATH = 0x08;
+    /** The directory is the root for every component, symbolic links included: nothing resolves above it. */
+    public static final long RESOLVE_IN_ROOT = 0x10;
     /** Every component stays below the directory, and no symbolic link of any kind is followed. */
     public static final long RESOLVE_STRICT = RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS;
     public static final int AT_REMOVEDIR = 0x200;
@@ -108,8 +110,20 @@ public final class Linux {
     private static final MethodHandle FALLOCATE = errno("fallocate",
             FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_LONG, JAVA_LONG));
     private static final int AT_FDCWD = -100;
+    private static final MethodHandle FSTATFS = errno("fstatfs", FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS));
+    /** {@code struct statfs} is 120 bytes on 64-bit targets; {@code f_type} is its first word. */
+    private static final long STATFS_SIZE = 120;
 
     private Linux() {}
+
+    /** The magic number of the file system {@code fd} (an {@code O_PATH} descriptor will do) lies on. */
+    public static long fileSystemType(int fd) throws ErrnoException {
+        try (Arena arena = Arena.ofConfined()) {
+            MemorySegment buf = arena.allocate(STATFS_SIZE, 8);
+            check("fstatfs", null, (state, a) -> (int) FSTATFS.invokeExact(state, fd, buf));
+            return buf.get(JAVA_LONG, 0);
+        }
+    }
 
     /** A failed system call: {@link #errno()} says why. */
     public static final class ErrnoException extends IOException {

@@ -49,6 +49,36 @@ public final class Processes {
         }
     }
 
+    /**
+     * Opens {@code /proc/<pid>/<entry>} ({@code root}, {@code cwd}…) with {@code O_PATH}, but only of the process
+     * {@code stillMeant} accepts, checked after a pidfd pins it, and only if it still runs once the entry is open: a pid
+     * reused between the check and the open is caught by the pinned process having ended.
+     *
+     * @return the descriptor (the caller closes it)
+     * @throws Linux.ErrnoException ESRCH when the process is not (or no longer) the one meant
+     */
+    public static int openIf(long pid, String entry, java.util.function.LongPredicate stillMeant)
+            throws Linux.ErrnoException {
+        long pidfd = longCall(SYS_PIDFD_OPEN, pid, 0, 0, 0);
+        if (pidfd < 0) {
+            throw new Linux.ErrnoException("pidfd_open", Long.toString(pid), (int) -pidfd);
+        }
+        try {
+            if (!stillMeant.test(pid)) {
+                throw new Linux.ErrnoException("openIf", Long.toString(pid), Linux.ESRCH);
+            }
+            int fd = Linux.openat2(-100, "/proc/" + pid + "/" + entry, Linux.O_PATH | Linux.O_DIRECTORY
+                    | Linux.O_CLOEXEC, 0, 0);
+            if (longCall(SYS_PIDFD_SEND_SIGNAL, pidfd, 0, 0, 0) != 0) {
+                Linux.close(fd);
+                throw new Linux.ErrnoException("openIf", Long.toString(pid), Linux.ESRCH);
+            }
+            return fd;
+        } finally {
+            Linux.close((int) pidfd);
+        }
+    }
+
     /** A raw system call; a failure is returned as {@code -errno}. */
     private static long longCall(long number, long a, long b, long c, long d) {
         try (Arena arena = Arena.ofConfined()) {

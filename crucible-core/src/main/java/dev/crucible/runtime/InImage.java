@@ -21,8 +21,6 @@ import java.util.Optional;
  * /usr/local/bin/python3.12} is followed inside the image, never on the host.
  */
 final class InImage {
-    /** {@code RESOLVE_IN_ROOT}: the directory is treated as the root for every component, symlinks included. */
-    private static final long RESOLVE_IN_ROOT = 0x10;
     /** What a sandbox searches when the image sets no PATH (Docker's default). */
     static final String DEFAULT_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
 
@@ -70,7 +68,7 @@ final class InImage {
     private static boolean executable(int rootFd, String inImage) {
         try {
             int fd = Linux.openat2(rootFd, inImage.substring(1), O_PATH | O_CLOEXEC, 0,
-                    RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS);
+                    Linux.RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS);
             try {
                 Path opened = Path.of("/proc/self/fd/" + fd);
                 return Files.isRegularFile(opened) && (Files.getPosixFilePermissions(opened).stream()

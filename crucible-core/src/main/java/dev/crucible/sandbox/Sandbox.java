@@ -108,6 +108,14 @@ public interface Sandbox extends AutoCloseable {
     int sessionUid(int number);
 
     /**
+     * The host uid that is root inside session {@code number}'s root of its own ({@link SandboxRoot.Overlaid}), or -1
+     * when this host gives sessions none ({@link #rootUnavailable()}).
+     */
+    default long sessionRootUid(int number) {
+        return -1;
+    }
+
+    /**
      * Why sessions cannot have a writable root and a root inside ({@link SandboxRoot.Overlaid}) on this host, as a
      * sentence, or null when they can.
      */
@@ -185,6 +193,17 @@ public interface Sandbox extends AutoCloseable {
         /** The TCP ports something listens on in the sandbox's network namespace, ascending; none without one. */
         default java.util.List<Integer> listening() {
             return java.util.List.of();
+        }
+
+        /**
+         * An {@code O_PATH} descriptor of the sandbox's root directory as its processes see it ({@code
+         * /proc/<pid>/root} of its init, pinned so a pid reused meanwhile is never taken for it); the caller closes
+         * it. Paths below it must be resolved with {@code RESOLVE_IN_ROOT}.
+         *
+         * @throws java.io.IOException when the sandbox has ended, or this launcher cannot reach it
+         */
+        default int openRoot() throws java.io.IOException {
+            throw new java.io.IOException("this sandbox launcher does not reach a sandbox's root from the host");
         }
     }
 

@@ -3,6 +3,9 @@ package dev.crucible.session;
 import dev.crucible.error.ErrorCode;
 import dev.crucible.error.RequestException;
 import dev.crucible.sandbox.OutputListener;
+import dev.crucible.sandbox.Sandbox;
+import dev.crucible.session.workspace.FileRoot;
+import dev.crucible.session.workspace.Workspace;
 import dev.crucible.session.interpreter.Interpreter;
 import dev.crucible.session.process.Command;
 import dev.crucible.session.process.CommandException;
@@ -151,6 +154,37 @@ final class SessionCommands {
                     + " {\"rows\", \"cols\"} from 1 to " + Terminal.MAX + ", e.g. {\"rows\": 24, \"cols\": 80}");
         }
         return new Command(argv, env, cwd, stdin, r.pty(), "root".equals(r.user()));
+    }
+
+    /** The files of a session, with the caps and the quota of this manager. */
+    SessionFiles files(Session session) {
+        return new SessionFiles(session.workspace, config.maxFileBytes(), config.workspaceQuota(),
+                root -> rootFiles(session, root));
+    }
+
+    /**
+     * The session's whole file system as its user or its root reaches it: its running sandbox's root (started, as a
+     * cell would start it, when it has none), with the host uid the kernel checks each call as.
+     *
+     * @throws RequestException {@code invalid_request} for root in a session without a root of its own, and as
+     *     {@link #run} when its sandbox cannot be started
+     */
+    Workspace rootFiles(Session session, boolean root) throws InterruptedException {
+        long uid = runner.fileUid(session, root);
+        if (root && uid < 0) {
+            throw new RequestException(ErrorCode.INVALID_REQUEST, "user root reaches files as root of a session with a"
+                    + " root of its own; session " + session.stored.id() + " has none (an image session, or one on a"
+                    + " server that cannot give one: see crucible runtimes), so its files are reached as its user");
+        }
+        supervisorOf(session, session.stored.limits().timeoutMs());
+        session.touch();
+        return new Workspace(new FileRoot.SandboxRoot(() -> {
+            Sandbox.Interactive box = session.box;
+            if (box == null || !box.alive()) {
+                throw new java.io.IOException("the session's sandbox ended");
+            }
+            return box.openRoot();
+        }), uid);
     }
 
     /** The supervisor of the session's live sandbox, started (as a cell would start it) when there is none. */

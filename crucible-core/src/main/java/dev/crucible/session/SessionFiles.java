@@ -6,16 +6,104 @@ import dev.crucible.session.edit.EditFiles;
 import dev.crucible.session.workspace.Workspace;
 import java.util.List;
 
-/** The files of one session, with the download cap and the workspace quota applied. */
+/**
+ * The files of one session, with the download cap and the workspace quota applied. A relative path, or one under
+ * {@code /workspace}, is the workspace's (reached with or without a running sandbox); any other absolute path is of
+ * the session's whole file system as its sandbox sees it (its sandbox is started when it has none): resolved inside
+ * the sandbox's root, never the host's, as the session's user (or its root, {@link #as}).
+ */
 public final class SessionFiles {
+    private static final String WORKSPACE = "/workspace";
+
     private final Workspace workspace;
     private final long maxFileBytes;
     private final long quota;
+    private final Roots roots;
+    private final boolean root;
 
-    SessionFiles(Workspace workspace, long maxFileBytes, long quota) {
+    /** The session's whole file system as its user or its root reaches it, its sandbox started when it has none. */
+    @FunctionalInterface
+    interface Roots {
+        Workspace of(boolean root) throws InterruptedException;
+    }
+
+    SessionFiles(Workspace workspace, long maxFileBytes, long quota, Roots roots) {
+        this(workspace, maxFileBytes, quota, roots, false);
+    }
+
+    private SessionFiles(Workspace workspace, long maxFileBytes, long quota, Roots roots, boolean root) {
         this.workspace = workspace;
         this.maxFileBytes = maxFileBytes;
         this.quota = quota;
+        this.roots = roots;
+        this.root = root;
+    }
+
+    /**
+     * These files as {@code user} reaches them: {@code "user"} (the default, uid 1000 inside) or {@code "root"} (root of
+     * a session with a root of its own: every path through the sandbox's root, {@code /workspace} included).
+     *
+     * @throws RequestException {@code invalid_request} for another user
+     */
+    public SessionFiles as(String user) {
+        if (user == null || user.equals("user")) {
+            return root ? new SessionFiles(workspace, maxFileBytes, quota, roots, false) : this;
+        }
+        if (!user.equals("root")) {
+            throw new RequestException(ErrorCode.INVALID_REQUEST, "user is \"user\" (the default) or \"root\", not \""
+                    + user.replaceAll("\\p{Cntrl}", "?") + "\"");
+        }
+        return new SessionFiles(workspace, maxFileBytes, quota, roots, true);
+    }
+
+    /**
+     * Checks a path's form before anything is read or started for it: relative to the workspace, or absolute.
+     *
+     * @throws RequestException {@code invalid_file} as {@link dev.crucible.exec.WorkspacePaths#validate}
+     */
+    public static void check(String path) {
+        dev.crucible.exec.WorkspacePaths.validate(path != null && path.startsWith("/") && path.length() > 1
+                ? path.substring(1) : path);
+    }
+
+    /** Where a path of the API lies: the workspace's tree, or the sandbox's root, and the path relative to it. */
+    private record Target(Workspace files, String path, String shownAs, boolean workspace) {
+        String shown(String relative) {
+            return shownAs + relative;
+        }
+    }
+
+    private Target target(String path, boolean directory) {
+        if (path == null || path.isEmpty() || !path.startsWith("/")) {
+            String relative = path == null ? "" : path;
+            return root ? rooted(relative.isEmpty() ? WORKSPACE : WORKSPACE + "/" + relative, directory)
+                    : new Target(workspace, relative, "", true);
+        }
+        if (!root && (path.equals(WORKSPACE) || path.equals(WORKSPACE + "/"))) {
+            return new Target(workspace, "", WORKSPACE + "/", true);
+        }
+        if (!root && path.startsWith(WORKSPACE + "/")) {
+            return new Target(workspace, path.substring(WORKSPACE.length() + 1), WORKSPACE + "/", true);
+        }
+        return rooted(path, directory);
+    }
+
+    private Target rooted(String path, boolean directory) {
+        String relative = path.substring(1);
+        if (directory && relative.endsWith("/")) {
+            relative = relative.substring(0, relative.length() - 1);
+        }
+        if (!relative.isEmpty()) {
+            dev.crucible.exec.WorkspacePaths.validate(relative); // the same rules as a workspace path, under /
+        } else if (!directory) {
+            throw new RequestException(ErrorCode.NOT_A_FILE, "'/' is a directory");
+        }
+        try {
+            return new Target(roots.of(root), relative, "/", false);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new RequestException(ErrorCode.INTERRUPTED, "interrupted");
+        }
     }
 
     /** The largest upload or download, in bytes. */
@@ -33,24 +121,36 @@ public final class SessionFiles {
             throw new RequestException(ErrorCode.FILE_TOO_LARGE, "the file has " + data.length + " bytes; uploads are capped at "
                     + maxFileBytes);
         }
-        long used = workspace.usage();
-        if (used + data.length > quota) {
-            throw new RequestException(ErrorCode.QUOTA_EXCEEDED, "the workspace holds " + used + " bytes; with this file it"
-                    + " would pass its quota of " + quota);
-        }
-        workspace.write(path, data);
+        Target target = target(path, false);
+        if (target.workspace()) {
+            long used = workspace.usage();
+            if (used + data.length > quota) {
+                throw new RequestException(ErrorCode.QUOTA_EXCEEDED, "the workspace holds " + used + " bytes; with this"
+                        + " file it would pass its quota of " + quota);
+            }
+        } // elsewhere the session's disk (or its sandbox's memory, for /tmp) bounds what is written
+        target.files().write(target.path(), data);
     }
 
     public byte[] download(String path) {
-        return workspace.read(path, maxFileBytes);
+        Target target = target(path, false);
+        return target.files().read(target.path(), maxFileBytes);
     }
 
+    /** Lists one directory; each entry's path relative when the directory's was (as the user), else absolute. */
     public List<Workspace.Entry> list(String directory) {
-        return workspace.list(directory);
+        Target target = target(directory, true);
+        List<Workspace.Entry> entries = target.files().list(target.path());
+        if (target.shownAs().isEmpty()) {
+            return entries;
+        }
+        return entries.stream().map(e -> new Workspace.Entry(target.shown(e.path()), e.type(), e.size(),
+                e.modifiedMs())).toList();
     }
 
     public void delete(String path) {
-        workspace.delete(path);
+        Target target = target(path, false);
+        target.files().delete(target.path());
     }
 
     /** These files as the editing tools (Anthropic's text editor, OpenAI's apply_patch) work on them. */

@@ -375,7 +375,7 @@ public final class SessionManager implements AutoCloseable {
     public SessionFiles files(String owner, String id) {
         Session session = find(owner, id);
         session.touch();
-        return new SessionFiles(session.workspace, config.maxFileBytes(), config.workspaceQuota());
+        return commands.files(session);
     }
 
     /** Removes sessions idle past their timeout or past their lifetime now; a session running a cell waits. */

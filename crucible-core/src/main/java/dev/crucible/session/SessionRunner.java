@@ -132,6 +132,18 @@ final class SessionRunner {
         return interpreter;
     }
 
+    /**
+     * The host uid the files API acts as in the session's sandbox: its user's, or its root's ({@code root}: -1 when it
+     * has no root of its own, or sandboxes run as the server's own uid).
+     */
+    long fileUid(Session session, boolean root) {
+        SessionStore.Stored stored = session.stored;
+        if (!root) {
+            return sandbox.sessionUid(stored.number());
+        }
+        return stored.image() == null && store.rootOf(stored) != null ? sandbox.sessionRootUid(stored.number()) : -1;
+    }
+
     /** Replaces the interpreter by a fresh one: variables and logged cells gone, files kept. */
     void restart(Session session) throws InterruptedException {
         session.stopInterpreter();

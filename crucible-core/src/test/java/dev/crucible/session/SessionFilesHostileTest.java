@@ -185,9 +185,20 @@ class SessionFilesHostileTest {
 
     @Test
     void filesUploadAbsolutePath() throws Exception {
+        // the catalogue's other answer: an absolute path is the session's own file system, never the host's
         byte[] before = Files.readAllBytes(Path.of("/etc/passwd"));
-        assertThatThrownBy(() -> files.upload("/etc/passwd", "x".getBytes(StandardCharsets.UTF_8)))
-                .isInstanceOf(RequestException.class).extracting("code").isEqualTo(ErrorCode.INVALID_FILE);
+        byte[] x = "x".getBytes(StandardCharsets.UTF_8);
+        assertThatThrownBy(() -> files.upload("/etc/passwd", x)).as("the session's user may not write its /etc")
+                .isInstanceOf(RequestException.class).extracting("code").isEqualTo(ErrorCode.PERMISSION_DENIED);
+        assertThat(Files.readAllBytes(Path.of("/etc/passwd"))).isEqualTo(before);
+        SessionFiles root = files.as("root");
+        try {
+            root.upload("/etc/passwd", x);
+            assertThat(root.download("/etc/passwd")).as("the session's own /etc/passwd").isEqualTo(x);
+        } catch (RequestException e) {
+            assertThat(e.code()).as("refused only for a session without a root of its own: " + e.getMessage())
+                    .isEqualTo(ErrorCode.INVALID_REQUEST);
+        }
         assertThat(Files.readAllBytes(Path.of("/etc/passwd"))).isEqualTo(before);
         assertThat(files.list("")).isEmpty();
     }

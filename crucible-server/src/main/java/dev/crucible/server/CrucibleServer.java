@@ -249,6 +249,8 @@ public final class CrucibleServer implements AutoCloseable {
                 Route.post("/v1/sessions/{id}/restart", token, router.owned(s::restart)),
                 Route.post("/v1/sessions/{id}/network", token, router.owned(s::network)),
                 Route.get("/v1/sessions/{id}/files", token, router.owned(s::listFiles)),
+                Route.put("/v1/sessions/{id}/files", token, router.owned(s::upload)),
+                Route.delete("/v1/sessions/{id}/files", token, router.owned(s::deleteFile)),
                 Route.get("/v1/sessions/{id}/files/{path}", token, router.owned(s::download)),
                 Route.put("/v1/sessions/{id}/files/{path}", token, router.owned(s::upload)),
                 Route.delete("/v1/sessions/{id}/files/{path}", token, router.owned(s::deleteFile)),

@@ -89,6 +89,14 @@ class ClientTest {
                     .containsExactly(org.assertj.core.groups.Tuple.tuple("dir/with space/b.bin", 256L));
             crucible.deleteFile(session.id(), "dir/with space/b.bin");
             assertThat(crucible.listFiles(session.id(), "dir/with space")).isEmpty();
+            // an absolute path is the session's whole file system: its /tmp, and its /workspace by that name
+            crucible.upload(session.id(), "/tmp/with space.txt", "abs".getBytes());
+            assertThat(crucible.download(session.id(), "/tmp/with space.txt")).isEqualTo("abs".getBytes());
+            assertThat(crucible.listFiles(session.id(), "/tmp")).extracting(FileEntry::path)
+                    .contains("/tmp/with space.txt");
+            crucible.deleteFile(session.id(), "/tmp/with space.txt");
+            assertThat(crucible.listFiles(session.id(), "/workspace/dir")).extracting(FileEntry::path)
+                    .containsExactly("/workspace/dir/with space");
 
             assertThat(crucible.sessions()).extracting(SessionInfo::id).contains(session.id());
             assertThat(crucible.session(session.id()).language()).isEqualTo("python");

@@ -23,7 +23,6 @@ import java.io.IOException;
 import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
-import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
@@ -340,6 +339,11 @@ public final class BwrapSandbox implements Sandbox {
     }
 
     @Override
+    public long sessionRootUid(int number) {
+        return roots.unavailable() == null ? slots.sessionRootUid(number, LaunchCommand.ROOT_BLOCK) : -1;
+    }
+
+    @Override
     public boolean awaitIdle(Duration timeout) throws InterruptedException {
         return slots.awaitIdle(timeout);
     }
@@ -354,8 +358,7 @@ public final class BwrapSandbox implements Sandbox {
         return !(cgroups instanceof Cgroups.None);
     }
 
-    /** The start of the names of this launcher's run cgroups (for tests: which groups are its own). */
-    String groupPrefix() {
+    String groupPrefix() { // the start of the names of this launcher's run cgroups (for tests: which are its own)
         return slots.groupPrefix();
     }
 
@@ -366,8 +369,7 @@ public final class BwrapSandbox implements Sandbox {
 
     @Override
     public List<dev.crucible.health.PartStatus> parts() {
-        List<dev.crucible.health.PartStatus> parts = new java.util.ArrayList<>();
-        parts.add(slots.readiness(System.nanoTime()));
+        var parts = new java.util.ArrayList<>(List.of(slots.readiness(System.nanoTime())));
         parts.addAll(zygotes.parts());
         return parts;
     }

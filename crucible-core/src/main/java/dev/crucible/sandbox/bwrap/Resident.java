@@ -68,6 +68,23 @@ final class Resident implements Sandbox.Interactive {
     }
 
     @Override
+    public int openRoot() throws IOException {
+        long monitor = process.pid();
+        // bubblewrap's monitor (the process started) forks the sandbox's init: pid 1 of the sandbox's pid namespace
+        for (ProcessHandle child : process.toHandle().children().toList()) {
+            long pid = child.pid();
+            try {
+                return Processes.openIf(pid, "root", p -> ProcStatus.of(p).map(s -> s.pidNamespaces() == 2
+                        && s.innermostPid() == 1).orElse(false) && ProcessHandle.of(p).flatMap(ProcessHandle::parent)
+                        .map(ProcessHandle::pid).orElse(-1L) == monitor);
+            } catch (IOException e) {
+                // not the sandbox's init, or gone: try the next child
+            }
+        }
+        throw new IOException("the session's sandbox is not running");
+    }
+
+    @Override
     public Optional<SocketChannel> control() {
         return Optional.ofNullable(control);
     }

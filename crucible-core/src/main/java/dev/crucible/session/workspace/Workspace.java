@@ -30,7 +30,7 @@ import static dev.crucible.os.Linux.O_WRONLY;
 import static dev.crucible.os.Linux.RESOLVE_STRICT;
 
 /**
- * A session's files, reached from the host without ever following a path the sandbox could have planted: every
+ * A session's files (its workspace, or its sandbox's whole root: {@link FileRoot}), reached from the host without ever following a path the sandbox could have planted: every
  * path is resolved by the kernel in one {@code openat2(RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS |
  * RESOLVE_NO_MAGICLINKS)} relative to the workspace's descriptor, only regular files are read (type checked on the
  * opened descriptor, opened non-blocking so a FIFO cannot hang us), uploads are written to a fresh file created with
@@ -39,20 +39,27 @@ import static dev.crucible.os.Linux.RESOLVE_STRICT;
  * user, and what is created belongs to it.
  */
 public final class Workspace {
-    private static final int AT_FDCWD = -100;
     private static final int MAX_DEPTH = 64;
     private static final int MAX_ENTRIES = 100_000;
 
-    private final Path root;
-    private final int uid;
+    private final FileRoot root;
+    private final PathWalk walk;
 
     /**
      * @param root the workspace directory on the host (created by the server, not reachable by any sandbox path)
      * @param uid the session's host uid, or -1 when sandboxes run as the server's own uid
      */
     public Workspace(Path root, int uid) {
+        this(new FileRoot.Directory(root), uid);
+    }
+
+    /**
+     * @param root where paths start and how they resolve there
+     * @param uid the host uid the kernel checks path operations as (up to 2^32-2), or -1 for the server's own
+     */
+    public Workspace(FileRoot root, long uid) {
         this.root = root;
-        this.uid = uid;
+        this.walk = new PathWalk(root, uid);
     }
 
     /** One entry of a listing. {@code type} is {@code file}, {@code directory}, {@code symlink} or {@code other}. */
@@ -62,50 +69,51 @@ public final class Workspace {
     public void write(String path, byte[] data) {
         String[] parts = split(path);
         WorkspaceCalls.run(() -> {
-            int rootFd = openRoot();
+            int rootFd = walk.openRoot();
             int dir = -1;
             try {
-                dir = directory(rootFd, parts, true);
+                dir = walk.directory(rootFd, parts, true);
                 String temp = ".crucible-upload-" + HexFormat.of().toHexDigits(ThreadLocalRandom.current().nextLong());
                 int dirFd = dir;
-                int fd = asOwner(() -> Linux.openat2(dirFd, temp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+                int fd = walk.asOwner(() -> Linux.openat2(dirFd, temp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
                         0644, RESOLVE_STRICT));
                 try {
                     try (OutputStream out = Files.newOutputStream(Path.of("/proc/self/fd/" + fd))) {
                         out.write(data);
                     }
                 } catch (IOException e) {
-                    asOwner(() -> unlink(dirFd, temp, 0));
+                    walk.asOwner(() -> unlink(dirFd, temp, 0));
                     throw e;
                 } finally {
                     Linux.close(fd);
                 }
                 try {
-                    asOwner(() -> {
+                    walk.asOwner(() -> {
                         Linux.renameat(dirFd, temp, dirFd, parts[parts.length - 1]);
                         return null;
                     });
                 } catch (ErrnoException e) {
-                    asOwner(() -> unlink(dirFd, temp, 0));
+                    walk.asOwner(() -> unlink(dirFd, temp, 0));
                     throw e;
                 }
                 return null;
             } finally {
-                closeUnlessRoot(dir, rootFd);
+                PathWalk.closeUnlessRoot(dir, rootFd);
                 Linux.close(rootFd);
             }
-        }, path);
+        }, root.shown(path));
     }
 
     /** Reads the regular file at {@code path}, refusing one larger than {@code cap} bytes. */
     public byte[] read(String path, long cap) {
         String[] parts = split(path);
         return WorkspaceCalls.run(() -> {
-            int rootFd = openRoot();
+            int rootFd = walk.openRoot();
             try {
-                int fd = asOwner(() -> Linux.openat2(rootFd, String.join("/", parts),
-                        O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC, 0, RESOLVE_STRICT));
+                int fd = walk.asOwner(() -> Linux.openat2(rootFd, String.join("/", parts),
+                        O_RDONLY | O_NONBLOCK | walk.lastLink() | O_CLOEXEC, 0, root.resolve()));
                 try {
+                    walk.refuseKernelFiles(fd, path);
                     Path opened = Path.of("/proc/self/fd/" + fd);
                     BasicFileAttributes attrs = Files.readAttributes(opened, BasicFileAttributes.class);
                     if (!attrs.isRegularFile()) {
@@ -129,7 +137,7 @@ public final class Workspace {
             } finally {
                 Linux.close(rootFd);
             }
-        }, path);
+        }, root.shown(path));
     }
 
     /** Lists one directory ({@code ""} for the workspace itself), sorted by name; symlinks are shown, not followed. */
@@ -137,11 +145,12 @@ public final class Workspace {
         String[] parts = directory == null || directory.isEmpty() || directory.equals(".") ? new String[0]
                 : split(directory);
         return WorkspaceCalls.run(() -> {
-            int rootFd = openRoot();
+            int rootFd = walk.openRoot();
             int fd = -1;
             try {
-                fd = parts.length == 0 ? rootFd : asOwner(() -> Linux.openat2(rootFd, String.join("/", parts),
-                        O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0, RESOLVE_STRICT));
+                fd = parts.length == 0 ? rootFd : walk.asOwner(() -> Linux.openat2(rootFd, String.join("/", parts),
+                        O_PATH | O_DIRECTORY | walk.lastLink() | O_CLOEXEC, 0, root.resolve()));
+                walk.refuseKernelFiles(fd, directory);
                 String prefix = parts.length == 0 ? "" : String.join("/", parts) + "/";
                 List<Entry> entries = new ArrayList<>();
                 for (String name : names(fd)) {
@@ -165,21 +174,21 @@ public final class Workspace {
                 }
                 Linux.close(rootFd);
             }
-        }, directory);
+        }, root.shown(directory == null ? "" : directory));
     }
 
     /** Deletes the file, symlink or directory (with everything in it) at {@code path}. */
     public void delete(String path) {
         String[] parts = split(path);
         WorkspaceCalls.run(() -> {
-            int rootFd = openRoot();
+            int rootFd = walk.openRoot();
             int dir = -1;
             try {
-                dir = directory(rootFd, parts, false);
+                dir = walk.directory(rootFd, parts, false);
                 int dirFd = dir;
                 String name = parts[parts.length - 1];
                 try {
-                    asOwner(() -> unlink(dirFd, name, 0));
+                    walk.asOwner(() -> unlink(dirFd, name, 0));
                 } catch (ErrnoException e) {
                     if (e.errno() != Linux.EISDIR) {
                         throw e;
@@ -188,10 +197,10 @@ public final class Workspace {
                 }
                 return null;
             } finally {
-                closeUnlessRoot(dir, rootFd);
+                PathWalk.closeUnlessRoot(dir, rootFd);
                 Linux.close(rootFd);
             }
-        }, path);
+        }, root.shown(path));
     }
 
     /**
@@ -201,12 +210,12 @@ public final class Workspace {
      */
     public void clear() {
         WorkspaceCalls.run(() -> {
-            int rootFd = openRoot();
+            int rootFd = walk.openRoot();
             try {
                 ownerOnly(rootFd);
                 for (String name : names(rootFd)) {
                     try {
-                        asOwner(() -> unlink(rootFd, name, 0));
+                        walk.asOwner(() -> unlink(rootFd, name, 0));
                     } catch (ErrnoException e) {
                         if (e.errno() == Linux.EISDIR) {
                             removeTree(rootFd, name, 0);
@@ -217,13 +226,13 @@ public final class Workspace {
             } finally {
                 Linux.close(rootFd);
             }
-        }, "");
+        }, root.shown(""));
     }
 
     /** Bytes in regular files under the workspace (symlinks not followed). */
     public long usage() {
         return WorkspaceCalls.run(() -> {
-            int rootFd = openRoot();
+            int rootFd = walk.openRoot();
             try {
                 long[] counted = new long[2];
                 sizeOf(rootFd, 0, counted);
@@ -231,7 +240,7 @@ public final class Workspace {
             } finally {
                 Linux.close(rootFd);
             }
-        }, "");
+        }, root.shown(""));
     }
 
     private void sizeOf(int dirFd, int depth, long[] counted) throws IOException {
@@ -251,7 +260,7 @@ public final class Workspace {
             } else if (a.isDirectory() && depth < MAX_DEPTH) {
                 int fd;
                 try {
-                    fd = asOwner(() -> Linux.openat2(dirFd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0,
+                    fd = walk.asOwner(() -> Linux.openat2(dirFd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0,
                             RESOLVE_STRICT));
                 } catch (ErrnoException e) {
                     continue; // swapped for something else meanwhile
@@ -269,13 +278,13 @@ public final class Workspace {
         if (depth > MAX_DEPTH) {
             throw new RequestException(ErrorCode.NOT_A_FILE, "directory nesting deeper than " + MAX_DEPTH);
         }
-        int fd = asOwner(() -> Linux.openat2(parentFd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0,
+        int fd = walk.asOwner(() -> Linux.openat2(parentFd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0,
                 RESOLVE_STRICT));
         try {
             ownerOnly(fd);
             for (String child : names(fd)) {
                 try {
-                    asOwner(() -> unlink(fd, child, 0));
+                    walk.asOwner(() -> unlink(fd, child, 0));
                 } catch (ErrnoException e) {
                     if (e.errno() != Linux.EISDIR) {
                         throw e;
@@ -286,7 +295,7 @@ public final class Workspace {
         } finally {
             Linux.close(fd);
         }
-        asOwner(() -> unlink(parentFd, name, AT_REMOVEDIR));
+        walk.asOwner(() -> unlink(parentFd, name, AT_REMOVEDIR));
     }
 
     /**
@@ -294,7 +303,7 @@ public final class Workspace {
      * exactly the directory opened (never a path the sandbox could swap), and only the owner may change its mode.
      */
     private void ownerOnly(int dirFd) throws IOException {
-        asOwner(() -> {
+        walk.asOwner(() -> {
             Linux.fchmodPath(dirFd, 0700);
             return null;
         });
@@ -309,78 +318,6 @@ public final class Workspace {
     private static List<String> names(int dirFd) throws IOException {
         try (var list = Files.list(Path.of("/proc/self/fd/" + dirFd))) {
             return list.map(p -> p.getFileName().toString()).limit(MAX_ENTRIES).toList();
-        }
-    }
-
-    /** Opens the directory that holds the last component of {@code parts}, creating the missing ones if asked. */
-    private int directory(int rootFd, String[] parts, boolean create) throws IOException {
-        if (parts.length == 1) {
-            return rootFd;
-        }
-        if (!create) {
-            return asOwner(() -> Linux.openat2(rootFd, String.join("/", java.util.Arrays.copyOf(parts, parts.length - 1)),
-                    O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0, RESOLVE_STRICT));
-        }
-        int current = rootFd;
-        try {
-            for (int i = 0; i < parts.length - 1; i++) {
-                int at = current;
-                String part = parts[i];
-                try {
-                    asOwner(() -> {
-                        Linux.mkdirat(at, part, 0755);
-                        return null;
-                    });
-                } catch (ErrnoException e) {
-                    if (e.errno() != Linux.EEXIST) {
-                        throw e;
-                    }
-                }
-                int next = asOwner(() -> Linux.openat2(at, part, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0,
-                        RESOLVE_STRICT));
-                if (current != rootFd) {
-                    Linux.close(current);
-                }
-                current = next;
-            }
-            return current;
-        } catch (IOException | RuntimeException e) {
-            if (current != rootFd) {
-                Linux.close(current);
-            }
-            throw e;
-        }
-    }
-
-    private int openRoot() throws ErrnoException {
-        return Linux.openat2(AT_FDCWD, root.toString(), O_PATH | O_DIRECTORY | O_CLOEXEC, 0,
-                Linux.RESOLVE_NO_SYMLINKS | Linux.RESOLVE_NO_MAGICLINKS);
-    }
-
-    private static void closeUnlessRoot(int fd, int rootFd) {
-        if (fd >= 0 && fd != rootFd) {
-            Linux.close(fd);
-        }
-    }
-
-    @FunctionalInterface
-    private interface PathCall<T> {
-        T call() throws ErrnoException;
-    }
-
-    /** Runs one path operation with the session's uid and gid as this thread's file-system ids. */
-    private <T> T asOwner(PathCall<T> call) throws ErrnoException {
-        if (uid < 0) {
-            return call.call();
-        }
-        Linux.setfsids(uid, uid);
-        try {
-            return call.call();
-        } finally {
-            Linux.setfsids(0, 0);
-            if (Linux.fsuid() != 0) {
-                throw new IllegalStateException("cannot restore the file-system uid of " + Thread.currentThread());
-            }
         }
     }
 

@@ -50,7 +50,7 @@ final class WorkspaceCalls {
 
     private static RuntimeException fromErrno(ErrnoException e, String path) {
         return switch (e.errno()) {
-            case Linux.ENOENT -> new RequestException(ErrorCode.FILE_NOT_FOUND, "no such file in the workspace: '" + path + "'");
+            case Linux.ENOENT -> new RequestException(ErrorCode.FILE_NOT_FOUND, "no such file: '" + path + "'");
             case Linux.ELOOP, Linux.EXDEV -> new RequestException(ErrorCode.INVALID_FILE, "'" + path
                     + "' is or goes through a symbolic link; links are never followed");
             case Linux.ENOTDIR -> new RequestException(ErrorCode.INVALID_FILE, "a component of '" + path
@@ -60,6 +60,8 @@ final class WorkspaceCalls {
                     + "' kept changing while it was deleted; try again");
             case 13, 1 -> new RequestException(ErrorCode.PERMISSION_DENIED, "the session's user may not do that to '"
                     + path + "'");
+            case 30 -> new RequestException(ErrorCode.PERMISSION_DENIED, "'" + path + "' is on a read-only file system:"
+                    + " a session without a root of its own writes only /workspace and /tmp");
             case 28, 122 -> new RequestException(ErrorCode.QUOTA_EXCEEDED, "no space left for '" + path + "'");
             default -> new RequestException(ErrorCode.FILE_ERROR, "cannot access '" + path + "' (errno " + e.errno() + ")");
         };

@@ -108,8 +108,16 @@ public final class SessionRoutes {
         ctx.json(sessions.restart(owner(ctx), ctx.pathParam("id")));
     }
 
+    /**
+     * {@code GET /v1/sessions/{id}/files}: lists {@code ?dir=} (relative to the workspace, or absolute), or downloads
+     * {@code ?path=} when given; {@code ?user=root} reaches them as root of a session with a root of its own.
+     */
     public void listFiles(Context ctx) {
-        SessionFiles files = sessions.files(owner(ctx), ctx.pathParam("id"));
+        if (ctx.queryParam("path") != null) {
+            download(ctx, queryPath(ctx));
+            return;
+        }
+        SessionFiles files = files(ctx);
         String dir = ctx.queryParam("dir") == null ? "" : ctx.queryParam("dir");
         ctx.json(Map.of("dir", dir, "files", files.list(dir).stream().map(e -> Map.of("path", e.path(), "type",
                 e.type(), "size", e.size(), "modified_at", java.time.Instant.ofEpochMilli(e.modifiedMs()).toString()))
@@ -117,14 +125,19 @@ public final class SessionRoutes {
     }
 
     public void download(Context ctx) {
-        byte[] data = sessions.files(owner(ctx), ctx.pathParam("id")).download(ctx.pathParam("path"));
+        download(ctx, routePath(ctx));
+    }
+
+    private void download(Context ctx, String path) {
+        byte[] data = files(ctx).download(path);
         ctx.contentType("application/octet-stream").result(data);
     }
 
+    /** {@code PUT /v1/sessions/{id}/files/{path}} (in the workspace), or {@code PUT …/files?path=} (any path). */
     public void upload(Context ctx) throws IOException {
-        SessionFiles files = sessions.files(owner(ctx), ctx.pathParam("id"));
-        String path = ctx.pathParam("path");
-        dev.crucible.exec.WorkspacePaths.validate(path); // a bad path is refused before the body is read
+        String path = ctx.pathParamMap().containsKey("path") ? routePath(ctx) : queryPath(ctx);
+        SessionFiles.check(path); // a bad path is refused before the body is read
+        SessionFiles files = files(ctx);
         long cap = files.maxFileBytes();
         long declared = ctx.req().getContentLengthLong();
         if (declared > cap) {
@@ -136,8 +149,33 @@ public final class SessionRoutes {
         ctx.status(201).json(Map.of("path", path, "size", data.length));
     }
 
+    /** {@code DELETE /v1/sessions/{id}/files/{path}}, or {@code DELETE …/files?path=}. */
     public void deleteFile(Context ctx) {
-        sessions.files(owner(ctx), ctx.pathParam("id")).delete(ctx.pathParam("path"));
-        ctx.json(Map.of("path", ctx.pathParam("path"), "deleted", true));
+        String path = ctx.pathParamMap().containsKey("path") ? routePath(ctx) : queryPath(ctx);
+        files(ctx).delete(path);
+        ctx.json(Map.of("path", path, "deleted", true));
+    }
+
+    private SessionFiles files(Context ctx) {
+        return sessions.files(owner(ctx), ctx.pathParam("id")).as(ctx.queryParam("user"));
+    }
+
+    /** A path in the route is the workspace's, always relative: an absolute one is asked for as {@code ?path=}. */
+    private static String routePath(Context ctx) {
+        String path = ctx.pathParam("path");
+        if (path.startsWith("/")) {
+            throw new RequestException(ErrorCode.INVALID_FILE, "a path in the route is relative to /workspace; name"
+                    + " any path of the session's file system as ?path=, e.g. /v1/sessions/{id}/files?path=/etc/hosts");
+        }
+        return dev.crucible.exec.WorkspacePaths.validate(path);
+    }
+
+    private static String queryPath(Context ctx) {
+        String path = ctx.queryParam("path");
+        if (path == null || path.isEmpty()) {
+            throw new RequestException(ErrorCode.INVALID_REQUEST, "give the file as ?path= (absolute, such as /etc/hosts,"
+                    + " or relative to /workspace), or in the route: /v1/sessions/{id}/files/{path}");
+        }
+        return path;
     }
 }

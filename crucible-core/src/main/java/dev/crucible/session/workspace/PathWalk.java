@@ -1,0 +1,125 @@
+package dev.crucible.session.workspace;
+
+import dev.crucible.os.Linux.ErrnoException;
+import dev.crucible.os.Linux;
+import java.io.IOException;
+import static dev.crucible.os.Linux.O_CLOEXEC;
+import static dev.crucible.os.Linux.O_DIRECTORY;
+import static dev.crucible.os.Linux.O_NOFOLLOW;
+import static dev.crucible.os.Linux.O_PATH;
+
+/**
+ * How {@link Workspace} walks a path: every directory opened from the root in one {@code openat2} with the root's
+ * resolve flags, each call made as the session's file-system uid, kernel file systems refused under a sandbox's root.
+ */
+final class PathWalk {
+    private final FileRoot root;
+    /** The host uid path calls are made as (0 to 2^32-2: a root block's uids pass 2^31), or -1 for the server's. */
+    private final long uid;
+
+    PathWalk(FileRoot root, long uid) {
+        this.root = root;
+        this.uid = uid;
+    }
+
+    /** Opens the directory that holds the last component of {@code parts}, creating the missing ones if asked. */
+    int directory(int rootFd, String[] parts, boolean create) throws IOException {
+        if (parts.length == 1) {
+            refuseKernelFiles(rootFd, "");
+            return rootFd;
+        }
+        if (!create) {
+            int dir = openDirectory(rootFd, parts, parts.length - 1);
+            return kernelFilesClosed(dir, parts);
+        }
+        int current = rootFd;
+        try {
+            for (int i = 0; i < parts.length - 1; i++) {
+                int at = current;
+                String part = parts[i];
+                try {
+                    asOwner(() -> {
+                        Linux.mkdirat(at, part, 0755);
+                        return null;
+                    });
+                } catch (ErrnoException e) {
+                    if (e.errno() != Linux.EEXIST) {
+                        throw e;
+                    }
+                }
+                // the whole prefix again from the root: in a sandbox's root a link resolves against that root
+                int next = openDirectory(rootFd, parts, i + 1);
+                if (current != rootFd) {
+                    Linux.close(current);
+                }
+                current = next;
+                refuseKernelFiles(current, String.join("/", java.util.Arrays.copyOf(parts, i + 1)));
+            }
+            return current;
+        } catch (IOException | RuntimeException e) {
+            if (current != rootFd) {
+                Linux.close(current);
+            }
+            throw e;
+        }
+    }
+
+    int openRoot() throws IOException {
+        return root.open();
+    }
+
+    /** The directory named by the first {@code count} components, every one resolved as the root resolves them. */
+    int openDirectory(int rootFd, String[] parts, int count) throws ErrnoException {
+        String prefix = String.join("/", java.util.Arrays.copyOf(parts, count));
+        return asOwner(() -> Linux.openat2(rootFd, prefix, O_PATH | O_DIRECTORY | lastLink() | O_CLOEXEC, 0,
+                root.resolve()));
+    }
+
+    int kernelFilesClosed(int dir, String[] parts) throws IOException {
+        try {
+            refuseKernelFiles(dir, String.join("/", parts));
+            return dir;
+        } catch (IOException | RuntimeException e) {
+            Linux.close(dir);
+            throw e;
+        }
+    }
+
+    /** {@code O_NOFOLLOW} unless the root follows a path's last link. */
+    int lastLink() {
+        return root.followsLinks() ? 0 : O_NOFOLLOW;
+    }
+
+    void refuseKernelFiles(int fd, String path) throws IOException {
+        if (root instanceof FileRoot.SandboxRoot) {
+            FileRoot.SandboxRoot.refuseKernelFiles(fd, path);
+        }
+    }
+
+    static void closeUnlessRoot(int fd, int rootFd) {
+        if (fd >= 0 && fd != rootFd) {
+            Linux.close(fd);
+        }
+    }
+
+    @FunctionalInterface
+    interface PathCall<T> {
+        T call() throws ErrnoException;
+    }
+
+    /** Runs one path operation with the session's uid and gid as this thread's file-system ids. */
+    <T> T asOwner(PathCall<T> call) throws ErrnoException {
+        if (uid < 0) {
+            return call.call();
+        }
+        Linux.setfsids((int) uid, (int) uid); // uid_t: the int's 32 bits as they are
+        try {
+            return call.call();
+        } finally {
+            Linux.setfsids(0, 0);
+            if (Linux.fsuid() != 0) {
+                throw new IllegalStateException("cannot restore the file-system uid of " + Thread.currentThread());
+            }
+        }
+    }
+}
