@@ -153,6 +153,38 @@ public final class SessionFiles {
         target.files().delete(target.path());
     }
 
+    /** The entry at {@code path} itself (a link shown, not followed), its path as it was asked for. */
+    public Workspace.Entry stat(String path) {
+        Target target = target(path, false);
+        return target.files().stat(target.path()).at(path);
+    }
+
+    /**
+     * Makes a directory and the missing ones above it.
+     *
+     * @return false when it was there already
+     */
+    public boolean makeDirectories(String path) {
+        Target target = target(path, false);
+        return target.files().makeDirectories(target.path());
+    }
+
+    /** Renames {@code from} to {@code to} (within one file system of the session's), making the directories above it. */
+    public void move(String from, String to) {
+        Target a = target(from, false);
+        Target b = target(to, false);
+        if (a.workspace() && b.workspace()) {
+            workspace.move(a.path(), b.path());
+            return;
+        }
+        Target inRoot = rooted(absolute(from), false);
+        inRoot.files().move(inRoot.path(), rooted(absolute(to), false).path());
+    }
+
+    private static String absolute(String path) {
+        return path.startsWith("/") ? path : WORKSPACE + "/" + path;
+    }
+
     /** These files as the editing tools (Anthropic's text editor, OpenAI's apply_patch) work on them. */
     public EditFiles forEditing() {
         return new EditFiles() {

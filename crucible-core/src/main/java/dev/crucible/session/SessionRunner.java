@@ -169,7 +169,8 @@ final class SessionRunner {
         boolean restarted = session.state == Session.State.BROKEN;
         boolean resumed = false;
         Integer replayed = null;
-        if (session.interpreter == null || !session.interpreter.alive()) {
+        if (session.interpreter == null || !session.interpreter.alive()
+                || (session.supervisor != null && session.supervisor.ended())) {
             if (session.interpreter != null) {
                 if (!restarted) { // it ended between two calls (killed from outside): replaced now
                     replaced(session, Replacements.Reason.DIED, "it ended between two calls");

@@ -15,6 +15,7 @@ import dev.crucible.server.http.Bodies;
 import dev.crucible.server.mcp.McpEndpoint;
 import dev.crucible.server.ports.PortRoutes;
 import dev.crucible.server.ports.PreviewListener;
+import dev.crucible.server.e2b.E2bApi;
 import dev.crucible.server.ports.PreviewTokens;
 import dev.crucible.server.ports.UpgradePassThrough;
 import dev.crucible.server.services.Services;
@@ -70,6 +71,7 @@ public final class CrucibleServer implements AutoCloseable {
     /** The listener of previews' own ({@link ServerConfig#previewListen()}); null when there is none. */
     private PreviewListener previewListener;
     private McpEndpoint.Http mcp;
+    private E2bApi e2b;
 
     private CrucibleServer(ServerConfig config, Services services, boolean ownsServices) {
         this.config = config;
@@ -192,6 +194,8 @@ public final class CrucibleServer implements AutoCloseable {
                         ctx.statusCode(), (long) (ms * 1_000_000));
             });
             server.mcp = McpEndpoint.http(services.tools(), services.sessions(), services.json(), server.auth);
+            server.e2b = E2bApi.start(server.auth, server.guard, server.previews, services.json(), services.sessions(),
+                    config.sessions());
             cfg.jetty.modifyServletContextHandler(handler -> {
                 var holder = new org.eclipse.jetty.ee10.servlet.ServletHolder(server.mcp.servlet());
                 holder.setAsyncSupported(true);
@@ -200,6 +204,8 @@ public final class CrucibleServer implements AutoCloseable {
                         server.auth, services.json())), McpEndpoint.PATH,
                         java.util.EnumSet.of(jakarta.servlet.DispatcherType.REQUEST));
                 handler.addFilter(new org.eclipse.jetty.ee10.servlet.FilterHolder(new UpgradePassThrough()), "/*",
+                        java.util.EnumSet.of(jakarta.servlet.DispatcherType.REQUEST));
+                handler.addFilter(new org.eclipse.jetty.ee10.servlet.FilterHolder(server.e2b), "/*",
                         java.util.EnumSet.of(jakarta.servlet.DispatcherType.REQUEST));
             });
         }).start(config.host(), config.port());
@@ -316,7 +322,7 @@ public final class CrucibleServer implements AutoCloseable {
                 admission.closed() ? "draining" : readiness.ready() ? "ok" : "not_ready", "running", admission.running(),
                 "queued", admission.queued(), "max_running", admission.maxRunning(), "max_queued", admission.maxQueued(),
                 "pool_ready", services.executor().pool() == null ? 0 : services.executor().pool().size(),
-                "rss_bytes", rssBytes(), "uptime_ms", uptimeMillis()));
+                "rss_bytes", Health.rssBytes(), "uptime_ms", uptimeMillis()));
         if (config.cluster().replicated()) {
             body.put("replica", config.cluster().replica()); // how peers learn which replica answers where
             body.put("instance", peers.instance()); // and whether it is this process or another of the same name
@@ -350,20 +356,6 @@ public final class CrucibleServer implements AutoCloseable {
                 : Map.of("status", "not_live", "reason", notLive));
     }
 
-    /** This process's resident memory, from /proc/self/status, or -1. */
-    static long rssBytes() {
-        try {
-            for (String line : java.nio.file.Files.readAllLines(java.nio.file.Path.of("/proc/self/status"))) {
-                if (line.startsWith("VmRSS:")) {
-                    return Long.parseLong(line.replaceAll("\\D", "")) * 1024;
-                }
-            }
-        } catch (IOException | NumberFormatException e) {
-            // not Linux
-        }
-        return -1;
-    }
-
     /**
      * Graceful shutdown: new requests get 503, running executions get {@link ServerConfig#shutdownGrace()} to finish,
      * the rest are killed (their callers get the killed result), then the server and the engine stop.
@@ -388,6 +380,7 @@ public final class CrucibleServer implements AutoCloseable {
         peers.close();
         mcp.server().closeGracefully(); // MCP clients' open streams end before Jetty stops
         app.stop();
+        e2b.close();
         if (previewListener != null) {
             previewListener.close();
         }

@@ -63,4 +63,18 @@ final class Health {
                 : "the sandbox launcher does not answer within " + LAUNCHER_BOUND.toSeconds() + " s, or every slot has"
                         + " been stuck for minutes: restart the process";
     }
+
+    /** This process's resident memory, from /proc/self/status, or -1. */
+    static long rssBytes() {
+        try {
+            for (String line : java.nio.file.Files.readAllLines(java.nio.file.Path.of("/proc/self/status"))) {
+                if (line.startsWith("VmRSS:")) {
+                    return Long.parseLong(line.replaceAll("\\D", "")) * 1024;
+                }
+            }
+        } catch (java.io.IOException | NumberFormatException e) {
+            // not Linux
+        }
+        return -1;
+    }
 }

@@ -160,6 +160,14 @@ public final class Supervisor implements AutoCloseable {
         }
     }
 
+    /**
+     * Whether the supervisor has gone: it ends with the session's interpreter, before bubblewrap's own processes do,
+     * so a sandbox still alive for a moment has no interpreter any more.
+     */
+    public boolean ended() {
+        return channel.ended();
+    }
+
     /** Whether {@code process} is this sandbox's (a pid means nothing in another sandbox of the session). */
     public boolean owns(BackgroundProcess process) {
         synchronized (background) {

@@ -61,6 +61,11 @@ final class SupervisorChannel implements AutoCloseable {
     private final CompletableFuture<Integer> hello = new CompletableFuture<>();
     private volatile IOException ended;
 
+    /** Whether its supervisor has gone (its socket closed): it leaves with the interpreter, the sandbox follows. */
+    boolean ended() {
+        return ended != null;
+    }
+
     SupervisorChannel(SocketChannel channel) {
         this.channel = channel;
         // a socket, not a pipe: a virtual thread parks on it, so an idle session holds no platform thread for it

@@ -1,8 +1,17 @@
 package dev.crucible.session.workspace;
 
+import dev.crucible.error.ErrorCode;
+import dev.crucible.error.RequestException;
 import dev.crucible.os.Linux.ErrnoException;
 import dev.crucible.os.Linux;
 import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+import java.nio.file.attribute.BasicFileAttributes;
+import java.util.List;
+import static dev.crucible.os.Linux.AT_REMOVEDIR;
+import static dev.crucible.os.Linux.RESOLVE_STRICT;
 import static dev.crucible.os.Linux.O_CLOEXEC;
 import static dev.crucible.os.Linux.O_DIRECTORY;
 import static dev.crucible.os.Linux.O_NOFOLLOW;
@@ -13,6 +22,9 @@ import static dev.crucible.os.Linux.O_PATH;
  * resolve flags, each call made as the session's file-system uid, kernel file systems refused under a sandbox's root.
  */
 final class PathWalk {
+    private static final int MAX_DEPTH = 64;
+    private static final int MAX_ENTRIES = 100_000;
+
     private final FileRoot root;
     /** The host uid path calls are made as (0 to 2^32-2: a root block's uids pass 2^31), or -1 for the server's. */
     private final long uid;
@@ -122,4 +134,96 @@ final class PathWalk {
             }
         }
     }
+
+    void sizeOf(int dirFd, int depth, long[] counted) throws IOException {
+        for (String name : names(dirFd)) {
+            if (++counted[1] > MAX_ENTRIES) {
+                return;
+            }
+            BasicFileAttributes a;
+            try {
+                a = Files.readAttributes(Path.of("/proc/self/fd/" + dirFd, name), BasicFileAttributes.class,
+                        LinkOption.NOFOLLOW_LINKS);
+            } catch (IOException e) {
+                continue;
+            }
+            if (a.isRegularFile()) {
+                counted[0] += a.size();
+            } else if (a.isDirectory() && depth < MAX_DEPTH) {
+                int fd;
+                try {
+                    fd = asOwner(() -> Linux.openat2(dirFd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0,
+                            RESOLVE_STRICT));
+                } catch (ErrnoException e) {
+                    continue; // swapped for something else meanwhile
+                }
+                try {
+                    sizeOf(fd, depth + 1, counted);
+                } finally {
+                    Linux.close(fd);
+                }
+            }
+        }
+    }
+
+    void removeTree(int parentFd, String name, int depth) throws IOException {
+        if (depth > MAX_DEPTH) {
+            throw new RequestException(ErrorCode.NOT_A_FILE, "directory nesting deeper than " + MAX_DEPTH);
+        }
+        int fd = asOwner(() -> Linux.openat2(parentFd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0,
+                RESOLVE_STRICT));
+        try {
+            ownerOnly(fd);
+            for (String child : names(fd)) {
+                try {
+                    asOwner(() -> unlink(fd, child, 0));
+                } catch (ErrnoException e) {
+                    if (e.errno() != Linux.EISDIR) {
+                        throw e;
+                    }
+                    removeTree(fd, child, depth + 1);
+                }
+            }
+        } finally {
+            Linux.close(fd);
+        }
+        asOwner(() -> unlink(parentFd, name, AT_REMOVEDIR));
+    }
+
+    /**
+     * Makes the open directory {@code rwx------} as its owner: chmod through the descriptor's magic link reaches
+     * exactly the directory opened (never a path the sandbox could swap), and only the owner may change its mode.
+     */
+    void ownerOnly(int dirFd) throws IOException {
+        asOwner(() -> {
+            Linux.fchmodPath(dirFd, 0700);
+            return null;
+        });
+    }
+
+    static Void unlink(int dirFd, String name, int flags) throws ErrnoException {
+        Linux.unlinkat(dirFd, name, flags);
+        return null;
+    }
+
+    /** The entries of an open directory, read through its descriptor (the magic link is the directory itself). */
+    static List<String> names(int dirFd) throws IOException {
+        try (var list = Files.list(Path.of("/proc/self/fd/" + dirFd))) {
+            return list.map(p -> p.getFileName().toString()).limit(MAX_ENTRIES).toList();
+        }
+    }
+
+    /** The entry {@code name} of the open directory {@code dirFd}, not followed when it is a link. */
+    static Workspace.Entry entryOf(int dirFd, String name, String shown) throws IOException {
+        Path p = Path.of("/proc/self/fd/" + dirFd, name);
+        java.util.Map<String, Object> a = Files.readAttributes(p, "unix:mode,uid,size,lastModifiedTime,isRegularFile,"
+                + "isDirectory,isSymbolicLink", LinkOption.NOFOLLOW_LINKS);
+        boolean file = (Boolean) a.get("isRegularFile");
+        boolean link = (Boolean) a.get("isSymbolicLink");
+        String type = file ? "file" : (Boolean) a.get("isDirectory") ? "directory" : link ? "symlink" : "other";
+        return new Workspace.Entry(shown, type, file ? (Long) a.get("size") : 0,
+                ((java.nio.file.attribute.FileTime) a.get("lastModifiedTime")).toMillis(), (Integer) a.get("mode"),
+                Integer.toUnsignedLong((Integer) a.get("uid")), link ? Linux.readlinkat(dirFd, name) : null);
+    }
+
 }

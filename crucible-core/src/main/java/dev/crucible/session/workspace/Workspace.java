@@ -9,13 +9,11 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.nio.file.Files;
-import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
-import java.util.concurrent.Callable;
 import java.util.concurrent.ThreadLocalRandom;
 import static dev.crucible.os.Linux.AT_REMOVEDIR;
 import static dev.crucible.os.Linux.O_CLOEXEC;
@@ -39,8 +37,6 @@ import static dev.crucible.os.Linux.RESOLVE_STRICT;
  * user, and what is created belongs to it.
  */
 public final class Workspace {
-    private static final int MAX_DEPTH = 64;
-    private static final int MAX_ENTRIES = 100_000;
 
     private final FileRoot root;
     private final PathWalk walk;
@@ -62,8 +58,21 @@ public final class Workspace {
         this.walk = new PathWalk(root, uid);
     }
 
-    /** One entry of a listing. {@code type} is {@code file}, {@code directory}, {@code symlink} or {@code other}. */
-    public record Entry(String path, String type, long size, long modifiedMs) {}
+    /**
+     * One entry of a listing. {@code type} is {@code file}, {@code directory}, {@code symlink} or {@code other};
+     * {@code mode} the permission bits and file type ({@code st_mode}), {@code uid} its owner on the host, {@code
+     * target} a symbolic link's target as written (null for anything else).
+     */
+    public record Entry(String path, String type, long size, long modifiedMs, int mode, long uid, String target) {
+        public Entry(String path, String type, long size, long modifiedMs) {
+            this(path, type, size, modifiedMs, 0, -1, null);
+        }
+
+        /** The same entry under another path. */
+        public Entry at(String shown) {
+            return new Entry(shown, type, size, modifiedMs, mode, uid, target);
+        }
+    }
 
     /** Writes {@code data} to {@code path}, creating missing directories, replacing what was there atomically. */
     public void write(String path, byte[] data) {
@@ -82,7 +91,7 @@ public final class Workspace {
                         out.write(data);
                     }
                 } catch (IOException e) {
-                    walk.asOwner(() -> unlink(dirFd, temp, 0));
+                    walk.asOwner(() -> PathWalk.unlink(dirFd, temp, 0));
                     throw e;
                 } finally {
                     Linux.close(fd);
@@ -93,7 +102,7 @@ public final class Workspace {
                         return null;
                     });
                 } catch (ErrnoException e) {
-                    walk.asOwner(() -> unlink(dirFd, temp, 0));
+                    walk.asOwner(() -> PathWalk.unlink(dirFd, temp, 0));
                     throw e;
                 }
                 return null;
@@ -153,15 +162,12 @@ public final class Workspace {
                 walk.refuseKernelFiles(fd, directory);
                 String prefix = parts.length == 0 ? "" : String.join("/", parts) + "/";
                 List<Entry> entries = new ArrayList<>();
-                for (String name : names(fd)) {
+                for (String name : PathWalk.names(fd)) {
                     if (name.startsWith(".crucible-upload-")) {
                         continue;
                     }
                     try {
-                        BasicFileAttributes a = Files.readAttributes(Path.of("/proc/self/fd/" + fd, name),
-                                BasicFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
-                        entries.add(new Entry(prefix + name, typeOf(a), a.isRegularFile() ? a.size() : 0,
-                                a.lastModifiedTime().toMillis()));
+                        entries.add(PathWalk.entryOf(fd, name, prefix + name));
                     } catch (IOException e) {
                         // removed while we listed
                     }
@@ -177,6 +183,84 @@ public final class Workspace {
         }, root.shown(directory == null ? "" : directory));
     }
 
+    /** The entry at {@code path} itself (a symbolic link is shown, not followed). */
+    public Entry stat(String path) {
+        String[] parts = split(path);
+        return WorkspaceCalls.run(() -> {
+            int rootFd = walk.openRoot();
+            int dir = -1;
+            try {
+                dir = walk.directory(rootFd, parts, false);
+                return PathWalk.entryOf(dir, parts[parts.length - 1], path);
+            } finally {
+                PathWalk.closeUnlessRoot(dir, rootFd);
+                Linux.close(rootFd);
+            }
+        }, root.shown(path));
+    }
+
+    /**
+     * Makes the directory at {@code path} and the missing ones above it ({@code mkdir -p}).
+     *
+     * @return false when it was there already
+     */
+    public boolean makeDirectories(String path) {
+        String[] parts = split(path);
+        return WorkspaceCalls.run(() -> {
+            int rootFd = walk.openRoot();
+            int dir = -1;
+            try {
+                dir = walk.directory(rootFd, parts, true);
+                int at = dir;
+                try {
+                    walk.asOwner(() -> {
+                        Linux.mkdirat(at, parts[parts.length - 1], 0755);
+                        return null;
+                    });
+                    return true;
+                } catch (ErrnoException e) {
+                    if (e.errno() != Linux.EEXIST) {
+                        throw e;
+                    }
+                    if (!PathWalk.entryOf(dir, parts[parts.length - 1], path).type().equals("directory")) {
+                        throw new RequestException(ErrorCode.NOT_A_FILE, "'" + root.shown(path) + "' is there and is not"
+                                + " a directory");
+                    }
+                    return false;
+                }
+            } finally {
+                PathWalk.closeUnlessRoot(dir, rootFd);
+                Linux.close(rootFd);
+            }
+        }, root.shown(path));
+    }
+
+    /** Renames {@code from} to {@code to} (replacing a file there), making the directories above {@code to}. */
+    public void move(String from, String to) {
+        String[] source = split(from);
+        String[] target = split(to);
+        WorkspaceCalls.run(() -> {
+            int rootFd = walk.openRoot();
+            int fromDir = -1;
+            int toDir = -1;
+            try {
+                fromDir = walk.directory(rootFd, source, false);
+                toDir = walk.directory(rootFd, target, true);
+                int a = fromDir;
+                int b = toDir;
+                walk.asOwner(() -> {
+                    Linux.renameat(a, source[source.length - 1], b, target[target.length - 1]);
+                    return null;
+                });
+                return null;
+            } finally {
+                PathWalk.closeUnlessRoot(fromDir, rootFd);
+                PathWalk.closeUnlessRoot(toDir, rootFd);
+                Linux.close(rootFd);
+            }
+        }, root.shown(from));
+    }
+
     /** Deletes the file, symlink or directory (with everything in it) at {@code path}. */
     public void delete(String path) {
         String[] parts = split(path);
@@ -188,12 +272,12 @@ public final class Workspace {
                 int dirFd = dir;
                 String name = parts[parts.length - 1];
                 try {
-                    walk.asOwner(() -> unlink(dirFd, name, 0));
+                    walk.asOwner(() -> PathWalk.unlink(dirFd, name, 0));
                 } catch (ErrnoException e) {
                     if (e.errno() != Linux.EISDIR) {
                         throw e;
                     }
-                    removeTree(dirFd, name, 0);
+                    walk.removeTree(dirFd, name, 0);
                 }
                 return null;
             } finally {
@@ -212,13 +296,13 @@ public final class Workspace {
         WorkspaceCalls.run(() -> {
             int rootFd = walk.openRoot();
             try {
-                ownerOnly(rootFd);
-                for (String name : names(rootFd)) {
+                walk.ownerOnly(rootFd);
+                for (String name : PathWalk.names(rootFd)) {
                     try {
-                        walk.asOwner(() -> unlink(rootFd, name, 0));
+                        walk.asOwner(() -> PathWalk.unlink(rootFd, name, 0));
                     } catch (ErrnoException e) {
                         if (e.errno() == Linux.EISDIR) {
-                            removeTree(rootFd, name, 0);
+                            walk.removeTree(rootFd, name, 0);
                         }
                     }
                 }
@@ -235,7 +319,7 @@ public final class Workspace {
             int rootFd = walk.openRoot();
             try {
                 long[] counted = new long[2];
-                sizeOf(rootFd, 0, counted);
+                walk.sizeOf(rootFd, 0, counted);
                 return counted[0];
             } finally {
                 Linux.close(rootFd);
@@ -243,89 +327,8 @@ public final class Workspace {
         }, root.shown(""));
     }
 
-    private void sizeOf(int dirFd, int depth, long[] counted) throws IOException {
-        for (String name : names(dirFd)) {
-            if (++counted[1] > MAX_ENTRIES) {
-                return;
-            }
-            BasicFileAttributes a;
-            try {
-                a = Files.readAttributes(Path.of("/proc/self/fd/" + dirFd, name), BasicFileAttributes.class,
-                        LinkOption.NOFOLLOW_LINKS);
-            } catch (IOException e) {
-                continue;
-            }
-            if (a.isRegularFile()) {
-                counted[0] += a.size();
-            } else if (a.isDirectory() && depth < MAX_DEPTH) {
-                int fd;
-                try {
-                    fd = walk.asOwner(() -> Linux.openat2(dirFd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0,
-                            RESOLVE_STRICT));
-                } catch (ErrnoException e) {
-                    continue; // swapped for something else meanwhile
-                }
-                try {
-                    sizeOf(fd, depth + 1, counted);
-                } finally {
-                    Linux.close(fd);
-                }
-            }
-        }
-    }
-
-    private void removeTree(int parentFd, String name, int depth) throws IOException {
-        if (depth > MAX_DEPTH) {
-            throw new RequestException(ErrorCode.NOT_A_FILE, "directory nesting deeper than " + MAX_DEPTH);
-        }
-        int fd = walk.asOwner(() -> Linux.openat2(parentFd, name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC, 0,
-                RESOLVE_STRICT));
-        try {
-            ownerOnly(fd);
-            for (String child : names(fd)) {
-                try {
-                    walk.asOwner(() -> unlink(fd, child, 0));
-                } catch (ErrnoException e) {
-                    if (e.errno() != Linux.EISDIR) {
-                        throw e;
-                    }
-                    removeTree(fd, child, depth + 1);
-                }
-            }
-        } finally {
-            Linux.close(fd);
-        }
-        walk.asOwner(() -> unlink(parentFd, name, AT_REMOVEDIR));
-    }
-
-    /**
-     * Makes the open directory {@code rwx------} as its owner: chmod through the descriptor's magic link reaches
-     * exactly the directory opened (never a path the sandbox could swap), and only the owner may change its mode.
-     */
-    private void ownerOnly(int dirFd) throws IOException {
-        walk.asOwner(() -> {
-            Linux.fchmodPath(dirFd, 0700);
-            return null;
-        });
-    }
-
-    private static Void unlink(int dirFd, String name, int flags) throws ErrnoException {
-        Linux.unlinkat(dirFd, name, flags);
-        return null;
-    }
-
-    /** The entries of an open directory, read through its descriptor (the magic link is the directory itself). */
-    private static List<String> names(int dirFd) throws IOException {
-        try (var list = Files.list(Path.of("/proc/self/fd/" + dirFd))) {
-            return list.map(p -> p.getFileName().toString()).limit(MAX_ENTRIES).toList();
-        }
-    }
-
     private static String[] split(String path) {
         return WorkspacePaths.validate(path).split("/");
     }
 
-    private static String typeOf(BasicFileAttributes a) {
-        return a.isRegularFile() ? "file" : a.isDirectory() ? "directory" : a.isSymbolicLink() ? "symlink" : "other";
-    }
 }

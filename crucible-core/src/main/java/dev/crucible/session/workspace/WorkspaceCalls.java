@@ -41,6 +41,13 @@ final class WorkspaceCalls {
             if (cause instanceof ErrnoException ee) {
                 throw fromErrno(ee, path);
             }
+            if (cause instanceof java.nio.file.NoSuchFileException) {
+                throw new RequestException(ErrorCode.FILE_NOT_FOUND, "no such file: '" + path + "'");
+            }
+            if (cause instanceof java.nio.file.AccessDeniedException) {
+                throw new RequestException(ErrorCode.PERMISSION_DENIED, "the session's user may not do that to '" + path
+                        + "'");
+            }
             if (DataDirFull.is(cause)) { // a write() that found the workspace's file system full
                 throw new RequestException(ErrorCode.QUOTA_EXCEEDED, "no space left for '" + path + "'");
             }

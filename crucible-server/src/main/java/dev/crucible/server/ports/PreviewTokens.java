@@ -115,6 +115,14 @@ public final class PreviewTokens {
         return new Grant(f[4], f[1], Integer.parseInt(f[2]), expires);
     }
 
+    /**
+     * A secret of this server's for {@code value}, as 64 hex digits: HMAC-SHA-256 under the same key, apart from
+     * preview tokens by its {@code purpose} (an E2B sandbox's access token: nothing to store, the same after a restart).
+     */
+    public String derive(String purpose, String value) {
+        return java.util.HexFormat.of().formatHex(mac((purpose + "\0" + value).getBytes(StandardCharsets.UTF_8)));
+    }
+
     private byte[] mac(byte[] payload) {
         try {
             Mac mac = Mac.getInstance("HmacSHA256");

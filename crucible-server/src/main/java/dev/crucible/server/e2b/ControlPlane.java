@@ -1,0 +1,294 @@
+package dev.crucible.server.e2b;
+
+import dev.crucible.error.ErrorCode;
+import dev.crucible.error.RequestException;
+import dev.crucible.egress.NetworkRequest;
+import dev.crucible.session.SessionConfig;
+import dev.crucible.session.SessionManager;
+import dev.crucible.session.spec.SessionInfo;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+import java.io.IOException;
+import java.net.URLDecoder;
+import java.nio.charset.StandardCharsets;
+import java.time.Clock;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+
+/**
+ * E2B's control plane (its {@code spec/openapi.yml}) over Crucible's sessions: create ({@code POST /v2/sandboxes}, and
+ * {@code POST /sandboxes} as the Python SDK and older JavaScript ones send it; exactly 201), connect, kill (204, then
+ * 404), set timeout (204), get info, list (with metadata and state filters, {@code limit} and {@code X-Next-Token}
+ * pages), metrics (none kept: an empty list). Every refusal is E2B's body, {@code {"code": status, "message"}}.
+ */
+final class ControlPlane {
+    /** The envd version reported: no default user sent, closeStdin allowed, uploads multipart (docs/e2b.md). */
+    static final String ENVD_VERSION = "0.5.2";
+    static final String CLIENT_ID = "crucible";
+    private static final long DEFAULT_TIMEOUT_S = 300;
+    private static final Pattern ONE = Pattern.compile("^(?:/v2)?/sandboxes/([^/]+)(/[a-z]+)?$");
+
+    private final E2bApi api;
+    private final E2bSandboxes sandboxes;
+    private final SessionManager sessions;
+    private final SessionConfig config;
+    private final Clock clock;
+
+    ControlPlane(E2bApi api, E2bSandboxes sandboxes, SessionManager sessions, SessionConfig config, Clock clock) {
+        this.api = api;
+        this.sandboxes = sandboxes;
+        this.sessions = sessions;
+        this.config = config;
+        this.clock = clock;
+    }
+
+    /**
+     * What a {@code templateID} names: E2B's own template names ({@code base}, {@code code-interpreter-v1}) are a
+     * Python session on the host's file system; a runtime's language is a session of it; a name with {@code :} or
+     * {@code /} is an image of the store (its Python); anything else is unknown (404).
+     */
+    record Template(String language, String image) {
+        static Template of(String id) {
+            return switch (id) {
+                case "base", "code-interpreter-v1", "code-interpreter", "desktop" -> new Template("python", null);
+                case "node", "nodejs" -> new Template("javascript", null);
+                default -> id.contains(":") || id.contains("/") ? new Template("python", id) : new Template(id, null);
+            };
+        }
+    }
+
+    void serve(HttpServletRequest req, HttpServletResponse res) throws IOException {
+        String owner = api.owner(req);
+        String path = req.getRequestURI();
+        String method = req.getMethod();
+        if (path.equals("/sandboxes") || path.equals("/v2/sandboxes")) {
+            switch (method) {
+                case "POST" -> create(req, res, owner);
+                case "GET" -> list(req, res, owner);
+                default -> throw new RequestException(ErrorCode.METHOD_NOT_ALLOWED, method + " " + path);
+            }
+            return;
+        }
+        Matcher m = ONE.matcher(path);
+        if (!m.matches()) {
+            throw new RequestException(ErrorCode.NOT_FOUND, "no E2B route " + method + " " + path);
+        }
+        E2bSandboxes.Sandbox s = sandboxes.get(owner, m.group(1)).orElseThrow(() -> new RequestException(
+                ErrorCode.NOT_FOUND, "sandbox " + m.group(1).replaceAll("[^A-Za-z0-9._-]", "?") + " not found"));
+        String action = m.group(2) == null ? "" : m.group(2);
+        switch (method + " " + action) {
+            case "GET " -> api.write(res, 200, detail(s));
+            case "DELETE " -> {
+                if (!sandboxes.kill(s)) {
+                    throw new RequestException(ErrorCode.NOT_FOUND, "sandbox " + s.id() + " not found");
+                }
+                res.setStatus(204);
+            }
+            case "POST /timeout" -> {
+                long timeout = timeoutOf(api.body(req, 1 << 20), null);
+                sandboxes.put(s.until(endAt(timeout)));
+                res.setStatus(204);
+            }
+            case "POST /connect", "POST /resume" -> {
+                JsonNode b = api.body(req, 1 << 20);
+                long end = b.has("timeout") ? Math.max(s.endAtMs(), endAt(timeoutOf(b, null))) : s.endAtMs();
+                E2bSandboxes.Sandbox kept = s.until(end);
+                sandboxes.put(kept);
+                api.write(res, 200, created(kept));
+            }
+            case "POST /pause" -> throw new RequestException(ErrorCode.NOT_FOUND, "pausing a sandbox is not supported"
+                    + " here yet: it keeps running until its timeout");
+            case "GET /metrics" -> api.write(res, 200, List.of());
+            default -> throw new RequestException(ErrorCode.NOT_FOUND, "no E2B route " + method + " " + path);
+        }
+    }
+
+    private void create(HttpServletRequest req, HttpServletResponse res, String owner) throws IOException {
+        JsonNode b = api.body(req, 1 << 20);
+        String template = b.hasNonNull("templateID") ? b.get("templateID").asString() : "base";
+        long timeout = timeoutOf(b, DEFAULT_TIMEOUT_S);
+        Map<String, String> metadata = strings(b.get("metadata"), "metadata");
+        Map<String, String> env = strings(b.get("envVars"), "envVars");
+        Template t = Template.of(template);
+        SessionInfo info;
+        try {
+            // E2B's timeout is a deadline this plane keeps; the session itself idles out only at its lifetime
+            info = sessions.create(owner, new SessionManager.CreateRequest(t.language(), null,
+                    config.maxLifetime().toSeconds(), null, t.image(), network(b)));
+        } catch (RequestException e) {
+            throw switch (e.code()) {
+                case UNKNOWN_LANGUAGE, IMAGE_NOT_FOUND, RUNTIME_UNAVAILABLE -> new RequestException(ErrorCode.NOT_FOUND,
+                        "template '" + template + "' not found: " + e.getMessage());
+                default -> e;
+            };
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new RequestException(ErrorCode.INTERRUPTED, "interrupted");
+        }
+        long now = clock.millis();
+        String home = Envd.homeOf(sessions, owner, info.id());
+        if (home.equals("/home/user")) {
+            openTopLevel(owner, info.id());
+        }
+        if (!env.isEmpty()) {
+            try {
+                sessions.execute(owner, info.id(), Environment.setForGood(info.language(), env), null, null);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                throw new RequestException(ErrorCode.INTERRUPTED, "interrupted");
+            }
+        }
+        E2bSandboxes.Sandbox s = new E2bSandboxes.Sandbox(info.id(), owner, template, metadata, env, home, now,
+                endAt(timeout));
+        sandboxes.put(s);
+        api.write(res, 201, created(s));
+    }
+
+    /**
+     * Lets the sandbox's user make directories at its root, as E2B's templates do ({@code makeDir('/code')} as {@code
+     * user} is the reward seed's first step): {@code /} of the session's own root becomes {@code 1777}, sticky, so
+     * nothing there that is not the user's can be removed or renamed by it.
+     */
+    private void openTopLevel(String owner, String id) {
+        try {
+            sessions.command(owner, id, new dev.crucible.session.process.CommandRequest(null, List.of("/bin/chmod",
+                    "1777", "/"), null, "/", 10_000L, null, "root", null));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+    }
+
+    /** The network asked for: {@code network.allowOut} hosts, within the operator's list (else 422). */
+    private static NetworkRequest network(JsonNode b) {
+        JsonNode allow = b.path("network").path("allowOut");
+        if (!allow.isArray() || allow.isEmpty()) {
+            return null; // allow_internet_access alone opens nothing: egress is what a request lists (docs/e2b.md)
+        }
+        List<String> hosts = new ArrayList<>();
+        allow.forEach(h -> hosts.add(h.asString()));
+        return NetworkRequest.allow(hosts);
+    }
+
+    private void list(HttpServletRequest req, HttpServletResponse res, String owner) throws IOException {
+        String state = req.getParameter("state");
+        Map<String, String> wanted = metadataFilter(req.getParameter("metadata"));
+        List<Map<String, Object>> all = new ArrayList<>();
+        if (state == null || state.isEmpty() || List.of(state.split(",")).contains("running")) {
+            for (E2bSandboxes.Sandbox s : sandboxes.list(owner)) {
+                if (s.metadata().entrySet().containsAll(wanted.entrySet())) {
+                    all.add(listed(s));
+                }
+            }
+        }
+        int from = 0;
+        String next = req.getParameter("nextToken");
+        if (next != null && !next.isEmpty()) {
+            try {
+                from = Integer.parseInt(next);
+            } catch (NumberFormatException e) {
+                throw new RequestException(ErrorCode.INVALID_REQUEST, "nextToken " + next + " is not one this server gave");
+            }
+        }
+        int limit = req.getParameter("limit") == null ? 100 : Integer.parseInt(req.getParameter("limit"));
+        int to = Math.min(all.size(), from + Math.max(1, Math.min(limit, 1000)));
+        if (to < all.size()) {
+            res.setHeader("X-Next-Token", Integer.toString(to));
+        }
+        api.write(res, 200, from >= all.size() ? List.of() : all.subList(from, to));
+    }
+
+    private static Map<String, String> metadataFilter(String query) {
+        Map<String, String> wanted = new LinkedHashMap<>();
+        if (query == null || query.isEmpty()) {
+            return wanted;
+        }
+        for (String pair : query.split("&")) {
+            int eq = pair.indexOf('=');
+            if (eq > 0) {
+                wanted.put(URLDecoder.decode(pair.substring(0, eq), StandardCharsets.UTF_8),
+                        URLDecoder.decode(pair.substring(eq + 1), StandardCharsets.UTF_8));
+            }
+        }
+        return wanted;
+    }
+
+    /** The {@code Sandbox} answer of create and connect. */
+    private Map<String, Object> created(E2bSandboxes.Sandbox s) {
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("sandboxID", s.id());
+        m.put("templateID", s.templateId());
+        m.put("clientID", CLIENT_ID);
+        m.put("envdVersion", ENVD_VERSION);
+        m.put("envdAccessToken", api.accessToken(s.id()));
+        m.put("trafficAccessToken", null);
+        m.put("domain", null);
+        return m;
+    }
+
+    private Map<String, Object> listed(E2bSandboxes.Sandbox s) {
+        SessionInfo info = sessions.get(s.owner(), s.id());
+        Map<String, Object> m = new LinkedHashMap<>();
+        m.put("sandboxID", s.id());
+        m.put("templateID", s.templateId());
+        m.put("clientID", CLIENT_ID);
+        m.put("startedAt", Instant.ofEpochMilli(s.startedAtMs()).toString());
+        m.put("endAt", Instant.ofEpochMilli(s.endAtMs()).toString());
+        m.put("cpuCount", Math.max(1, (int) Math.ceil(info.limits().cpus())));
+        m.put("memoryMB", info.limits().memoryMb());
+        m.put("diskSizeMB", config.workspaceQuota() >> 20);
+        m.put("state", "running");
+        m.put("metadata", s.metadata());
+        m.put("envdVersion", ENVD_VERSION);
+        return m;
+    }
+
+    private Map<String, Object> detail(E2bSandboxes.Sandbox s) {
+        Map<String, Object> m = listed(s);
+        m.put("envdAccessToken", api.accessToken(s.id()));
+        m.put("domain", null);
+        return m;
+    }
+
+    private long endAt(long timeoutS) {
+        return clock.millis() + timeoutS * 1000;
+    }
+
+    private long timeoutOf(JsonNode b, Long fallback) {
+        JsonNode t = b.get("timeout");
+        if (t == null || t.isNull()) {
+            if (fallback == null) {
+                throw new RequestException(ErrorCode.INVALID_REQUEST, "timeout (seconds) is required");
+            }
+            return fallback;
+        }
+        if (!t.canConvertToLong() || t.asLong() < 0 || t.asLong() > config.maxLifetime().toSeconds()) {
+            throw new RequestException(ErrorCode.INVALID_REQUEST, "timeout is seconds from 0 to "
+                    + config.maxLifetime().toSeconds() + " (the server's longest session lifetime)");
+        }
+        return t.asLong();
+    }
+
+    private static Map<String, String> strings(JsonNode node, String name) {
+        Map<String, String> m = new LinkedHashMap<>();
+        if (node == null || node.isNull()) {
+            return m;
+        }
+        if (!node.isObject()) {
+            throw new RequestException(ErrorCode.INVALID_REQUEST, name + " is an object of strings");
+        }
+        for (var e : node.properties()) {
+            if (!e.getValue().isString()) {
+                throw new RequestException(ErrorCode.INVALID_REQUEST, name + "." + e.getKey() + " is not a string");
+            }
+            m.put(e.getKey(), e.getValue().asString());
+        }
+        return m;
+    }
+}

@@ -1,0 +1,190 @@
+package dev.crucible.server.e2b;
+
+import dev.crucible.error.ErrorCode;
+import dev.crucible.error.RequestException;
+import dev.crucible.server.access.Auth;
+import dev.crucible.server.access.BrowserGuard;
+import dev.crucible.server.ports.PreviewTokens;
+import dev.crucible.session.SessionManager;
+import dev.crucible.session.SessionConfig;
+import jakarta.servlet.Filter;
+import jakarta.servlet.FilterChain;
+import jakarta.servlet.ServletException;
+import jakarta.servlet.ServletRequest;
+import jakarta.servlet.ServletResponse;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+import java.io.IOException;
+import java.security.MessageDigest;
+import java.nio.charset.StandardCharsets;
+import java.time.Clock;
+import java.util.Map;
+import java.util.Optional;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+
+/**
+ * E2B's three planes on the API's own listener (issue 28; facts in docs/e2b.md): its SDKs, pointed at Crucible with
+ * {@code E2B_API_URL} and {@code E2B_SANDBOX_URL}, send every call to one host, and this filter takes E2B's before
+ * Crucible's routes see them. A call with {@code E2b-Sandbox-Port: 49983} is envd's (files, the filesystem and process
+ * services), {@code 49999} the code interpreter's ({@code /execute}, contexts); one to {@code /sandboxes} or {@code
+ * /v2/sandboxes} without that header is the control plane's. The control plane authenticates with {@code X-API-KEY}
+ * carrying a Crucible token (the sandbox is that token's session); envd and {@code /execute} with the sandbox's own
+ * access token, a secret of the server's derived from the sandbox's id.
+ */
+public final class E2bApi implements Filter, AutoCloseable {
+    static final String ENVD_PORT = "49983";
+    static final String JUPYTER_PORT = "49999";
+
+    private final Auth auth;
+    private final BrowserGuard guard;
+    private final PreviewTokens secrets;
+    private final JsonMapper json;
+    private final E2bSandboxes sandboxes;
+    private final ControlPlane control;
+    private final Envd envd;
+    private final Jupyter jupyter;
+
+    private E2bApi(Auth auth, BrowserGuard guard, PreviewTokens secrets, JsonMapper json, SessionManager sessions,
+            SessionConfig config, Clock clock) throws IOException {
+        this.auth = auth;
+        this.guard = guard;
+        this.secrets = secrets;
+        this.json = json;
+        this.sandboxes = new E2bSandboxes(config.dataDir(), json, sessions, clock);
+        this.control = new ControlPlane(this, sandboxes, sessions, config, clock);
+        this.envd = new Envd(this, sandboxes, sessions, json);
+        this.jupyter = new Jupyter(this, sandboxes, sessions, json);
+    }
+
+    /**
+     * E2B's planes over {@code sessions}, their records kept in {@code config}'s data directory.
+     *
+     * @throws IllegalArgumentException when that directory cannot keep them
+     */
+    public static E2bApi start(Auth auth, BrowserGuard guard, PreviewTokens secrets, JsonMapper json,
+            SessionManager sessions, SessionConfig config) {
+        try {
+            return new E2bApi(auth, guard, secrets, json, sessions, config, Clock.systemUTC());
+        } catch (IOException e) {
+            throw new IllegalArgumentException("cannot keep E2B sandboxes' records in " + config.dataDir() + "/e2b: "
+                    + e.getMessage(), e);
+        }
+    }
+
+    @Override
+    public void doFilter(ServletRequest request, ServletResponse response, FilterChain chain)
+            throws IOException, ServletException {
+        HttpServletRequest req = (HttpServletRequest) request;
+        HttpServletResponse res = (HttpServletResponse) response;
+        String port = req.getHeader("E2b-Sandbox-Port");
+        String path = req.getRequestURI();
+        boolean controlPlane = port == null && (path.equals("/sandboxes") || path.startsWith("/sandboxes/")
+                || path.equals("/v2/sandboxes") || path.startsWith("/v2/sandboxes/"));
+        if (port == null && !controlPlane) {
+            chain.doFilter(request, response);
+            return;
+        }
+        try {
+            guard.checkHostAndOrigin(req.getHeader("Host"), req.getHeader("Origin"), req.getLocalPort());
+            if (controlPlane) {
+                control.serve(req, res);
+            } else if (port.equals(ENVD_PORT)) {
+                envd.serve(req, res);
+            } else if (port.equals(JUPYTER_PORT)) {
+                jupyter.serve(req, res);
+            } else {
+                throw new RequestException(ErrorCode.NOT_FOUND, "port " + port + " of a sandbox is reached through"
+                        + " /v1/sessions/{id}/ports/" + port + "/ or a preview link, not E2B's sandbox URL");
+            }
+        } catch (RequestException e) {
+            if (!res.isCommitted()) {
+                error(res, e.code().httpStatus(), e.getMessage());
+            }
+        }
+    }
+
+    /** The Crucible owner of a control-plane call: its {@code X-API-KEY} (or bearer token), checked. */
+    String owner(HttpServletRequest req) {
+        String key = req.getHeader("X-API-KEY");
+        String authorization = key != null ? "Bearer " + key.strip() : req.getHeader("Authorization");
+        try {
+            auth.check(authorization);
+        } catch (RequestException e) {
+            throw new RequestException(ErrorCode.UNAUTHORIZED, "missing or invalid API key: send a Crucible token as"
+                    + " X-API-KEY (E2B_API_KEY)");
+        }
+        return auth.owner(authorization);
+    }
+
+    /** The access token of sandbox {@code id}: what envd and {@code /execute} calls carry as {@code X-Access-Token}. */
+    String accessToken(String id) {
+        return secrets.derive("e2b-envd", id);
+    }
+
+    /**
+     * The sandbox a data-plane call is for: named by {@code E2b-Sandbox-Id} (or, from SDKs that leave it out, found by
+     * its access token), with that sandbox's access token.
+     *
+     * @throws RequestException 401 without the right token, 404 for no such sandbox (502 on {@code /health})
+     */
+    E2bSandboxes.Sandbox sandboxOf(HttpServletRequest req, boolean tokenRequired) {
+        String id = req.getHeader("E2b-Sandbox-Id");
+        String token = req.getHeader("X-Access-Token");
+        Optional<E2bSandboxes.Sandbox> found = id != null ? sandboxes.get(id) : token == null ? Optional.empty()
+                : sandboxes.byToken(this::accessToken, token);
+        if (found.isEmpty()) {
+            throw new RequestException(ErrorCode.SESSION_NOT_FOUND, "no sandbox " + (id == null ? "(no E2b-Sandbox-Id"
+                    + " header)" : id.replaceAll("[^A-Za-z0-9._-]", "?")));
+        }
+        if (tokenRequired || token != null) {
+            byte[] want = accessToken(found.get().id()).getBytes(StandardCharsets.US_ASCII);
+            if (token == null || !MessageDigest.isEqual(want, token.strip().getBytes(StandardCharsets.US_ASCII))) {
+                throw new RequestException(ErrorCode.UNAUTHORIZED, "missing or wrong X-Access-Token for sandbox "
+                        + found.get().id());
+            }
+        }
+        return found.get();
+    }
+
+    JsonMapper json() {
+        return json;
+    }
+
+    /** A request's JSON object body, at most {@code cap} bytes ({@code {}} when empty). */
+    JsonNode body(HttpServletRequest req, int cap) throws IOException {
+        byte[] bytes = req.getInputStream().readNBytes(cap + 1);
+        if (bytes.length > cap) {
+            throw new RequestException(ErrorCode.PAYLOAD_TOO_LARGE, "the body is larger than " + cap + " bytes");
+        }
+        if (bytes.length == 0) {
+            return json.createObjectNode();
+        }
+        try {
+            JsonNode node = json.readTree(bytes);
+            if (node == null || !node.isObject()) {
+                throw new RequestException(ErrorCode.INVALID_JSON, "the body is not a JSON object");
+            }
+            return node;
+        } catch (tools.jackson.core.JacksonException e) {
+            throw new RequestException(ErrorCode.INVALID_JSON, "the body is not JSON: " + e.getOriginalMessage());
+        }
+    }
+
+    /** Answers {@code body} as JSON. */
+    void write(HttpServletResponse res, int status, Object body) throws IOException {
+        res.setStatus(status);
+        res.setContentType("application/json");
+        res.getOutputStream().write(json.writeValueAsBytes(body));
+    }
+
+    /** E2B's error body: {@code {"code": <status>, "message": "…"}} (its SDKs read the code from the body). */
+    void error(HttpServletResponse res, int status, String message) throws IOException {
+        write(res, status, Map.of("code", status, "message", message));
+    }
+
+    @Override
+    public void close() {
+        sandboxes.close();
+    }
+}

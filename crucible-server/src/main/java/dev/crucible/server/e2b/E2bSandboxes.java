@@ -1,0 +1,161 @@
+package dev.crucible.server.e2b;
+
+import com.fasterxml.jackson.annotation.JsonProperty;
+import dev.crucible.error.RequestException;
+import dev.crucible.session.SessionManager;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.time.Clock;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import tools.jackson.databind.json.JsonMapper;
+
+/**
+ * What E2B's control plane knows of a sandbox that its Crucible session does not: the template it was asked for,
+ * metadata, sandbox-wide variables, and its end ({@code endAt}: E2B's timeout is a deadline from its last {@code
+ * setTimeout}, not an idle timeout). One small file per sandbox under {@code <data-dir>/e2b}, so a restart keeps them;
+ * a sandbox past its end is deleted, session and all, within a second. Thread-safe.
+ */
+final class E2bSandboxes implements AutoCloseable {
+    private static final System.Logger LOG = System.getLogger("crucible.e2b");
+
+    /** One sandbox; its id is its session's. */
+    record Sandbox(
+            @JsonProperty("id") String id,
+            @JsonProperty("owner") String owner,
+            @JsonProperty("template_id") String templateId,
+            @JsonProperty("metadata") Map<String, String> metadata,
+            @JsonProperty("env_vars") Map<String, String> envVars,
+            @JsonProperty("home") String home,
+            @JsonProperty("started_at_ms") long startedAtMs,
+            @JsonProperty("end_at_ms") long endAtMs) {
+        Sandbox until(long end) {
+            return new Sandbox(id, owner, templateId, metadata, envVars, home, startedAtMs, end);
+        }
+    }
+
+    private final Path dir;
+    private final JsonMapper json;
+    private final SessionManager sessions;
+    private final Clock clock;
+    private final Map<String, Sandbox> byId = new ConcurrentHashMap<>();
+    private final ScheduledExecutorService reaper;
+
+    E2bSandboxes(Path dataDir, JsonMapper json, SessionManager sessions, Clock clock) throws IOException {
+        this.dir = Files.createDirectories(dataDir.resolve("e2b"));
+        this.json = json;
+        this.sessions = sessions;
+        this.clock = clock;
+        try (var files = Files.list(dir)) {
+            for (Path f : files.filter(p -> p.getFileName().toString().endsWith(".json")).toList()) {
+                try {
+                    Sandbox s = json.readValue(f.toFile(), Sandbox.class);
+                    byId.put(s.id(), s);
+                } catch (RuntimeException e) {
+                    LOG.log(System.Logger.Level.WARNING, "skipped an unreadable E2B sandbox record " + f + ": " + e);
+                }
+            }
+        }
+        this.reaper = Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "crucible-e2b-reaper");
+            t.setDaemon(true);
+            return t;
+        });
+        reaper.scheduleWithFixedDelay(this::reap, 1, 1, TimeUnit.SECONDS);
+    }
+
+    /** Keeps {@code sandbox} (replacing what was kept for its id). */
+    void put(Sandbox sandbox) throws IOException {
+        Path temp = dir.resolve(sandbox.id() + ".json.tmp");
+        Files.write(temp, json.writeValueAsBytes(sandbox));
+        Files.move(temp, dir.resolve(sandbox.id() + ".json"), StandardCopyOption.ATOMIC_MOVE,
+                StandardCopyOption.REPLACE_EXISTING);
+        byId.put(sandbox.id(), sandbox);
+    }
+
+    /** The sandbox {@code id} of {@code owner} whose session still lives; empty for anyone else's or a gone one. */
+    Optional<Sandbox> get(String owner, String id) {
+        Sandbox s = id == null ? null : byId.get(id);
+        if (s == null || !s.owner().equals(owner)) {
+            return Optional.empty();
+        }
+        return alive(s) ? Optional.of(s) : Optional.empty();
+    }
+
+    /** The sandbox {@code id} whatever its owner (the planes that authenticate by its access token). */
+    Optional<Sandbox> get(String id) {
+        Sandbox s = id == null ? null : byId.get(id);
+        return s != null && alive(s) ? Optional.of(s) : Optional.empty();
+    }
+
+    /** The live sandbox whose access token is {@code token} (for SDKs that leave {@code E2b-Sandbox-Id} out). */
+    Optional<Sandbox> byToken(java.util.function.Function<String, String> tokenOf, String token) {
+        byte[] given = token.strip().getBytes(java.nio.charset.StandardCharsets.US_ASCII);
+        return byId.values().stream().filter(s -> java.security.MessageDigest.isEqual(
+                tokenOf.apply(s.id()).getBytes(java.nio.charset.StandardCharsets.US_ASCII), given))
+                .findFirst().filter(this::alive);
+    }
+
+    /** {@code owner}'s live sandboxes, oldest first. */
+    List<Sandbox> list(String owner) {
+        return byId.values().stream().filter(s -> s.owner().equals(owner) && alive(s))
+                .sorted(java.util.Comparator.comparingLong(Sandbox::startedAtMs).thenComparing(Sandbox::id)).toList();
+    }
+
+    /** Forgets {@code id} (its session is deleted by the caller). */
+    void forget(String id) {
+        byId.remove(id);
+        try {
+            Files.deleteIfExists(dir.resolve(id + ".json"));
+        } catch (IOException e) {
+            LOG.log(System.Logger.Level.WARNING, "cannot remove the E2B record of " + id + ": " + e);
+        }
+    }
+
+    /** Deletes the sandbox's session and forgets it; false when it was gone already. */
+    boolean kill(Sandbox s) {
+        boolean live = alive(s);
+        try {
+            if (live) {
+                sessions.delete(s.owner(), s.id());
+            }
+        } catch (RequestException e) {
+            live = false; // gone meanwhile
+        }
+        forget(s.id());
+        return live;
+    }
+
+    private boolean alive(Sandbox s) {
+        if (sessions.holds(s.id())) {
+            return true;
+        }
+        forget(s.id()); // its session went its own way (idle, lifetime, deleted through /v1)
+        return false;
+    }
+
+    private void reap() {
+        long now = clock.millis();
+        for (Sandbox s : byId.values()) {
+            if (now >= s.endAtMs()) {
+                try {
+                    kill(s);
+                } catch (RuntimeException e) {
+                    LOG.log(System.Logger.Level.WARNING, "cannot end E2B sandbox " + s.id() + " at its timeout: " + e);
+                }
+            }
+        }
+    }
+
+    @Override
+    public void close() {
+        reaper.shutdownNow();
+    }
+}

@@ -1,0 +1,168 @@
+package dev.crucible.server.e2b;
+
+import dev.crucible.error.ErrorCode;
+import dev.crucible.error.RequestException;
+import dev.crucible.session.SessionManager;
+import dev.crucible.session.spec.CellResult;
+import dev.crucible.session.spec.CellStatus;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
+import java.io.IOException;
+import java.io.OutputStream;
+import java.time.Instant;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
+
+/**
+ * The code interpreter's API (E2B's {@code template/server}): {@code POST /execute} runs a cell in the sandbox's
+ * session and answers E2B's NDJSON lines ({@code number_of_executions}, {@code stdout}/{@code stderr} with a {@code
+ * timestamp}, {@code result} with its MIME bundle from the cell's displays and value, {@code error}, {@code
+ * end_of_execution}); {@code /contexts} lists the one context a sandbox has, its session's interpreter (more are not
+ * offered yet: creating one answers 501).
+ */
+final class Jupyter {
+    /** The one context of a sandbox: its session's own interpreter. */
+    static final String DEFAULT_CONTEXT = "default";
+    private static final Map<String, String> MIME = Map.ofEntries(Map.entry("text/plain", "text"),
+            Map.entry("text/html", "html"), Map.entry("text/markdown", "markdown"), Map.entry("image/svg+xml", "svg"),
+            Map.entry("image/png", "png"), Map.entry("image/jpeg", "jpeg"), Map.entry("application/pdf", "pdf"),
+            Map.entry("text/latex", "latex"), Map.entry("application/json", "json"),
+            Map.entry("application/javascript", "javascript"));
+
+    private final E2bApi api;
+    private final SessionManager sessions;
+    private final JsonMapper json;
+
+    Jupyter(E2bApi api, E2bSandboxes sandboxes, SessionManager sessions, JsonMapper json) {
+        this.api = api;
+        this.sessions = sessions;
+        this.json = json;
+    }
+
+    void serve(HttpServletRequest req, HttpServletResponse res) throws IOException {
+        String path = req.getRequestURI();
+        String method = req.getMethod();
+        if (path.equals("/health")) {
+            api.sandboxOf(req, false);
+            res.setStatus(200);
+            res.setContentType("application/json");
+            res.getOutputStream().write("{\"status\":\"ok\"}".getBytes());
+            return;
+        }
+        E2bSandboxes.Sandbox s = api.sandboxOf(req, path.equals("/execute"));
+        String language = sessions.get(s.owner(), s.id()).language();
+        if (path.equals("/execute") && method.equals("POST")) {
+            execute(s, language, api.body(req, 16 << 20), res);
+        } else if (path.equals("/contexts") && method.equals("GET")) {
+            api.write(res, 200, List.of(context(language, s.home())));
+        } else if (path.equals("/contexts") && method.equals("POST")) {
+            throw new RequestException(ErrorCode.INVALID_REQUEST, "a second code context in one sandbox is not"
+                    + " offered yet: run code in the default context, or create another sandbox");
+        } else if (path.matches("/contexts/[^/]+(/restart)?")) {
+            String id = path.split("/")[2];
+            if (!id.equals(DEFAULT_CONTEXT)) {
+                throw new RequestException(ErrorCode.NOT_FOUND, "no context " + id.replaceAll("[^A-Za-z0-9_-]", "?"));
+            }
+            if (method.equals("POST") && path.endsWith("/restart")) {
+                try {
+                    sessions.restart(s.owner(), s.id());
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new RequestException(ErrorCode.INTERRUPTED, "interrupted");
+                }
+                api.write(res, 200, Map.of());
+            } else if (method.equals("DELETE")) {
+                throw new RequestException(ErrorCode.INVALID_REQUEST, "the default context lives as long as its sandbox");
+            } else {
+                throw new RequestException(ErrorCode.METHOD_NOT_ALLOWED, method + " " + path);
+            }
+        } else {
+            throw new RequestException(ErrorCode.NOT_FOUND, "the code interpreter has no " + method + " " + path);
+        }
+    }
+
+    private void execute(E2bSandboxes.Sandbox s, String language, JsonNode b, HttpServletResponse res)
+            throws IOException {
+        if (!b.path("code").isString()) {
+            throw new RequestException(ErrorCode.INVALID_REQUEST, "code is required as a string");
+        }
+        String context = b.path("context_id").asString(null);
+        String asked = b.path("language").asString(null);
+        if (context != null && asked != null) {
+            throw new RequestException(ErrorCode.INVALID_REQUEST, "give context_id or language, not both");
+        }
+        if (context != null && !context.equals(DEFAULT_CONTEXT)) {
+            throw new RequestException(ErrorCode.NOT_FOUND, "no context " + context.replaceAll("[^A-Za-z0-9_-]", "?"));
+        }
+        if (asked != null && !asked.equalsIgnoreCase(language) && !(asked.equalsIgnoreCase("js")
+                && language.equals("javascript"))) {
+            throw new RequestException(ErrorCode.INVALID_REQUEST, "this sandbox runs " + language + " code; a "
+                    + asked + " context in it is not offered yet");
+        }
+        Map<String, String> env = new LinkedHashMap<>();
+        b.path("env_vars").properties().forEach(e -> env.put(e.getKey(), e.getValue().asString()));
+        CellResult r;
+        try {
+            if (!env.isEmpty()) {
+                sessions.execute(s.owner(), s.id(), Environment.set(language, env), null, null);
+            }
+            try {
+                r = sessions.execute(s.owner(), s.id(), b.get("code").asString(), null, null);
+            } finally {
+                if (!env.isEmpty()) {
+                    sessions.execute(s.owner(), s.id(), Environment.restore(language), null, null);
+                }
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new RequestException(ErrorCode.INTERRUPTED, "interrupted");
+        }
+        res.setStatus(200);
+        res.setContentType("application/x-ndjson");
+        OutputStream out = res.getOutputStream();
+        String now = Instant.now().toString();
+        line(out, Map.of("type", "number_of_executions", "execution_count", r.executionCount()));
+        if (r.stdout() != null && !r.stdout().isEmpty()) {
+            line(out, Map.of("type", "stdout", "text", r.stdout(), "timestamp", now));
+        }
+        if (r.stderr() != null && !r.stderr().isEmpty()) {
+            line(out, Map.of("type", "stderr", "text", r.stderr(), "timestamp", now));
+        }
+        if (r.display() != null) {
+            for (CellResult.Display d : r.display()) {
+                String key = MIME.get(d.mime());
+                if (key != null) {
+                    Map<String, Object> result = new LinkedHashMap<>(Map.of("type", "result", "is_main_result", false,
+                            "extra", Map.of()));
+                    result.put(key, key.equals("json") ? json.readTree(d.data()) : d.data());
+                    line(out, result);
+                }
+            }
+        }
+        if (r.result() != null) {
+            line(out, Map.of("type", "result", "text", r.result(), "is_main_result", true, "extra", Map.of()));
+        }
+        if (r.error() != null) {
+            line(out, Map.of("type", "error", "name", r.error().name() == null ? "Error" : r.error().name(),
+                    "value", r.error().message() == null ? "" : r.error().message(),
+                    "traceback", r.error().traceback() == null ? "" : r.error().traceback()));
+        } else if (r.status() != CellStatus.OK) {
+            line(out, Map.of("type", "error", "name", r.status().name(), "value", "the cell ended: " + r.status(),
+                    "traceback", ""));
+        }
+        line(out, Map.of("type", "end_of_execution"));
+    }
+
+    private void line(OutputStream out, Object message) throws IOException {
+        out.write(json.writeValueAsBytes(message));
+        out.write('\n');
+        out.flush();
+    }
+
+    private static Map<String, String> context(String language, String cwd) {
+        return Map.of("id", DEFAULT_CONTEXT, "language", language, "cwd", cwd == null ? "/workspace" : cwd);
+    }
+}
