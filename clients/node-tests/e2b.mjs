@@ -178,7 +178,7 @@ async function scenarioAll() {
     const bytes = Buffer.from(withPng.png, 'base64');
     eq([...bytes.subarray(0, 8)], PNG_SIGNATURE, 'png signature');
     return `png ${bytes.length} bytes, formats=${JSON.stringify(withPng.formats())} isMainResult=${withPng.isMainResult}`;
-  }, { optional: true });
+  });
 
   await step("runCode raise ValueError('boom') -> error", ['sbx'], async () => {
     const ex = await sbx().runCode("raise ValueError('boom')");

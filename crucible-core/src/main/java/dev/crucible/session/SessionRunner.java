@@ -19,11 +19,9 @@ import dev.crucible.session.workspace.DataDirFull;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
-import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 import tools.jackson.databind.node.ObjectNode;
 
@@ -211,7 +209,8 @@ final class SessionRunner {
                 .put("output_bytes", session.stored.limits().outputBytes()).put("timeout_ms", timeout);
         return switch (session.interpreter.call(request, timeout, graceMs)) {
             case Interpreter.Outcome.Answered a -> {
-                CellResult r = answered(a.answer(), a.interruptedByTimeout(), timeout, start, restarted, resumed, replayed);
+                CellResult r = CellResult.fromAnswer(a.answer(), a.interruptedByTimeout(), timeout, millisSince(start), restarted,
+                        resumed, replayed);
                 if (r.status() == CellStatus.OK) {
                     store.appendCell(session.stored, code, mode);
                 }
@@ -293,35 +292,6 @@ final class SessionRunner {
             }
         }
         return ok;
-    }
-
-    private static CellResult answered(JsonNode a, boolean byTimeout, long timeout, long start, boolean restarted,
-            boolean resumed, Integer replayed) {
-        CellStatus status = CellStatus.fromAgent(a.path("status").asString(""));
-        CellResult.CellError error = null;
-        if (a.hasNonNull("error")) {
-            JsonNode e = a.get("error");
-            error = new CellResult.CellError(e.path("name").asString(""), e.path("message").asString(""),
-                    e.path("traceback").asString(""));
-        }
-        if (byTimeout && (status == CellStatus.INTERRUPTED || status == CellStatus.OK || status == CellStatus.RUNTIME_ERROR)) {
-            status = CellStatus.TIMEOUT;
-            String why = "the cell ran past its " + timeout + " ms and was interrupted; the session and its variables"
-                    + " are kept";
-            error = error == null ? new CellResult.CellError("TimeoutError", why, "")
-                    : new CellResult.CellError(error.name(), why, error.traceback());
-        }
-        List<CellResult.Display> display = null;
-        if (a.hasNonNull("display")) {
-            display = new ArrayList<>();
-            for (JsonNode d : a.get("display")) {
-                display.add(new CellResult.Display(d.path("mime").asString(""), d.path("data").asString("")));
-            }
-        }
-        return new CellResult(status, a.path("stdout").asString(""), a.path("stderr").asString(""),
-                a.path("stdout_truncated").asBoolean(false), a.path("stderr_truncated").asBoolean(false),
-                a.hasNonNull("result") ? a.get("result").asString() : null, display, error,
-                a.path("execution_count").asInt(0), millisSince(start), restarted, resumed, replayed);
     }
 
     private static CellResult failure(CellStatus status, String name, String message, long start,

@@ -43,4 +43,38 @@ public record CellResult(
             @JsonProperty("name") String name,
             @JsonProperty("message") String message,
             @JsonProperty("traceback") String traceback) {}
+
+    /**
+     * The cell an agent's answer frame describes ({@code status}, {@code stdout}, {@code stderr}, {@code result},
+     * {@code display}, {@code error}, {@code execution_count}); {@code byTimeout} when it answered only after the
+     * timeout's interrupt, which makes an interrupted, finished or failed cell a {@code timeout}.
+     */
+    public static CellResult fromAnswer(tools.jackson.databind.JsonNode a, boolean byTimeout, long timeout, long wallMs,
+            boolean restarted, boolean resumed, Integer replayed) {
+        CellStatus status = CellStatus.fromAgent(a.path("status").asString(""));
+        CellError error = null;
+        if (a.hasNonNull("error")) {
+            tools.jackson.databind.JsonNode e = a.get("error");
+            error = new CellError(e.path("name").asString(""), e.path("message").asString(""),
+                    e.path("traceback").asString(""));
+        }
+        if (byTimeout && (status == CellStatus.INTERRUPTED || status == CellStatus.OK || status == CellStatus.RUNTIME_ERROR)) {
+            status = CellStatus.TIMEOUT;
+            String why = "the cell ran past its " + timeout + " ms and was interrupted; the session and its variables"
+                    + " are kept";
+            error = error == null ? new CellError("TimeoutError", why, "")
+                    : new CellError(error.name(), why, error.traceback());
+        }
+        java.util.List<Display> display = null;
+        if (a.hasNonNull("display")) {
+            display = new java.util.ArrayList<>();
+            for (tools.jackson.databind.JsonNode d : a.get("display")) {
+                display.add(new Display(d.path("mime").asString(""), d.path("data").asString("")));
+            }
+        }
+        return new CellResult(status, a.path("stdout").asString(""), a.path("stderr").asString(""),
+                a.path("stdout_truncated").asBoolean(false), a.path("stderr_truncated").asBoolean(false),
+                a.hasNonNull("result") ? a.get("result").asString() : null, display, error,
+                a.path("execution_count").asInt(0), wallMs, restarted, resumed, replayed);
+    }
 }

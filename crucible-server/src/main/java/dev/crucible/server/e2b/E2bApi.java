@@ -2,6 +2,7 @@ package dev.crucible.server.e2b;
 
 import dev.crucible.error.ErrorCode;
 import dev.crucible.error.RequestException;
+import dev.crucible.runtime.RuntimeRegistry;
 import dev.crucible.server.access.Auth;
 import dev.crucible.server.access.BrowserGuard;
 import dev.crucible.server.ports.PreviewTokens;
@@ -46,15 +47,16 @@ public final class E2bApi implements Filter, AutoCloseable {
     private final Jupyter jupyter;
 
     private E2bApi(Auth auth, BrowserGuard guard, PreviewTokens secrets, JsonMapper json, SessionManager sessions,
-            SessionConfig config, Clock clock) throws IOException {
+            RuntimeRegistry runtimes, SessionConfig config, Clock clock) throws IOException {
         this.auth = auth;
         this.guard = guard;
         this.secrets = secrets;
         this.json = json;
-        this.sandboxes = new E2bSandboxes(config.dataDir(), json, sessions, clock);
+        Contexts contexts = new Contexts(sessions, runtimes, json);
+        this.sandboxes = new E2bSandboxes(config.dataDir(), json, sessions, clock, contexts::forget);
         this.control = new ControlPlane(this, sandboxes, sessions, config, clock);
-        this.envd = new Envd(this, sandboxes, sessions, json);
-        this.jupyter = new Jupyter(this, sandboxes, sessions, json);
+        this.envd = new Envd(this, sessions, json);
+        this.jupyter = new Jupyter(this, sessions, contexts, json);
     }
 
     /**
@@ -63,9 +65,9 @@ public final class E2bApi implements Filter, AutoCloseable {
      * @throws IllegalArgumentException when that directory cannot keep them
      */
     public static E2bApi start(Auth auth, BrowserGuard guard, PreviewTokens secrets, JsonMapper json,
-            SessionManager sessions, SessionConfig config) {
+            SessionManager sessions, RuntimeRegistry runtimes, SessionConfig config) {
         try {
-            return new E2bApi(auth, guard, secrets, json, sessions, config, Clock.systemUTC());
+            return new E2bApi(auth, guard, secrets, json, sessions, runtimes, config, Clock.systemUTC());
         } catch (IOException e) {
             throw new IllegalArgumentException("cannot keep E2B sandboxes' records in " + config.dataDir() + "/e2b: "
                     + e.getMessage(), e);

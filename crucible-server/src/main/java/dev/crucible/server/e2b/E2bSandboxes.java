@@ -47,8 +47,12 @@ final class E2bSandboxes implements AutoCloseable {
     private final Clock clock;
     private final Map<String, Sandbox> byId = new ConcurrentHashMap<>();
     private final ScheduledExecutorService reaper;
+    private final java.util.function.Consumer<String> gone;
 
-    E2bSandboxes(Path dataDir, JsonMapper json, SessionManager sessions, Clock clock) throws IOException {
+    /** @param gone told the id of each sandbox forgotten (its contexts go with it) */
+    E2bSandboxes(Path dataDir, JsonMapper json, SessionManager sessions, Clock clock,
+            java.util.function.Consumer<String> gone) throws IOException {
+        this.gone = gone;
         this.dir = Files.createDirectories(dataDir.resolve("e2b"));
         this.json = json;
         this.sessions = sessions;
@@ -112,6 +116,7 @@ final class E2bSandboxes implements AutoCloseable {
     /** Forgets {@code id} (its session is deleted by the caller). */
     void forget(String id) {
         byId.remove(id);
+        gone.accept(id);
         try {
             Files.deleteIfExists(dir.resolve(id + ".json"));
         } catch (IOException e) {

@@ -34,7 +34,7 @@ final class Envd {
     private final FilesystemRpc filesystem;
     private final ProcessRpc process;
 
-    Envd(E2bApi api, E2bSandboxes sandboxes, SessionManager sessions, JsonMapper json) {
+    Envd(E2bApi api, SessionManager sessions, JsonMapper json) {
         this.api = api;
         this.sessions = sessions;
         this.connect = new Connect(json);

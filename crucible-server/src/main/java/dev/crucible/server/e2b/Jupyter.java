@@ -10,6 +10,7 @@ import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.time.Instant;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -34,11 +35,13 @@ final class Jupyter {
 
     private final E2bApi api;
     private final SessionManager sessions;
+    private final Contexts contexts;
     private final JsonMapper json;
 
-    Jupyter(E2bApi api, E2bSandboxes sandboxes, SessionManager sessions, JsonMapper json) {
+    Jupyter(E2bApi api, SessionManager sessions, Contexts contexts, JsonMapper json) {
         this.api = api;
         this.sessions = sessions;
+        this.contexts = contexts;
         this.json = json;
     }
 
@@ -47,45 +50,59 @@ final class Jupyter {
         String method = req.getMethod();
         if (path.equals("/health")) {
             api.sandboxOf(req, false);
-            res.setStatus(200);
-            res.setContentType("application/json");
-            res.getOutputStream().write("{\"status\":\"ok\"}".getBytes());
+            api.write(res, 200, Map.of("status", "ok"));
             return;
         }
         E2bSandboxes.Sandbox s = api.sandboxOf(req, path.equals("/execute"));
         String language = sessions.get(s.owner(), s.id()).language();
-        if (path.equals("/execute") && method.equals("POST")) {
-            execute(s, language, api.body(req, 16 << 20), res);
-        } else if (path.equals("/contexts") && method.equals("GET")) {
-            api.write(res, 200, List.of(context(language, s.home())));
-        } else if (path.equals("/contexts") && method.equals("POST")) {
-            throw new RequestException(ErrorCode.INVALID_REQUEST, "a second code context in one sandbox is not"
-                    + " offered yet: run code in the default context, or create another sandbox");
-        } else if (path.matches("/contexts/[^/]+(/restart)?")) {
-            String id = path.split("/")[2];
-            if (!id.equals(DEFAULT_CONTEXT)) {
-                throw new RequestException(ErrorCode.NOT_FOUND, "no context " + id.replaceAll("[^A-Za-z0-9_-]", "?"));
-            }
-            if (method.equals("POST") && path.endsWith("/restart")) {
-                try {
-                    sessions.restart(s.owner(), s.id());
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                    throw new RequestException(ErrorCode.INTERRUPTED, "interrupted");
-                }
-                api.write(res, 200, Map.of());
-            } else if (method.equals("DELETE")) {
-                throw new RequestException(ErrorCode.INVALID_REQUEST, "the default context lives as long as its sandbox");
+        try {
+            if (path.equals("/execute") && method.equals("POST")) {
+                execute(s, language, api.body(req, 16 << 20), res);
+            } else if (path.equals("/contexts") && method.equals("GET")) {
+                List<Map<String, String>> all = new ArrayList<>(List.of(context(language, s.home())));
+                contexts.list(s).forEach(c -> all.add(c.json()));
+                api.write(res, 200, all);
+            } else if (path.equals("/contexts") && method.equals("POST")) {
+                JsonNode b = api.body(req, 1 << 20);
+                api.write(res, 200, contexts.create(s, b.path("language").asString("python"),
+                        b.path("cwd").asString(null)).json());
+            } else if (path.matches("/contexts/[^/]+(/restart)?")) {
+                context(s, path.split("/")[2], method, path.endsWith("/restart"), res);
             } else {
-                throw new RequestException(ErrorCode.METHOD_NOT_ALLOWED, method + " " + path);
+                throw new RequestException(ErrorCode.NOT_FOUND, "the code interpreter has no " + method + " " + path);
             }
-        } else {
-            throw new RequestException(ErrorCode.NOT_FOUND, "the code interpreter has no " + method + " " + path);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new RequestException(ErrorCode.INTERRUPTED, "interrupted");
         }
     }
 
+    /** {@code DELETE /contexts/{id}} or {@code POST /contexts/{id}/restart}. */
+    private void context(E2bSandboxes.Sandbox s, String id, String method, boolean restart, HttpServletResponse res)
+            throws IOException, InterruptedException {
+        boolean first = id.equals(DEFAULT_CONTEXT);
+        Contexts.Context c = first ? null : contexts.get(s, id).orElseThrow(() -> new RequestException(
+                ErrorCode.NOT_FOUND, "no context " + id.replaceAll("[^A-Za-z0-9_-]", "?")));
+        if (method.equals("POST") && restart) {
+            if (first) {
+                sessions.restart(s.owner(), s.id());
+            } else {
+                contexts.restart(s, c);
+            }
+        } else if (method.equals("DELETE") && !restart) {
+            if (first) {
+                throw new RequestException(ErrorCode.INVALID_REQUEST, "the default context lives as long as its"
+                        + " sandbox; restart it instead");
+            }
+            contexts.remove(c);
+        } else {
+            throw new RequestException(ErrorCode.METHOD_NOT_ALLOWED, method + " on a context");
+        }
+        api.write(res, 200, Map.of());
+    }
+
     private void execute(E2bSandboxes.Sandbox s, String language, JsonNode b, HttpServletResponse res)
-            throws IOException {
+            throws IOException, InterruptedException {
         if (!b.path("code").isString()) {
             throw new RequestException(ErrorCode.INVALID_REQUEST, "code is required as a string");
         }
@@ -94,31 +111,27 @@ final class Jupyter {
         if (context != null && asked != null) {
             throw new RequestException(ErrorCode.INVALID_REQUEST, "give context_id or language, not both");
         }
+        Contexts.Context c = null;
         if (context != null && !context.equals(DEFAULT_CONTEXT)) {
-            throw new RequestException(ErrorCode.NOT_FOUND, "no context " + context.replaceAll("[^A-Za-z0-9_-]", "?"));
+            c = contexts.get(s, context).orElseThrow(() -> new RequestException(ErrorCode.NOT_FOUND, "no context "
+                    + context.replaceAll("[^A-Za-z0-9_-]", "?")));
+        } else if (asked != null && !sameLanguage(asked, language)) {
+            c = contexts.forLanguage(s, asked);
         }
-        if (asked != null && !asked.equalsIgnoreCase(language) && !(asked.equalsIgnoreCase("js")
-                && language.equals("javascript"))) {
-            throw new RequestException(ErrorCode.INVALID_REQUEST, "this sandbox runs " + language + " code; a "
-                    + asked + " context in it is not offered yet");
-        }
+        String cellLanguage = c == null ? language : c.language;
         Map<String, String> env = new LinkedHashMap<>();
         b.path("env_vars").properties().forEach(e -> env.put(e.getKey(), e.getValue().asString()));
+        String code = b.get("code").asString();
         CellResult r;
+        if (!env.isEmpty()) {
+            run(s, c, Environment.set(cellLanguage, env));
+        }
         try {
+            r = run(s, c, code);
+        } finally {
             if (!env.isEmpty()) {
-                sessions.execute(s.owner(), s.id(), Environment.set(language, env), null, null);
+                run(s, c, Environment.restore(cellLanguage));
             }
-            try {
-                r = sessions.execute(s.owner(), s.id(), b.get("code").asString(), null, null);
-            } finally {
-                if (!env.isEmpty()) {
-                    sessions.execute(s.owner(), s.id(), Environment.restore(language), null, null);
-                }
-            }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new RequestException(ErrorCode.INTERRUPTED, "interrupted");
         }
         res.setStatus(200);
         res.setContentType("application/x-ndjson");
@@ -154,6 +167,17 @@ final class Jupyter {
                     "traceback", ""));
         }
         line(out, Map.of("type", "end_of_execution"));
+    }
+
+    /** One cell in the sandbox's first context (its session's interpreter) or in context {@code c}. */
+    private CellResult run(E2bSandboxes.Sandbox s, Contexts.Context c, String code) throws InterruptedException {
+        long timeout = sessions.get(s.owner(), s.id()).limits().timeoutMs();
+        return c == null ? sessions.execute(s.owner(), s.id(), code, null, null) : contexts.execute(s, c, code, timeout);
+    }
+
+    private static boolean sameLanguage(String asked, String language) {
+        String a = asked.toLowerCase(java.util.Locale.ROOT);
+        return a.equals(language) || (a.equals("js") && language.equals("javascript"));
     }
 
     private void line(OutputStream out, Object message) throws IOException {
