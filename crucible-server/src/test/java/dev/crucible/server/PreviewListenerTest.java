@@ -11,6 +11,7 @@ import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.Socket;
 import java.net.URLEncoder;
+import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -79,10 +80,16 @@ class PreviewListenerTest {
 
     private static Answer request(String method, String host, String target, String cookie, String body)
             throws IOException {
+        return request(method, host, target, cookie, body, null);
+    }
+
+    private static Answer request(String method, String host, String target, String cookie, String body,
+            String traffic) throws IOException {
         try (Socket s = new Socket("127.0.0.1", server.previewPort())) {
             s.setSoTimeout(60_000);
             String head = method + " " + target + " HTTP/1.1\r\nHost: " + host + "\r\nConnection: close\r\n"
-                    + (cookie == null ? "" : "Cookie: " + cookie + "\r\n")
+                    + (cookie == null || cookie.isEmpty() ? "" : "Cookie: " + cookie + "\r\n")
+                    + (traffic == null ? "" : "e2b-traffic-access-token: " + traffic + "\r\n")
                     + (body == null ? "" : "Content-Type: text/plain\r\nContent-Length: " + body.length() + "\r\n")
                     + "\r\n" + (body == null ? "" : body);
             s.getOutputStream().write(head.getBytes(StandardCharsets.ISO_8859_1));
@@ -178,6 +185,40 @@ class PreviewListenerTest {
         assertThat(hello.get("Cookie").asText()).isEqualTo("app=2");
         assertThat(hello.get("X-Forwarded-Host").asText()).isEqualTo(host(PORT, hex));
         assertThat(hello.has("X-Forwarded-Prefix")).isFalse();
+    }
+
+    /**
+     * E2B's {@code getHost(port)}: a sandbox made through E2B's control plane names the preview listener as its
+     * {@code domain}, and its {@code trafficAccessToken} in {@code e2b-traffic-access-token} opens each of its ports,
+     * never another sandbox's, and never reaches its server.
+     */
+    @Test
+    void anE2bSandboxsTrafficTokenOpensItsOwnPortsOnly() throws Exception {
+        HttpResponse<String> made = anyone.send(java.net.http.HttpRequest.newBuilder(java.net.URI.create(anyone.base()
+                + "/v2/sandboxes")).header("X-API-KEY", "e2b_00").header("Content-Type", "application/json")
+                .POST(java.net.http.HttpRequest.BodyPublishers.ofString("{\"templateID\": \"base\"}")));
+        assertThat(made.statusCode()).as(made.body()).isEqualTo(201);
+        JsonNode sandbox = SessionApiTest.json(made);
+        String sid = sandbox.get("sandboxID").asText();
+        assertThat(sandbox.get("domain").asText()).isEqualTo("localhost:" + server.previewPort());
+        String traffic = sandbox.get("trafficAccessToken").asText();
+        try (InputStream in = PortsTest.class.getResourceAsStream("/ports/app.py")) {
+            assertThat(anyone.put("/v1/sessions/" + sid + "/files/app.py", in.readAllBytes()).statusCode()).isEqualTo(201);
+        }
+        assertThat(anyone.postJson("/v1/sessions/" + sid + "/commands", "{\"argv\": [\"python3\","
+                + " \"/workspace/app.py\", \"" + PORT + "\"], \"background\": true}").statusCode()).isEqualTo(201);
+        org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(60)).until(() -> SessionApiTest.json(
+                anyone.get("/v1/sessions/" + sid)).get("ports").toString().contains("\"port\":" + PORT));
+        String e2bHost = PORT + "-" + sid + ".localhost:" + server.previewPort();
+        assertThat(request("GET", e2bHost, "/seen", "", null, traffic).status()).isEqualTo(200);
+        assertThat(request("GET", e2bHost, "/seen", "", null, traffic).body()).doesNotContain(traffic)
+                .doesNotContainIgnoringCase("e2b-traffic-access-token");
+        assertThat(get(e2bHost, "/", null).status()).as("no token").isEqualTo(403);
+        assertThat(request("GET", host(PORT, hex), "/", "", null, traffic).status()).as("another session's port")
+                .isEqualTo(403);
+        assertThat(request("GET", e2bHost, "/", "", null, traffic.substring(1)).status()).isEqualTo(403);
+        assertThat(anyone.send(java.net.http.HttpRequest.newBuilder(java.net.URI.create(anyone.base() + "/sandboxes/"
+                + sid)).header("X-API-KEY", "e2b_00").DELETE()).statusCode()).isEqualTo(204);
     }
 
     @Test

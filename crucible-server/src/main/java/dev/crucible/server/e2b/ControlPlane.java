@@ -227,8 +227,9 @@ final class ControlPlane {
         m.put("clientID", CLIENT_ID);
         m.put("envdVersion", ENVD_VERSION);
         m.put("envdAccessToken", api.accessToken(s.id()));
-        m.put("trafficAccessToken", null);
-        m.put("domain", null);
+        String[] traffic = api.traffic(s.owner(), s.id(), s.startedAtMs() + config.maxLifetime().toMillis());
+        m.put("trafficAccessToken", traffic[1]);
+        m.put("domain", traffic[0]);
         return m;
     }
 
@@ -252,7 +253,7 @@ final class ControlPlane {
     private Map<String, Object> detail(E2bSandboxes.Sandbox s) {
         Map<String, Object> m = listed(s);
         m.put("envdAccessToken", api.accessToken(s.id()));
-        m.put("domain", null);
+        m.put("domain", api.traffic(s.owner(), s.id(), 0)[0]);
         return m;
     }
 

@@ -45,9 +45,12 @@ public final class E2bApi implements Filter, AutoCloseable {
     private final ControlPlane control;
     private final Envd envd;
     private final Jupyter jupyter;
+    /** Where sandboxes' ports are reached, {@code domain[:port]} of the preview listener; null without one. */
+    private final String previewHost;
 
     private E2bApi(Auth auth, BrowserGuard guard, PreviewTokens secrets, JsonMapper json, SessionManager sessions,
-            RuntimeRegistry runtimes, SessionConfig config, Clock clock) throws IOException {
+            RuntimeRegistry runtimes, SessionConfig config, String previewHost, Clock clock) throws IOException {
+        this.previewHost = previewHost;
         this.auth = auth;
         this.guard = guard;
         this.secrets = secrets;
@@ -62,12 +65,15 @@ public final class E2bApi implements Filter, AutoCloseable {
     /**
      * E2B's planes over {@code sessions}, their records kept in {@code config}'s data directory.
      *
+     * @param previewHost the preview listener's {@code domain[:port]}, the {@code domain} E2B's {@code getHost(port)}
+     *     names ports under; null when the server has no preview listener
+
      * @throws IllegalArgumentException when that directory cannot keep them
      */
     public static E2bApi start(Auth auth, BrowserGuard guard, PreviewTokens secrets, JsonMapper json,
-            SessionManager sessions, RuntimeRegistry runtimes, SessionConfig config) {
+            SessionManager sessions, RuntimeRegistry runtimes, SessionConfig config, String previewHost) {
         try {
-            return new E2bApi(auth, guard, secrets, json, sessions, runtimes, config, Clock.systemUTC());
+            return new E2bApi(auth, guard, secrets, json, sessions, runtimes, config, previewHost, Clock.systemUTC());
         } catch (IOException e) {
             throw new IllegalArgumentException("cannot keep E2B sandboxes' records in " + config.dataDir() + "/e2b: "
                     + e.getMessage(), e);
@@ -117,6 +123,18 @@ public final class E2bApi implements Filter, AutoCloseable {
                     + " X-API-KEY (E2B_API_KEY)");
         }
         return auth.owner(authorization);
+    }
+
+    /**
+     * The sandbox's {@code domain} and {@code trafficAccessToken} for E2B's {@code getHost(port)}: a grant of every
+     * port of its session until {@code untilMs}, which the preview listener takes in {@code e2b-traffic-access-token};
+     * nulls without a preview listener, or for a replica's id (a host name's label keeps no dot).
+     */
+    String[] traffic(String owner, String id, long untilMs) {
+        if (previewHost == null || id.contains(".")) {
+            return new String[] {null, null};
+        }
+        return new String[] {previewHost, secrets.mint(new PreviewTokens.Grant(owner, id, 0, untilMs))};
     }
 
     /** The access token of sandbox {@code id}: what envd and {@code /execute} calls carry as {@code X-Access-Token}. */

@@ -37,7 +37,7 @@ final class PortProxy {
     /** Fields that belong to one connection, or are the API's own: never passed on. */
     private static final Set<String> HOP_BY_HOP = Set.of("connection", "keep-alive", "proxy-connection",
             "proxy-authenticate", "proxy-authorization", "te", "trailer", "transfer-encoding", "upgrade", "host",
-            "content-length", "expect", "authorization", "x-crucible-request");
+            "content-length", "expect", "authorization", "x-crucible-request", "e2b-traffic-access-token");
 
     /** Where the response goes: the API's own origin (fenced in), or a preview origin of its own. */
     enum Origin {

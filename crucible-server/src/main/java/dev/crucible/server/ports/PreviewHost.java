@@ -48,9 +48,12 @@ record PreviewHost(int port, String hex) {
         return port + "-" + hex + "." + domain;
     }
 
-    /** Whether {@code grant} is for this host's session and port (its session is {@code hex} or {@code REPLICA.hex}). */
+    /**
+     * Whether {@code grant} is for this host's session and port (its session is {@code hex} or {@code REPLICA.hex}; a
+     * grant of port 0 is of every port of its session: an E2B sandbox's traffic token).
+     */
     boolean grants(PreviewTokens.Grant grant) {
         String session = grant.session();
-        return grant.port() == port && (session.equals(hex) || session.endsWith("." + hex));
+        return (grant.port() == port || grant.port() == 0) && (session.equals(hex) || session.endsWith("." + hex));
     }
 }

@@ -36,6 +36,8 @@ import tools.jackson.databind.json.JsonMapper;
  *       cookie {@code crucible_preview} (host-only, {@code HttpOnly}, {@code SameSite=Lax}).</li>
  *   <li>Every other request needs that cookie holding a valid token for this host, else {@code 403 invalid_preview};
  *       it is then proxied ({@link PortProxy}, WebSocket upgrades included) without the cookie or the token.</li>
+ *   <li>Or the field {@code e2b-traffic-access-token} holding an E2B sandbox's {@code trafficAccessToken} (a grant of
+ *       every port of its session), as E2B's users send it to {@code getHost(port)}; it is not passed on either.</li>
  * </ul>
  * Closed by its owner (the server). Thread-safe.
  */
@@ -43,6 +45,8 @@ public final class PreviewListener implements AutoCloseable {
     static final String COOKIE = PortProxy.PREVIEW_COOKIE;
 
     private final String domain;
+    /** E2B's header for a sandbox's restricted traffic, carrying its {@code trafficAccessToken}. */
+    public static final String TRAFFIC_HEADER = "e2b-traffic-access-token";
     private final PreviewTokens tokens;
     private final SessionManager sessions;
     private final InstantSource clock;
@@ -123,7 +127,9 @@ public final class PreviewListener implements AutoCloseable {
             ctx.redirect(safe + (query.rest() == null ? "" : "?" + query.rest()), HttpStatus.FOUND);
             return;
         }
-        PreviewTokens.Grant grant = fromCookie(ctx, host);
+        String traffic = ctx.header(TRAFFIC_HEADER); // E2B's restricted traffic: the sandbox's token, every port
+        PreviewTokens.Grant grant = traffic != null ? check(tokens.verify(traffic.strip(), clock.millis()), host)
+                : fromCookie(ctx, host);
         SessionPorts ports;
         try {
             ports = sessions.ports(grant.owner(), grant.session());
