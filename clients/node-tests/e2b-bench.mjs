@@ -84,6 +84,25 @@ const figures = {};
   figures.createToFirstRunCode = stats(samples);
 }
 
+// (a') the same through Crucible's own API: POST /v1/sessions, then its first execute (the baseline of (a))
+{
+  const samples = [];
+  const auth = { Authorization: `Bearer ${KEY}`, 'Content-Type': 'application/json' };
+  for (let i = 0; i < N; i++) {
+    let id;
+    const [ms] = await timed(async () => {
+      const res = await fetch(`${API}/v1/sessions`, { method: 'POST', headers: auth, body: '{"language":"python"}' });
+      const body = await res.text();
+      if (!res.ok) throw new Error(`POST /v1/sessions: ${res.status} ${body.slice(0, 300)}`);
+      id = JSON.parse(body).id;
+      await nativeExecute(id);
+    });
+    samples.push(ms);
+    await fetch(`${API}/v1/sessions/${id}`, { method: 'DELETE', headers: auth });
+  }
+  figures.nativeCreateToFirstExecute = stats(samples);
+}
+
 // (b) and (c) on one live sandbox
 const sbx = await Sandbox.create();
 try {
@@ -118,6 +137,7 @@ try {
 
 const rows = [
   ['(a) Sandbox.create() → first runCode(1+1)', figures.createToFirstRunCode],
+  ["(a') POST /v1/sessions → first execute", figures.nativeCreateToFirstExecute],
   ['(b) runCode(1+1) via E2B SDK', figures.runCodeSdk],
   ['(b) POST /v1/sessions/{id}/execute 1+1', figures.executeNative],
   ['(c) commands.run(echo hi)', figures.commandsRunEcho],
@@ -132,4 +152,7 @@ const ratio = figures.runCodeSdk.p50 / figures.executeNative.p50;
 figures.ratioRunCodeSdkToNativeP50 = Math.round(ratio * 100) / 100;
 console.log(`\nratio runCode(SDK) p50 / native execute p50 = ${ratio.toFixed(2)} (goal ≤ 1.5: ${ratio <= 1.5 ? 'met' : 'NOT met'})`);
 console.log(`ratio commands.run(echo) p50 / native execute p50 = ${(figures.commandsRunEcho.p50 / figures.executeNative.p50).toFixed(2)}`);
+const create = figures.createToFirstRunCode.p50;
+console.log(`Sandbox.create() → first runCode p50 = ${create.toFixed(1)} ms (goal ≤ 100: ${create <= 100 ? 'met' : 'NOT met'});`
+  + ` / native create → first execute p50 = ${(create / figures.nativeCreateToFirstExecute.p50).toFixed(2)}`);
 console.log(JSON.stringify({ n: N, ...figures }));

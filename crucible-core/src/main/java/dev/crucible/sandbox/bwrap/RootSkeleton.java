@@ -11,7 +11,7 @@ import java.util.List;
  * The first state of a session's own root ({@code SandboxRoot.Overlaid}): the top-level directories a program expects,
  * the usr-merge links, an {@code /etc} of its own (the synthetic one's copies, with passwd and group naming {@code root}
  * and {@code user}) and {@code /home/user}. Written once by the server, as host root, into a directory nothing runs in
- * yet; owned by the session's root (its block's first uid), {@code /home/user} by its user.
+ * yet; owned by the session's root (its block's first uid), {@code /home/user} by its user; {@code /} is {@code 1777}.
  */
 final class RootSkeleton {
     private static final List<String> DIRS = List.of("etc", "home", "opt", "srv", "var", "var/cache", "var/lib",
@@ -66,6 +66,9 @@ final class RootSkeleton {
                 Files.setAttribute(p, "unix:gid", users ? userUid : (int) rootUid, LinkOption.NOFOLLOW_LINKS);
             }
         }
+        // the user may make directories at the top (E2B's templates let it: makeDir('/code')), sticky: nothing there
+        // that is not its own can it remove or rename
+        Files.setAttribute(root, "unix:mode", 01777);
     }
 
     /** {@code from} (a file, a link or a whole directory, links copied as links) at {@code to}, replacing it. */

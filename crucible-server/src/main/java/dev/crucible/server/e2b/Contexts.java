@@ -12,7 +12,6 @@ import dev.crucible.session.process.CommandRequest;
 import dev.crucible.session.process.ProcessInfo;
 import dev.crucible.session.spec.CellResult;
 import dev.crucible.session.spec.CellStatus;
-import dev.crucible.session.spec.SessionInfo;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.security.SecureRandom;
@@ -144,9 +143,8 @@ final class Contexts {
                 c.interpreter = start(s, c);
                 restarted = true;
             }
-            SessionInfo info = sessions.get(s.owner(), s.id());
             ObjectNode request = json.createObjectNode().put("code", code).put("mode", "auto")
-                    .put("output_bytes", info.limits().outputBytes()).put("timeout_ms", timeoutMs);
+                    .put("output_bytes", s.limits().outputBytes()).put("timeout_ms", timeoutMs);
             long wall = (System.nanoTime() - start) / 1_000_000;
             return switch (c.interpreter.call(request, timeoutMs, GRACE_MS)) {
                 case Interpreter.Outcome.Answered a -> CellResult.fromAnswer(a.answer(), a.interruptedByTimeout(),
@@ -174,9 +172,8 @@ final class Contexts {
 
     private Interpreter start(E2bSandboxes.Sandbox s, Context c) throws InterruptedException {
         LanguageRuntime runtime = runtime(c.language);
-        SessionInfo info = sessions.get(s.owner(), s.id());
-        Limits limits = new Limits(Limits.MAXIMUM.timeoutMs(), Limits.MAXIMUM.cpuMs(), info.limits().memoryMb(),
-                64 * 1024, info.limits().pids());
+        Limits limits = new Limits(Limits.MAXIMUM.timeoutMs(), Limits.MAXIMUM.cpuMs(), s.limits().memoryMb(),
+                64 * 1024, s.limits().pids());
         Map<String, String> env = new java.util.LinkedHashMap<>(runtime.env());
         env.putAll(s.envVars());
         env.putIfAbsent("HOME", s.home());

@@ -134,9 +134,6 @@ final class ControlPlane {
         }
         long now = clock.millis();
         String home = Envd.homeOf(sessions, owner, info.id());
-        if (home.equals("/home/user")) {
-            openTopLevel(owner, info.id());
-        }
         if (!env.isEmpty()) {
             try {
                 sessions.execute(owner, info.id(), Environment.setForGood(info.language(), env), null, null);
@@ -145,24 +142,10 @@ final class ControlPlane {
                 throw new RequestException(ErrorCode.INTERRUPTED, "interrupted");
             }
         }
-        E2bSandboxes.Sandbox s = new E2bSandboxes.Sandbox(info.id(), owner, template, metadata, env, home, now,
-                endAt(timeout));
+        E2bSandboxes.Sandbox s = new E2bSandboxes.Sandbox(info.id(), owner, template, info.language(), info.limits(),
+                metadata, env, home, now, endAt(timeout));
         sandboxes.put(s);
         api.write(res, 201, created(s));
-    }
-
-    /**
-     * Lets the sandbox's user make directories at its root, as E2B's templates do ({@code makeDir('/code')} as {@code
-     * user} is the reward seed's first step): {@code /} of the session's own root becomes {@code 1777}, sticky, so
-     * nothing there that is not the user's can be removed or renamed by it.
-     */
-    private void openTopLevel(String owner, String id) {
-        try {
-            sessions.command(owner, id, new dev.crucible.session.process.CommandRequest(null, List.of("/bin/chmod",
-                    "1777", "/"), null, "/", 10_000L, null, "root", null));
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
     }
 
     /** The network asked for: {@code network.allowOut} hosts, within the operator's list (else 422). */
@@ -234,15 +217,14 @@ final class ControlPlane {
     }
 
     private Map<String, Object> listed(E2bSandboxes.Sandbox s) {
-        SessionInfo info = sessions.get(s.owner(), s.id());
         Map<String, Object> m = new LinkedHashMap<>();
         m.put("sandboxID", s.id());
         m.put("templateID", s.templateId());
         m.put("clientID", CLIENT_ID);
         m.put("startedAt", Instant.ofEpochMilli(s.startedAtMs()).toString());
         m.put("endAt", Instant.ofEpochMilli(s.endAtMs()).toString());
-        m.put("cpuCount", Math.max(1, (int) Math.ceil(info.limits().cpus())));
-        m.put("memoryMB", info.limits().memoryMb());
+        m.put("cpuCount", Math.max(1, (int) Math.ceil(s.limits().cpus())));
+        m.put("memoryMB", s.limits().memoryMb());
         m.put("diskSizeMB", config.workspaceQuota() >> 20);
         m.put("state", "running");
         m.put("metadata", s.metadata());

@@ -26,18 +26,20 @@ import tools.jackson.databind.json.JsonMapper;
 final class E2bSandboxes implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger("crucible.e2b");
 
-    /** One sandbox; its id is its session's. */
+    /** One sandbox; its id, language and limits are its session's (kept here: asking the session costs a scan). */
     record Sandbox(
             @JsonProperty("id") String id,
             @JsonProperty("owner") String owner,
             @JsonProperty("template_id") String templateId,
+            @JsonProperty("language") String language,
+            @JsonProperty("limits") dev.crucible.session.spec.SessionLimits limits,
             @JsonProperty("metadata") Map<String, String> metadata,
             @JsonProperty("env_vars") Map<String, String> envVars,
             @JsonProperty("home") String home,
             @JsonProperty("started_at_ms") long startedAtMs,
             @JsonProperty("end_at_ms") long endAtMs) {
         Sandbox until(long end) {
-            return new Sandbox(id, owner, templateId, metadata, envVars, home, startedAtMs, end);
+            return new Sandbox(id, owner, templateId, language, limits, metadata, envVars, home, startedAtMs, end);
         }
     }
 

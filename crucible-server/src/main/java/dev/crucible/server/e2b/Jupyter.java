@@ -54,7 +54,7 @@ final class Jupyter {
             return;
         }
         E2bSandboxes.Sandbox s = api.sandboxOf(req, path.equals("/execute"));
-        String language = sessions.get(s.owner(), s.id()).language();
+        String language = s.language();
         try {
             if (path.equals("/execute") && method.equals("POST")) {
                 execute(s, language, api.body(req, 16 << 20), res);
@@ -171,7 +171,7 @@ final class Jupyter {
 
     /** One cell in the sandbox's first context (its session's interpreter) or in context {@code c}. */
     private CellResult run(E2bSandboxes.Sandbox s, Contexts.Context c, String code) throws InterruptedException {
-        long timeout = sessions.get(s.owner(), s.id()).limits().timeoutMs();
+        long timeout = s.limits().timeoutMs();
         return c == null ? sessions.execute(s.owner(), s.id(), code, null, null) : contexts.execute(s, c, code, timeout);
     }
 
