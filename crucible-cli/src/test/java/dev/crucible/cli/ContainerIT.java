@@ -146,6 +146,13 @@ class ContainerIT {
         assertThat(expect(called, "GET", s + "/files/up/a.bin", null, 200).body().getBytes(StandardCharsets.ISO_8859_1))
                 .hasSize(4);
         expect(called, "DELETE", s + "/files/up/a.bin", null, 200);
+        // an absolute path in the workspace; outside it a container's server (no CAP_SYS_PTRACE) cannot open the
+        // sandbox's root, and says so
+        expect(called, "PUT", s + "/files?path=%2Fworkspace%2Fany.txt", "anywhere".getBytes(StandardCharsets.UTF_8), 201);
+        assertThat(expect(called, "GET", s + "/files?path=%2Fworkspace%2Fany.txt", null, 200).body()).isEqualTo("anywhere");
+        expect(called, "DELETE", s + "/files?path=%2Fworkspace%2Fany.txt", null, 200);
+        assertThat(expect(called, "GET", s + "/files?path=%2Fetc%2Fhostname", null, 503).body())
+                .contains("cannot be reached");
         expect(called, "DELETE", s, null, 200);
 
         assertThat(expect(called, "POST", "/v1/evaluate", "{\"language\": \"python\", \"code\": \"print(int(input()) * 2)\","

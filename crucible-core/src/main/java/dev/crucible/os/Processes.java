@@ -67,8 +67,7 @@ public final class Processes {
             if (!stillMeant.test(pid)) {
                 throw new Linux.ErrnoException("openIf", Long.toString(pid), Linux.ESRCH);
             }
-            int fd = Linux.openat2(-100, "/proc/" + pid + "/" + entry, Linux.O_PATH | Linux.O_DIRECTORY
-                    | Linux.O_CLOEXEC, 0, 0);
+            int fd = openAsOwner(pid, "/proc/" + pid + "/" + entry);
             if (longCall(SYS_PIDFD_SEND_SIGNAL, pidfd, 0, 0, 0) != 0) {
                 Linux.close(fd);
                 throw new Linux.ErrnoException("openIf", Long.toString(pid), Linux.ESRCH);
@@ -77,6 +76,53 @@ public final class Processes {
         } finally {
             Linux.close((int) pidfd);
         }
+    }
+
+    /**
+     * Opens a process's {@code /proc} entry: as this thread is, or, refused that (a server without {@code
+     * CAP_SYS_PTRACE}, in a container), with the process's own uid and gid as this thread's file-system ids for the
+     * moment of the open, which the kernel's ptrace access check accepts for a process of one uid throughout. The
+     * thread's ids are put back before it returns.
+     */
+    private static int openAsOwner(long pid, String path) throws Linux.ErrnoException {
+        int flags = Linux.O_PATH | Linux.O_DIRECTORY | Linux.O_CLOEXEC;
+        try {
+            return Linux.openat2(-100, path, flags, 0, 0);
+        } catch (Linux.ErrnoException e) {
+            if (e.errno() != 13 && e.errno() != 1) {
+                throw e;
+            }
+            long[] ids = ids(pid);
+            if (ids == null) {
+                throw e;
+            }
+            int uid = Linux.fsuid();
+            Linux.setfsids((int) ids[0], (int) ids[1]);
+            try {
+                return Linux.openat2(-100, path, flags, 0, 0);
+            } finally {
+                Linux.setfsids(uid, uid);
+            }
+        }
+    }
+
+    /** The effective uid and gid in {@code /proc/<pid>/status}, or null. */
+    private static long[] ids(long pid) {
+        long uid = -1;
+        long gid = -1;
+        try {
+            for (String line : java.nio.file.Files.readAllLines(java.nio.file.Path.of("/proc", Long.toString(pid),
+                    "status"))) {
+                if (line.startsWith("Uid:")) {
+                    uid = Long.parseLong(line.substring(4).strip().split("\\s+")[1]);
+                } else if (line.startsWith("Gid:")) {
+                    gid = Long.parseLong(line.substring(4).strip().split("\\s+")[1]);
+                }
+            }
+        } catch (java.io.IOException | RuntimeException e) {
+            return null;
+        }
+        return uid < 0 || gid < 0 ? null : new long[] {uid, gid};
     }
 
     /** A raw system call; a failure is returned as {@code -errno}. */

@@ -183,7 +183,12 @@ final class SessionCommands {
             if (box == null || !box.alive()) {
                 throw new java.io.IOException("the session's sandbox ended");
             }
-            return box.openRoot();
+            try {
+                return box.openRoot();
+            } catch (java.io.IOException e) {
+                throw new RequestException(ErrorCode.INTERPRETER_UNAVAILABLE, "the files of session "
+                        + session.stored.id() + " outside /workspace cannot be reached now: " + e.getMessage());
+            }
         }), uid);
     }
 

@@ -195,8 +195,8 @@ public final class CrucibleServer implements AutoCloseable {
             });
             server.mcp = McpEndpoint.http(services.tools(), services.sessions(), services.json(), server.auth);
             server.e2b = E2bApi.start(server.auth, server.guard, server.previews, services.json(), services.sessions(),
-                    services.engine().runtimes(), config.sessions(), server.previewListener == null ? null
-                    : config.previewDomain() + ":" + server.previewListener.port());
+                    services.engine().runtimes(), config.sessions(), config.e2bTemplates(),
+                    server.previewListener == null ? null : config.previewDomain() + ":" + server.previewListener.port());
             cfg.jetty.modifyServletContextHandler(handler -> {
                 var holder = new org.eclipse.jetty.ee10.servlet.ServletHolder(server.mcp.servlet());
                 holder.setAsyncSupported(true);

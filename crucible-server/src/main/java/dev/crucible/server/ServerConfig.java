@@ -41,11 +41,14 @@ import java.util.stream.Collectors;
  *     for none (previews are served on the API's origin only, fenced in)
  * @param previewDomain the domain under which preview hosts are named; {@code localhost} by default (browsers
  *     resolve every {@code *.localhost} to loopback), else a domain whose wildcard {@code *.DOMAIN} points here
+ * @param e2bTemplates E2B {@code templateID}s the operator names, each a runtime's language or an image reference
+ *     (E2B's own {@code base} and {@code code-interpreter-v1} are Python sessions unless named here); empty by default
  */
 public record ServerConfig(
         String host, int port, Set<String> tokens, int maxConcurrent, int maxQueued, long maxBodyBytes,
         Duration shutdownGrace, Map<String, Integer> pool, SessionConfig sessions, EgressPolicy egress,
-        Cluster cluster, List<String> allowedOrigins, String previewListen, String previewDomain) {
+        Cluster cluster, List<String> allowedOrigins, String previewListen, String previewDomain,
+        Map<String, String> e2bTemplates) {
 
     /** {@code HOST:PORT}, an IPv6 address in brackets. */
     private static final Pattern LISTEN = Pattern.compile("(\\[[0-9A-Fa-f:.]+]|[^:\\[\\]\\s]+):([0-9]{1,5})");
@@ -92,6 +95,7 @@ public record ServerConfig(
         listenAddress(previewListen);
         tokens = Set.copyOf(tokens);
         pool = Map.copyOf(pool);
+        e2bTemplates = e2bTemplates == null ? Map.of() : Map.copyOf(e2bTemplates);
         allowedOrigins = allowedOrigins == null ? List.of()
                 : allowedOrigins.stream().map(o -> WebOrigin.parse(o).toString()).distinct().toList();
         if (maxConcurrent < 1 || maxQueued < 0 || maxBodyBytes < 1024) {
@@ -108,7 +112,7 @@ public record ServerConfig(
         return new ServerConfig("127.0.0.1", 8080, Set.of(), 2 * Runtime.getRuntime().availableProcessors(), 64,
                 32L * 1024 * 1024, Duration.ofSeconds(10), Map.of("python", 2, "javascript", 1),
                 SessionConfig.defaults(defaultDataDir(Map.of())), EgressPolicy.none(), Cluster.single(), List.of(), null,
-                "localhost");
+                "localhost", Map.of());
     }
 
     /**
@@ -128,7 +132,7 @@ public record ServerConfig(
                 SessionConfig.defaults(defaultDataDir(env)), egressFrom(env.get("CRUCIBLE_EGRESS_ALLOW")),
                 clusterFrom(env.get("CRUCIBLE_REPLICA"), env.get("CRUCIBLE_PEERS")),
                 allowedOriginsFrom(env.get("CRUCIBLE_ALLOWED_ORIGINS")), blankToNull(env.get("CRUCIBLE_PREVIEW_LISTEN")),
-                blankToNull(env.get("CRUCIBLE_PREVIEW_DOMAIN")));
+                blankToNull(env.get("CRUCIBLE_PREVIEW_DOMAIN")), d.e2bTemplates);
     }
 
     /**
@@ -151,7 +155,7 @@ public record ServerConfig(
 
     public ServerConfig withSessions(SessionConfig value) {
         return new ServerConfig(host, port, tokens, maxConcurrent, maxQueued, maxBodyBytes,
-                shutdownGrace, pool, value, egress, cluster, allowedOrigins, previewListen, previewDomain);
+                shutdownGrace, pool, value, egress, cluster, allowedOrigins, previewListen, previewDomain, e2bTemplates);
     }
 
     public ServerConfig withDataDir(Path dir) {
@@ -160,59 +164,65 @@ public record ServerConfig(
 
     public ServerConfig withHost(String value) {
         return new ServerConfig(value, port, tokens, maxConcurrent, maxQueued, maxBodyBytes,
-                shutdownGrace, pool, sessions, egress, cluster, allowedOrigins, previewListen, previewDomain);
+                shutdownGrace, pool, sessions, egress, cluster, allowedOrigins, previewListen, previewDomain, e2bTemplates);
     }
 
     public ServerConfig withPort(int value) {
         return new ServerConfig(host, value, tokens, maxConcurrent, maxQueued, maxBodyBytes,
-                shutdownGrace, pool, sessions, egress, cluster, allowedOrigins, previewListen, previewDomain);
+                shutdownGrace, pool, sessions, egress, cluster, allowedOrigins, previewListen, previewDomain, e2bTemplates);
     }
 
     public ServerConfig withTokens(Set<String> value) {
         return new ServerConfig(host, port, value, maxConcurrent, maxQueued, maxBodyBytes,
-                shutdownGrace, pool, sessions, egress, cluster, allowedOrigins, previewListen, previewDomain);
+                shutdownGrace, pool, sessions, egress, cluster, allowedOrigins, previewListen, previewDomain, e2bTemplates);
     }
 
     public ServerConfig withConcurrency(int running, int queued) {
         return new ServerConfig(host, port, tokens, running, queued, maxBodyBytes,
-                shutdownGrace, pool, sessions, egress, cluster, allowedOrigins, previewListen, previewDomain);
+                shutdownGrace, pool, sessions, egress, cluster, allowedOrigins, previewListen, previewDomain, e2bTemplates);
     }
 
     public ServerConfig withShutdownGrace(Duration value) {
         return new ServerConfig(host, port, tokens, maxConcurrent, maxQueued, maxBodyBytes,
-                value, pool, sessions, egress, cluster, allowedOrigins, previewListen, previewDomain);
+                value, pool, sessions, egress, cluster, allowedOrigins, previewListen, previewDomain, e2bTemplates);
     }
 
     public ServerConfig withPool(Map<String, Integer> value) {
         return new ServerConfig(host, port, tokens, maxConcurrent, maxQueued, maxBodyBytes,
-                shutdownGrace, value, sessions, egress, cluster, allowedOrigins, previewListen, previewDomain);
+                shutdownGrace, value, sessions, egress, cluster, allowedOrigins, previewListen, previewDomain, e2bTemplates);
     }
 
     public ServerConfig withEgress(EgressPolicy value) {
         return new ServerConfig(host, port, tokens, maxConcurrent, maxQueued, maxBodyBytes,
-                shutdownGrace, pool, sessions, value, cluster, allowedOrigins, previewListen, previewDomain);
+                shutdownGrace, pool, sessions, value, cluster, allowedOrigins, previewListen, previewDomain, e2bTemplates);
     }
 
     public ServerConfig withAllowedOrigins(List<String> value) {
         return new ServerConfig(host, port, tokens, maxConcurrent, maxQueued, maxBodyBytes,
-                shutdownGrace, pool, sessions, egress, cluster, value, previewListen, previewDomain);
+                shutdownGrace, pool, sessions, egress, cluster, value, previewListen, previewDomain, e2bTemplates);
     }
 
     /** @throws IllegalArgumentException for a value that is not {@code HOST:PORT} */
     public ServerConfig withPreviewListen(String value) {
         return new ServerConfig(host, port, tokens, maxConcurrent, maxQueued, maxBodyBytes,
-                shutdownGrace, pool, sessions, egress, cluster, allowedOrigins, value, previewDomain);
+                shutdownGrace, pool, sessions, egress, cluster, allowedOrigins, value, previewDomain, e2bTemplates);
     }
 
     /** @throws IllegalArgumentException for a value that is not a DNS name */
     public ServerConfig withPreviewDomain(String value) {
         return new ServerConfig(host, port, tokens, maxConcurrent, maxQueued, maxBodyBytes,
-                shutdownGrace, pool, sessions, egress, cluster, allowedOrigins, previewListen, value);
+                shutdownGrace, pool, sessions, egress, cluster, allowedOrigins, previewListen, value, e2bTemplates);
+    }
+
+    /** E2B template names mapped to what a sandbox of each runs: a runtime's language or an image of the store. */
+    public ServerConfig withE2bTemplates(Map<String, String> value) {
+        return new ServerConfig(host, port, tokens, maxConcurrent, maxQueued, maxBodyBytes,
+                shutdownGrace, pool, sessions, egress, cluster, allowedOrigins, previewListen, previewDomain, value);
     }
 
     public ServerConfig withCluster(Cluster value) {
         return new ServerConfig(host, port, tokens, maxConcurrent, maxQueued, maxBodyBytes,
-                shutdownGrace, pool, sessions, egress, value, allowedOrigins, previewListen, previewDomain);
+                shutdownGrace, pool, sessions, egress, value, allowedOrigins, previewListen, previewDomain, e2bTemplates);
     }
 
     /**

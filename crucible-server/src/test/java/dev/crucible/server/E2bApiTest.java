@@ -41,8 +41,8 @@ class E2bApiTest {
 
     @BeforeAll
     static void start() {
-        server = CrucibleServer.start(Http.config().withPort(0).withPool(Map.of()).withTokens(Set.of(KEY, OTHER_KEY)),
-                TestHost.crucible());
+        server = CrucibleServer.start(Http.config().withPort(0).withPool(Map.of()).withTokens(Set.of(KEY, OTHER_KEY))
+                .withE2bTemplates(Map.of("shell-box", "bash")), TestHost.crucible());
         base = "http://127.0.0.1:" + server.port();
     }
 
@@ -156,6 +156,12 @@ class E2bApiTest {
         JsonNode listed = JSON.readTree(send(control("/v2/sandboxes?metadata=run%3Dpy", KEY).GET()).body());
         assertThat(listed.findValuesAsString("sandboxID")).contains(id);
         assertThat(JSON.readTree(send(control("/v2/sandboxes?metadata=run%3Dother", KEY).GET()).body()).size()).isZero();
+        assertThat(send(control("/v2/sandboxes?limit=many", KEY).GET()).statusCode()).isEqualTo(400);
+        assertThat(send(control("/v2/sandboxes?nextToken=zz", KEY).GET()).statusCode()).isEqualTo(400);
+        assertThat(send(control("/sandboxes", KEY).POST(HttpRequest.BodyPublishers.ofString("{\"templateID\": "))).statusCode())
+                .isEqualTo(400);
+        assertThat(send(control("/sandboxes", KEY).POST(body(Map.of("metadata", List.of(1))))).statusCode())
+                .isEqualTo(400);
 
         // envd: multipart upload as the SDKs write it, a download, the directory made with it
         String boundary = "----crucible" + System.nanoTime();
@@ -247,6 +253,24 @@ class E2bApiTest {
         assertThat(twice.statusCode()).isEqualTo(404);
         assertThat(JSON.readTree(twice.body()).get("code").asInt()).isEqualTo(404);
         assertThat(send(envd(s, "/health", "49983").GET()).statusCode()).isEqualTo(502);
+    }
+
+    @Test
+    void aTemplateIsWhatTheOperatorNamedAndAnUnknownOneIsE2bs404() throws Exception {
+        HttpResponse<String> made = send(control("/v2/sandboxes", KEY).POST(body(Map.of("templateID", "shell-box",
+                "envVars", Map.of("GREETING", "it's $HOME")))));
+        assertThat(made.statusCode()).as(made.body()).isEqualTo(201);
+        JsonNode s = JSON.readTree(made.body());
+        assertThat(s.get("templateID").asString()).isEqualTo("shell-box");
+        HttpResponse<String> exec = send(envd(s, "/execute", "49999").header("Content-Type", "application/json")
+                .POST(body(Map.of("code", "echo $((6 * 7)); echo \"$GREETING\""))));
+        assertThat(exec.body()).as("a bash sandbox runs bash cells, its envs exported as given")
+                .contains("\"text\":\"42\\nit's $HOME\\n\"");
+        assertThat(send(control("/sandboxes/" + s.get("sandboxID").asString(), KEY).DELETE()).statusCode())
+                .isEqualTo(204);
+        HttpResponse<String> unknown = send(control("/v2/sandboxes", KEY).POST(body(Map.of("templateID", "nope"))));
+        assertThat(unknown.statusCode()).as(unknown.body()).isEqualTo(404);
+        assertThat(JSON.readTree(unknown.body()).get("code").asInt()).isEqualTo(404);
     }
 
     @Test

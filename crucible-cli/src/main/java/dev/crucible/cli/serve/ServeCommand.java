@@ -122,6 +122,12 @@ public final class ServeCommand implements Callable<Integer> {
             + " subdomain); elsewhere point the wildcard *.DOMAIN at this server.")
     String previewDomain;
 
+    @Option(names = "--e2b-template", paramLabel = "NAME=RUNTIME|IMAGE", description = "An E2B templateID and what"
+            + " a sandbox of it runs: a runtime's language (python, javascript, bash) or an image of the store, e.g."
+            + " --e2b-template data-science=registry.example.com/ds:1 (repeatable). E2B's base and code-interpreter-v1"
+            + " are Python sessions unless named here.")
+    java.util.Map<String, String> e2bTemplates;
+
     @Override
     public Integer call() throws Exception {
         PrintWriter err = spec.commandLine().getErr();
@@ -154,6 +160,9 @@ public final class ServeCommand implements Callable<Integer> {
             }
             if (previewDomain != null) {
                 config = config.withPreviewDomain(previewDomain);
+            }
+            if (e2bTemplates != null) {
+                config = config.withE2bTemplates(e2bTemplates);
             }
             if (replica != null || peers != null) {
                 config = config.withCluster(ServerConfig.clusterFrom(

@@ -71,6 +71,7 @@ final class Resident implements Sandbox.Interactive {
     public int openRoot() throws IOException {
         long monitor = process.pid();
         // bubblewrap's monitor (the process started) forks the sandbox's init: pid 1 of the sandbox's pid namespace
+        List<String> tried = new java.util.ArrayList<>();
         for (ProcessHandle child : process.toHandle().children().toList()) {
             long pid = child.pid();
             try {
@@ -78,10 +79,11 @@ final class Resident implements Sandbox.Interactive {
                         && s.innermostPid() == 1).orElse(false) && ProcessHandle.of(p).flatMap(ProcessHandle::parent)
                         .map(ProcessHandle::pid).orElse(-1L) == monitor);
             } catch (IOException e) {
-                // not the sandbox's init, or gone: try the next child
+                tried.add(pid + ": " + e.getMessage()); // not the sandbox's init, or gone: try the next child
             }
         }
-        throw new IOException("the session's sandbox is not running");
+        throw new IOException(process.isAlive() ? "no process of the sandbox's opens its root (" + String.join("; ", tried)
+                + ")" : "the session's sandbox is not running");
     }
 
     @Override

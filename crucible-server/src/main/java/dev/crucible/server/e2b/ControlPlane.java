@@ -39,9 +39,12 @@ final class ControlPlane {
     private final E2bSandboxes sandboxes;
     private final SessionManager sessions;
     private final SessionConfig config;
+    private final Map<String, String> templates;
     private final Clock clock;
 
-    ControlPlane(E2bApi api, E2bSandboxes sandboxes, SessionManager sessions, SessionConfig config, Clock clock) {
+    ControlPlane(E2bApi api, E2bSandboxes sandboxes, SessionManager sessions, SessionConfig config,
+            Map<String, String> templates, Clock clock) {
+        this.templates = templates;
         this.api = api;
         this.sandboxes = sandboxes;
         this.sessions = sessions;
@@ -50,12 +53,17 @@ final class ControlPlane {
     }
 
     /**
-     * What a {@code templateID} names: E2B's own template names ({@code base}, {@code code-interpreter-v1}) are a
+     * What a {@code templateID} names: what the operator maps it to ({@code serve --e2b-template}), else E2B's own names ({@code base}, {@code code-interpreter-v1}) are a
      * Python session on the host's file system; a runtime's language is a session of it; a name with {@code :} or
      * {@code /} is an image of the store (its Python); anything else is unknown (404).
      */
     record Template(String language, String image) {
-        static Template of(String id) {
+        static Template of(String id, Map<String, String> named) {
+            String mapped = named.get(id);
+            if (mapped != null) {
+                return mapped.contains(":") || mapped.contains("/") ? new Template("python", mapped)
+                        : new Template(mapped, null);
+            }
             return switch (id) {
                 case "base", "code-interpreter-v1", "code-interpreter", "desktop" -> new Template("python", null);
                 case "node", "nodejs" -> new Template("javascript", null);
@@ -116,7 +124,7 @@ final class ControlPlane {
         long timeout = timeoutOf(b, DEFAULT_TIMEOUT_S);
         Map<String, String> metadata = strings(b.get("metadata"), "metadata");
         Map<String, String> env = strings(b.get("envVars"), "envVars");
-        Template t = Template.of(template);
+        Template t = Template.of(template, templates);
         SessionInfo info;
         try {
             // E2B's timeout is a deadline this plane keeps; the session itself idles out only at its lifetime
@@ -179,7 +187,14 @@ final class ControlPlane {
                 throw new RequestException(ErrorCode.INVALID_REQUEST, "nextToken " + next + " is not one this server gave");
             }
         }
-        int limit = req.getParameter("limit") == null ? 100 : Integer.parseInt(req.getParameter("limit"));
+        int limit = 100;
+        if (req.getParameter("limit") != null) {
+            try {
+                limit = Integer.parseInt(req.getParameter("limit"));
+            } catch (NumberFormatException e) {
+                throw new RequestException(ErrorCode.INVALID_REQUEST, "limit is a number of sandboxes");
+            }
+        }
         int to = Math.min(all.size(), from + Math.max(1, Math.min(limit, 1000)));
         if (to < all.size()) {
             res.setHeader("X-Next-Token", Integer.toString(to));

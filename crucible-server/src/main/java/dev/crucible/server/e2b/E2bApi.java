@@ -49,7 +49,8 @@ public final class E2bApi implements Filter, AutoCloseable {
     private final String previewHost;
 
     private E2bApi(Auth auth, BrowserGuard guard, PreviewTokens secrets, JsonMapper json, SessionManager sessions,
-            RuntimeRegistry runtimes, SessionConfig config, String previewHost, Clock clock) throws IOException {
+            RuntimeRegistry runtimes, SessionConfig config, Map<String, String> templates, String previewHost,
+            Clock clock) throws IOException {
         this.previewHost = previewHost;
         this.auth = auth;
         this.guard = guard;
@@ -57,7 +58,7 @@ public final class E2bApi implements Filter, AutoCloseable {
         this.json = json;
         Contexts contexts = new Contexts(sessions, runtimes, json);
         this.sandboxes = new E2bSandboxes(config.dataDir(), json, sessions, clock, contexts::forget);
-        this.control = new ControlPlane(this, sandboxes, sessions, config, clock);
+        this.control = new ControlPlane(this, sandboxes, sessions, config, templates, clock);
         this.envd = new Envd(this, sessions, json);
         this.jupyter = new Jupyter(this, sessions, contexts, json);
     }
@@ -65,15 +66,18 @@ public final class E2bApi implements Filter, AutoCloseable {
     /**
      * E2B's planes over {@code sessions}, their records kept in {@code config}'s data directory.
      *
+     * @param templates E2B template names the operator maps to a runtime's language or an image
      * @param previewHost the preview listener's {@code domain[:port]}, the {@code domain} E2B's {@code getHost(port)}
      *     names ports under; null when the server has no preview listener
 
      * @throws IllegalArgumentException when that directory cannot keep them
      */
     public static E2bApi start(Auth auth, BrowserGuard guard, PreviewTokens secrets, JsonMapper json,
-            SessionManager sessions, RuntimeRegistry runtimes, SessionConfig config, String previewHost) {
+            SessionManager sessions, RuntimeRegistry runtimes, SessionConfig config, Map<String, String> templates,
+            String previewHost) {
         try {
-            return new E2bApi(auth, guard, secrets, json, sessions, runtimes, config, previewHost, Clock.systemUTC());
+            return new E2bApi(auth, guard, secrets, json, sessions, runtimes, config, templates, previewHost,
+                    Clock.systemUTC());
         } catch (IOException e) {
             throw new IllegalArgumentException("cannot keep E2B sandboxes' records in " + config.dataDir() + "/e2b: "
                     + e.getMessage(), e);

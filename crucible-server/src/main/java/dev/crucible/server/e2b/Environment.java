@@ -27,10 +27,27 @@ final class Environment {
                         + "del _crucible_os, _crucible_json";
     }
 
-    /** A cell that sets {@code env} for the rest of the interpreter's life. */
+    /** A cell that sets {@code env} for the rest of the interpreter's life (in Bash, exported). */
     static String setForGood(String language, Map<String, String> env) {
+        if (language.equals("bash")) {
+            StringBuilder cell = new StringBuilder();
+            for (Map.Entry<String, String> e : env.entrySet()) {
+                if (!e.getKey().matches("[A-Za-z_][A-Za-z0-9_]*")) {
+                    throw new dev.crucible.error.RequestException(dev.crucible.error.ErrorCode.INVALID_REQUEST,
+                            "envVars name " + e.getKey().replaceAll("\\p{Cntrl}", "?") + " is not a shell variable's");
+                }
+                cell.append("export ").append(e.getKey()).append("='").append(e.getValue().replace("'", "'\\''"))
+                        .append("'\n");
+            }
+            return cell.toString();
+        }
         return set(language, env) + (language.equals("javascript") ? "; delete globalThis.__crucibleEnv; undefined"
                 : "\ndel _crucible_env");
+    }
+
+    /** Whether {@link #set} and {@link #restore} speak {@code language} (Bash keeps no per-cell variables). */
+    static boolean perCell(String language) {
+        return language.equals("python") || language.equals("javascript");
     }
 
     /** A cell that puts back what {@link #set} replaced. */

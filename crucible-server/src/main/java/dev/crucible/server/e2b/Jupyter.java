@@ -122,6 +122,10 @@ final class Jupyter {
         Map<String, String> env = new LinkedHashMap<>();
         b.path("env_vars").properties().forEach(e -> env.put(e.getKey(), e.getValue().asString()));
         String code = b.get("code").asString();
+        if (!env.isEmpty() && !Environment.perCell(cellLanguage)) {
+            throw new RequestException(ErrorCode.INVALID_REQUEST, "env_vars for one execution are offered in Python and"
+                    + " JavaScript contexts; a " + cellLanguage + " one takes the sandbox's envs");
+        }
         CellResult r;
         if (!env.isEmpty()) {
             run(s, c, Environment.set(cellLanguage, env));
