@@ -33,6 +33,7 @@ public final class Linux {
     public static final int O_WRONLY = 1;
     public static final int O_CREAT = 0100;
     public static final int O_EXCL = 0200;
+    public static final int O_NOCTTY = 0400;
     public static final int O_NONBLOCK = 04000;
     public static final int O_DIRECTORY = 0200000;
     public static final int O_NOFOLLOW = 0400000;

@@ -96,12 +96,15 @@ public final class Processes {
             if (ids == null) {
                 throw e;
             }
-            int uid = Linux.fsuid();
+            int uid = Linux.fsuid(); // root's on the files threads, whose gid is root's too
             Linux.setfsids((int) ids[0], (int) ids[1]);
             try {
                 return Linux.openat2(-100, path, flags, 0, 0);
             } finally {
                 Linux.setfsids(uid, uid);
+                if (Linux.fsuid() != uid) {
+                    throw new IllegalStateException("cannot restore the file-system uid of " + Thread.currentThread());
+                }
             }
         }
     }

@@ -99,7 +99,9 @@ public final class SessionFiles {
             throw new RequestException(ErrorCode.NOT_A_FILE, "'/' is a directory");
         }
         try {
-            return new Target(roots.of(root), relative, "/", false);
+            // the workspace by any name counts against its quota, whoever writes there
+            return new Target(roots.of(root), relative, "/", relative.equals("workspace")
+                    || relative.startsWith("workspace/"));
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new RequestException(ErrorCode.INTERRUPTED, "interrupted");

@@ -106,6 +106,10 @@ class E2bApiTest {
                         envelope(0, JSON.writeValueAsBytes(message))));
         headers.forEach(b::header);
         HttpResponse<java.io.InputStream> r = CLIENT.send(b.build(), HttpResponse.BodyHandlers.ofInputStream());
+        if (r.statusCode() == 400) { // refused before it began: malformed beyond Connect's own errors
+            r.body().close();
+            return List.of();
+        }
         assertThat(r.statusCode()).isEqualTo(200);
         assertThat(r.headers().firstValue("Content-Type").orElse("")).startsWith("application/connect+json");
         List<Object[]> frames = new ArrayList<>();
@@ -158,6 +162,11 @@ class E2bApiTest {
         assertThat(JSON.readTree(send(control("/v2/sandboxes?metadata=run%3Dother", KEY).GET()).body()).size()).isZero();
         assertThat(send(control("/v2/sandboxes?limit=many", KEY).GET()).statusCode()).isEqualTo(400);
         assertThat(send(control("/v2/sandboxes?nextToken=zz", KEY).GET()).statusCode()).isEqualTo(400);
+        assertThat(send(control("/v2/sandboxes?nextToken=-1", KEY).GET()).statusCode()).isEqualTo(400);
+        assertThat(send(control("/v2/sandboxes", KEY).POST(body(Map.of("templateID", Map.of("a", 1))))).statusCode())
+                .isEqualTo(400);
+        assertThat(send(control("/v2/sandboxes", KEY).POST(body(Map.of("network", Map.of("allowOut", List.of(
+                Map.of())))))).statusCode()).isEqualTo(400);
         assertThat(send(control("/sandboxes", KEY).POST(HttpRequest.BodyPublishers.ofString("{\"templateID\": "))).statusCode())
                 .isEqualTo(400);
         assertThat(send(control("/sandboxes", KEY).POST(body(Map.of("metadata", List.of(1))))).statusCode())
@@ -299,6 +308,20 @@ class E2bApiTest {
                 .header("E2b-Sandbox-Port", "49999").header("X-Access-Token", mine.get("envdAccessToken").asString())
                 .header("Content-Type", "application/json").POST(body(Map.of("code", "1")))).statusCode())
                 .isEqualTo(401);
+
+        // contexts: the SDK sends them no access token, only the sandbox's traffic token; an id alone opens nothing
+        HttpRequest.Builder contexts = HttpRequest.newBuilder(URI.create(base + "/contexts"))
+                .header("E2b-Sandbox-Id", mine.get("sandboxID").asString()).header("E2b-Sandbox-Port", "49999");
+        assertThat(send(contexts.copy().GET()).statusCode()).isEqualTo(401);
+        assertThat(send(contexts.copy().header("E2B-Traffic-Access-Token", theirs.get("trafficAccessToken").asString())
+                .GET()).statusCode()).isEqualTo(401);
+        assertThat(send(contexts.copy().header("E2B-Traffic-Access-Token", mine.get("trafficAccessToken").asString())
+                .GET()).statusCode()).isEqualTo(200);
+        assertThat(send(HttpRequest.newBuilder(URI.create(base + "/contexts/default/restart"))
+                .header("E2b-Sandbox-Id", mine.get("sandboxID").asString()).header("E2b-Sandbox-Port", "49999")
+                .POST(HttpRequest.BodyPublishers.noBody())).statusCode()).isEqualTo(401);
+        assertThat(stream(mine, "process.Process/Start", Map.of("process", Map.of("cmd", "/bin/true", "args",
+                List.of(Map.of()))), Map.of())).as("an argument of another type").isEmpty();
 
         // malformed and oversized envelopes: a stream's error is its end-of-stream envelope (the SDKs read no other)
         assertThat(streamError(mine, new byte[] {0, 0, 0})).isEqualTo("invalid_argument");

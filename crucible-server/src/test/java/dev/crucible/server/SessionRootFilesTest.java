@@ -121,6 +121,23 @@ class SessionRootFilesTest {
         assertError(http.get(files("/proc/1/status", "root")), 400, "not_a_file");
         assertError(http.get(files("/proc/1/environ", "root")), 400, "not_a_file");
         assertError(http.get(files("/tmp/" + MARK + ".fifo", null)), 400, "not_a_file");
+        // a terminal of the session's own: never opened by the server (no controlling terminal can be taken)
+        HttpResponse<String> holder = http.postJson("/v1/sessions/" + id + "/commands", JSON.writeValueAsString(Map.of(
+                "command", "python3 -c 'import os, time; m, s = os.openpty(); print(os.ttyname(s), flush=True);"
+                        + " time.sleep(60)'", "background", true)));
+        assertThat(holder.statusCode()).as(holder.body()).isEqualTo(201);
+        String output = "/v1/sessions/" + id + "/processes/" + SessionApiTest.json(holder).get("pid").asLong()
+                + "/output?wait_ms=5000";
+        String pts = "";
+        for (int turns = 0; turns < 12 && !pts.endsWith("\n"); turns++) {
+            pts = SessionApiTest.json(http.get(output)).get("stdout").asString();
+        }
+        pts = pts.strip();
+        assertThat(pts).startsWith("/dev/pts/");
+        assertError(http.get(files(pts, null)), 400, "not_a_file");
+        // what the user may not list, it is not told: root's home is root's
+        assertError(http.get("/v1/sessions/" + id + "/files?dir=%2Froot"), 403, "permission_denied");
+        assertThat(http.get("/v1/sessions/" + id + "/files?dir=%2Froot&user=root").statusCode()).isEqualTo(200);
         assertError(http.put(files("/proc/1/" + MARK, "root"), "x".getBytes()), 400, "not_a_file");
         assertThat(Files.readString(HOST_SECRET)).isEqualTo("the host's\n");
     }

@@ -119,13 +119,38 @@ final class PathWalk {
         T call() throws ErrnoException;
     }
 
+    @FunctionalInterface
+    interface IoCall<T> {
+        T call() throws IOException;
+    }
+
     /** Runs one path operation with the session's uid and gid as this thread's file-system ids. */
     <T> T asOwner(PathCall<T> call) throws ErrnoException {
+        try {
+            return asOwnerIo(call::call);
+        } catch (ErrnoException e) {
+            throw e;
+        } catch (IOException e) {
+            throw new IllegalStateException(e);
+        }
+    }
+
+    /**
+     * As {@link #asOwner}, for calls the JDK makes (a listing, a stat through {@code /proc/self/fd}): the kernel checks
+     * them as the session's user too. The switch is verified, and a thread found with another id than root's refuses.
+     */
+    <T> T asOwnerIo(IoCall<T> call) throws IOException {
         if (uid < 0) {
             return call.call();
         }
+        if (Linux.fsuid() != 0) {
+            throw new IllegalStateException("the files thread " + Thread.currentThread() + " is not root's any more");
+        }
         Linux.setfsids((int) uid, (int) uid); // uid_t: the int's 32 bits as they are
         try {
+            if (Linux.fsuid() != (int) uid) {
+                throw new IllegalStateException("cannot take the file-system uid " + Integer.toUnsignedString((int) uid));
+            }
             return call.call();
         } finally {
             Linux.setfsids(0, 0);

@@ -37,6 +37,7 @@ import static dev.crucible.os.Linux.RESOLVE_STRICT;
  * user, and what is created belongs to it.
  */
 public final class Workspace {
+    private static final int AT_FDCWD = -100;
 
     private final FileRoot root;
     private final PathWalk walk;
@@ -119,15 +120,23 @@ public final class Workspace {
         return WorkspaceCalls.run(() -> {
             int rootFd = walk.openRoot();
             try {
+                // O_PATH first: nothing is opened for real (no device, no terminal, no FIFO) until it is known to be a
+                // regular file on a file system of files; then its read permission is checked as the owner
                 int fd = walk.asOwner(() -> Linux.openat2(rootFd, String.join("/", parts),
-                        O_RDONLY | O_NONBLOCK | walk.lastLink() | O_CLOEXEC, 0, root.resolve()));
+                        O_PATH | walk.lastLink() | O_CLOEXEC, 0, root.resolve()));
                 try {
                     walk.refuseKernelFiles(fd, path);
                     Path opened = Path.of("/proc/self/fd/" + fd);
                     BasicFileAttributes attrs = Files.readAttributes(opened, BasicFileAttributes.class);
+                    if (attrs.isSymbolicLink()) { // O_PATH | O_NOFOLLOW holds the link itself: never followed
+                        throw new RequestException(ErrorCode.INVALID_FILE, "'" + root.shown(path) + "' is a symbolic"
+                                + " link; links are never followed here");
+                    }
                     if (!attrs.isRegularFile()) {
                         throw new RequestException(ErrorCode.NOT_A_FILE, "'" + path + "' is not a regular file");
                     }
+                    Linux.close(walk.asOwner(() -> Linux.openat2(AT_FDCWD, opened.toString(),
+                            O_RDONLY | O_NONBLOCK | Linux.O_NOCTTY | O_CLOEXEC, 0, 0)));
                     if (attrs.size() > cap) {
                         throw new RequestException(ErrorCode.FILE_TOO_LARGE, "'" + path + "' has " + attrs.size()
                                 + " bytes; downloads are capped at " + cap);
@@ -162,16 +171,20 @@ public final class Workspace {
                 walk.refuseKernelFiles(fd, directory);
                 String prefix = parts.length == 0 ? "" : String.join("/", parts) + "/";
                 List<Entry> entries = new ArrayList<>();
-                for (String name : PathWalk.names(fd)) {
-                    if (name.startsWith(".crucible-upload-")) {
-                        continue;
+                int dirFd = fd;
+                walk.asOwnerIo(() -> { // read and searched as the session's user: what it may not list, it is not told
+                    for (String name : PathWalk.names(dirFd)) {
+                        if (name.startsWith(".crucible-upload-")) {
+                            continue;
+                        }
+                        try {
+                            entries.add(PathWalk.entryOf(dirFd, name, prefix + name));
+                        } catch (IOException e) {
+                            // removed while we listed
+                        }
                     }
-                    try {
-                        entries.add(PathWalk.entryOf(fd, name, prefix + name));
-                    } catch (IOException e) {
-                        // removed while we listed
-                    }
-                }
+                    return null;
+                });
                 entries.sort(java.util.Comparator.comparing(Entry::path));
                 return entries;
             } finally {
@@ -191,7 +204,8 @@ public final class Workspace {
             int dir = -1;
             try {
                 dir = walk.directory(rootFd, parts, false);
-                return PathWalk.entryOf(dir, parts[parts.length - 1], path);
+                int at = dir;
+                return walk.asOwnerIo(() -> PathWalk.entryOf(at, parts[parts.length - 1], path));
             } finally {
                 PathWalk.closeUnlessRoot(dir, rootFd);
                 Linux.close(rootFd);

@@ -58,8 +58,10 @@ final class WorkspaceCalls {
     private static RuntimeException fromErrno(ErrnoException e, String path) {
         return switch (e.errno()) {
             case Linux.ENOENT -> new RequestException(ErrorCode.FILE_NOT_FOUND, "no such file: '" + path + "'");
-            case Linux.ELOOP, Linux.EXDEV -> new RequestException(ErrorCode.INVALID_FILE, "'" + path
-                    + "' is or goes through a symbolic link; links are never followed");
+            case Linux.ELOOP -> new RequestException(ErrorCode.INVALID_FILE, "'" + path
+                    + "' is or goes through a symbolic link that is not followed (in the workspace, none is)");
+            case Linux.EXDEV -> new RequestException(ErrorCode.INVALID_FILE, "'" + path + "' crosses a boundary: a"
+                    + " link or '..' out of its root, or a move between two of the session's file systems");
             case Linux.ENOTDIR -> new RequestException(ErrorCode.INVALID_FILE, "a component of '" + path
                     + "' is not a directory (symbolic links are never followed)");
             case Linux.EISDIR -> new RequestException(ErrorCode.NOT_A_FILE, "'" + path + "' is a directory");

@@ -120,11 +120,15 @@ final class ControlPlane {
 
     private void create(HttpServletRequest req, HttpServletResponse res, String owner) throws IOException {
         JsonNode b = api.body(req, 1 << 20);
+        if (b.hasNonNull("templateID") && !b.get("templateID").isString()) {
+            throw new RequestException(ErrorCode.INVALID_REQUEST, "templateID is a string");
+        }
         String template = b.hasNonNull("templateID") ? b.get("templateID").asString() : "base";
         long timeout = timeoutOf(b, DEFAULT_TIMEOUT_S);
         Map<String, String> metadata = strings(b.get("metadata"), "metadata");
         Map<String, String> env = strings(b.get("envVars"), "envVars");
         Template t = Template.of(template, templates);
+        String envCell = env.isEmpty() ? null : Environment.setForGood(t.language(), env); // bad names refused first
         SessionInfo info;
         try {
             // E2B's timeout is a deadline this plane keeps; the session itself idles out only at its lifetime
@@ -144,7 +148,12 @@ final class ControlPlane {
         String home = Envd.homeOf(sessions, owner, info.id());
         if (!env.isEmpty()) {
             try {
-                sessions.execute(owner, info.id(), Environment.setForGood(info.language(), env), null, null);
+                var set = sessions.execute(owner, info.id(), envCell, null, null);
+                if (set.status() != dev.crucible.session.spec.CellStatus.OK) {
+                    sessions.delete(owner, info.id());
+                    throw new RequestException(ErrorCode.INVALID_REQUEST, "envVars could not be set in the "
+                            + info.language() + " sandbox: " + (set.error() == null ? set.status() : set.error().message()));
+                }
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
                 throw new RequestException(ErrorCode.INTERRUPTED, "interrupted");
@@ -183,6 +192,9 @@ final class ControlPlane {
         if (next != null && !next.isEmpty()) {
             try {
                 from = Integer.parseInt(next);
+                if (from < 0) {
+                    throw new NumberFormatException(next);
+                }
             } catch (NumberFormatException e) {
                 throw new RequestException(ErrorCode.INVALID_REQUEST, "nextToken " + next + " is not one this server gave");
             }

@@ -113,6 +113,10 @@ public final class E2bApi implements Filter, AutoCloseable {
             if (!res.isCommitted()) {
                 error(res, e.code().httpStatus(), e.getMessage());
             }
+        } catch (tools.jackson.core.JacksonException | java.util.zip.ZipException e) {
+            if (!res.isCommitted()) { // a field of another type than E2B's, or a gzip body that is not one
+                error(res, 400, "the request is malformed: " + e.getMessage());
+            }
         }
     }
 
@@ -135,10 +139,33 @@ public final class E2bApi implements Filter, AutoCloseable {
      * nulls without a preview listener, or for a replica's id (a host name's label keeps no dot).
      */
     String[] traffic(String owner, String id, long untilMs) {
-        if (previewHost == null || id.contains(".")) {
-            return new String[] {null, null};
+        String token = secrets.mint(new PreviewTokens.Grant(owner, id, 0, untilMs));
+        return new String[] {previewHost == null || id.contains(".") ? null : previewHost, token};
+    }
+
+    /**
+     * The sandbox of a code-interpreter call that is not {@code /execute} ({@code /contexts}: E2B's SDKs send no access
+     * token there, only the sandbox's {@code E2B-Traffic-Access-Token}): either token, checked.
+     *
+     * @throws RequestException 401 without one of them, as {@link #sandboxOf}
+     */
+    E2bSandboxes.Sandbox sandboxOfContexts(HttpServletRequest req) {
+        E2bSandboxes.Sandbox s = sandboxOf(req, false);
+        if (req.getHeader("X-Access-Token") != null) {
+            return s; // checked by sandboxOf
         }
-        return new String[] {previewHost, secrets.mint(new PreviewTokens.Grant(owner, id, 0, untilMs))};
+        String traffic = req.getHeader("E2B-Traffic-Access-Token");
+        PreviewTokens.Grant grant;
+        try {
+            grant = traffic == null ? null : secrets.verify(traffic.strip(), System.currentTimeMillis());
+        } catch (RequestException e) {
+            grant = null;
+        }
+        if (grant == null || grant.port() != 0 || !grant.session().equals(s.id()) || !grant.owner().equals(s.owner())) {
+            throw new RequestException(ErrorCode.UNAUTHORIZED, "contexts need the sandbox's X-Access-Token or its"
+                    + " E2B-Traffic-Access-Token");
+        }
+        return s;
     }
 
     /** The access token of sandbox {@code id}: what envd and {@code /execute} calls carry as {@code X-Access-Token}. */

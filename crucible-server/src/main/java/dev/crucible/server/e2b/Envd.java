@@ -117,8 +117,9 @@ final class Envd {
         String type = req.getContentType() == null ? "" : req.getContentType().toLowerCase(java.util.Locale.ROOT);
         long cap = call.files().maxFileBytes();
         if (type.startsWith("multipart/form-data")) {
+            // every part spooled to disk (none held in memory), the whole request at most four files' worth
             req.setAttribute("org.eclipse.jetty.multipartConfig", new MultipartConfigElement(
-                    System.getProperty("java.io.tmpdir"), cap, 64L * cap, 1 << 20));
+                    System.getProperty("java.io.tmpdir"), cap, 4L * cap, 0));
             List<Part> parts;
             try {
                 parts = new ArrayList<>(req.getParts());
@@ -126,20 +127,16 @@ final class Envd {
                 throw new RequestException(ErrorCode.INVALID_REQUEST, "the multipart body cannot be read: "
                         + e.getMessage());
             }
-            for (Part part : parts) {
-                if (!"file".equals(part.getName())) {
-                    continue;
+            try {
+                for (Part part : parts) {
+                    if ("file".equals(part.getName())) {
+                        written.add(write(call, asked, part, cap));
+                    }
                 }
-                String path = call.path(asked != null && !asked.isEmpty() ? asked : part.getSubmittedFileName());
-                if (part.getSize() > cap) {
-                    throw new RequestException(ErrorCode.FILE_TOO_LARGE, "'" + path + "' has " + part.getSize()
-                            + " bytes; uploads are capped at " + cap);
+            } finally {
+                for (Part part : parts) {
+                    part.delete();
                 }
-                try (var in = part.getInputStream()) {
-                    call.files().upload(path, in.readAllBytes());
-                }
-                part.delete();
-                written.add(entry(path));
             }
         } else {
             String path = call.path(asked);
@@ -159,6 +156,19 @@ final class Envd {
         res.setStatus(200);
         res.setContentType("application/json");
         res.getOutputStream().write(api.json().writeValueAsBytes(written));
+    }
+
+    /** One part written: at {@code ?path=} when given, else at the part's file name. */
+    private static Map<String, String> write(Call call, String asked, Part part, long cap) throws IOException {
+        String path = call.path(asked != null && !asked.isEmpty() ? asked : part.getSubmittedFileName());
+        if (part.getSize() > cap) {
+            throw new RequestException(ErrorCode.FILE_TOO_LARGE, "'" + path + "' has " + part.getSize()
+                    + " bytes; uploads are capped at " + cap);
+        }
+        try (var in = part.getInputStream()) {
+            call.files().upload(path, in.readAllBytes());
+        }
+        return entry(path);
     }
 
     private static Map<String, String> entry(String path) {

@@ -53,7 +53,7 @@ final class Jupyter {
             api.write(res, 200, Map.of("status", "ok"));
             return;
         }
-        E2bSandboxes.Sandbox s = api.sandboxOf(req, path.equals("/execute"));
+        E2bSandboxes.Sandbox s = path.equals("/execute") ? api.sandboxOf(req, true) : api.sandboxOfContexts(req);
         String language = s.language();
         try {
             if (path.equals("/execute") && method.equals("POST")) {
