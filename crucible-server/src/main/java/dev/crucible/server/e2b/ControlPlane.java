@@ -20,7 +20,6 @@ import java.util.Map;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import tools.jackson.databind.JsonNode;
-import tools.jackson.databind.json.JsonMapper;
 
 /**
  * E2B's control plane (its {@code spec/openapi.yml}) over Crucible's sessions: create ({@code POST /v2/sandboxes}, and

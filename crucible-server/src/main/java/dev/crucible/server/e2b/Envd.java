@@ -38,7 +38,7 @@ final class Envd {
         this.api = api;
         this.sessions = sessions;
         this.connect = new Connect(json);
-        this.filesystem = new FilesystemRpc(sessions, connect);
+        this.filesystem = new FilesystemRpc(connect);
         this.process = new ProcessRpc(sessions, connect);
     }
 

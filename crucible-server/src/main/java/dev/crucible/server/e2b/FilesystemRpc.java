@@ -3,7 +3,6 @@ package dev.crucible.server.e2b;
 import dev.crucible.error.ErrorCode;
 import dev.crucible.error.RequestException;
 import dev.crucible.session.SessionFiles;
-import dev.crucible.session.SessionManager;
 import dev.crucible.session.workspace.Workspace;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
@@ -26,11 +25,9 @@ final class FilesystemRpc {
     private static final int MAX_DEPTH = 16;
     private static final int MAX_ENTRIES = 10_000;
 
-    private final SessionManager sessions;
     private final Connect connect;
 
-    FilesystemRpc(SessionManager sessions, Connect connect) {
-        this.sessions = sessions;
+    FilesystemRpc(Connect connect) {
         this.connect = connect;
     }
 
