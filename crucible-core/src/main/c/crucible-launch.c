@@ -28,11 +28,11 @@
  *   7b. for a session's sandbox (--own-mounts SESSION_DIR), while still root: a private mount namespace without the
  *      other sessions' mounts (their disks stay this launcher's otherwise, for as long as the sandbox runs);
  *   8. for a session with a writable root (--overlay-lower DIR --overlay-at DIR --overlay-upper DIR --overlay-work DIR,
- *      with --userns-map): after entering its user namespace, make a mount namespace of that user namespace's own,
- *      where the helper (still root in the host's namespaces) moves a read-only, nosuid, nodev copy of the lower tree
- *      idmapped to that user namespace (its root owner reads as the session's root, nothing is chowned); then, as
- *      root of that namespace, mount overlayfs (userxattr) over it with the session's upper and work directories at
- *      --overlay-at. The mounts live only in namespaces the session's user namespace owns: a killed server leaves no
+ *      up to MAX_OVERLAYS times, each group begun by --overlay-lower; with --userns-map): after entering its user
+ *      namespace, make a mount namespace of that user namespace's own, where the helper (still root in the host's
+ *      namespaces) moves a read-only, nosuid, nodev copy of each lower tree idmapped to that user namespace (its root
+ *      owner reads as the session's root, nothing is chowned) to AT.lower; then, as root of that namespace, mount
+ *      overlayfs (userxattr) over each with the session's upper and work directories at its --overlay-at. The mounts live only in namespaces the session's user namespace owns: a killed server leaves no
  *      mount behind on the host, and copy-up runs on the session's own credentials. Linux 5.19 or later.
  *
  * crucible-launch --init is something else: the init (pid 1) of a zygote child's pid namespace (docs/zygote.md). It
@@ -41,7 +41,7 @@
  *
  * usage: crucible-launch [--netns PATH] [--cgroup FILE]... [--rlimit RES=VALUE]... --seccomp FILE [--control PATH]
  *                        [--uid N] [--userns-map "INSIDE OUTSIDE COUNT[,INSIDE OUTSIDE COUNT]..."]
- *                        [--overlay-lower DIR --overlay-at DIR --overlay-upper DIR --overlay-work DIR] -- BWRAP ARGS...
+ *                        [--overlay-lower DIR --overlay-at DIR --overlay-upper DIR --overlay-work DIR]... -- BWRAP ARGS...
  * RES is one of fsize, nofile, core, cpu, nproc, as. Exit code 125 means a step failed (message on stderr,
  * prefixed "crucible-launch: "); it never runs the program then.
  *
@@ -187,7 +187,8 @@ struct crucible_mount_attr { unsigned long long attr_set, attr_clr, propagation,
 #define SYS_mount_setattr 442
 #endif
 
-struct overlay { const char *lower, *at, *upper, *work; };
+struct overlay { const char *lower, *at, *upper, *work; char lower_at[PATH_MAX]; };
+#define MAX_OVERLAYS 4
 
 /*
  * A user namespace that exists only to idmap a mount: a child unshares one, MAP is written as both its uid and gid map
@@ -228,31 +229,38 @@ static int mapping_userns(const char *map) {
 }
 
 /*
- * The helper's half of a writable root (still root in the host's namespaces): a detached copy of the lower tree's
- * mount (its submounts left out: overlayfs would not show them anyway), read-only, nosuid, nodev, idmapped through a
- * namespace that maps only the host's root, to the session's root: every other owner of a host file reads as nobody
- * inside, so a file the host's root or a host user keeps private stays private (the session's own map would give a
- * host uid 1000's files to the session's user). Moved onto the lower mount point inside the session's own mount
- * namespace; the helper exits right after, so nothing of the host keeps that namespace.
+ * The helper's half of a writable root (still root in the host's namespaces): for each overlay, a detached copy of its
+ * lower tree's mount (its submounts left out: overlayfs would not show them anyway), read-only, nosuid, nodev,
+ * idmapped through a namespace that maps only the host's root, to the session's root: every other owner of a host file
+ * reads as nobody inside, so a file the host's root or a host user keeps private stays private (the session's own map
+ * would give a host uid 1000's files to the session's user). All are copied before the helper enters the session's own
+ * mount namespace, where each is moved onto its lower mount point; the helper exits right after, so nothing of the
+ * host keeps that namespace.
  */
-static void idmap_lower(pid_t pid, const struct overlay *o, const char *lower_at, long root_uid) {
+static void idmap_lowers(pid_t pid, const struct overlay *overlays, int count, long root_uid) {
     char path[64], map[64];
-    int tree = (int) syscall(SYS_open_tree, AT_FDCWD, o->lower, CRUCIBLE_OPEN_TREE_CLONE | O_CLOEXEC);
-    if (tree < 0) die("cannot copy the mount of", o->lower);
+    int trees[MAX_OVERLAYS];
     snprintf(map, sizeof map, "0 %ld 1", root_uid);
     int userns = mapping_userns(map);
     struct crucible_mount_attr attr = {.attr_set = CRUCIBLE_MOUNT_ATTR_IDMAP | CRUCIBLE_MOUNT_ATTR_RDONLY
                                                    | CRUCIBLE_MOUNT_ATTR_NOSUID | CRUCIBLE_MOUNT_ATTR_NODEV,
                                        .userns_fd = (unsigned long long) userns};
-    if (syscall(SYS_mount_setattr, tree, "", AT_EMPTY_PATH, &attr, sizeof attr) != 0) {
-        die("cannot idmap the mount of (Linux 5.19 or later, a file system that supports idmapped mounts)", o->lower);
+    for (int o = 0; o < count; o++) {
+        trees[o] = (int) syscall(SYS_open_tree, AT_FDCWD, overlays[o].lower, CRUCIBLE_OPEN_TREE_CLONE | O_CLOEXEC);
+        if (trees[o] < 0) die("cannot copy the mount of", overlays[o].lower);
+        if (syscall(SYS_mount_setattr, trees[o], "", AT_EMPTY_PATH, &attr, sizeof attr) != 0) {
+            die("cannot idmap the mount of (Linux 5.19 or later, a file system that supports idmapped mounts)",
+                overlays[o].lower);
+        }
     }
     snprintf(path, sizeof path, "/proc/%d/ns/mnt", (int) pid);
     int mntns = open(path, O_RDONLY | O_CLOEXEC);
     if (mntns < 0) die("cannot open", path);
     if (setns(mntns, CLONE_NEWNS) != 0) die("cannot enter the session's mount namespace", NULL);
-    if (syscall(SYS_move_mount, tree, "", AT_FDCWD, lower_at, CRUCIBLE_MOVE_MOUNT_F_EMPTY_PATH) != 0) {
-        die("cannot place the lower tree at", lower_at);
+    for (int o = 0; o < count; o++) {
+        if (syscall(SYS_move_mount, trees[o], "", AT_FDCWD, overlays[o].lower_at, CRUCIBLE_MOVE_MOUNT_F_EMPTY_PATH) != 0) {
+            die("cannot place the lower tree at", overlays[o].lower_at);
+        }
     }
 }
 
@@ -298,11 +306,10 @@ static void own_mounts(const char *session_dir) {
     fclose(info);
 }
 
-/* where the idmapped lower goes: the directory "lower" beside --overlay-at (made by the server) */
-static void lower_path(const struct overlay *o, char *out, size_t size) {
-    const char *slash = strrchr(o->at, '/');
-    if (!slash || (size_t) (slash - o->at) + 7 >= size) { errno = ENAMETOOLONG; die("bad --overlay-at", o->at); }
-    snprintf(out, size, "%.*s/lower", (int) (slash - o->at), o->at);
+/* where the idmapped lower goes: AT.lower beside --overlay-at (made by the server) */
+static void lower_path(struct overlay *o) {
+    if (strlen(o->at) + 7 >= sizeof o->lower_at) { errno = ENAMETOOLONG; die("bad --overlay-at", o->at); }
+    snprintf(o->lower_at, sizeof o->lower_at, "%s.lower", o->at);
 }
 
 /* the session's half, as root of its own user namespace: a private mount namespace, then (after the helper) overlayfs */
@@ -311,7 +318,8 @@ static void private_mounts(void) {
     if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0) die("cannot make the mounts private", NULL);
 }
 
-static void mount_overlay(const struct overlay *o, const char *lower_at) {
+static void mount_overlay(const struct overlay *o) {
+    const char *lower_at = o->lower_at;
     char options[3 * PATH_MAX + 64];
     int n = snprintf(options, sizeof options, "lowerdir=%s,upperdir=%s,workdir=%s,userxattr", lower_at, o->upper,
                      o->work);
@@ -384,7 +392,9 @@ int main(int argc, char **argv) {
     const char *seccomp = NULL;
     const char *userns_map = NULL;
     const char *control = NULL;
-    struct overlay overlay = {NULL, NULL, NULL, NULL};
+    struct overlay overlays[MAX_OVERLAYS];
+    int overlaid = 0; /* how many */
+    memset(overlays, 0, sizeof overlays);
     const char *own_dir = NULL;
     long uid = -1;
     int i = 1;
@@ -397,10 +407,12 @@ int main(int argc, char **argv) {
         else if (strcmp(argv[i], "--uid") == 0) uid = number(argv[++i]);
         else if (strcmp(argv[i], "--control") == 0) control = argv[++i];
         else if (strcmp(argv[i], "--userns-map") == 0) userns_map = argv[++i];
-        else if (strcmp(argv[i], "--overlay-lower") == 0) overlay.lower = argv[++i];
-        else if (strcmp(argv[i], "--overlay-at") == 0) overlay.at = argv[++i];
-        else if (strcmp(argv[i], "--overlay-upper") == 0) overlay.upper = argv[++i];
-        else if (strcmp(argv[i], "--overlay-work") == 0) overlay.work = argv[++i];
+        else if (strcmp(argv[i], "--overlay-lower") == 0) {
+            if (overlaid == MAX_OVERLAYS) { errno = E2BIG; die("too many overlays", argv[i + 1]); }
+            overlays[overlaid++].lower = argv[++i];
+        } else if (strcmp(argv[i], "--overlay-at") == 0 && overlaid) overlays[overlaid - 1].at = argv[++i];
+        else if (strcmp(argv[i], "--overlay-upper") == 0 && overlaid) overlays[overlaid - 1].upper = argv[++i];
+        else if (strcmp(argv[i], "--overlay-work") == 0 && overlaid) overlays[overlaid - 1].work = argv[++i];
         else if (strcmp(argv[i], "--own-mounts") == 0) own_dir = argv[++i];
         else { errno = EINVAL; die("unknown option", argv[i]); }
     }
@@ -421,14 +433,13 @@ int main(int argc, char **argv) {
     pid_t parent = getppid();
     int to_helper[2] = {-1, -1}, from_helper[2] = {-1, -1};
     pid_t helper = -1;
-    int overlaid = overlay.lower || overlay.at || overlay.upper || overlay.work;
-    char lower_at[PATH_MAX];
-    if (overlaid) {
-        if (!overlay.lower || !overlay.at || !overlay.upper || !overlay.work || !userns_map) {
+    for (int o = 0; o < overlaid; o++) {
+        struct overlay *ov = &overlays[o];
+        if (!ov->lower || !ov->at || !ov->upper || !ov->work || !userns_map) {
             errno = EINVAL;
             die("--overlay-lower, --overlay-at, --overlay-upper and --overlay-work go together, with --userns-map", NULL);
         }
-        lower_path(&overlay, lower_at, sizeof lower_at);
+        lower_path(ov);
     }
     if (userns_map != NULL) {
         if (uid < 0) { errno = EINVAL; die("--userns-map needs --uid", NULL); }
@@ -448,7 +459,7 @@ int main(int argc, char **argv) {
             if (write(from_helper[1], &done, 1) != 1) _exit(FAIL);
             if (overlaid) { /* second round: once the parent has its own mount namespace */
                 if (read(to_helper[0], &go, 1) != 1) _exit(FAIL);
-                idmap_lower(self, &overlay, lower_at, uid);
+                idmap_lowers(self, overlays, overlaid, uid);
                 if (write(from_helper[1], &done, 1) != 1) _exit(FAIL);
             }
             _exit(0);
@@ -458,7 +469,7 @@ int main(int argc, char **argv) {
     }
     if (uid >= 0) become((uid_t) uid);
     if (userns_map != NULL) enter_userns(userns_map, to_helper[1], from_helper[0], helper, overlaid);
-    if (overlaid) mount_overlay(&overlay, lower_at);
+    for (int o = 0; o < overlaid; o++) mount_overlay(&overlays[o]);
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) die("cannot set no_new_privs", NULL);
     /* after the uid change, which clears it; survives the exec of bwrap (not setuid) */
     if (prctl(PR_SET_PDEATHSIG, SIGKILL, 0, 0, 0) != 0) die("cannot set the parent-death signal", NULL);

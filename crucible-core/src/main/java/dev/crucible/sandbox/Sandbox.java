@@ -124,14 +124,14 @@ public interface Sandbox extends AutoCloseable {
     }
 
     /**
-     * Writes session {@code number}'s own root as it starts ({@link SandboxRoot.Overlaid}): {@code root}'s skeleton
-     * with copies of {@code hostFiles} (its runtime's read-only binds, which its launches then leave out), and the
-     * empty {@code usrUpper} and {@code usrWork} layers, all the session's.
+     * Writes session {@code number}'s own root as it starts ({@link SandboxRoot.Overlaid}): its skeleton with copies of
+     * {@code hostFiles} (its runtime's read-only binds, which its launches then leave out), and the empty upper and work
+     * directories of its layers, all the session's.
      *
      * @throws java.io.IOException when they cannot be written
      */
-    default void prepareRoot(java.nio.file.Path root, java.nio.file.Path usrUpper, java.nio.file.Path usrWork,
-            int number, java.util.List<String> hostFiles) throws java.io.IOException {
+    default void prepareRoot(SandboxRoot.Overlaid root, int number, java.util.List<String> hostFiles)
+            throws java.io.IOException {
         throw new java.io.IOException(rootUnavailable());
     }
 

@@ -33,11 +33,54 @@ public sealed interface SandboxRoot {
 
     /**
      * A session's own writable root (issue 27): {@code root} (its {@code /etc}, {@code /home}, {@code /var}…, the
-     * usr-merge links) bound writable at {@code /}, and at {@code /usr} an overlay of the host's {@code /usr} (idmapped,
-     * read-only) with the session's {@code usrUpper} and {@code usrWork}, mounted at {@code mounts/usr} over
-     * {@code mounts/lower} by the launcher in namespaces of the session's own. The sandbox has a user namespace with a
-     * root: its supervisor runs as that root, its interpreter and commands as the user 1000 unless a command asks for
-     * root. Every directory is the server's to make before the launch; the session's writes go to its disk.
+     * usr-merge links) bound writable at {@code /}, and at each {@link Layer}'s place an overlay of the host's directory
+     * of that name (idmapped, read-only) with the session's upper and work directories, mounted at
+     * {@code mounts/<name>} over {@code mounts/<name>.lower} by the launcher in namespaces of the session's own. The
+     * sandbox has a user namespace with a root: its supervisor runs as that root, its interpreter and commands as the
+     * user 1000 unless a command asks for root. Every directory is the server's to make before the launch; the
+     * session's writes go to its disk.
      */
-    record Overlaid(Path root, Path usrUpper, Path usrWork, Path mounts) implements SandboxRoot {}
+    record Overlaid(Path root, java.util.List<Layer> layers, Path mounts) implements SandboxRoot {
+        public Overlaid {
+            layers = java.util.List.copyOf(layers);
+        }
+
+        /** Where the overlay of {@code layer} is mounted before bubblewrap binds it in place. */
+        public Path mountPoint(Layer layer) {
+            return mounts.resolve(layer.name());
+        }
+
+        /** Where the idmapped host directory under {@code layer}'s overlay is placed. */
+        public Path lowerPoint(Layer layer) {
+            return mounts.resolve(layer.name() + ".lower");
+        }
+    }
+
+    /**
+     * One overlay of a session's own root: the host's directory {@code at} (an absolute path: {@code /usr},
+     * {@code /var/lib/dpkg}), read-only beneath, with the session's {@code upper} and {@code work} directories on its
+     * disk, seen at the same {@code at} inside.
+     */
+    record Layer(String at, Path upper, Path work) {
+        /**
+         * The host's directories a session's own root overlays, those of them this host has: {@code /usr}, and dpkg's
+         * database, so that {@code apt-get} and {@code dpkg} inside know what the host's {@code /usr} holds and record
+         * what they add to it.
+         */
+        public static java.util.List<String> hostDirs() {
+            return java.util.stream.Stream.of("/usr", "/var/lib/dpkg")
+                    .filter(d -> java.nio.file.Files.isDirectory(Path.of(d))).toList();
+        }
+
+        public Layer {
+            if (!at.startsWith("/") || at.contains("..") || at.contains(",") || at.contains(":")) {
+                throw new IllegalArgumentException("a layer's place is an absolute path without '..', ',' or ':': " + at);
+            }
+        }
+
+        /** Its name in the launcher's mount directory: {@code usr}, {@code var-lib-dpkg}. */
+        public String name() {
+            return at.substring(1).replace('/', '-');
+        }
+    }
 }

@@ -220,8 +220,7 @@ public final class SessionManager implements AutoCloseable {
             boolean rooted = runtime.image() == null && store.roomForRoots() && sandbox.rootUnavailable() == null;
             store.create(stored, config.workspaceQuota(), rooted);
             if (rooted) {
-                var root = store.rootOf(stored);
-                sandbox.prepareRoot(root.root(), root.usrUpper(), root.usrWork(), number, runtime.binds());
+                sandbox.prepareRoot(store.rootOf(stored), number, runtime.binds());
             }
             if (replica != null) {
                 session.lease = SessionLease.tryTake(store.dir(id), replica).orElseThrow(

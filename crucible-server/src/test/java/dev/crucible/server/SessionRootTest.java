@@ -117,6 +117,62 @@ class SessionRootTest {
         }
     }
 
+    /**
+     * apt-get and dpkg work for root inside, without a network: a package built in the session, served from a
+     * {@code file:} repository, installed with {@code apt-get install}; dpkg's database then lists it, the user runs
+     * it, a restart keeps it, and neither the host nor another session sees it (their dpkg databases included).
+     */
+    @Test
+    void aptGetInstallsAPackageIntoTheSessionAlone() throws Exception {
+        ServerConfig config = Http.config().withPort(0).withPool(Map.of());
+        String pkg = "crucible-tiny-" + ProcessHandle.current().pid();
+        String id;
+        try (CrucibleServer server = CrucibleServer.start(config, TestHost.crucible())) {
+            Http http = Http.to(server, null);
+            id = SessionApiTest.json(http.postJson("/v1/sessions", "{\"language\": \"python\"}")).get("id").asString();
+            assumeTrue(Files.isDirectory(config.sessions().dataDir().resolve("sessions").resolve(id).resolve("disk")),
+                    "skipped: this host gives sessions no root of their own (not root, no loop mounts, or a kernel"
+                            + " before 5.19)");
+            assumeTrue(Files.isRegularFile(Path.of("/var/lib/dpkg/status")), "skipped: the host has no dpkg");
+            String deb = "/opt/repo/" + pkg + "_1.0_all.deb";
+            JsonNode install = run(http, id, "root", String.join("\n",
+                    "set -e",
+                    "mkdir -p /opt/repo /tmp/pkg/DEBIAN /tmp/pkg/usr/bin",
+                    "printf 'Package: " + pkg + "\\nVersion: 1.0\\nArchitecture: all\\nMaintainer: t <t@t.invalid>\\n"
+                            + "Description: one file\\n' > /tmp/pkg/DEBIAN/control",
+                    "printf '#!/bin/sh\\necho tiny says hi\\n' > /tmp/pkg/usr/bin/" + pkg,
+                    "chmod 755 /tmp/pkg/usr/bin/" + pkg,
+                    "dpkg-deb --root-owner-group --build /tmp/pkg " + deb + " >/dev/null",
+                    "{ dpkg-deb -f " + deb + "; echo Filename: ./" + pkg + "_1.0_all.deb; echo Size: $(stat -c%s " + deb
+                            + "); echo SHA256: $(sha256sum " + deb + " | cut -d' ' -f1); echo; } > /opt/repo/Packages",
+                    "gzip -k /opt/repo/Packages",
+                    "rm -f /etc/apt/sources.list.d/* /etc/apt/sources.list",
+                    "echo 'deb [trusted=yes] file:/opt/repo ./' > /etc/apt/sources.list.d/local.list",
+                    "apt-get -q update >/tmp/update.log 2>&1 || { cat /tmp/update.log; exit 1; }",
+                    "DEBIAN_FRONTEND=noninteractive apt-get -q install -y " + pkg + " >/tmp/install.log 2>&1"
+                            + " || { cat /tmp/install.log; exit 1; }",
+                    "echo installed"));
+            assertThat(install.get("stdout").asString()).as(install.toString()).endsWith("installed\n");
+            JsonNode used = run(http, id, null, pkg + "; dpkg-query -W -f '${Status}\\n' " + pkg
+                    + "; ls /etc/apt/auth.conf.d 2>/dev/null | wc -l; cat /etc/shadow 2>/dev/null || echo no-shadow");
+            assertThat(used.get("stdout").asString()).isEqualTo("tiny says hi\ninstall ok installed\n0\nno-shadow\n");
+            assertThat(Path.of("/usr/bin", pkg)).as("the host's /usr is untouched").doesNotExist();
+            assertThat(Files.readString(Path.of("/var/lib/dpkg/status"))).as("the host's dpkg knows nothing of it")
+                    .doesNotContain(pkg);
+
+            String other = SessionApiTest.json(http.postJson("/v1/sessions", "{\"language\": \"python\"}"))
+                    .get("id").asString();
+            JsonNode elsewhere = run(http, other, "root", "dpkg-query -W " + pkg + " >/dev/null 2>&1 && echo LISTED;"
+                    + " command -v " + pkg + " || echo absent");
+            assertThat(elsewhere.get("stdout").asString()).isEqualTo("absent\n");
+        }
+        try (CrucibleServer again = CrucibleServer.start(config, TestHost.crucible())) {
+            Http http = Http.to(again, null);
+            JsonNode kept = run(http, id, null, pkg + "; dpkg-query -W -f '${Version}\\n' " + pkg);
+            assertThat(kept.get("stdout").asString()).as("kept across a restart").isEqualTo("tiny says hi\n1.0\n");
+        }
+    }
+
     private static java.util.List<String> mountsUnder(Path dir) throws Exception {
         return Files.readAllLines(Path.of("/proc/self/mountinfo")).stream()
                 .filter(line -> line.split(" ")[4].startsWith(dir.toString())).toList();

@@ -328,9 +328,8 @@ public final class BwrapSandbox implements Sandbox {
     }
 
     @Override
-    public void prepareRoot(Path root, Path usrUpper, Path usrWork, int number, List<String> hostFiles)
-            throws IOException {
-        roots.prepare(root, usrUpper, usrWork, number, etc.dir(), hostFiles);
+    public void prepareRoot(SandboxRoot.Overlaid root, int number, List<String> hostFiles) throws IOException {
+        roots.prepare(root, number, etc.dir(), hostFiles);
     }
 
     @Override

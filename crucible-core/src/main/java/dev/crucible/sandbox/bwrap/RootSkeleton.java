@@ -15,7 +15,16 @@ import java.util.List;
  */
 final class RootSkeleton {
     private static final List<String> DIRS = List.of("etc", "home", "opt", "srv", "var", "var/cache", "var/lib",
-            "var/log", "var/spool", "mnt", "media", "run", "usr", "tmp", "proc", "dev", "workspace", "build");
+            "var/log", "var/spool", "mnt", "media", "run", "usr", "tmp", "proc", "dev", "workspace", "build",
+            "var/lib/dpkg", "var/lib/apt/lists/partial", "var/cache/apt/archives/partial", "var/log/apt",
+            "var/cache/debconf");
+
+    /**
+     * The host's configuration that apt, dpkg, debconf, ldconfig and TLS clients read, copied into a new session's
+     * {@code /etc} (about 1 MB, mostly links): only what any host user may read, never apt's {@code auth.conf.d}.
+     */
+    private static final List<String> PACKAGING = List.of("/etc/apt", "/etc/dpkg", "/etc/debconf.conf",
+            "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/ssl/certs", "/etc/ca-certificates.conf");
 
     private RootSkeleton() {}
 
@@ -47,12 +56,17 @@ final class RootSkeleton {
         for (String host : hostFiles) { // a runtime's read-only binds (/etc/matplotlibrc, a JDK's /etc): copies
             Path from = Path.of(host);
             if (from.isAbsolute() && Files.exists(from, LinkOption.NOFOLLOW_LINKS)) {
-                copyTree(from, root.resolve(host.substring(1)));
+                copyTree(from, root.resolve(host.substring(1)), false);
             }
         }
-        Files.writeString(etc.resolve("passwd"), "root:x:0:0:root:/root:/bin/bash\n"
-                + "user:x:1000:1000:user:/home/user:/bin/bash\nnobody:x:65534:65534:nobody:/nonexistent:/bin/false\n");
-        Files.writeString(etc.resolve("group"), "root:x:0:\nuser:x:1000:\nnogroup:x:65534:\n");
+        for (String host : PACKAGING) {
+            Path from = Path.of(host);
+            if (Files.exists(from, LinkOption.NOFOLLOW_LINKS) && !Files.exists(root.resolve(host.substring(1)),
+                    LinkOption.NOFOLLOW_LINKS)) {
+                copyTree(from, root.resolve(host.substring(1)), true);
+            }
+        }
+        accounts(etc);
         Path home = Files.createDirectories(root.resolve("home/user"));
         Files.createDirectories(root.resolve("root"));
         Files.setPosixFilePermissions(root.resolve("root"), PosixFilePermissions.fromString("rwx------"));
@@ -71,11 +85,79 @@ final class RootSkeleton {
         Files.setAttribute(root, "unix:mode", 01777);
     }
 
-    /** {@code from} (a file, a link or a whole directory, links copied as links) at {@code to}, replacing it. */
-    private static void copyTree(Path from, Path to) throws IOException {
+    /**
+     * The session's {@code passwd}, {@code group}, {@code shadow} and {@code gshadow}: {@code root}, {@code user}
+     * (1000), and the host's system accounts (below 1000, and 65534), whose names the host's packages refer to (dpkg's
+     * {@code statoverride}, {@code _apt}, {@code ssl-cert}); no host user's, no password (every one is {@code *}).
+     */
+    private static void accounts(Path etc) throws IOException {
+        StringBuilder passwd = new StringBuilder("root:x:0:0:root:/root:/bin/bash\n");
+        StringBuilder group = new StringBuilder("root:x:0:\n");
+        StringBuilder shadow = new StringBuilder("root:*:20000:0:99999:7:::\n");
+        StringBuilder gshadow = new StringBuilder("root:*::\n");
+        for (String[] a : systemEntries(Path.of("/etc/passwd"), 7)) {
+            passwd.append(String.join(":", a)).append('\n');
+            shadow.append(a[0]).append(":*:20000:0:99999:7:::\n");
+        }
+        passwd.append("user:x:1000:1000:user:/home/user:/bin/bash\n");
+        shadow.append("user:*:20000:0:99999:7:::\n");
+        for (String[] g : systemEntries(Path.of("/etc/group"), 4)) {
+            group.append(g[0]).append(":x:").append(g[2]).append(":\n"); // members left out: host users
+            gshadow.append(g[0]).append(":*::\n");
+        }
+        group.append("user:x:1000:\n");
+        gshadow.append("user:*::\n");
+        if (!passwd.toString().contains("\nnobody:")) {
+            passwd.append("nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin\n");
+            shadow.append("nobody:*:20000:0:99999:7:::\n");
+        }
+        if (!group.toString().contains("\nnogroup:")) {
+            group.append("nogroup:x:65534:\n");
+            gshadow.append("nogroup:*::\n");
+        }
+        Files.writeString(etc.resolve("passwd"), passwd);
+        Files.writeString(etc.resolve("group"), group);
+        for (var secret : java.util.Map.of("shadow", shadow, "gshadow", gshadow).entrySet()) {
+            Files.writeString(etc.resolve(secret.getKey()), secret.getValue());
+            Files.setPosixFilePermissions(etc.resolve(secret.getKey()), PosixFilePermissions.fromString("rw-r-----"));
+        }
+    }
+
+    /** The host's entries of {@code file} ({@code fields} long) with an id below 1000 or 65534, but root and user. */
+    private static List<String[]> systemEntries(Path file, int fields) throws IOException {
+        if (!Files.isRegularFile(file)) {
+            return List.of();
+        }
+        List<String[]> kept = new java.util.ArrayList<>();
+        for (String line : Files.readAllLines(file)) {
+            String[] f = line.split(":", -1);
+            if (f.length != fields || f[0].isEmpty() || f[0].equals("root") || f[0].equals("user")) {
+                continue;
+            }
+            try {
+                long id = Long.parseLong(f[2]);
+                if (id > 0 && id < 1000 || id == 65534) {
+                    kept.add(f);
+                }
+            } catch (NumberFormatException e) {
+                // not an entry
+            }
+        }
+        return kept;
+    }
+
+    /**
+     * {@code from} (a file, a link or a whole directory, links copied as links) at {@code to}, replacing it;
+     * {@code publicOnly}: without what not every host user may read (a file or directory without the other's read bit,
+     * a directory without its search bit, apt's {@code auth.conf.d}), and nothing under what is left out.
+     */
+    static void copyTree(Path from, Path to, boolean publicOnly) throws IOException {
         Files.createDirectories(to.getParent());
         try (var walk = Files.walk(from)) {
             for (Path p : walk.toList()) {
+                if (publicOnly && !readableByAll(from, p)) {
+                    continue;
+                }
                 Path target = to.resolve(from.relativize(p).toString());
                 if (Files.isSymbolicLink(p)) {
                     Files.deleteIfExists(target);
@@ -89,11 +171,40 @@ final class RootSkeleton {
         }
     }
 
-    /** An empty directory for the overlay's upper or work layer, the session root's. */
+    /** Whether {@code p} and every directory between {@code top} and it are for any host user to read. */
+    private static boolean readableByAll(Path top, Path p) throws IOException {
+        for (Path q = p; q != null && q.startsWith(top); q = q.getParent()) {
+            if (q.getFileName().toString().startsWith("auth.conf")) {
+                return false;
+            }
+            if (Files.isSymbolicLink(q)) {
+                continue;
+            }
+            int mode = (Integer) Files.getAttribute(q, "unix:mode", LinkOption.NOFOLLOW_LINKS);
+            boolean dir = Files.isDirectory(q, LinkOption.NOFOLLOW_LINKS);
+            if ((mode & 04) == 0 || dir && (mode & 01) == 0) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** An empty directory for an overlay's upper or work layer, the session root's: made when missing. */
     static void layer(Path dir, long rootUid) throws IOException {
-        Files.createDirectories(dir);
+        if (Files.isDirectory(dir, LinkOption.NOFOLLOW_LINKS)) {
+            return;
+        }
+        Files.createDirectory(dir);
         Files.setAttribute(dir, "unix:uid", (int) rootUid, LinkOption.NOFOLLOW_LINKS);
         Files.setAttribute(dir, "unix:gid", (int) rootUid, LinkOption.NOFOLLOW_LINKS);
         Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwxr-xr-x"));
+    }
+
+    /** One of the launcher's mount points (host root's, {@code 0755}): made when missing. */
+    static void mountPoint(Path dir) throws IOException {
+        if (!Files.isDirectory(dir, LinkOption.NOFOLLOW_LINKS)) {
+            Files.createDirectory(dir);
+            Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwxr-xr-x"));
+        }
     }
 }

@@ -17,14 +17,15 @@ final class SessionRoots {
     private final Slots slots;
     private final LaunchCommand command;
 
-    /** Why /usr cannot be idmapped here, asked once (the host's /usr keeps its file system): "" when it can. */
+    /** Why a layer's host directory cannot be idmapped here, asked once: "" when all can. */
     private final Once<String> idmap;
 
     SessionRoots(Slots slots, LaunchCommand command) {
         this.slots = slots;
         this.command = command;
-        this.idmap = new Once<>(() -> java.util.Objects.requireNonNullElse(command.idmapUnavailable(Path.of("/usr")),
-                ""));
+        this.idmap = new Once<>(() -> SandboxRoot.Layer.hostDirs().stream()
+                .map(dir -> command.idmapUnavailable(Path.of(dir))).filter(java.util.Objects::nonNull).findFirst()
+                .orElse(""));
     }
 
     /** Why sessions get no root of their own here, or null when they do. */
@@ -39,24 +40,25 @@ final class SessionRoots {
             return "a session's own root needs Linux 5.19 or later (idmapped lower layers of overlayfs)";
         }
         String probed = idmap.get();
-        return probed.isEmpty() ? null : "a session's own root needs the host's /usr on a file system that can be"
-                + " idmapped (ext4, xfs, btrfs…; not an overlay of a container's root): " + probed;
+        return probed.isEmpty() ? null : "a session's own root needs the host's /usr and /var/lib/dpkg on file"
+                + " systems that can be idmapped (ext4, xfs, btrfs…; not an overlay of a container's root): " + probed;
     }
 
-    /** Writes session {@code number}'s root skeleton and its empty {@code /usr} layers, all its root's. */
-    void prepare(Path root, Path usrUpper, Path usrWork, int number, Path syntheticEtc, List<String> hostFiles)
-            throws IOException {
+    /** Writes session {@code number}'s root skeleton and its layers' empty directories, all its root's. */
+    void prepare(SandboxRoot.Overlaid own, int number, Path syntheticEtc, List<String> hostFiles) throws IOException {
         String why = unavailable();
         if (why != null) {
             throw new IOException(why);
         }
         long rootUid = slots.sessionRootUid(number, LaunchCommand.ROOT_BLOCK);
-        RootSkeleton.write(root, syntheticEtc, hostFiles, rootUid, slots.sessionUid(number));
-        RootSkeleton.layer(usrUpper, rootUid);
-        RootSkeleton.layer(usrWork, rootUid);
+        RootSkeleton.write(own.root(), syntheticEtc, hostFiles, rootUid, slots.sessionUid(number));
+        layers(own, rootUid);
     }
 
-    /** The launcher's argv for session {@code number}'s sandbox (as host uid {@code uid} for its user). */
+    /**
+     * The launcher's argv for session {@code number}'s sandbox (as host uid {@code uid} for its user), its mount points
+     * made first; a layer the session was made without (by an older Crucible) is made empty now.
+     */
     List<String> argv(int number, int uid, Cgroups.RunGroup group, SandboxSpec spec, SandboxNetwork network,
             ControlListener control) throws IOException {
         long rootUid = slots.sessionRootUid(number, LaunchCommand.ROOT_BLOCK);
@@ -64,8 +66,22 @@ final class SessionRoots {
             throw new IOException("a session with root inside needs the server to run as root with crucible-launch"
                     + " and crucible-supervisor built");
         }
+        if (spec.root() instanceof SandboxRoot.Overlaid own) {
+            layers(own, rootUid);
+            for (SandboxRoot.Layer layer : own.layers()) {
+                RootSkeleton.mountPoint(own.mountPoint(layer));
+                RootSkeleton.mountPoint(own.lowerPoint(layer));
+            }
+        }
         return command.rootedArgv(rootUid, uid, group, spec, network == null ? null : network.namespace().path(),
                 control.path());
+    }
+
+    private static void layers(SandboxRoot.Overlaid own, long rootUid) throws IOException {
+        for (SandboxRoot.Layer layer : own.layers()) {
+            RootSkeleton.layer(layer.upper(), rootUid);
+            RootSkeleton.layer(layer.work(), rootUid);
+        }
     }
 
     /** Whether a kernel release ({@code os.version}: "6.18.44-…") is at least {@code major.minor}. */

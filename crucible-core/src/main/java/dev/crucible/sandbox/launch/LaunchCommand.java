@@ -332,9 +332,7 @@ public final class LaunchCommand {
                 a.addAll(List.of("--bind", dir.toString(), "/"));
                 syntheticIdentity(a);
             }
-            case SandboxRoot.Overlaid(Path root, Path upper, Path work, Path mounts) ->
-                // its own /etc (passwd with root and user) is in root, written when the session was made
-                a.addAll(List.of("--bind", root.toString(), "/", "--bind", mounts.resolve("usr").toString(), "/usr"));
+            case SandboxRoot.Overlaid own -> a.addAll(RootedArgv.binds(own));
         }
         // not in an image (host paths), nor in a session's own root (copied in: its root could steer bwrap by symlink)
         if (!(spec.root() instanceof SandboxRoot.Image) && !(spec.root() instanceof SandboxRoot.Overlaid)) {

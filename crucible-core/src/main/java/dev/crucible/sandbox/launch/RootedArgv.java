@@ -25,13 +25,13 @@ final class RootedArgv {
      * The argv of a session's sandbox with its own writable root ({@link SandboxRoot.Overlaid}) and a root inside:
      * crucible-launch becomes {@code rootUid} (the first of the session's block of {@link LaunchCommand#ROOT_BLOCK} host uids),
      * enters a user namespace mapping 0-999 and 1001-4094 to that block, 1000 to {@code userUid} (so its files are
-     * the session's as before) and 65534 to the block's last, mounts the {@code /usr} overlay there, and bwrap runs
+     * the session's as before) and 65534 to the block's last, mounts the overlay of each layer there, and bwrap runs
      * the supervisor as root of that namespace with {@link #ROOT_CAPABILITIES}; the supervisor makes the interpreter
      * and every command but a root one the user 1000.
      */
     static List<String> argv(LaunchCommand c, long rootUid, int userUid, Cgroups.RunGroup group, SandboxSpec spec,
             String netns, Path control) {
-        if (!(spec.root() instanceof SandboxRoot.Overlaid(Path root, Path upper, Path work, Path mounts))) {
+        if (!(spec.root() instanceof SandboxRoot.Overlaid own)) {
             throw new IllegalArgumentException("a rooted sandbox needs an overlaid root");
         }
         if (!c.viaHelper() || !c.supervises() || control == null) {
@@ -45,9 +45,12 @@ final class RootedArgv {
         argv.addAll(argv.size() - 1, List.of("--control", control.toString(),
                 "--userns-map", "0 " + r + " 1000,1000 " + userUid + " 1,1001 " + (r + 1001) + " "
                         + (LaunchCommand.ROOT_BLOCK - 1002) + ",65534 " + (r + LaunchCommand.ROOT_BLOCK - 1) + " 1",
-                "--overlay-lower", "/usr", "--overlay-at", mounts.resolve("usr").toString(),
-                "--overlay-upper", upper.toString(), "--overlay-work", work.toString(),
-                "--own-mounts", mounts.getParent().toString()));
+                "--own-mounts", own.mounts().getParent().toString()));
+        for (SandboxRoot.Layer layer : own.layers()) {
+            argv.addAll(argv.size() - 1, List.of("--overlay-lower", layer.at(),
+                    "--overlay-at", own.mountPoint(layer).toString(), "--overlay-upper", layer.upper().toString(),
+                    "--overlay-work", layer.work().toString()));
+        }
         List<String> box = new ArrayList<>(c.bwrapArguments(spec, netns != null));
         int all = box.indexOf("--unshare-all");
         box.subList(all, all + 3).clear(); // --unshare-all --unshare-user --disable-userns: the user namespace is ours
@@ -63,6 +66,18 @@ final class RootedArgv {
         argv.addAll(box);
         argv.addAll(spec.command());
         return argv;
+    }
+
+    /**
+     * bubblewrap's binds of a session's own root: its directory at {@code /} (its own {@code /etc}, with passwd naming
+     * root and user, was written when the session was made), then each layer's overlay in its place.
+     */
+    static List<String> binds(SandboxRoot.Overlaid own) {
+        List<String> binds = new ArrayList<>(List.of("--bind", own.root().toString(), "/"));
+        for (SandboxRoot.Layer layer : own.layers()) {
+            binds.addAll(List.of("--bind", own.mountPoint(layer).toString(), layer.at()));
+        }
+        return binds;
     }
 
     /**

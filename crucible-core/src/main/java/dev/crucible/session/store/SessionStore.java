@@ -121,11 +121,8 @@ public final class SessionStore {
         Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwx--x--x"));
         if (rooted) {
             disk.createRooted(dir, quota);
-            Path mounts = Files.createDirectory(dir.resolve("mnt"));
-            for (Path p : List.of(mounts, Files.createDirectory(mounts.resolve("usr")),
-                    Files.createDirectory(mounts.resolve("lower")))) {
-                Files.setPosixFilePermissions(p, PosixFilePermissions.fromString("rwxr-xr-x"));
-            }
+            Path mounts = Files.createDirectory(dir.resolve("mnt")); // the launcher's mount points: made at each launch
+            Files.setPosixFilePermissions(mounts, PosixFilePermissions.fromString("rwxr-xr-x"));
         } else {
             disk.create(dir, quota);
         }
@@ -138,17 +135,12 @@ public final class SessionStore {
     }
 
     /**
-     * The session's own root when it was made with one ({@code create(…, true)}): its directories on its disk and the
-     * mount points the launcher uses; null for a session on the shared read-only root.
+     * The session's own root when it was made with one ({@code create(…, true)}): its directories on its disk, its
+     * layers ({@link #ROOT_LAYERS}) and the directory of the launcher's mount points; null for a session on the shared
+     * read-only root.
      */
     public dev.crucible.sandbox.SandboxRoot.Overlaid rootOf(Stored stored) {
-        Path dir = dir(stored.id());
-        if (!WorkspaceDisk.rooted(dir)) {
-            return null;
-        }
-        Path layers = dir.resolve(WorkspaceDisk.DISK).resolve("r");
-        return new dev.crucible.sandbox.SandboxRoot.Overlaid(layers.resolve("root"), layers.resolve("usr-upper"),
-                layers.resolve("usr-work"), dir.resolve("mnt"));
+        return OwnRoot.of(dir(stored.id()));
     }
 
     /**
@@ -384,7 +376,8 @@ public final class SessionStore {
             }
             Files.deleteIfExists(dir.resolve("workspace"));
             // a session with a root of its own: the image's mount point and the launcher's (all empty when unmounted)
-            for (String name : List.of("mnt/usr", "mnt/lower", "mnt", WorkspaceDisk.DISK)) {
+            OwnRoot.removeMountPoints(dir);
+            for (String name : List.of("mnt", WorkspaceDisk.DISK)) {
                 Files.deleteIfExists(dir.resolve(name));
             }
             for (String name : List.of("session.json.tmp", "cells.jsonl", "interpreter.log", WorkspaceDisk.IMAGE,
