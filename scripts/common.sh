@@ -28,8 +28,17 @@ crucible_build_jar() {
 }
 
 # bubblewrap, libseccomp and (as root) setpriv: installed with apt-get when root, else the exact command is printed.
+# gVisor's runsc (the "gvisor" isolation tier) is installed too when root, best effort: without it that tier says why.
 crucible_ensure_sandbox_tools() {
   local missing=()
+  if [ "$(id -u)" -eq 0 ] && ! [ -x /usr/bin/runsc ] && ! [ -e "${CRUCIBLE_DATA_DIR:-$HOME/.local/share/crucible}/.no-runsc" ] \
+      && command -v apt-get >/dev/null 2>&1; then
+    echo "crucible: installing runsc (gVisor, for isolation \"gvisor\")" >&2
+    { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq runsc; } >/dev/null 2>&1 \
+      || { echo "crucible: runsc is not installable here; isolation \"gvisor\" stays off" >&2
+           mkdir -p "${CRUCIBLE_DATA_DIR:-$HOME/.local/share/crucible}" 2>/dev/null \
+             && touch "${CRUCIBLE_DATA_DIR:-$HOME/.local/share/crucible}/.no-runsc" 2>/dev/null; }
+  fi
   command -v bwrap >/dev/null 2>&1 || [ -x /usr/bin/bwrap ] || missing+=(bubblewrap)
   ldconfig -p 2>/dev/null | grep -q 'libseccomp\.so\.2' || ls /usr/lib/*/libseccomp.so.2 >/dev/null 2>&1 \
     || missing+=(libseccomp2)

@@ -35,13 +35,20 @@
  *      overlayfs (userxattr) over each with the session's upper and work directories at its --overlay-at. The mounts live only in namespaces the session's user namespace owns: a killed server leaves no
  *      mount behind on the host, and copy-up runs on the session's own credentials. Linux 5.19 or later.
  *
+ *   9. for a gVisor sandbox (--workspace-tmpfs DIR --workspace-size BYTES [--copy-in FILE NAME]...), while still root:
+ *      a mount namespace of the launcher's own with a tmpfs of BYTES at DIR, owned by the slot's uid, holding copies of
+ *      the program's FILEs at their NAMEs (relative, made by the server); runsc binds DIR at /workspace. gVisor cannot
+ *      bind a host file into a tmpfs of its own, and the mount goes with the last process of the sandbox: nothing is
+ *      left on the host.
+ *
  * crucible-launch --init is something else: the init (pid 1) of a zygote child's pid namespace (docs/zygote.md). It
  * holds nothing and no capability, reaps every orphan (SIGCHLD ignored), handles no signal (so nothing inside its
  * namespace can signal it) and waits until the zygote kills it, which ends the namespace and everything in it.
  *
  * usage: crucible-launch [--netns PATH] [--cgroup FILE]... [--rlimit RES=VALUE]... --seccomp FILE [--control PATH]
  *                        [--uid N] [--userns-map "INSIDE OUTSIDE COUNT[,INSIDE OUTSIDE COUNT]..."]
- *                        [--overlay-lower DIR --overlay-at DIR --overlay-upper DIR --overlay-work DIR]... -- BWRAP ARGS...
+ *                        [--overlay-lower DIR --overlay-at DIR --overlay-upper DIR --overlay-work DIR]...
+ *                        [--workspace-tmpfs DIR --workspace-size BYTES [--copy-in FILE NAME]...] -- PROGRAM ARGS...
  * RES is one of fsize, nofile, core, cpu, nproc, as. Exit code 125 means a step failed (message on stderr,
  * prefixed "crucible-launch: "); it never runs the program then.
  *
@@ -264,6 +271,53 @@ static void idmap_lowers(pid_t pid, const struct overlay *overlays, int count, l
     }
 }
 
+#define MAX_COPIES 128
+struct copy { const char *from, *name; };
+
+/*
+ * Step 9: as host root, a mount namespace of the launcher's own (private) with a tmpfs of SIZE bytes at DIR, owned by
+ * UID, and each FILE copied to DIR/NAME (its directories made), all UID's: a gVisor sandbox's /workspace.
+ */
+static void workspace_tmpfs(const char *dir, const char *size, long uid, const struct copy *copies, int count) {
+    char options[128];
+    if (number(size) <= 0) { errno = EINVAL; die("bad --workspace-size", size); }
+    snprintf(options, sizeof options, "size=%s,mode=0755,uid=%ld,gid=%ld", size, uid, uid);
+    if (unshare(CLONE_NEWNS) != 0) die("cannot make the launcher's mount namespace", NULL);
+    if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0) die("cannot make the mounts private", NULL);
+    if (mount("tmpfs", dir, "tmpfs", MS_NOSUID | MS_NODEV, options) != 0) die("cannot mount the workspace at", dir);
+    for (int c = 0; c < count; c++) {
+        char path[PATH_MAX];
+        const char *name = copies[c].name;
+        if (name[0] == '/' || strstr(name, "..") || (size_t) snprintf(path, sizeof path, "%s/%s", dir, name) >= sizeof path) {
+            errno = EINVAL;
+            die("bad --copy-in name", name);
+        }
+        for (char *slash = path + strlen(dir) + 1; (slash = strchr(slash, '/')) != NULL; slash++) {
+            *slash = 0;
+            if (mkdir(path, 0755) != 0 && errno != EEXIST) die("cannot make", path);
+            if (lchown(path, (uid_t) uid, (gid_t) uid) != 0) die("cannot give", path);
+            *slash = '/';
+        }
+        int in = open(copies[c].from, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+        if (in < 0) die("cannot open", copies[c].from);
+        int out = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
+        if (out < 0) die("cannot create", path);
+        char buffer[65536];
+        ssize_t n;
+        while ((n = read(in, buffer, sizeof buffer)) > 0) {
+            for (ssize_t done = 0; done < n;) {
+                ssize_t w = write(out, buffer + done, (size_t) (n - done));
+                if (w < 0) die("cannot write", path);
+                done += w;
+            }
+        }
+        if (n < 0) die("cannot read", copies[c].from);
+        if (fchown(out, (uid_t) uid, (gid_t) uid) != 0) die("cannot give", path);
+        close(in);
+        close(out);
+    }
+}
+
 /*
  * As host root, before anything else of the session's launch: a mount namespace of its own, private, without the
  * other sessions' mounts (their disks and workspaces under the sessions' directory, SESSION_DIR's parent). This
@@ -396,6 +450,9 @@ int main(int argc, char **argv) {
     int overlaid = 0; /* how many */
     memset(overlays, 0, sizeof overlays);
     const char *own_dir = NULL;
+    const char *workspace = NULL, *workspace_size = NULL;
+    struct copy copies[MAX_COPIES];
+    int copied = 0;
     long uid = -1;
     int i = 1;
     for (; i < argc && strcmp(argv[i], "--") != 0; i++) {
@@ -414,6 +471,13 @@ int main(int argc, char **argv) {
         else if (strcmp(argv[i], "--overlay-upper") == 0 && overlaid) overlays[overlaid - 1].upper = argv[++i];
         else if (strcmp(argv[i], "--overlay-work") == 0 && overlaid) overlays[overlaid - 1].work = argv[++i];
         else if (strcmp(argv[i], "--own-mounts") == 0) own_dir = argv[++i];
+        else if (strcmp(argv[i], "--workspace-tmpfs") == 0) workspace = argv[++i];
+        else if (strcmp(argv[i], "--workspace-size") == 0) workspace_size = argv[++i];
+        else if (strcmp(argv[i], "--copy-in") == 0 && i + 2 < argc) {
+            if (copied == MAX_COPIES) { errno = E2BIG; die("too many --copy-in", argv[i + 1]); }
+            copies[copied].from = argv[++i];
+            copies[copied++].name = argv[++i];
+        }
         else { errno = EINVAL; die("unknown option", argv[i]); }
     }
     if (i + 1 >= argc || seccomp == NULL) { errno = EINVAL; die("usage: [options] --seccomp FILE -- BWRAP ARGS", NULL); }
@@ -430,6 +494,13 @@ int main(int argc, char **argv) {
     }
     if (control != NULL) connect_control(control);
     if (own_dir != NULL) own_mounts(own_dir);
+    if (workspace != NULL || copied > 0) {
+        if (workspace == NULL || workspace_size == NULL || uid < 0) {
+            errno = EINVAL;
+            die("--workspace-tmpfs needs --workspace-size and --uid", NULL);
+        }
+        workspace_tmpfs(workspace, workspace_size, uid, copies, copied);
+    }
     pid_t parent = getppid();
     int to_helper[2] = {-1, -1}, from_helper[2] = {-1, -1};
     pid_t helper = -1;

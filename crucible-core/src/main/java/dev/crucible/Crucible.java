@@ -60,7 +60,8 @@ public final class Crucible implements AutoCloseable {
     public static Crucible start(SandboxConfig config, Path runtimesFile, Images images) {
         // The two halves share nothing and each costs tens of milliseconds of a `crucible run` (the TOML mapper's
         // classes; the launcher's set-up and self-test): on two cores, doing them side by side shortens the wait.
-        Once<RuntimeRegistry> loading = new Once<>(() -> RuntimeRegistry.load(runtimesFile, images));
+        Once<RuntimeRegistry> loading = new Once<>(() -> RuntimeRegistry.load(runtimesFile, images,
+                config.isolation()));
         loading.startInBackground("crucible-runtimes");
         Sandbox sandbox = null;
         RuntimeException sandboxFailure = null;

@@ -184,8 +184,8 @@ class CliIT {
         Outcome list = crucible(dir, "runtimes", "--runtimes", "runtimes.toml");
         assertThat(list.stdout()).contains("python-unbuffered").contains("seccomp:").contains("cgroups:");
         // as root with crucible-launch, Python's warm-pool sandboxes are forked from a zygote (docs/zygote.md)
-        assertThat(list.stdout()).containsPattern("(?m)^python +\\S+ +available  isolation: zygote$")
-                .containsPattern("(?m)^bash +\\S+ +available  isolation: spawn$")
+        assertThat(list.stdout()).containsPattern("(?m)^python +\\S+ +available  isolation: namespaces, zygote$")
+                .containsPattern("(?m)^bash +\\S+ +available  isolation: namespaces, spawn$")
                 .contains("isolation path: zygote for python (1 running")
                 .contains("session commands: yes (crucible-supervisor beside the interpreter)");
     }

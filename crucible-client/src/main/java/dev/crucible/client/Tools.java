@@ -151,35 +151,49 @@ public final class Tools {
                     workspace when omitted."},
                                "session_id": %s}}""".formatted(SESSION_ID))));
             tools.add(new Tool(TEXT_EDITOR, """
-                    View and edit text files in the session's /workspace (Anthropic's text editor). Commands:                     view (a file with line numbers, or a folder two levels deep; view_range [start, end] with                     1-based lines, -1 for the end), create (write file_text), str_replace (replace old_str, which                     must occur exactly once, by new_str), insert (insert_text after line insert_line; 0 is the                     top). Paths are absolute, e.g. /workspace/app.py.""",
+                    View and edit text files in the session (Anthropic's text editor). Commands: \
+                    view (a file with line numbers, or a folder two levels deep; view_range [start, end] with \
+                    1-based lines, -1 for the end), create (write file_text), str_replace (replace old_str, which \
+                    must occur exactly once, by new_str), insert (insert_text after line insert_line; 0 is the \
+                    top). Paths are absolute, e.g. /workspace/app.py; outside /workspace, what the session's user \
+                    may read or write.""",
                     schema("""
                             {"type": "object",
                              "properties": {
                                "command": {"type": "string", "enum": ["view", "create", "str_replace", "insert"]},
                                "path": {"type": "string", "description": "e.g. /workspace/app.py"},
                                "file_text": {"type": "string", "description": "create: the file's text."},
-                               "old_str": {"type": "string", "description": "str_replace: the exact text to                     replace, unique in the file."},
+                               "old_str": {"type": "string", "description": "str_replace: the exact text to \
+                    replace, unique in the file."},
                                "new_str": {"type": "string", "description": "str_replace: its replacement."},
-                               "insert_line": {"type": "integer", "description": "insert: the line after which                     to insert (0: the top)."},
+                               "insert_line": {"type": "integer", "description": "insert: the line after which \
+                    to insert (0: the top)."},
                                "insert_text": {"type": "string", "description": "insert: the text to insert."},
-                               "view_range": {"type": "array", "items": {"type": "integer"}, "minItems": 2,                     "maxItems": 2, "description": "view: [start, end] lines, 1-based; end -1 is the last."},
+                               "view_range": {"type": "array", "items": {"type": "integer"}, "minItems": 2, \
+                    "maxItems": 2, "description": "view: [start, end] lines, 1-based; end -1 is the last."},
                                "session_id": %s},
                              "required": ["command", "path"]}""".formatted(SESSION_ID))));
             tools.add(new Tool(APPLY_PATCH, """
-                    Create, update or delete one file in the session's /workspace with a V4A diff (OpenAI's                     apply_patch). create_file: every line of diff starts with +. update_file: '@@ <a line near                     the change>' anchors, then context lines starting with a space, removed lines with -, added                     lines with +; no line numbers. delete_file needs no diff. Paths are relative to /workspace.""",
+                    Create, update or delete one file in the session with a V4A diff (OpenAI's \
+                    apply_patch). create_file: every line of diff starts with +. update_file: '@@ <a line near \
+                    the change>' anchors, then context lines starting with a space, removed lines with -, added \
+                    lines with +; no line numbers. delete_file needs no diff. Paths are relative to /workspace, or \
+                    absolute.""",
                     schema("""
                             {"type": "object",
                              "properties": {
                                "operation": {"type": "object",
                                  "properties": {
                                    "type": {"type": "string", "enum": ["create_file", "update_file", "delete_file"]},
-                                   "path": {"type": "string", "description": "Relative to /workspace."},
+                                   "path": {"type": "string", "description": "Relative to /workspace, or absolute."},
                                    "diff": {"type": "string", "description": "The V4A diff (not for delete_file)."}},
                                  "required": ["type", "path"]},
                                "session_id": %s},
                              "required": ["operation"]}""".formatted(SESSION_ID))));
             tools.add(new Tool(SHELL, """
-                    Run shell commands in the session's sandbox (OpenAI's shell tool): each of commands runs in turn                     in /workspace, by bash, stateless (a cd or a variable does not carry to the next), and the                     answer gives each one's stdout, stderr and exit code. timeout_ms bounds the whole list.""",
+                    Run shell commands in the session's sandbox (OpenAI's shell tool): each of commands runs in turn \
+                    in /workspace, by bash, stateless (a cd or a variable does not carry to the next), and the \
+                    answer gives each one's stdout, stderr and exit code. timeout_ms bounds the whole list.""",
                     schema("""
                             {"type": "object",
                              "properties": {

@@ -48,6 +48,8 @@ public enum ErrorCode {
     TOO_MANY_FILES(422),
     /** The runtime is known but its tools are not installed on this host. */
     RUNTIME_UNAVAILABLE(422),
+    /** The request asks for an isolation tier this host cannot give (gVisor's runsc missing or failing its test). */
+    ISOLATION_UNAVAILABLE(422),
     /** The request names an image that is not in the store (and may not be pulled). */
     IMAGE_NOT_FOUND(422),
     /** The request asked for network egress outside the operator's allowlist (or the server allows none). */

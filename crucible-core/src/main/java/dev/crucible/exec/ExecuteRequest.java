@@ -16,6 +16,8 @@ import java.util.List;
  * @param limits limit overrides, or null for the runtime's defaults
  * @param image an image of the store to run in instead of the runtime's own file system, or null
  * @param network egress the program asks for, within the operator's list; null for none (the default)
+ * @param isolation the wall it asks for ({@code namespaces}, {@code gvisor}): at least its runtime's, never weaker;
+ *     null for the runtime's own
  */
 public record ExecuteRequest(
         @JsonProperty("language") String language,
@@ -25,7 +27,14 @@ public record ExecuteRequest(
         @JsonProperty("files") List<FileInput> files,
         @JsonProperty("limits") LimitsSpec limits,
         @JsonProperty("image") String image,
-        @JsonProperty("network") NetworkRequest network) {
+        @JsonProperty("network") NetworkRequest network,
+        @JsonProperty("isolation") String isolation) {
+
+    /** A request behind its runtime's own tier. */
+    public ExecuteRequest(String language, String code, String stdin, List<String> args, List<FileInput> files,
+            LimitsSpec limits, String image, NetworkRequest network) {
+        this(language, code, stdin, args, files, limits, image, network, null);
+    }
 
     /** A request without network. */
     public ExecuteRequest(String language, String code, String stdin, List<String> args, List<FileInput> files,
@@ -46,21 +55,26 @@ public record ExecuteRequest(
 
     /** This request with {@code input} as stdin. */
     public ExecuteRequest withStdin(String input) {
-        return new ExecuteRequest(language, code, input, args, files, limits, image, network);
+        return new ExecuteRequest(language, code, input, args, files, limits, image, network, isolation);
     }
 
     /** This request run in {@code reference} (an image of the store), or on the runtime's own file system (null). */
     public ExecuteRequest withImage(String reference) {
-        return new ExecuteRequest(language, code, stdin, args, files, limits, reference, network);
+        return new ExecuteRequest(language, code, stdin, args, files, limits, reference, network, isolation);
     }
 
     /** This request with limit overrides. */
     public ExecuteRequest withLimits(LimitsSpec overrides) {
-        return new ExecuteRequest(language, code, stdin, args, files, overrides, image, network);
+        return new ExecuteRequest(language, code, stdin, args, files, overrides, image, network, isolation);
+    }
+
+    /** This request behind {@code tier} ({@code "gvisor"}), or its runtime's own (null). */
+    public ExecuteRequest withIsolation(String tier) {
+        return new ExecuteRequest(language, code, stdin, args, files, limits, image, network, tier);
     }
 
     /** This request with egress to {@code allow} (within the operator's list). */
     public ExecuteRequest withNetwork(NetworkRequest asked) {
-        return new ExecuteRequest(language, code, stdin, args, files, limits, image, asked);
+        return new ExecuteRequest(language, code, stdin, args, files, limits, image, asked, isolation);
     }
 }

@@ -18,6 +18,7 @@ import java.nio.charset.StandardCharsets;
  * @param message why the sandbox failed, for {@code sandbox_error} only
  * @param imageDigest the digest of the image the program ran in, or null when it ran on the host's /usr
  * @param network the egress the program was granted and every connection its proxy judged, or null without network
+ * @param isolation the wall it ran behind ({@code namespaces}, {@code gvisor}), or null where not said (a compile step)
  */
 @JsonInclude(JsonInclude.Include.NON_NULL)
 public record ExecuteResult(
@@ -34,7 +35,8 @@ public record ExecuteResult(
         @JsonProperty("compile") ExecuteResult compile,
         @JsonProperty("message") String message,
         @JsonProperty("image_digest") String imageDigest,
-        @JsonProperty("network") EgressReport network) {
+        @JsonProperty("network") EgressReport network,
+        @JsonProperty("isolation") String isolation) {
 
     /** The wire form of one sandboxed step. */
     static ExecuteResult of(SandboxResult r, ExecuteResult compile) {
@@ -42,25 +44,32 @@ public record ExecuteResult(
         return new ExecuteResult(v, r.sandboxError() == null ? r.exitCode() : null, r.signal(),
                 new String(r.stdout(), StandardCharsets.UTF_8), new String(r.stderr(), StandardCharsets.UTF_8),
                 r.stdoutTruncated(), r.stderrTruncated(), r.wallMs(), r.cpuMs(), r.memoryBytes(), compile,
-                r.sandboxError(), null, null);
+                r.sandboxError(), null, null, null);
     }
 
     /** The answer when compiling failed: the program never ran. */
     static ExecuteResult compileFailed(ExecuteResult compile) {
         Verdict status = compile.status() == Verdict.SANDBOX_ERROR ? Verdict.SANDBOX_ERROR : Verdict.COMPILE_ERROR;
-        return new ExecuteResult(status, null, null, "", "", false, false, 0, 0, 0, compile, compile.message(), null, null);
+        return new ExecuteResult(status, null, null, "", "", false, false, 0, 0, 0, compile, compile.message(), null, null,
+                null);
     }
 
     /** This result as run in the image with {@code digest} (null: on the host). */
     public ExecuteResult withImageDigest(String digest) {
         return digest == null ? this : new ExecuteResult(status, exitCode, signal, stdout, stderr, stdoutTruncated,
-                stderrTruncated, wallMs, cpuMs, memoryBytes, compile, message, digest, network);
+                stderrTruncated, wallMs, cpuMs, memoryBytes, compile, message, digest, network, isolation);
     }
 
     /** This result with its egress report (null: no network). */
     public ExecuteResult withNetwork(EgressReport report) {
         return new ExecuteResult(status, exitCode, signal, stdout, stderr, stdoutTruncated, stderrTruncated, wallMs,
-                cpuMs, memoryBytes, compile, message, imageDigest, report);
+                cpuMs, memoryBytes, compile, message, imageDigest, report, isolation);
+    }
+
+    /** This result as run behind {@code tier}. */
+    public ExecuteResult withIsolation(dev.crucible.sandbox.Isolation tier) {
+        return new ExecuteResult(status, exitCode, signal, stdout, stderr, stdoutTruncated, stderrTruncated, wallMs,
+                cpuMs, memoryBytes, compile, message, imageDigest, network, tier.wire());
     }
 
     /** Whether the verdict is {@code ok}. */

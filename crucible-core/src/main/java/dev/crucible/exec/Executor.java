@@ -10,6 +10,7 @@ import dev.crucible.health.Replacements;
 import dev.crucible.pool.WarmPool;
 import dev.crucible.runtime.LanguageRuntime;
 import dev.crucible.runtime.RuntimeRegistry;
+import dev.crucible.sandbox.Isolation;
 import dev.crucible.sandbox.Limits;
 import dev.crucible.sandbox.OutputListener;
 import dev.crucible.sandbox.Sandbox;
@@ -98,7 +99,7 @@ public final class Executor {
      */
     public ExecuteResult execute(ExecuteRequest request, OutputListener listener) throws InterruptedException {
         LanguageRuntime runtime = runtimeFor(request);
-        return execute(runtime, request, listener).withImageDigest(runtime.imageDigest());
+        return execute(runtime, request, listener).withImageDigest(runtime.imageDigest()).withIsolation(runtime.tier());
     }
 
     private ExecuteResult execute(LanguageRuntime runtime, ExecuteRequest request, OutputListener listener)
@@ -188,13 +189,15 @@ public final class Executor {
             throws InterruptedException {
         LanguageRuntime runtime = runtimeFor(request);
         if (programName == null || programName.equals(runtime.fileName())) {
-            return execute(runtime, request, listener).withImageDigest(runtime.imageDigest());
+            return execute(runtime, request, listener).withImageDigest(runtime.imageDigest())
+                    .withIsolation(runtime.tier());
         }
         runtime = runtime.withFileName(WorkspacePaths.validate(programName));
         Limits limits = limitsFor(runtime, request);
         List<String> args = validArgs(request.args());
         try (Program program = prepare(runtime, request.code(), request.files())) {
-            return program.run(request.stdin(), args, limits, listener).withImageDigest(runtime.imageDigest());
+            return program.run(request.stdin(), args, limits, listener).withImageDigest(runtime.imageDigest())
+                    .withIsolation(runtime.tier());
         }
     }
 
@@ -220,11 +223,48 @@ public final class Executor {
      * @throws RequestException as {@link #runtimeFor(String, String)}, and {@code invalid_limits}
      */
     public LanguageRuntime runtimeFor(ExecuteRequest request) {
+        LanguageRuntime runtime;
         if (request.image() == null) {
-            return runtimeFor(request.language());
+            runtime = behind(runtimeFor(request.language()), request.isolation());
+        } else {
+            LanguageRuntime base = known(request.language());
+            runtime = behind(inImage(base, request.image(), limitsFor(base, request).timeoutMs()), request.isolation());
         }
-        LanguageRuntime base = known(request.language());
-        return inImage(base, request.image(), limitsFor(base, request).timeoutMs());
+        if (request.network() != null && runtime.tier() != Isolation.NAMESPACES) {
+            throw new RequestException(ErrorCode.ISOLATION_UNAVAILABLE, "egress behind " + runtime.tier().wire()
+                    + " is not available yet; ask for no network, or for isolation \"namespaces\"");
+        }
+        return runtime;
+    }
+
+    /**
+     * {@code runtime} behind the tier {@code asked} (null: its own): a request may ask for a stronger wall than its
+     * runtime's, never a weaker one.
+     *
+     * @throws RequestException {@code invalid_request} for an unknown or weaker tier, {@code isolation_unavailable}
+     *     when this host cannot give the tier (with the reason)
+     */
+    public LanguageRuntime behind(LanguageRuntime runtime, String asked) {
+        Isolation tier = runtime.tier();
+        if (asked != null) {
+            Isolation wanted;
+            try {
+                wanted = Isolation.parse(asked);
+            } catch (IllegalArgumentException e) {
+                throw new RequestException(ErrorCode.INVALID_REQUEST, e.getMessage());
+            }
+            if (wanted.compareTo(tier) < 0) {
+                throw new RequestException(ErrorCode.INVALID_REQUEST, "runtime " + runtime.language() + " runs behind "
+                        + tier.wire() + "; a request may ask for a stronger isolation, never a weaker one");
+            }
+            tier = wanted;
+        }
+        String why = sandbox.host().isolationUnavailable(tier);
+        if (why != null) {
+            throw new RequestException(ErrorCode.ISOLATION_UNAVAILABLE, "isolation \"" + tier.wire()
+                    + "\" is not available on this server: " + why);
+        }
+        return tier == runtime.tier() ? runtime : runtime.withIsolation(tier);
     }
 
     private LanguageRuntime inImage(LanguageRuntime base, String image, long waitMs) {

@@ -75,7 +75,8 @@ public final class Program implements AutoCloseable {
         }
         SandboxSpec spec = new SandboxSpec(runtime.runArgv(limits, args), runtime.env(), files,
                 runtime.compiled() ? dir.resolve("build") : null, false, runtime.binds(), runtime.root(),
-                stdin == null ? null : stdin.getBytes(StandardCharsets.UTF_8), limits).withEgress(egress);
+                stdin == null ? null : stdin.getBytes(StandardCharsets.UTF_8), limits).withEgress(egress)
+                .withIsolation(runtime.tier());
         return ExecuteResult.of(sandbox.run(spec, listener), compile);
     }
 
@@ -83,7 +84,7 @@ public final class Program implements AutoCloseable {
             throws InterruptedException {
         Limits limits = runtime.compileLimits();
         SandboxSpec spec = new SandboxSpec(runtime.compileArgv(limits), runtime.env(), files, dir.resolve("build"),
-                true, runtime.binds(), runtime.root(), null, limits);
+                true, runtime.binds(), runtime.root(), null, limits).withIsolation(runtime.tier());
         return ExecuteResult.of(sandbox.run(spec), null);
     }
 

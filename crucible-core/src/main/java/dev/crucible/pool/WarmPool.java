@@ -57,8 +57,10 @@ public final class WarmPool implements AutoCloseable {
      * What a pool is kept for: the language and the image it runs in (a sandbox of the host's /usr never serves a
      * request in an image, nor one image's sandbox another's).
      */
+    /** A pool's key: the language, the image it runs in and its tier (a sandbox behind one wall never serves another). */
     private static String key(LanguageRuntime runtime) {
-        return runtime.imageDigest() == null ? runtime.language() : runtime.language() + "@" + runtime.imageDigest();
+        return (runtime.imageDigest() == null ? runtime.language() : runtime.language() + "@" + runtime.imageDigest())
+                + "/" + runtime.tier().wire();
     }
 
     /** The limits a pooled sandbox of {@code runtime} starts with; RLIMIT_CPU and pids get the maximum until claimed. */
@@ -72,7 +74,7 @@ public final class WarmPool implements AutoCloseable {
     public static SandboxSpec launchSpec(LanguageRuntime runtime) {
         Limits limits = launchLimits(runtime);
         return new SandboxSpec(runtime.poolArgv(limits), runtime.env(), Map.of(), null, false, runtime.binds(),
-                runtime.root(), null, limits);
+                runtime.root(), null, limits).withIsolation(runtime.tier());
     }
 
     /** Counts a request that found no ready sandbox and was served by one forked for it at once (a zygote's). */

@@ -28,6 +28,8 @@ import java.util.Map;
  * @param sessionCommand the session agent's command (a persistent interpreter speaking the framed protocol), or
  *     empty when the language has no sessions
  * @param image the image it runs in (its reference as asked for and the digest it resolved to), or null on the host
+ * @param isolation the wall its programs run behind ({@code isolation} in the TOML), or null where it names none (the
+ *     server's default then applies: {@link #withDefaultIsolation})
  */
 public record LanguageRuntime(
         String language,
@@ -45,7 +47,8 @@ public record LanguageRuntime(
         String unavailableReason,
         List<String> poolCommand,
         List<String> sessionCommand,
-        RuntimeImage image) {
+        RuntimeImage image,
+        dev.crucible.sandbox.Isolation isolation) {
 
     public LanguageRuntime {
         aliases = List.copyOf(aliases);
@@ -62,7 +65,23 @@ public record LanguageRuntime(
     /** This runtime with the program written as {@code name} (a client's own file name); the commands follow it. */
     public LanguageRuntime withFileName(String name) {
         return new LanguageRuntime(language, aliases, extensions, version, name, compileCommand, runCommand, env, limits,
-                compileLimits, root, binds, unavailableReason, poolCommand, sessionCommand, image);
+                compileLimits, root, binds, unavailableReason, poolCommand, sessionCommand, image, isolation);
+    }
+
+    /** This runtime behind {@code tier} (a request asking for a stronger wall than the runtime's own). */
+    public LanguageRuntime withIsolation(dev.crucible.sandbox.Isolation tier) {
+        return new LanguageRuntime(language, aliases, extensions, version, fileName, compileCommand, runCommand, env,
+                limits, compileLimits, root, binds, unavailableReason, poolCommand, sessionCommand, image, tier);
+    }
+
+    /** This runtime behind {@code tier} when it names no tier of its own ({@code serve --isolation}). */
+    public LanguageRuntime withDefaultIsolation(dev.crucible.sandbox.Isolation tier) {
+        return isolation != null || tier == null ? this : withIsolation(tier);
+    }
+
+    /** The wall its programs run behind: its own, else {@link dev.crucible.sandbox.Isolation#NAMESPACES}. */
+    public dev.crucible.sandbox.Isolation tier() {
+        return isolation == null ? dev.crucible.sandbox.Isolation.NAMESPACES : isolation;
     }
 
     /** The digest of the image it runs in, or null on the host: what results carry as {@code image_digest}. */

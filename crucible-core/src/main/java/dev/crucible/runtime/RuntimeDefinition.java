@@ -24,7 +24,8 @@ record RuntimeDefinition(
         @JsonProperty("binds") List<String> binds,
         @JsonProperty("pool_command") List<String> poolCommand,
         @JsonProperty("session_command") List<String> sessionCommand,
-        @JsonProperty("egress_allow") List<String> egressAllow) {
+        @JsonProperty("egress_allow") List<String> egressAllow,
+        @JsonProperty("isolation") String isolation) {
 
     record File(@JsonProperty("runtime") List<RuntimeDefinition> runtime) {}
 
@@ -46,6 +47,22 @@ record RuntimeDefinition(
     Limits compileStepLimits() {
         Limits compileBase = new Limits(30_000, 30_000, 512, 1024 * 1024, 64);
         return compileLimits == null ? compileBase : compileLimits.applyTo(compileBase);
+    }
+
+    /** This definition behind {@code tier} when it names no tier of its own. */
+    RuntimeDefinition withDefaultIsolation(dev.crucible.sandbox.Isolation tier) {
+        return isolation != null || tier == null ? this : new RuntimeDefinition(language, aliases, extensions, version,
+                versionCommand, fileName, compileCommand, runCommand, env, limits, compileLimits, rootfs, image, binds,
+                poolCommand, sessionCommand, egressAllow, tier.wire());
+    }
+
+    /**
+     * This definition's own tier ({@code isolation = "gvisor"}), or null when it names none.
+     *
+     * @throws IllegalArgumentException naming the tiers there are
+     */
+    dev.crucible.sandbox.Isolation tier() {
+        return isolation == null ? null : dev.crucible.sandbox.Isolation.parse(isolation);
     }
 
     /**

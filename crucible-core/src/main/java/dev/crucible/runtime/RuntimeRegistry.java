@@ -62,7 +62,16 @@ public final class RuntimeRegistry {
      * @throws IllegalArgumentException with the file name and the reason when the file cannot be read or parsed
      */
     public static RuntimeRegistry load(Path userFile, Images images) {
-        Map<String, RuntimeDefinition> definitions = RuntimesFile.definitions(userFile);
+        return load(userFile, images, null);
+    }
+
+    /**
+     * As {@link #load(Path, Images)}; a runtime whose TOML names no {@code isolation} runs behind {@code tier} (null:
+     * {@link dev.crucible.sandbox.Isolation#NAMESPACES}).
+     */
+    public static RuntimeRegistry load(Path userFile, Images images, dev.crucible.sandbox.Isolation tier) {
+        Map<String, RuntimeDefinition> definitions = new LinkedHashMap<>(RuntimesFile.definitions(userFile));
+        definitions.replaceAll((language, d) -> d.withDefaultIsolation(tier));
         Map<String, LanguageRuntime> runtimes = new LinkedHashMap<>();
         List<Thread> probes = new ArrayList<>();
         Map<String, LanguageRuntime> resolved = java.util.Collections.synchronizedMap(new LinkedHashMap<>());

@@ -118,7 +118,8 @@ final class RuntimeResolver {
                 problems.isEmpty() ? null : String.join("; ", problems),
                 c.pool(),
                 c.session(),
-                image);
+                image,
+                d.tier());
     }
 
     private static List<String> lower(List<String> names) {

@@ -86,6 +86,7 @@ final class RuntimesFile {
                 d.runLimits();
                 d.compileStepLimits();
                 d.egress();
+                d.tier();
             } catch (IllegalArgumentException e) {
                 throw new IllegalArgumentException("runtimes file " + source + ": runtime " + d.language() + ": "
                         + e.getMessage());

@@ -27,12 +27,19 @@ import java.util.Map;
  *     (docs/zygote.md); false spawns every sandbox
  * @param tuneCgroups whether to switch the cgroup hierarchy to {@code favordynmods} when root (host-wide, until the
  *     next mount; see {@code CgroupTuning}); false leaves the host's cgroup mount alone
+ * @param runsc gVisor's runsc for the gVisor tier ({@link Isolation#GVISOR}), or null to find the installed one
+ * @param runscPlatform runsc's {@code --platform} ({@code ptrace}, {@code systrap}, {@code kvm}), or null for its own
+ *     default
+ * @param isolation the tier of every runtime whose TOML names none ({@code serve --isolation}); null for
+ *     {@link Isolation#NAMESPACES}
  */
 public record SandboxConfig(
         Path workParent, int slots, int slotUidBase, long fileSizeBytes, int openFiles, long tmpfsBytes,
-        boolean launchHelper, boolean selfTest, boolean tuneCgroups, boolean zygote) {
+        boolean launchHelper, boolean selfTest, boolean tuneCgroups, boolean zygote, Path runsc, String runscPlatform,
+        Isolation isolation) {
 
     public SandboxConfig {
+        isolation = isolation == null ? Isolation.NAMESPACES : isolation;
         if (slots < 1 || slots > 1024) {
             throw new IllegalArgumentException("slots must be between 1 and 1024");
         }
@@ -61,13 +68,17 @@ public record SandboxConfig(
                 true,
                 true,
                 true,
-                true);
+                true,
+                null,
+                null,
+                Isolation.NAMESPACES);
     }
 
     /**
      * The defaults with what the environment sets (read by the CLI, the edge): {@code CRUCIBLE_SLOT_UID_BASE} (the
      * first slot uid), {@code CRUCIBLE_LAUNCHER=sh} (the portable launch chain), {@code CRUCIBLE_CGROUP_FAVORDYNMODS=0}
-     * (leave the cgroup mount alone).
+     * (leave the cgroup mount alone), {@code CRUCIBLE_ISOLATION}, {@code CRUCIBLE_RUNSC} and {@code CRUCIBLE_RUNSC_PLATFORM}
+     * (the gVisor tier).
      *
      * @throws IllegalArgumentException for a uid base that is not a number or is a system uid
      */
@@ -82,29 +93,50 @@ public record SandboxConfig(
         }
         return new SandboxConfig(d.workParent, d.slots, uidBase, d.fileSizeBytes, d.openFiles, d.tmpfsBytes,
                 !"sh".equals(env.get("CRUCIBLE_LAUNCHER")), d.selfTest,
-                !"0".equals(env.get("CRUCIBLE_CGROUP_FAVORDYNMODS")), !"0".equals(env.get("CRUCIBLE_ZYGOTE")));
+                !"0".equals(env.get("CRUCIBLE_CGROUP_FAVORDYNMODS")), !"0".equals(env.get("CRUCIBLE_ZYGOTE")),
+                blank(env.get("CRUCIBLE_RUNSC")) ? d.runsc : Path.of(env.get("CRUCIBLE_RUNSC").strip()),
+                blank(env.get("CRUCIBLE_RUNSC_PLATFORM")) ? d.runscPlatform : env.get("CRUCIBLE_RUNSC_PLATFORM").strip(),
+                blank(env.get("CRUCIBLE_ISOLATION")) ? d.isolation : Isolation.parse(env.get("CRUCIBLE_ISOLATION")));
+    }
+
+    private static boolean blank(String value) {
+        return value == null || value.isBlank();
     }
 
     /** These settings with another slot count. */
     public SandboxConfig withSlots(int count) {
         return new SandboxConfig(workParent, count, slotUidBase, fileSizeBytes, openFiles, tmpfsBytes, launchHelper,
-                selfTest, tuneCgroups, zygote);
+                selfTest, tuneCgroups, zygote, runsc, runscPlatform, isolation);
     }
 
     /** These settings with the launch helper on or off. */
     public SandboxConfig withLaunchHelper(boolean on) {
-        return new SandboxConfig(workParent, slots, slotUidBase, fileSizeBytes, openFiles, tmpfsBytes, on, selfTest, tuneCgroups, zygote);
+        return new SandboxConfig(workParent, slots, slotUidBase, fileSizeBytes, openFiles, tmpfsBytes, on, selfTest,
+                tuneCgroups, zygote, runsc, runscPlatform, isolation);
     }
 
     /** These settings with the start-up self-test on or off. */
     public SandboxConfig withSelfTest(boolean on) {
-        return new SandboxConfig(workParent, slots, slotUidBase, fileSizeBytes, openFiles, tmpfsBytes, launchHelper, on, tuneCgroups, zygote);
+        return new SandboxConfig(workParent, slots, slotUidBase, fileSizeBytes, openFiles, tmpfsBytes, launchHelper, on,
+                tuneCgroups, zygote, runsc, runscPlatform, isolation);
     }
 
     /** These settings with zygotes on or off. */
     public SandboxConfig withZygote(boolean on) {
         return new SandboxConfig(workParent, slots, slotUidBase, fileSizeBytes, openFiles, tmpfsBytes, launchHelper,
-                selfTest, tuneCgroups, on);
+                selfTest, tuneCgroups, on, runsc, runscPlatform, isolation);
+    }
+
+    /** These settings with gVisor's runsc at {@code path} (null: the installed one) on {@code platform} (null: its own). */
+    public SandboxConfig withRunsc(Path path, String platform) {
+        return new SandboxConfig(workParent, slots, slotUidBase, fileSizeBytes, openFiles, tmpfsBytes, launchHelper,
+                selfTest, tuneCgroups, zygote, path, platform, isolation);
+    }
+
+    /** These settings with {@code tier} for every runtime whose TOML names none. */
+    public SandboxConfig withIsolation(Isolation tier) {
+        return new SandboxConfig(workParent, slots, slotUidBase, fileSizeBytes, openFiles, tmpfsBytes, launchHelper,
+                selfTest, tuneCgroups, zygote, runsc, runscPlatform, tier);
     }
 
     /** Whether {@code dir} lies on a mount with {@code noexec}, by this process's mountinfo; false when unreadable. */

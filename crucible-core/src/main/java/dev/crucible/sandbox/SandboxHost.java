@@ -63,4 +63,17 @@ public interface SandboxHost {
 
     /** Host uid of the server when the sandboxes run as it (not root), else -1. */
     int sharedUid();
+
+    /**
+     * Why programs cannot run behind {@code tier} here, as a sentence that says how to fix it, or null when they can
+     * ({@link Isolation#NAMESPACES} always can where a sandbox runs at all).
+     */
+    default String isolationUnavailable(Isolation tier) {
+        return tier == Isolation.NAMESPACES ? null : "this launcher has no " + tier.wire() + " tier";
+    }
+
+    /** What runs {@code tier} here ({@code "runsc version …, platform ptrace"}), or null when it is not available. */
+    default String isolationDescription(Isolation tier) {
+        return tier == Isolation.NAMESPACES ? "bubblewrap" : null;
+    }
 }

@@ -27,6 +27,7 @@ import java.util.Objects;
  *     all (the default). With one, the sandbox runs in a network namespace of the server's (only loopback, with the
  *     proxy's listener in it), may make AF_INET/AF_INET6 sockets, and gets the proxy variables; the launch hands the
  *     listener to the proxy, whose owner closes it when the sandbox is over
+ * @param isolation the wall it runs behind ({@link Isolation#NAMESPACES} when null)
  */
 public record SandboxSpec(
         List<String> command,
@@ -40,7 +41,8 @@ public record SandboxSpec(
         Limits limits,
         Path workspace,
         boolean init,
-        EgressProxy egress) {
+        EgressProxy egress,
+        Isolation isolation) {
 
     /** The port of the egress proxy inside a sandbox's own loopback. */
     public static final int PROXY_PORT = 3128;
@@ -56,6 +58,21 @@ public record SandboxSpec(
         stdin = stdin == null ? new byte[0] : stdin;
         Objects.requireNonNull(limits, "limits");
         root = root == null ? SandboxRoot.HOST : root;
+        isolation = isolation == null ? Isolation.NAMESPACES : isolation;
+    }
+
+    /** A spec without a tier of its own ({@link Isolation#NAMESPACES}). */
+    public SandboxSpec(List<String> command, Map<String, String> env, Map<String, Path> files, Path buildDir,
+            boolean buildWritable, List<String> readOnlyBindsIfPresent, SandboxRoot root, byte[] stdin, Limits limits,
+            Path workspace, boolean init, EgressProxy egress) {
+        this(command, env, files, buildDir, buildWritable, readOnlyBindsIfPresent, root, stdin, limits, workspace,
+                init, egress, null);
+    }
+
+    /** This spec behind {@code tier}. */
+    public SandboxSpec withIsolation(Isolation tier) {
+        return new SandboxSpec(command, env, files, buildDir, buildWritable, readOnlyBindsIfPresent, root, stdin, limits,
+                workspace, init, egress, tier);
     }
 
     /** A spec without network. */
@@ -69,7 +86,7 @@ public record SandboxSpec(
     /** This spec with its egress through {@code proxy} (null: no network). */
     public SandboxSpec withEgress(EgressProxy proxy) {
         return new SandboxSpec(command, env, files, buildDir, buildWritable, readOnlyBindsIfPresent, root, stdin, limits,
-                workspace, init, proxy);
+                workspace, init, proxy, isolation);
     }
 
     /** A spec whose program is not the sandbox's init. */

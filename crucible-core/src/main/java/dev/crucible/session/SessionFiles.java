@@ -187,7 +187,10 @@ public final class SessionFiles {
         return path.startsWith("/") ? path : WORKSPACE + "/" + path;
     }
 
-    /** These files as the editing tools (Anthropic's text editor, OpenAI's apply_patch) work on them. */
+    /**
+     * These files as the editing tools (Anthropic's text editor, OpenAI's apply_patch) work on them: relative paths
+     * the workspace's, absolute ones anywhere in the session as its user.
+     */
     public EditFiles forEditing() {
         return new EditFiles() {
             @Override

@@ -121,7 +121,7 @@ final class SessionRunner {
         SandboxRoot own = stored.image() == null ? store.rootOf(stored) : null; // a root of its own, if made with one
         SandboxSpec spec = new SandboxSpec(runtime.sessionArgv(limits), runtime.env(), Map.of(), null, false,
                 runtime.binds(), own != null ? own : runtime.root(), null, limits, workspace)
-                .withEgress(network.proxyFor(session, runtime));
+                .withEgress(network.proxyFor(session, runtime)).withIsolation(runtime.tier());
         Path log = store.freshInterpreterLog(stored);
         Sandbox.Interactive box = sandbox.open(spec, stored.number(), l.cpus(), log);
         Interpreter interpreter = Interpreter.start(box, json, READY_MS, log);

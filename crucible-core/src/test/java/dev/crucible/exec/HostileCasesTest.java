@@ -61,6 +61,13 @@ public class HostileCasesTest {
         return out.stream();
     }
 
+    /** {@link #cases()} with the expectations of {@code overrides} (a file of {@code hostile/}) where it has one. */
+    static Stream<Arguments> casesWith(String overrides) throws IOException {
+        JsonNode replaced = resource(overrides);
+        return cases().map(a -> replaced.has((String) a.get()[0])
+                ? Arguments.of(a.get()[0], a.get()[1], replaced.get((String) a.get()[0])) : a);
+    }
+
     @Test
     void everyExecutableCaseHasAnExpectation() throws IOException {
         JsonNode expectations = resource("expectations.json");

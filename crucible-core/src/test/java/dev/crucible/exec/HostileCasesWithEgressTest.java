@@ -47,9 +47,7 @@ class HostileCasesWithEgressTest {
     }
 
     static Stream<Arguments> cases() throws IOException {
-        JsonNode overrides = HostileCasesTest.resource("egress-expectations.json");
-        return HostileCasesTest.cases().map(a -> overrides.has((String) a.get()[0])
-                ? Arguments.of(a.get()[0], a.get()[1], overrides.get((String) a.get()[0])) : a);
+        return HostileCasesTest.casesWith("egress-expectations.json");
     }
 
     @ParameterizedTest(name = "{0}")

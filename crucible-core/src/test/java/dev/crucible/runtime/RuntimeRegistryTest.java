@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.crucible.TestHost;
+import dev.crucible.image.Images;
 import dev.crucible.exec.ExecuteRequest;
 import dev.crucible.exec.ExecuteResult;
 import dev.crucible.exec.Executor;
@@ -74,6 +75,23 @@ class RuntimeRegistryTest {
                 + "limits = { memory_mb = 999999 }\n");
         assertThatThrownBy(() -> RuntimeRegistry.load(badLimits)).hasMessageContaining("runtime x: memory_mb must be between");
         assertThatThrownBy(() -> RuntimeRegistry.load(dir.resolve("absent.toml"))).hasMessageContaining("cannot read");
+        Path badTier = dir.resolve("tier.toml");
+        Files.writeString(badTier, "[[runtime]]\nlanguage = \"x\"\nfile_name = \"x\"\nrun_command = [\"true\"]\n"
+                + "isolation = \"vm\"\n");
+        assertThatThrownBy(() -> RuntimeRegistry.load(badTier))
+                .hasMessageContaining("runtime x: isolation is \"namespaces\" or \"gvisor\", not \"vm\"");
+    }
+
+    @Test
+    void aRuntimeNamingNoTierTakesTheServersDefaultAndOneNamingItsOwnKeepsIt(@TempDir Path dir) throws Exception {
+        Path file = dir.resolve("runtimes.toml");
+        Files.writeString(file, "[[runtime]]\nlanguage = \"own\"\nfile_name = \"x\"\nrun_command = [\"true\"]\n"
+                + "isolation = \"gvisor\"\n");
+        RuntimeRegistry plain = RuntimeRegistry.load(file);
+        assertThat(plain.find("own").orElseThrow().tier()).isEqualTo(dev.crucible.sandbox.Isolation.GVISOR);
+        assertThat(plain.find("python").orElseThrow().tier()).isEqualTo(dev.crucible.sandbox.Isolation.NAMESPACES);
+        RuntimeRegistry behind = RuntimeRegistry.load(file, Images.none(), dev.crucible.sandbox.Isolation.GVISOR);
+        assertThat(behind.list()).allMatch(r -> r.tier() == dev.crucible.sandbox.Isolation.GVISOR);
     }
 
     /** A rootfs ("image") replaces the host's /usr; here an image whose usr is the host's, reached by a link. */

@@ -20,7 +20,7 @@ class SandboxConfigTest {
         assertThat(set.launchHelper()).isFalse();
         assertThat(set.tuneCgroups()).isFalse();
         assertThat(set.withSlots(3)).isEqualTo(new SandboxConfig(set.workParent(), 3, 62000, set.fileSizeBytes(),
-                set.openFiles(), set.tmpfsBytes(), false, set.selfTest(), false, set.zygote()));
+                set.openFiles(), set.tmpfsBytes(), false, set.selfTest(), false, set.zygote(), null, null, null));
     }
 
     @Test

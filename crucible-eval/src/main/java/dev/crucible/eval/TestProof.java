@@ -190,7 +190,7 @@ public final class TestProof {
         String stdout = r.stdout().substring(0, from) + r.stdout().substring(to);
         return new ExecuteResult(r.status(), r.exitCode(), r.signal(), stdout, r.stderr(), r.stdoutTruncated(),
                 r.stderrTruncated(), r.wallMs(), r.cpuMs(), r.memoryBytes(), r.compile(), r.message(), r.imageDigest(),
-                r.network());
+                r.network(), r.isolation());
     }
 
     /** What a sealed run shows: its result without the marker, and whether its tests ran to the end and passed. */

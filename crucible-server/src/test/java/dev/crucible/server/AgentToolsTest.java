@@ -269,6 +269,24 @@ class AgentToolsTest {
             assertThat(bash(id, Map.of("command", "pwd; echo \"[$GREETING]\"")).at("/result/output").asString())
                     .isEqualTo("/workspace\n[]");
             assertThat(bash(id, Map.of()).at("/content/0/text").asString()).isEqualTo("no command provided.");
+
+            // the editors reach the session's whole file system as its user, not only /workspace
+            JsonNode elsewhere = tools.fromResponse(anthropic(Tools.TEXT_EDITOR, Map.of("command", "create", "path",
+                    "/tmp/d/notes.txt", "file_text", "one\n"), Tools.TEXT_EDITOR, Map.of("command", "view", "path",
+                    "/tmp/d"), Tools.TEXT_EDITOR, Map.of("command", "view", "path", "/etc/passwd"), Tools.TEXT_EDITOR,
+                    Map.of("command", "create", "path", "/etc/crucible-planted", "file_text", "x"))).getFirst()
+                    .get("content");
+            assertThat(elsewhere.get(0).at("/content/0/text").asString())
+                    .isEqualTo("File created successfully at: /tmp/d/notes.txt");
+            assertThat(elsewhere.get(1).at("/content/0/text").asString()).endsWith(":\n/tmp/d/notes.txt");
+            assertThat(elsewhere.get(2).at("/content/0/text").asString()).contains("/etc/passwd:", "\troot:x:0:0:");
+            assertThat(elsewhere.get(3).get("is_error").asBoolean()).as("the user may not write /etc").isTrue();
+            JsonNode patchedThere = json(http.postJson("/v1/tools/call", JSON.writeValueAsString(Map.of("name",
+                    Tools.APPLY_PATCH, "arguments", Map.of("session_id", id, "operation", Map.of("type", "update_file",
+                            "path", "/tmp/d/notes.txt", "diff", "@@\n-one\n+two\n"))))));
+            assertThat(patchedThere.at("/result/status").asString()).as(patchedThere.toString()).isEqualTo("completed");
+            assertThat(bash(id, Map.of("command", "cat /tmp/d/notes.txt; ls /etc/crucible-planted 2>&1 >/dev/null"
+                    + " | wc -l")).at("/result/output").asString()).isEqualTo("two\n1");
         }
     }
 

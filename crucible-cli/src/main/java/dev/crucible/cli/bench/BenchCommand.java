@@ -67,6 +67,10 @@ public final class BenchCommand implements Callable<Integer> {
             description = "Also time POST /v1/execute in this image of the server's store, against the host runtime.")
     String image;
 
+    @Option(names = "--isolation", paramLabel = "TIER", description = "Also measure POST /v1/execute behind this"
+            + " tier (gvisor), alternating with the default one, each against bare python3.")
+    String isolation;
+
     @Option(names = "--token", description = "Bearer token (default: the first of CRUCIBLE_TOKENS).")
     String token;
 
@@ -140,15 +144,22 @@ public final class BenchCommand implements Callable<Integer> {
         HttpBench.measure(warmup, concurrency, spawn);
         bench.statuses.clear();
         int perRound = Math.max(1, iterations / rounds);
-        String imageBody = image == null ? null : CliSupport.json().writeValueAsString(
-                java.util.Map.of("language", "python", "code", code, "image", image));
+        java.util.Map<String, String> variant = new java.util.LinkedHashMap<>(java.util.Map.of("language", "python",
+                "code", code));
+        if (image != null) {
+            variant.put("image", image);
+        }
+        if (isolation != null) {
+            variant.put("isolation", isolation);
+        }
+        String imageBody = image == null && isolation == null ? null : CliSupport.json().writeValueAsString(variant);
         HttpBench.Task inImage = (i, start) -> {
             start.run();
             while (!bench.post(imageBody)) {
                 Thread.sleep(50);
             }
         };
-        if (image != null) {
+        if (imageBody != null) {
             HttpBench.measure(warmup, concurrency, inImage);
         }
         List<HttpBench.Phase> bares = new java.util.ArrayList<>();
@@ -158,7 +169,7 @@ public final class BenchCommand implements Callable<Integer> {
             bares.add(HttpBench.measure(perRound, concurrency, spawn));
             int offset = r * perRound;
             served.add(HttpBench.measure(perRound, concurrency, (i, start) -> server.run(offset + i, start)));
-            if (image != null) {
+            if (imageBody != null) {
                 imaged.add(HttpBench.measure(perRound, concurrency, inImage));
             }
         }
@@ -171,11 +182,14 @@ public final class BenchCommand implements Callable<Integer> {
         HttpBench.report(out, "POST /v1/execute", s);
         out.printf("latency ratio server/bare (p50): %.2f%n", pct(s.latencies(), 50) / pct(b.latencies(), 50));
         out.printf("throughput ratio server/bare: %.2f%n", s.throughput() / b.throughput());
-        if (image != null) {
+        if (imageBody != null) {
+            String what = (image != null ? "image " + image : "") + (isolation != null ? " " + isolation : "");
             HttpBench.Phase m = HttpBench.merge(imaged);
-            HttpBench.report(out, "POST /v1/execute image", m);
-            out.printf("latency ratio image/host runtime (p50): %.2f; throughput ratio image/host: %.2f (image %s)%n",
-                    pct(m.latencies(), 50) / pct(s.latencies(), 50), m.throughput() / s.throughput(), image);
+            HttpBench.report(out, "POST /v1/execute " + what.strip(), m);
+            out.printf("latency ratio %s/default (p50): %.2f; throughput ratio: %.2f; against bare (p50): %.2f,"
+                    + " throughput %.2f%n", what.strip(), pct(m.latencies(), 50) / pct(s.latencies(), 50),
+                    m.throughput() / s.throughput(), pct(m.latencies(), 50) / pct(b.latencies(), 50),
+                    m.throughput() / b.throughput());
         }
         out.printf("verdicts: %s; 5xx: %d; refused (429/503, retried): %d%n", bench.statusCounts(),
                 bench.serverErrors.get(), bench.rejected.get());

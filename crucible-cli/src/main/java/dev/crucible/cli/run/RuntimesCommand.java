@@ -34,7 +34,7 @@ public final class RuntimesCommand implements Callable<Integer> {
             for (LanguageRuntime r : crucible.runtimes().list()) {
                 out.printf("%-12s %-10s %s%s%s%n", r.language(), r.version().isEmpty() ? "-" : r.version(),
                         r.available() ? "available" : "unavailable: " + r.unavailableReason(),
-                        !r.available() ? "" : "  isolation: " + (r.poolable()
+                        !r.available() ? "" : "  isolation: " + r.tier().wire() + ", " + (r.poolable()
                                 && crucible.sandbox().forks(dev.crucible.pool.WarmPool.launchSpec(r)) ? "zygote" : "spawn"),
                         r.image() == null ? ""
                                 : "  (image " + r.image().reference() + (r.imageDigest() == null ? ""
@@ -42,6 +42,9 @@ public final class RuntimesCommand implements Callable<Integer> {
             }
             out.println();
             crucible.sandbox().host().describe().forEach(out::println);
+            String gvisor = crucible.sandbox().host().isolationDescription(dev.crucible.sandbox.Isolation.GVISOR);
+            out.println("isolation gvisor: " + (gvisor != null ? gvisor : "unavailable ("
+                    + crucible.sandbox().host().isolationUnavailable(dev.crucible.sandbox.Isolation.GVISOR) + ")"));
             crucible.sandbox().host().warnings().forEach(w -> out.println("warning: " + w));
             out.flush();
             return 0;

@@ -11,6 +11,7 @@ import dev.crucible.server.ServerConfig;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Files;
+import dev.crucible.sandbox.SandboxConfig;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
@@ -71,6 +72,18 @@ public final class ServeCommand implements Callable<Integer> {
     @Option(names = "--sessions-disk-mb", paramLabel = "MIB", description = "The sum of all sessions' workspace quotas"
             + " may not pass this; beyond it creating a session answers 507 (default: 90%% of the data dir's disk).")
     Long sessionsDiskMb;
+
+    @Option(names = "--isolation", paramLabel = "TIER", description = "The wall of every runtime whose TOML names"
+            + " none: namespaces (the default) or gvisor (env CRUCIBLE_ISOLATION).")
+    String isolation;
+
+    @Option(names = "--runsc", paramLabel = "PATH", description = "gVisor's runsc for the gvisor tier (default: the"
+            + " installed one, apt-get install runsc; env CRUCIBLE_RUNSC).")
+    Path runsc;
+
+    @Option(names = "--runsc-platform", paramLabel = "NAME", description = "runsc's platform: ptrace, systrap or kvm"
+            + " (default: runsc's own; env CRUCIBLE_RUNSC_PLATFORM).")
+    String runscPlatform;
 
     @Option(names = "--runtimes", paramLabel = "FILE", description = "A runtimes TOML file (env CRUCIBLE_RUNTIMES).")
     Path runtimesFile;
@@ -195,8 +208,19 @@ public final class ServeCommand implements Callable<Integer> {
         } catch (IllegalArgumentException e) {
             return CliSupport.fail(err, new CliSupport.Failure(ExitCodes.USAGE, e.getMessage()));
         }
+        dev.crucible.sandbox.Isolation tier;
+        try {
+            tier = isolation == null ? null : dev.crucible.sandbox.Isolation.parse(isolation);
+        } catch (IllegalArgumentException e) {
+            return CliSupport.fail(err, new CliSupport.Failure(ExitCodes.USAGE, e.getMessage()));
+        }
         return CliSupport.withEngine(err, CliSupport.runtimesFile(runtimesFile),
-                () -> CliSupport.images(serving.sessions().dataDir(), pull), engine -> serve(engine, serving, t0, err));
+                () -> CliSupport.images(serving.sessions().dataDir(), pull), sandbox -> {
+                    SandboxConfig tuned = runsc != null || runscPlatform != null ? sandbox.withRunsc(
+                            runsc != null ? runsc : sandbox.runsc(),
+                            runscPlatform != null ? runscPlatform : sandbox.runscPlatform()) : sandbox;
+                    return tier == null ? tuned : tuned.withIsolation(tier);
+                }, engine -> serve(engine, serving, t0, err));
     }
 
     private int serve(Crucible engine, ServerConfig config, long t0, PrintWriter err) throws InterruptedException {

@@ -60,9 +60,15 @@ public final class CliSupport {
     /** {@link #withEngine(PrintWriter, Path, EngineCommand)} with the images of {@code images}. */
     public static int withEngine(PrintWriter err, Path runtimesFile, ImagesSource images, EngineCommand command)
             throws Exception {
+        return withEngine(err, runtimesFile, images, config -> config, command);
+    }
+
+    /** As {@link #withEngine(PrintWriter, Path, ImagesSource, EngineCommand)}, the sandbox settings {@code tuned}. */
+    public static int withEngine(PrintWriter err, Path runtimesFile, ImagesSource images,
+            java.util.function.UnaryOperator<SandboxConfig> tuned, EngineCommand command) throws Exception {
         Crucible engine;
         try {
-            engine = start(sandboxConfig(), runtimesFile, images.open());
+            engine = start(tuned.apply(sandboxConfig()), runtimesFile, images.open());
         } catch (Failure f) {
             return fail(err, f);
         }

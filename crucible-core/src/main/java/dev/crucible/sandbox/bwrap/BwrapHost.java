@@ -1,8 +1,10 @@
 package dev.crucible.sandbox.bwrap;
 
+import dev.crucible.sandbox.Isolation;
 import dev.crucible.sandbox.SandboxConfig;
 import dev.crucible.sandbox.SandboxHost;
 import dev.crucible.sandbox.cgroup.Cgroups;
+import dev.crucible.sandbox.launch.Gvisor;
 import dev.crucible.sandbox.launch.HostTools;
 import dev.crucible.sandbox.launch.LaunchCommand;
 import java.nio.file.Path;
@@ -13,8 +15,8 @@ import java.util.List;
  * What a {@link BwrapSandbox} reports about its host: the facts and warnings are fixed at start, the run groups are
  * counted on each call. Immutable apart from that count; thread-safe.
  */
-record BwrapHost(List<String> describe, List<String> warnings, Path workRoot, int uidBase, int sharedUid, Slots slots)
-        implements SandboxHost {
+record BwrapHost(List<String> describe, List<String> warnings, Path workRoot, int uidBase, int sharedUid, Slots slots,
+        Gvisor gvisor) implements SandboxHost {
     private static final System.Logger LOG = System.getLogger("crucible.sandbox");
 
     BwrapHost {
@@ -26,7 +28,7 @@ record BwrapHost(List<String> describe, List<String> warnings, Path workRoot, in
     BwrapHost with(String line) {
         List<String> lines = new ArrayList<>(describe);
         lines.add(line);
-        return new BwrapHost(lines, warnings, workRoot, uidBase, sharedUid, slots);
+        return new BwrapHost(lines, warnings, workRoot, uidBase, sharedUid, slots, gvisor);
     }
 
     /** Puts the report together and logs its warnings. */
@@ -59,7 +61,20 @@ record BwrapHost(List<String> describe, List<String> warnings, Path workRoot, in
         for (String w : warnings) {
             LOG.log(System.Logger.Level.WARNING, w);
         }
-        return new BwrapHost(describe, warnings, workRoot, base, root ? -1 : tools.uid(), slots);
+        return new BwrapHost(describe, warnings, workRoot, base, root ? -1 : tools.uid(), slots, command.gvisor());
+    }
+
+    @Override
+    public String isolationUnavailable(Isolation tier) {
+        return tier == Isolation.GVISOR ? gvisor.unavailable() : SandboxHost.super.isolationUnavailable(tier);
+    }
+
+    @Override
+    public String isolationDescription(Isolation tier) {
+        if (tier != Isolation.GVISOR) {
+            return SandboxHost.super.isolationDescription(tier);
+        }
+        return gvisor.unavailable() != null ? null : gvisor.version() + ", platform " + gvisor.platform();
     }
 
     @Override

@@ -69,12 +69,7 @@ public final class BwrapSandbox implements Sandbox {
         Files.write(seccomp, program);
         Files.setPosixFilePermissions(seccomp, PosixFilePermissions.fromString("rw-------"));
         // the egress variant only when a sandbox first asks for egress: nothing added to every start-up
-        Path inetFile = workRoot.resolve("seccomp-inet.bpf");
-        Once<Path> seccompInet = new Once<>(() -> {
-            Files.write(inetFile, SeccompProgram.shared(SeccompProgram.Socket.INET));
-            Files.setPosixFilePermissions(inetFile, PosixFilePermissions.fromString("rw-------"));
-            return inetFile;
-        });
+        Once<Path> seccompInet = lazyProgram(workRoot.resolve("seccomp-inet.bpf"), SeccompProgram.Socket.INET);
         this.serverUid = tools.uid();
         this.etc = SyntheticEtc.write(workRoot.resolve("etc"));
         this.command = new LaunchCommand(config, etc.dir(), seccomp, seccompInet::get, tools,
@@ -87,12 +82,7 @@ public final class BwrapSandbox implements Sandbox {
         this.slots = new Slots(config, cgroups, tools.uid() == 0, tools.uid(), pipes);
         this.spawner = new ProcessSpawner();
         this.roots = new SessionRoots(slots, command);
-        Path zygoteFile = workRoot.resolve("seccomp-zygote.bpf");
-        Once<Path> seccompZygote = new Once<>(() -> {
-            Files.write(zygoteFile, SeccompProgram.shared(SeccompProgram.Socket.ZYGOTE));
-            Files.setPosixFilePermissions(zygoteFile, PosixFilePermissions.fromString("rw-------"));
-            return zygoteFile;
-        });
+        Once<Path> seccompZygote = lazyProgram(workRoot.resolve("seccomp-zygote.bpf"), SeccompProgram.Socket.ZYGOTE);
         this.zygotes = new Zygotes(command, spawner, pipes, workRoot, slots.uidBase(), UidLease.BLOCK, config.slots(),
                 config.zygote() ? null : "turned off (CRUCIBLE_ZYGOTE=0)", seccomp, seccompZygote::get, etc,
                 replacements);
@@ -148,13 +138,14 @@ public final class BwrapSandbox implements Sandbox {
         boolean started = false;
         SandboxNetwork network = null;
         try {
-            Cgroups.RunGroup group = makeGroups(claim, spec.limits(), ahead);
+            java.util.function.UnaryOperator<Limits> onHost = dev.crucible.sandbox.launch.Gvisor.hostLimits(spec);
+            Cgroups.RunGroup group = makeGroups(claim, onHost.apply(spec.limits()), ahead);
             Lending.buildDir(claim, spec);
             Lending.root(claim, spec);
             network = makeNetwork(spec);
             Process process = forkOrSpawn(claim, group, spec, network);
             started = true;
-            return supervise(process, group, claim, spec.limits(), ahead, network);
+            return supervise(process, group, claim, spec.limits(), ahead, network, onHost);
         } catch (IOException e) {
             return new FailedLaunch("cannot start the sandbox: " + e.getMessage());
         } finally {
@@ -201,6 +192,12 @@ public final class BwrapSandbox implements Sandbox {
                 closeQuietly(network);
             }
         }
+    }
+
+    /** A seccomp program written to {@code file} (owner-only) when first asked for. */
+    private static Once<Path> lazyProgram(Path file, SeccompProgram.Socket sockets) {
+        return new Once<>(() -> Files.setPosixFilePermissions(Files.write(file, SeccompProgram.shared(sockets)),
+                PosixFilePermissions.fromString("rw-------")));
     }
 
     /** The run's cgroups with its limits written, at a low CPU weight when launched ahead; null without cgroups. */
@@ -264,6 +261,9 @@ public final class BwrapSandbox implements Sandbox {
     private List<String> buildArgv(int uid, Cgroups.RunGroup group, SandboxSpec spec, SandboxNetwork network,
             ControlListener control) throws IOException {
         etc.addMountPoints(spec);
+        if (spec.isolation() == dev.crucible.sandbox.Isolation.GVISOR) { // the same chain, runsc as its last step
+            return command.gvisor().argv(command, uid, group, spec, control != null);
+        }
         return command.argv(uid, group, spec, network == null ? null : network.namespace().path(),
                 control == null ? null : control.path());
     }
@@ -303,8 +303,8 @@ public final class BwrapSandbox implements Sandbox {
 
     /** Hands a started run to its supervisor, which gives the slot back when the run is over. */
     private Launch supervise(Process process, Cgroups.RunGroup group, Slots.Claim claim, Limits limits, boolean ahead,
-            SandboxNetwork network) {
-        return new Launched(process, group, ahead, limits.outputBytes(), pipes, () -> {
+            SandboxNetwork network, java.util.function.UnaryOperator<Limits> onHost) {
+        return new Launched(process, group, ahead, limits.outputBytes(), pipes, onHost, () -> {
             live.remove(process);
             closeQuietly(network);
             claim.release();

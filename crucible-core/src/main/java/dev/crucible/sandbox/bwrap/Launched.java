@@ -38,8 +38,11 @@ final class Launched implements Sandbox.Launch {
     private final ExecutorService pipes;
     private final boolean background;
 
+    private final java.util.function.UnaryOperator<Limits> onHost;
+
     Launched(Process process, Cgroups.RunGroup group, boolean background, int outputCap, ExecutorService pipes,
-            Runnable onDone) {
+            java.util.function.UnaryOperator<Limits> onHost, Runnable onDone) {
+        this.onHost = onHost; // the group's limits for the run's (a gVisor sandbox's kernel takes its share)
         this.process = process;
         this.pipes = pipes;
         this.group = group;
@@ -173,7 +176,7 @@ final class Launched implements Sandbox.Launch {
     private SandboxResult supervise(byte[] stdin, Limits limits, OutputListener listener) throws InterruptedException {
         if (group != null) {
             try {
-                group.limit(limits);
+                group.limit(onHost.apply(limits));
                 if (background) {
                     group.background(false);
                 }

@@ -43,7 +43,7 @@ final class RootSkeleton {
         Path etc = root.resolve("etc");
         try (var walk = Files.walk(syntheticEtc)) {
             for (Path from : walk.toList()) {
-                Path to = etc.resolve(syntheticEtc.relativize(from).toString());
+                Path to = etc.resolve(syntheticEtc.relativize(from)); // by bytes: a name need not decode
                 if (Files.isSymbolicLink(from)) {
                     Files.createSymbolicLink(to, Files.readSymbolicLink(from));
                 } else if (Files.isDirectory(from)) {
@@ -158,7 +158,7 @@ final class RootSkeleton {
                 if (publicOnly && !readableByAll(from, p)) {
                     continue;
                 }
-                Path target = to.resolve(from.relativize(p).toString());
+                Path target = to.resolve(from.relativize(p)); // by bytes: a name need not decode (LANG=C)
                 if (Files.isSymbolicLink(p)) {
                     Files.deleteIfExists(target);
                     Files.createSymbolicLink(target, Files.readSymbolicLink(p));
@@ -174,7 +174,7 @@ final class RootSkeleton {
     /** Whether {@code p} and every directory between {@code top} and it are for any host user to read. */
     private static boolean readableByAll(Path top, Path p) throws IOException {
         for (Path q = p; q != null && q.startsWith(top); q = q.getParent()) {
-            if (q.getFileName().toString().startsWith("auth.conf")) {
+            if (named(q, "auth.conf")) {
                 return false;
             }
             if (Files.isSymbolicLink(q)) {
@@ -187,6 +187,15 @@ final class RootSkeleton {
             }
         }
         return true;
+    }
+
+    /** Whether {@code p}'s last name starts with {@code prefix}; false for a name this JVM's charset cannot decode. */
+    private static boolean named(Path p, String prefix) {
+        try {
+            return p.getFileName().toString().startsWith(prefix);
+        } catch (IllegalArgumentException e) { // InvalidPathException: not ASCII, so not the prefix
+            return false;
+        }
     }
 
     /** An empty directory for an overlay's upper or work layer, the session root's: made when missing. */

@@ -41,6 +41,7 @@ public final class LaunchCommand {
     private final Path setpriv;
     private final Path helper;
     private final Path supervisor;
+    private final Gvisor gvisor;
 
     /**
      * @param etc the synthetic /etc directory
@@ -61,6 +62,12 @@ public final class LaunchCommand {
         this.setpriv = tools.setpriv();
         this.helper = helper;
         this.supervisor = helper == null ? null : supervisor; // its control socket is connected by crucible-launch
+        this.gvisor = new Gvisor(config.runsc(), config.runscPlatform(), etc.getParent());
+    }
+
+    /** The gVisor tier's launch: the same chain, runsc as its last step. */
+    public Gvisor gvisor() {
+        return gvisor;
     }
 
     /** Copies the crucible-launch binary for this architecture out of the JAR, or returns null when there is none. */
@@ -216,10 +223,7 @@ public final class LaunchCommand {
                 .collect(Collectors.joining(","));
     }
 
-    /**
-     * One rlimit in bytes (or the resource's own unit), named as crucible-launch takes it, with {@code ulimit}'s flag
-     * and the divisor to {@code ulimit}'s unit.
-     */
+    /** One rlimit (bytes or its own unit) as crucible-launch names it, with {@code ulimit}'s flag and unit divisor. */
     record Rlimit(String name, char flag, long value, long shellUnit) {}
 
     /** The rlimits: second guards behind the cgroups (see docs/sandbox-recipe.md, Rlimits). */

@@ -76,7 +76,7 @@ public final class Zygotes implements AutoCloseable {
         List<String> argv = spec.command();
         if (unavailable != null || argv.size() != 4 || !"-c".equals(argv.get(1)) || !argv.get(2).equals(PYTHON_AGENT)
                 || !argv.get(0).endsWith("python3") || spec.egress() != null || spec.workspace() != null
-                || !spec.files().isEmpty() || spec.buildDir() != null || spec.init()
+                || spec.isolation() != dev.crucible.sandbox.Isolation.NAMESPACES || !spec.files().isEmpty() || spec.buildDir() != null || spec.init()
                 || spec.root() instanceof SandboxRoot.Writable || spec.root() instanceof SandboxRoot.Image) {
             return false;
         }

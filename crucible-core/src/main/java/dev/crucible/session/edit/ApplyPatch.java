@@ -35,7 +35,7 @@ public final class ApplyPatch {
     public Outcome apply(Operation op) {
         try {
             String type = op.type() == null ? "" : op.type().strip();
-            String path = EditPaths.relative(op.path());
+            String path = EditPaths.of(op.path());
             return switch (type) {
                 case "create_file" -> {
                     files.write(path, utf8(V4aDiff.apply("", required(op.diff()), V4aDiff.Mode.CREATE)));
@@ -99,14 +99,14 @@ public final class ApplyPatch {
     private record Change(String path, String target, String text, boolean created) {}
 
     private Change plan(Section s) {
-        String path = EditPaths.relative(s.path());
+        String path = EditPaths.of(s.path());
         return switch (s.kind()) {
             case "Add" -> new Change(path, path, V4aDiff.apply("", s.body(), V4aDiff.Mode.CREATE), true);
             case "Delete" -> {
                 files.readText(path);
                 yield new Change(path, path, null, false);
             }
-            default -> new Change(path, s.moveTo() == null ? path : EditPaths.relative(s.moveTo()),
+            default -> new Change(path, s.moveTo() == null ? path : EditPaths.of(s.moveTo()),
                     V4aDiff.apply(files.readText(path), s.body(), V4aDiff.Mode.UPDATE), false);
         };
     }

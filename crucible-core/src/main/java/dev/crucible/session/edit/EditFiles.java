@@ -3,7 +3,7 @@ package dev.crucible.session.edit;
 import java.util.List;
 
 /**
- * The files an editor works on (a session's, below its {@code /workspace}), by paths relative to that directory.
+ * The files an editor works on (a session's), by paths relative to its {@code /workspace} or absolute.
  * Implementations apply their own path rules, caps and quota, and throw {@link dev.crucible.error.RequestException}
  * ({@code file_not_found}, {@code not_a_file}, {@code invalid_file}, {@code quota_exceeded}…) when refused.
  */

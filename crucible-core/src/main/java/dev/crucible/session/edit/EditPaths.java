@@ -1,9 +1,9 @@
 package dev.crucible.session.edit;
 
 /**
- * A path as a model writes it ({@code /workspace/app.py}, {@code app.py}, {@code ./src/x.js}) as a path relative to
- * the session's {@code /workspace}. Any other absolute path is refused: the rest of the session's file system is
- * read-only.
+ * A path as a model writes it ({@code /workspace/app.py}, {@code app.py}, {@code ./src/x.js}, {@code /etc/app.conf})
+ * as {@link EditFiles} takes it: relative to the session's {@code /workspace} for a relative path or one under
+ * {@code /workspace}, absolute (the session's whole file system, as its user reaches it) for any other.
  */
 final class EditPaths {
     static final String WORKSPACE = "/workspace";
@@ -11,9 +11,9 @@ final class EditPaths {
     private EditPaths() {}
 
     /**
-     * @throws PatchException (an {@link IllegalArgumentException}) for an empty path or one outside /workspace
+     * @throws PatchException (an {@link IllegalArgumentException}) for an empty path
      */
-    static String relative(String path) {
+    static String of(String path) {
         String p = path == null ? "" : path.strip();
         if (p.equals(WORKSPACE) || p.equals(WORKSPACE + "/") || p.equals(".") || p.equals("./")) {
             return "";
@@ -21,20 +21,25 @@ final class EditPaths {
         if (p.startsWith(WORKSPACE + "/")) {
             p = p.substring(WORKSPACE.length() + 1);
         } else if (p.startsWith("/")) {
-            throw new PatchException("Error: " + p + " is outside /workspace; only files under /workspace can be"
-                    + " viewed or changed (give a path like /workspace/app.py)");
+            return p.length() > 1 && p.endsWith("/") ? p.substring(0, p.length() - 1) : p;
         }
         while (p.startsWith("./")) {
             p = p.substring(2);
         }
         if (p.isEmpty()) {
-            throw new PatchException("Error: the path is empty; give a file under /workspace, e.g. /workspace/app.py");
+            throw new PatchException("Error: the path is empty; give a file's absolute path, e.g. /workspace/app.py");
         }
         return p;
     }
 
-    /** The absolute path a model sees for {@code relative}. */
-    static String shown(String relative) {
-        return relative.isEmpty() ? WORKSPACE : WORKSPACE + "/" + relative;
+    /** The absolute path a model sees for a path of {@link #of}. */
+    static String shown(String path) {
+        return path.startsWith("/") ? path : path.isEmpty() ? WORKSPACE : WORKSPACE + "/" + path;
+    }
+
+    /** The directory holding {@code path} ({@link #of}'s form): {@code ""} is the workspace, {@code "/"} the root. */
+    static String parent(String path) {
+        int slash = path.lastIndexOf('/');
+        return slash < 0 ? "" : slash == 0 ? "/" : path.substring(0, slash);
     }
 }

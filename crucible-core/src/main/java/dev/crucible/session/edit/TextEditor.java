@@ -44,11 +44,11 @@ public final class TextEditor {
         try {
             String command = call.command() == null ? "" : call.command().strip();
             return switch (command) {
-                case "view" -> view(EditPaths.relative(call.path()), call.viewRange(), call.maxCharacters());
-                case "create" -> create(EditPaths.relative(call.path()), required(call.fileText(), "file_text"));
-                case "str_replace" -> replace(EditPaths.relative(call.path()), required(call.oldStr(), "old_str"),
+                case "view" -> view(EditPaths.of(call.path()), call.viewRange(), call.maxCharacters());
+                case "create" -> create(EditPaths.of(call.path()), required(call.fileText(), "file_text"));
+                case "str_replace" -> replace(EditPaths.of(call.path()), required(call.oldStr(), "old_str"),
                         call.newStr() == null ? "" : call.newStr());
-                case "insert" -> insert(EditPaths.relative(call.path()), call.insertLine(),
+                case "insert" -> insert(EditPaths.of(call.path()), call.insertLine(),
                         call.insertText() != null ? call.insertText() : required(call.newStr(), "insert_text"));
                 case "undo_edit" -> Outcome.error("Error: undo_edit is not supported by this editor (nor by"
                         + " text_editor_20250728); make the reverse edit with str_replace");
@@ -116,10 +116,11 @@ public final class TextEditor {
     }
 
     private boolean isDirectory(String path) {
-        int slash = path.lastIndexOf('/');
-        String parent = slash < 0 ? "" : path.substring(0, slash);
+        if (path.equals("/")) {
+            return true;
+        }
         try {
-            return files.list(parent).stream().anyMatch(e -> e.directory() && e.path().equals(path));
+            return files.list(EditPaths.parent(path)).stream().anyMatch(e -> e.directory() && e.path().equals(path));
         } catch (RequestException e) {
             return false;
         }

@@ -34,4 +34,23 @@ class RootSkeletonTest {
         }
         assertThat(Files.readSymbolicLink(to.resolve("link"))).isEqualTo(Path.of("apt.conf.d/10proxy"));
     }
+
+    @Test
+    void aNameThatIsNotUtf8IsCopiedByItsBytes() throws Exception {
+        // /etc/ssl/certs has such names (NetLock_Arany_=Class_Gold=_F\xf5tan\xfas\xedtv\xe1ny.pem, Latin-1): a copy
+        // through a decoded String fails where the JVM's charset is ASCII (LANG unset) and mangles it elsewhere
+        Path host = TestDirs.create("crucible-skeleton-latin1-").resolve("certs");
+        Files.createDirectories(host);
+        Path to = TestDirs.create("crucible-skeleton-latin1-root-").resolve("etc/ssl/certs");
+        String names = "import os, sys; print(sorted(os.listdir(os.fsencode(sys.argv[1]))))";
+        Process make = new ProcessBuilder("/usr/bin/python3", "-c", "import os, sys; open(os.path.join(os.fsencode("
+                + "sys.argv[1]), b'F\\xf5tan\\xfas.pem'), 'w').write('x')", host.toString()).start();
+        assertThat(make.waitFor()).isZero();
+
+        RootSkeleton.copyTree(host, to, true);
+
+        Process list = new ProcessBuilder("/usr/bin/python3", "-c", names, to.toString()).start();
+        assertThat(new String(list.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8).strip())
+                .isEqualTo("[b'F\\xf5tan\\xfas.pem']");
+    }
 }

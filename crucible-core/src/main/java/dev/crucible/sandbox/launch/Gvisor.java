@@ -1,0 +1,278 @@
+package dev.crucible.sandbox.launch;
+
+import dev.crucible.sandbox.SandboxRoot;
+import dev.crucible.sandbox.SandboxSpec;
+import dev.crucible.sandbox.cgroup.Cgroups;
+import dev.crucible.util.Once;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * The gVisor tier's launch (issue 29): the same chain as the namespace tier's up to its last step (crucible-launch joins
+ * the run's cgroups, sets the rlimits that bound runsc as a whole, becomes the slot's unprivileged uid, sets
+ * no_new_privs and the parent-death signal, leaves the server's session, clears the environment), whose last exec is
+ * {@code runsc --rootless --network=none run} of a bundle made from the namespace tier's own bubblewrap options
+ * ({@link OciBundle}): the program's system calls reach gVisor's Sentry, never the host kernel. Each slot uid has its
+ * own bundle and state directory under {@code <work>/gvisor/<uid>}, rewritten and emptied at every launch (a slot runs
+ * one sandbox at a time; a killed run leaves state that the next launch clears).
+ *
+ * <p>Found like bubblewrap (an absolute path, never through PATH), its version and platform probed once and a real
+ * sandbox started once ({@link #unavailable}) before the tier is offered: a host where runsc cannot run gets a reason,
+ * not a failed run per request.
+ */
+public final class Gvisor {
+    private static final System.Logger LOG = System.getLogger("crucible.sandbox");
+
+    private final Path runsc;
+    private final String platform;
+    private final Path dir;
+    private final Once<String> version;
+    private final Once<String> unavailable;
+
+    /**
+     * @param runsc the runsc binary, or null to look for the Debian package's ({@code /usr/bin/runsc}) and others
+     * @param platform runsc's {@code --platform} ({@code ptrace}, {@code systrap}, {@code kvm}), or null for its default
+     * @param workRoot the sandbox's work directory, where {@code gvisor/} is made
+     */
+    public Gvisor(Path runsc, String platform, Path workRoot) {
+        this.runsc = runsc != null ? runsc : HostTools.firstExecutable("runsc");
+        this.platform = platform == null || platform.isBlank() ? null : platform.strip();
+        this.dir = workRoot.resolve("gvisor");
+        this.version = new Once<>(this::probeVersion);
+        this.unavailable = new Once<>(this::selfTest);
+    }
+
+    /** The runsc binary, or null when none was found. */
+    public Path runsc() {
+        return runsc;
+    }
+
+    /** runsc's platform as configured, or {@code "default"}. */
+    public String platform() {
+        return platform == null ? "default" : platform;
+    }
+
+    /** runsc's version line ({@code runsc version 0.0~20221219.0}), or null when it has none to give. */
+    public String version() {
+        String v = version.get();
+        return v.isEmpty() ? null : v;
+    }
+
+    /**
+     * Why the tier cannot run here, as a sentence that says how to fix it, or null when it can: runsc missing, or a
+     * real sandbox (runsc's own {@code true} of a bundle of this host's {@code /usr}) failed. Asked once.
+     */
+    public String unavailable() {
+        String why = unavailable.get();
+        return why.isEmpty() ? null : why;
+    }
+
+    private String probeVersion() {
+        if (runsc == null || !Files.isExecutable(runsc)) {
+            return "";
+        }
+        Run r = run(List.of(runsc.toString(), "--version"), 10);
+        return r.exit() == 0 ? r.output().lines().findFirst().orElse("").strip() : "";
+    }
+
+    private String selfTest() throws IOException {
+        if (runsc == null || !Files.isExecutable(runsc)) {
+            return "gVisor's runsc is not installed; install it (apt-get install runsc) or name one with --runsc PATH";
+        }
+        if (version() == null) {
+            return runsc + " --version failed: is it gVisor's runsc?";
+        }
+        if (HostTools.currentUid() != 0) {
+            return "the gVisor tier needs the server to run as root (each sandbox runs as its slot's own uid, with a"
+                    + " /workspace the launcher mounts)";
+        }
+        Path test = Files.createDirectories(dir.resolve("self-test"));
+        Files.writeString(test.resolve("config.json"), OciBundle.text(OciBundle.config(List.of("bwrap", "--ro-bind",
+                "/usr", "/usr", "--proc", "/proc", "--dev", "/dev", "--symlink", "usr/bin", "/bin"), List.of(
+                "/usr/bin/true"), skeleton(false), List.of())));
+        List<String> argv = new ArrayList<>(runscFlags(test.resolve("state")));
+        argv.addAll(List.of("run", "--bundle", test.toString(), "self-test"));
+        Run r = run(argv, 60);
+        deleteTree(test);
+        if (r.exit() != 0) {
+            return "gVisor's runsc (" + version() + ", platform " + platform() + ") cannot start a sandbox here: "
+                    + r.output().strip().lines().reduce((a, b) -> b).orElse("exit " + r.exit())
+                    + (platform == null ? "" : "; try another --runsc-platform");
+        }
+        LOG.log(System.Logger.Level.INFO, "gVisor tier available: " + version() + ", platform " + platform());
+        return "";
+    }
+
+    /** runsc's global flags: rootless, no network stack but loopback, state under {@code state}, the platform. */
+    private List<String> runscFlags(Path state) {
+        List<String> flags = new ArrayList<>(List.of(runsc.toString(), "--rootless", "--network=none",
+                "--root=" + state));
+        if (platform != null) {
+            flags.add("--platform=" + platform);
+        }
+        String debug = System.getenv("CRUCIBLE_RUNSC_DEBUG_DIR"); // runsc's own logs, for an operator chasing a failure
+        if (debug != null && !debug.isBlank()) {
+            flags.addAll(List.of("--debug", "--debug-log=" + debug.strip() + "/"));
+        }
+        return flags;
+    }
+
+    /**
+     * The argv of one gVisor sandbox of {@code spec} as host uid {@code uid} in {@code group}: crucible-launch's steps,
+     * then runsc. The bundle is written now, from {@code c}'s bubblewrap options for the same spec. {@code session}: a
+     * session's sandbox, which this tier does not start yet.
+     *
+     * @throws IOException when the bundle cannot be written, or the spec asks for what this tier does not give
+     */
+    public List<String> argv(LaunchCommand c, int uid, Cgroups.RunGroup group, SandboxSpec spec, boolean session)
+            throws IOException {
+        String why = unavailable();
+        if (why != null) {
+            throw new IOException(why);
+        }
+        if (session) {
+            throw new IOException("sessions under gVisor are not available yet; open the session with isolation"
+                    + " \"namespaces\"");
+        }
+        List<String> bwrap = new ArrayList<>(c.bwrapArguments(spec, false));
+        if (spec.egress() != null) {
+            throw new IOException("egress is not available under gVisor yet; run with isolation \"namespaces\"");
+        }
+        if (!(spec.root() instanceof SandboxRoot.Host || spec.root() instanceof SandboxRoot.Usr
+                || spec.root() instanceof SandboxRoot.Image)) {
+            throw new IOException("a writable root is not available under gVisor");
+        }
+        if (!c.viaHelper()) {
+            throw new IOException("the gVisor tier needs crucible-launch (a C compiler at build time)");
+        }
+        Path own = dir.resolve(uid < 0 ? "server" : Integer.toString(uid));
+        Path state = own.resolve("state");
+        deleteTree(state); // a killed run's, if any: this slot runs one sandbox at a time
+        Files.createDirectories(own);
+        Files.createDirectories(state);
+        if (uid >= 0) {
+            Files.setAttribute(state, "unix:uid", uid, LinkOption.NOFOLLOW_LINKS);
+            Files.setPosixFilePermissions(state, PosixFilePermissions.fromString("rwx------"));
+        }
+        // the program's, kept by the Sentry; not RLIMIT_NPROC, which runsc also sets on its own host process (whose
+        // Go runtime then cannot start its threads): the pids cgroup bounds tasks, with the Sentry's share added
+        List<LaunchCommand.Rlimit> inside = c.rlimits(uid, false, spec).stream()
+                .filter(r -> !r.name().equals("cpu") && !r.name().equals("nproc")).toList();
+        // gVisor binds no host file into a tmpfs of its own: /workspace is a tmpfs the launcher mounts (step 9), with
+        // copies of the program's files, bound in as a directory
+        Path workspace = Files.createDirectories(own.resolve("workspace"));
+        List<String> copies = new ArrayList<>();
+        int tmpfs = bwrap.indexOf("/workspace");
+        if (tmpfs < 3 || !bwrap.get(tmpfs - 1).equals("--tmpfs") || !bwrap.get(tmpfs - 3).equals("--size")) {
+            throw new IOException("a gVisor sandbox needs a fresh /workspace");
+        }
+        String size = bwrap.get(tmpfs - 2);
+        bwrap.subList(tmpfs - 3, tmpfs + 1).clear();
+        bwrap.addAll(tmpfs - 3, List.of("--bind", workspace.toString(), "/workspace"));
+        for (int i = 0; i + 2 < bwrap.size(); i++) {
+            if (bwrap.get(i).equals("--ro-bind") && bwrap.get(i + 2).startsWith("/workspace/")) {
+                copies.addAll(List.of("--copy-in", bwrap.get(i + 1), bwrap.get(i + 2).substring("/workspace/".length())));
+                bwrap.subList(i, i + 3).clear();
+                i--;
+            }
+        }
+        var config = OciBundle.config(bwrap, spec.command(), skeleton(spec.buildDir() != null), inside);
+        // rootless runsc maps only the slot's uid, as 0: the program is that uid 0 of gVisor's kernel, without a
+        // capability, so that the files it makes (the gofer's, the slot uid's on the host) are its own inside
+        ((tools.jackson.databind.node.ObjectNode) config.get("process").get("user")).put("uid", 0).put("gid", 0);
+        Files.writeString(own.resolve("config.json"), OciBundle.text(config));
+        // runsc as a whole: its Go runtime reserves address space and threads, and the Sentry keeps the program's
+        // memory in one file (so no as, nproc, nofile or fsize bound on it); the cgroups bound its memory and pids,
+        // RLIMIT_CPU its CPU time (the program's included)
+        List<LaunchCommand.Rlimit> outside = c.rlimits(uid, false, spec).stream()
+                .filter(r -> r.name().equals("cpu") || r.name().equals("core")).toList();
+        List<String> argv = c.viaHelper(group == null ? List.of() : group.procsFiles(), outside, uid,
+                c.seccompProgram(false), null);
+        argv.addAll(argv.size() - 1, List.of("--workspace-tmpfs", workspace.toString(), "--workspace-size", size));
+        argv.addAll(argv.size() - 1, copies);
+        argv.addAll(runscFlags(state));
+        argv.addAll(List.of("run", "--bundle", own.toString(), "run-" + Long.toHexString(System.nanoTime())));
+        return argv;
+    }
+
+    /** The run cgroup's limits for a run's own: {@link #onHost} behind gVisor, the same behind namespaces. */
+    public static java.util.function.UnaryOperator<dev.crucible.sandbox.Limits> hostLimits(SandboxSpec spec) {
+        return spec.isolation() == dev.crucible.sandbox.Isolation.GVISOR ? Gvisor::onHost : limits -> limits;
+    }
+
+    /** What gVisor's own kernel takes beside the program: its Sentry, gofer and their Go runtimes. */
+    static final int SENTRY_MEMORY_MB = 128;
+
+    /** The host threads of runsc's own processes (Go runtimes of the Sentry, gofer and runsc), beside the program's. */
+    static final int SENTRY_PIDS = 256;
+
+    /**
+     * The run's cgroup limits for a program's {@code limits} behind gVisor: the program's own, plus what its kernel
+     * takes ({@link #SENTRY_MEMORY_MB}, {@link #SENTRY_PIDS}); the program's memory is counted in the Sentry's.
+     */
+    public static dev.crucible.sandbox.Limits onHost(dev.crucible.sandbox.Limits limits) {
+        return new dev.crucible.sandbox.Limits(limits.timeoutMs(), limits.cpuMs(), limits.memoryMb() + SENTRY_MEMORY_MB,
+                limits.outputBytes(), limits.pids() + SENTRY_PIDS);
+    }
+
+    /**
+     * The root of a sandbox on the host's {@code /usr}: mount points and the usr-merge links, nothing else ({@code /build}
+     * only for a sandbox that binds one: gVisor binds a host directory only onto a mount point the root has).
+     */
+    private Path skeleton(boolean build) throws IOException {
+        Path root = dir.resolve(build ? "rootfs-build" : "rootfs");
+        if (Files.isDirectory(root.resolve("workspace"))) {
+            return root;
+        }
+        Files.createDirectories(root);
+        Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwxr-xr-x"));
+        for (String d : build ? List.of("usr", "etc", "tmp", "workspace", "proc", "dev", "build")
+                : List.of("usr", "etc", "tmp", "workspace", "proc", "dev")) {
+            Files.createDirectories(root.resolve(d));
+        }
+        for (String link : List.of("bin", "lib", "sbin", "lib64")) {
+            if (!Files.exists(root.resolve(link), LinkOption.NOFOLLOW_LINKS)) {
+                Files.createSymbolicLink(root.resolve(link), Path.of("usr", link));
+            }
+        }
+        return root;
+    }
+
+    private static void deleteTree(Path p) throws IOException {
+        if (!Files.exists(p, LinkOption.NOFOLLOW_LINKS)) {
+            return;
+        }
+        try (var walk = Files.walk(p)) {
+            for (Path q : walk.sorted(java.util.Comparator.reverseOrder()).toList()) {
+                Files.deleteIfExists(q);
+            }
+        }
+    }
+
+    private record Run(int exit, String output) {}
+
+    private static Run run(List<String> argv, int seconds) {
+        try {
+            Process p = new ProcessBuilder(argv).redirectErrorStream(true).start();
+            p.getOutputStream().close();
+            byte[] out = p.getInputStream().readNBytes(64 * 1024);
+            if (!p.waitFor(seconds, TimeUnit.SECONDS)) {
+                p.destroyForcibly();
+                return new Run(-1, argv.getFirst() + " did not answer in " + seconds + " s");
+            }
+            return new Run(p.exitValue(), new String(out, StandardCharsets.UTF_8));
+        } catch (IOException e) {
+            return new Run(-1, "cannot run " + argv.getFirst() + ": " + e.getMessage());
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            return new Run(-1, "interrupted");
+        }
+    }
+}

@@ -1,0 +1,71 @@
+package dev.crucible.exec;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import dev.crucible.TestHost;
+import dev.crucible.sandbox.Isolation;
+import java.io.IOException;
+import java.util.stream.Stream;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
+import org.junit.jupiter.params.provider.MethodSource;
+import tools.jackson.databind.JsonNode;
+
+/**
+ * Every executable case of the hostile catalogue behind gVisor (issue 29): the same request asking for
+ * {@code "isolation": "gvisor"}, the same expectations, but where gVisor's kernel answers otherwise than the host's
+ * (its entry of {@code gvisor-expectations.json} says why), no canary, no host listener reached, nothing left behind.
+ */
+class HostileCasesUnderGvisorTest {
+    @BeforeAll
+    static void gvisorRunsHere() {
+        String why = TestHost.crucible().sandbox().host().isolationUnavailable(Isolation.GVISOR);
+        if (why != null) {
+            System.out.println("[HostileCasesUnderGvisorTest] skipped: " + why);
+        }
+        assumeTrue(why == null, "skipped: " + why);
+    }
+
+    @org.junit.jupiter.api.Test
+    void aRequestForGvisorRunsBehindItWhereverAWarmSandboxCouldServeIt() throws Exception {
+        Executor executor = TestHost.crucible().executor();
+        String hostKernel = java.nio.file.Files.readString(java.nio.file.Path.of("/proc/version"));
+        ExecuteRequest probe = ExecuteRequest.of("python", "print(open('/proc/version').read(), end='')");
+        for (int i = 0; i < 3; i++) { // a zygote's fork or a pooled sandbox would answer with the host's kernel
+            ExecuteResult behind = executor.execute(probe.withIsolation("GVisor"));
+            assertThat(behind.isolation()).isEqualTo("gvisor");
+            assertThat(behind.stdout()).as("gVisor's kernel answers").isNotEmpty().isNotEqualTo(hostKernel);
+            ExecuteResult plain = executor.execute(probe);
+            assertThat(plain.isolation()).isEqualTo("namespaces");
+            assertThat(plain.stdout()).isEqualTo(hostKernel);
+        }
+    }
+
+    @org.junit.jupiter.api.Test
+    void aRequestMayAskForAStrongerTierNeverAWeakerOneOrAnUnknownOne() {
+        Executor executor = TestHost.crucible().executor();
+        var gvisorRuntime = executor.runtimeFor("python").withIsolation(Isolation.GVISOR);
+        assertThat(executor.behind(gvisorRuntime, null).tier()).isEqualTo(Isolation.GVISOR);
+        assertThat(executor.behind(gvisorRuntime, "gvisor").tier()).isEqualTo(Isolation.GVISOR);
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> executor.behind(gvisorRuntime, "namespaces"))
+                .isInstanceOf(dev.crucible.error.RequestException.class).hasMessageContaining("never a weaker one");
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> executor.execute(ExecuteRequest.of("python", "1")
+                .withIsolation("firecracker"))).isInstanceOf(dev.crucible.error.RequestException.class)
+                .hasMessageContaining("\"namespaces\" or \"gvisor\"");
+    }
+
+    static Stream<Arguments> cases() throws IOException {
+        return HostileCasesTest.casesWith("gvisor-expectations.json");
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("cases")
+    void hostileCaseBehindGvisorGetsItsExpectedOutcome(String id, JsonNode c, JsonNode expect) throws Exception {
+        ExecuteResult result = HostileCasesTest.runAndCheck(id, " (gvisor)", c, expect,
+                request -> request.withIsolation("gvisor"));
+        assertThat(result.isolation()).as(id).isEqualTo("gvisor");
+        TestHost.assertNothingLeft();
+    }
+}

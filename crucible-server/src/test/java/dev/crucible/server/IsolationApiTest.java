@@ -1,0 +1,109 @@
+package dev.crucible.server;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import dev.crucible.Crucible;
+import dev.crucible.sandbox.Isolation;
+import dev.crucible.sandbox.SandboxConfig;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Map;
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import tools.jackson.databind.JsonNode;
+
+/**
+ * The isolation tiers over HTTP (issue 29), against a real server whose runtimes TOML puts Python behind gVisor and
+ * leaves JavaScript on the default: each result and runtime says its tier, a request may ask for a stronger tier
+ * and never a weaker or unknown one, and what the gVisor tier does not give yet (sessions, egress) is refused with
+ * the reason, never run behind the weaker wall.
+ */
+class IsolationApiTest {
+    static Crucible engine;
+    static CrucibleServer server;
+    static Http http;
+
+    @BeforeAll
+    static void start() throws Exception {
+        Path toml = dev.crucible.TestDirs.create("crucible-isolation-").resolve("runtimes.toml");
+        Files.writeString(toml, """
+                [[runtime]]
+                language = "python"
+                file_name = "main.py"
+                run_command = ["python3", "{file}"]
+                pool_command = ["python3", "-c", "{agent}", "{file}"]
+                session_command = ["python3", "-c", "{repl}"]
+                isolation = "gvisor"
+                """);
+        engine = Crucible.start(SandboxConfig.defaults().withSlots(4), toml);
+        server = CrucibleServer.start(Http.config().withPort(0).withPool(Map.of()), engine);
+        http = Http.to(server, null);
+    }
+
+    @AfterAll
+    static void stop() {
+        if (server != null) {
+            server.close();
+        }
+        if (engine != null) {
+            engine.close();
+        }
+    }
+
+    @Test
+    void everyRuntimeSaysItsTier() throws Exception {
+        JsonNode runtimes = SessionApiTest.json(http.get("/v1/runtimes"));
+        Map<String, String> tiers = new java.util.HashMap<>();
+        runtimes.forEach(r -> tiers.put(r.get("language").asString(), r.get("isolation").asString()));
+        assertThat(tiers).containsEntry("python", "gvisor").containsEntry("javascript", "namespaces");
+    }
+
+    @Test
+    void aWeakerOrUnknownTierIsRefusedAndWhatGvisorLacksIsNeverRunBehindNamespaces() throws Exception {
+        HttpResponse<String> weaker = http.postJson("/v1/execute",
+                "{\"language\": \"python\", \"code\": \"print(1)\", \"isolation\": \"namespaces\"}");
+        assertThat(weaker.statusCode()).isEqualTo(400);
+        assertThat(weaker.body()).contains("invalid_request", "never a weaker one");
+        HttpResponse<String> unknown = http.postJson("/v1/execute",
+                "{\"language\": \"javascript\", \"code\": \"1\", \"isolation\": \"firecracker\"}");
+        assertThat(unknown.statusCode()).isEqualTo(400);
+        assertThat(unknown.body()).contains("\\\"namespaces\\\" or \\\"gvisor\\\"");
+        HttpResponse<String> session = http.postJson("/v1/sessions", "{\"language\": \"python\"}");
+        assertThat(session.statusCode()).as(session.body()).isEqualTo(422);
+        assertThat(session.body()).contains("isolation_unavailable", "sessions behind gvisor");
+        HttpResponse<String> egress = http.postJson("/v1/execute", "{\"language\": \"javascript\", \"code\": \"1\","
+                + " \"isolation\": \"gvisor\", \"network\": {\"allow\": [\"pypi.org\"]}}");
+        assertThat(egress.statusCode()).as(egress.body()).isIn(400, 403, 422);
+        assertThat(egress.body()).doesNotContain("\"status\"");
+    }
+
+    @Test
+    void aProgramRunsBehindTheTierItsResultNames() throws Exception {
+        String why = engine.sandbox().host().isolationUnavailable(Isolation.GVISOR);
+        if (why != null) {
+            HttpResponse<String> refused = http.postJson("/v1/execute", "{\"language\": \"python\", \"code\": \"1\"}");
+            assertThat(refused.statusCode()).isEqualTo(422);
+            assertThat(refused.body()).contains("isolation_unavailable");
+            System.out.println("[IsolationApiTest] the gVisor runs skipped: " + why);
+            assumeTrue(false, "skipped: " + why);
+        }
+        String hostKernel = Files.readString(Path.of("/proc/version"));
+        String probe = "print(open('/proc/version').read(), end='')";
+        JsonNode python = SessionApiTest.json(http.postJson("/v1/execute", "{\"language\": \"python\", \"code\": \""
+                + probe + "\"}"));
+        assertThat(python.get("isolation").asString()).isEqualTo("gvisor");
+        assertThat(python.get("stdout").asString()).isNotEmpty().isNotEqualTo(hostKernel);
+        String js = "console.log(require('fs').readFileSync('/proc/version', 'utf8').trim())";
+        JsonNode plain = SessionApiTest.json(http.postJson("/v1/execute", "{\"language\": \"javascript\", \"code\": \""
+                + js.replace("\"", "\\\"") + "\"}"));
+        assertThat(plain.get("isolation").asString()).isEqualTo("namespaces");
+        assertThat(plain.get("stdout").asString().strip()).isEqualTo(hostKernel.strip());
+        JsonNode stronger = SessionApiTest.json(http.postJson("/v1/execute", "{\"language\": \"javascript\", \"code\":"
+                + " \"" + js.replace("\"", "\\\"") + "\", \"isolation\": \"gvisor\"}"));
+        assertThat(stronger.get("isolation").asString()).isEqualTo("gvisor");
+        assertThat(stronger.get("stdout").asString().strip()).isNotEqualTo(hostKernel.strip());
+    }
+}
