@@ -145,7 +145,8 @@ public final class BwrapSandbox implements Sandbox {
             network = makeNetwork(spec);
             Process process = forkOrSpawn(claim, group, spec, network);
             started = true;
-            return supervise(process, group, claim, spec.limits(), ahead, network, onHost);
+            return supervise(process, group, claim, spec.limits(), ahead, network, onHost,
+                    spec.isolation() == dev.crucible.sandbox.Isolation.GVISOR);
         } catch (IOException e) {
             return new FailedLaunch("cannot start the sandbox: " + e.getMessage());
         } finally {
@@ -303,8 +304,8 @@ public final class BwrapSandbox implements Sandbox {
 
     /** Hands a started run to its supervisor, which gives the slot back when the run is over. */
     private Launch supervise(Process process, Cgroups.RunGroup group, Slots.Claim claim, Limits limits, boolean ahead,
-            SandboxNetwork network, java.util.function.UnaryOperator<Limits> onHost) {
-        return new Launched(process, group, ahead, limits.outputBytes(), pipes, onHost, () -> {
+            SandboxNetwork network, java.util.function.UnaryOperator<Limits> onHost, boolean gvisor) {
+        return new Launched(process, group, ahead, limits.outputBytes(), pipes, onHost, gvisor, () -> {
             live.remove(process);
             closeQuietly(network);
             claim.release();

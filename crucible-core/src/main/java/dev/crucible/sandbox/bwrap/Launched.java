@@ -34,15 +34,16 @@ final class Launched implements Sandbox.Launch {
     private final AtomicBoolean used = new AtomicBoolean();
     /** The agent's pid once it was seen in its cgroup (0 before): the hand-over then reads one file, not the group. */
     private volatile long agentPid;
-    /** The launcher's platform threads: pipes and cgroup files block in native code (see {@link PipeThreads}). */
-    private final ExecutorService pipes;
+    private final ExecutorService pipes; // platform threads: pipes and cgroup files block in native code (PipeThreads)
     private final boolean background;
-
+    /** The group's limits for a run's (gVisor's kernel takes its share); behind gVisor any member is the agent. */
     private final java.util.function.UnaryOperator<Limits> onHost;
+    private final boolean gvisor;
 
     Launched(Process process, Cgroups.RunGroup group, boolean background, int outputCap, ExecutorService pipes,
-            java.util.function.UnaryOperator<Limits> onHost, Runnable onDone) {
-        this.onHost = onHost; // the group's limits for the run's (a gVisor sandbox's kernel takes its share)
+            java.util.function.UnaryOperator<Limits> onHost, boolean gvisor, Runnable onDone) {
+        this.onHost = onHost;
+        this.gvisor = gvisor;
         this.process = process;
         this.pipes = pipes;
         this.group = group;
@@ -57,9 +58,8 @@ final class Launched implements Sandbox.Launch {
 
     /**
      * {@inheritDoc} A launch started ahead asks its cgroup for its agent (a member inside the sandbox's pid namespace,
-     * not bubblewrap's monitor or init) and {@code /proc} for the agent's standing: once the agent has been seen, a
-     * group without it means it ended (bubblewrap follows it out a little later); a SIGKILL or SIGSTOP sent to it
-     * counts at once, though a starved agent acts on it only later.
+     * not bubblewrap's monitor or init) and {@code /proc} for its standing: once seen, a group without it means it
+     * ended; a SIGKILL or SIGSTOP sent to it counts at once, though a starved agent acts on it only later.
      */
     @Override
     public Readiness readiness() {
@@ -93,7 +93,7 @@ final class Launched implements Sandbox.Launch {
         ProcStatus.Standing worst = null;
         for (long pid : group.pids()) {
             var status = ProcStatus.of(pid);
-            if (status.isEmpty() || !status.get().insideSandbox()) {
+            if (status.isEmpty() || !status.get().insideSandbox() && !gvisor) {
                 continue;
             }
             ProcStatus.Standing standing = status.get().standing();
@@ -109,9 +109,9 @@ final class Launched implements Sandbox.Launch {
     }
 
     /** The standing of the agent seen at {@code pid}; null once gone (a pid reused meanwhile: see complete()). */
-    private static ProcStatus.Standing standingOf(long pid) {
+    private ProcStatus.Standing standingOf(long pid) {
         var status = ProcStatus.of(pid);
-        return status.isPresent() && status.get().insideSandbox() ? status.get().standing() : null;
+        return status.isPresent() && (status.get().insideSandbox() || gvisor) ? status.get().standing() : null;
     }
 
     /** The processes in the run's cgroup now (for diagnostics); empty without one. */

@@ -75,4 +75,23 @@ class GvisorTierTest {
                 new Limits(10_000, 10_000, 256, 1024, 64));
         assertThat(loud.stdoutTruncated()).isTrue();
     }
+
+    @Test
+    void aSandboxStartedAheadBehindGvisorStandsReadyAndTakesItsProgram() throws Exception {
+        var runtime = TestHost.crucible().runtimes().find("python").orElseThrow().withIsolation(Isolation.GVISOR);
+        Sandbox.Launch launch = sandbox.launch(dev.crucible.pool.WarmPool.launchSpec(runtime), true);
+        try {
+            assertThat(launch.awaitReady(30_000)).as("a warm pool hands out only a ready sandbox")
+                    .isEqualTo(Sandbox.Launch.Readiness.READY);
+            SandboxResult r = launch.complete(dev.crucible.pool.WarmPool.payload(
+                    "print(open('/proc/version').read().split()[2])", List.of(), null), Limits.DEFAULT,
+                    dev.crucible.sandbox.OutputListener.NONE);
+            assertThat(r.exitCode()).as(new String(r.stderr(), StandardCharsets.UTF_8)).isZero();
+            assertThat(out(r).strip()).as("gVisor's kernel answers").isNotEmpty().isNotEqualTo(new String(
+                    java.nio.file.Files.readAllBytes(java.nio.file.Path.of("/proc/version")),
+                    StandardCharsets.UTF_8).split(" ")[2]);
+        } finally {
+            launch.abandon();
+        }
+    }
 }
