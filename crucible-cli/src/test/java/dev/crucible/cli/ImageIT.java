@@ -144,7 +144,7 @@ class ImageIT {
                     + "language = \"py-absent\"\nfile_name = \"main.py\"\nrun_command = [\"python3\", \"{file}\"]\n"
                     + "image = \"127.0.0.1:" + relay.port() + "/crucible/absent:1\"\n");
             CliIT.Outcome runtimes = run(data, "", "runtimes", "--runtimes", toml.toString());
-            assertThat(runtimes.stdout()).containsPattern("py-debian .*available  isolation: \\w+  \\(image " + ref.replace(".", "\\.")
+            assertThat(runtimes.stdout()).containsPattern("py-debian .*available  isolation: namespaces, spawn  \\(image " + ref.replace(".", "\\.")
                     + " " + digest + "\\)");
             assertThat(runtimes.stdout()).contains("py-absent").contains("run: crucible image pull 127.0.0.1:"
                     + relay.port() + "/crucible/absent:1");

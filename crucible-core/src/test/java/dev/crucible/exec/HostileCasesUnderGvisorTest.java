@@ -56,6 +56,25 @@ class HostileCasesUnderGvisorTest {
                 .hasMessageContaining("\"namespaces\" or \"gvisor\"");
     }
 
+    @org.junit.jupiter.api.Test
+    void aProgramInAnImageRunsBehindGvisorOnTheImagesRoot() throws Exception {
+        var image = dev.crucible.image.store.TestImages.debianPython(TestHost.images());
+        String hostKernel = java.nio.file.Files.readString(java.nio.file.Path.of("/proc/version"));
+        ExecuteResult r = TestHost.crucible().executor().execute(ExecuteRequest.of("python", String.join("\n",
+                "import os",
+                "print(open('/proc/version').read(), end='')",
+                "print(os.path.exists('/etc/debian_version'), sum(1 for l in open('/etc/passwd') if l.startswith('sandbox:')))",
+                "open('/workspace/f', 'w').write('x'); print(sorted(os.listdir('/workspace')))"))
+                .withImage(image.digest()).withIsolation("gvisor"));
+        assertThat(r.status().wireName()).as(r.toString()).isEqualTo("ok");
+        assertThat(r.imageDigest()).isEqualTo(image.digest());
+        assertThat(r.isolation()).isEqualTo("gvisor");
+        assertThat(r.stdout().lines().toList()).hasSize(3).element(0).as("gVisor's kernel answers")
+                .isNotEqualTo(hostKernel.strip());
+        assertThat(r.stdout().lines().skip(1).toList()).containsExactly("True 1", "['f', 'main.py']");
+        TestHost.assertNothingLeft();
+    }
+
     static Stream<Arguments> cases() throws IOException {
         return HostileCasesTest.casesWith("gvisor-expectations.json");
     }

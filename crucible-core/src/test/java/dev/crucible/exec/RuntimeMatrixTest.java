@@ -50,8 +50,16 @@ class RuntimeMatrixTest {
         return PROGRAMS.stream().map(p -> Arguments.of(p.language(), p));
     }
 
-    static ExecuteResult run(String language, String code, LimitsSpec limits) throws InterruptedException {
-        return TestHost.crucible().executor().execute(new ExecuteRequest(language, code, null, null, null, limits));
+    /** The tier the matrix runs behind (null: each runtime's own); {@link RuntimeMatrixUnderGvisorTest} asks gVisor. */
+    String isolation() {
+        return null;
+    }
+
+    ExecuteResult run(String language, String code, LimitsSpec limits) throws InterruptedException {
+        ExecuteResult r = TestHost.crucible().executor().execute(new ExecuteRequest(language, code, null, null, null,
+                limits).withIsolation(isolation()));
+        assertThat(r.isolation()).isEqualTo(isolation() == null ? "namespaces" : isolation());
+        return r;
     }
 
     @AfterEach
