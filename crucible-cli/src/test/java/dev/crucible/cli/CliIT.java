@@ -97,6 +97,24 @@ class CliIT {
     }
 
     @Test
+    void runBehindGvisorSaysSoAndAnUnknownTierIsOneLine(@TempDir Path dir) throws Exception {
+        Files.writeString(dir.resolve("main.py"), "print(open('/proc/version').read().split()[2])\n");
+        Outcome unknown = crucible(dir, "run", "--isolation", "vm", "main.py");
+        assertThat(unknown.exit()).isNotZero();
+        assertThat(unknown.stderr().strip()).doesNotContain("\n").contains("\"namespaces\" or \"gvisor\"");
+        Outcome o = crucible(dir, "run", "--json", "--isolation", "gvisor", "main.py");
+        if (o.exit() != 0) { // no runsc here: one line with the reason, never a run behind the weaker tier
+            assertThat(o.stderr().strip()).doesNotContain("\n").contains("isolation \"gvisor\" is not available");
+            System.out.println("[CliIT] the gVisor run skipped: " + o.stderr().strip());
+            return;
+        }
+        JsonNode json = JsonMapper.builder().build().readTree(o.stdout());
+        assertThat(json.get("isolation").asString()).isEqualTo("gvisor");
+        assertThat(json.get("stdout").asString().strip()).isNotEqualTo(
+                Files.readString(Path.of("/proc/version")).split(" ")[2]);
+    }
+
+    @Test
     void runReadsTheProgramFromStdinWithALanguage(@TempDir Path dir) throws Exception {
         Outcome o = crucible(dir, "echo from-stdin-program".getBytes(StandardCharsets.UTF_8), "run", "-l", "bash", "-");
         assertThat(o.stdout()).isEqualTo("from-stdin-program\n");

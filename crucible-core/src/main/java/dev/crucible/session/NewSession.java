@@ -33,12 +33,6 @@ record NewSession(LanguageRuntime runtime, SessionLimits limits, long idleTimeou
                     + (runtime.available() ? " has no session agent; sessions run: " + interactiveLanguages(runtimes)
                             : " is not available: " + runtime.unavailableReason()));
         }
-        if (runtime.tier() != dev.crucible.sandbox.Isolation.NAMESPACES) { // never run behind a weaker wall instead
-            throw new RequestException(ErrorCode.ISOLATION_UNAVAILABLE, "runtime " + runtime.language() + " runs behind "
-                    + runtime.tier().wire() + ", and sessions behind " + runtime.tier().wire() + " are not available"
-                    + " yet; run its programs with POST /v1/execute, or give sessions a runtime of isolation"
-                    + " \"namespaces\"");
-        }
         SessionLimits limits = request.limits() == null ? config.limits() : request.limits();
         limits = SessionLimits.DEFAULT.with(limits.memoryMb(), limits.pids(), limits.cpus(), limits.timeoutMs(),
                 limits.outputBytes()); // validated

@@ -217,7 +217,8 @@ public final class SessionManager implements AutoCloseable {
         Session session = new Session(stored, store.workspace(stored, sandbox.sessionUid(number)), Session.State.LIVE,
                 clock);
         try {
-            boolean rooted = runtime.image() == null && store.roomForRoots() && sandbox.rootUnavailable() == null;
+            boolean rooted = runtime.image() == null && store.roomForRoots() && sandbox.rootUnavailable() == null
+                    && runtime.tier() == dev.crucible.sandbox.Isolation.NAMESPACES; // gVisor's root is its kernel's
             store.create(stored, config.workspaceQuota(), rooted);
             if (rooted) {
                 sandbox.prepareRoot(store.rootOf(stored), number, runtime.binds());

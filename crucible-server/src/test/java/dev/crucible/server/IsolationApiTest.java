@@ -18,8 +18,8 @@ import tools.jackson.databind.JsonNode;
 /**
  * The isolation tiers over HTTP (issue 29), against a real server whose runtimes TOML puts Python behind gVisor and
  * leaves JavaScript on the default: each result and runtime says its tier, a request may ask for a stronger tier
- * and never a weaker or unknown one, and what the gVisor tier does not give yet (sessions, egress) is refused with
- * the reason, never run behind the weaker wall.
+ * and never a weaker or unknown one, a Python session's interpreter and files live behind gVisor, and what the gVisor
+ * tier does not give yet (egress, a session's commands) is refused with the reason, never run behind the weaker wall.
  */
 class IsolationApiTest {
     static Crucible engine;
@@ -62,7 +62,7 @@ class IsolationApiTest {
     }
 
     @Test
-    void aWeakerOrUnknownTierIsRefusedAndWhatGvisorLacksIsNeverRunBehindNamespaces() throws Exception {
+    void aWeakerOrUnknownTierIsRefusedAndEgressBehindGvisorIsNeverRunBehindNamespaces() throws Exception {
         HttpResponse<String> weaker = http.postJson("/v1/execute",
                 "{\"language\": \"python\", \"code\": \"print(1)\", \"isolation\": \"namespaces\"}");
         assertThat(weaker.statusCode()).isEqualTo(400);
@@ -71,9 +71,6 @@ class IsolationApiTest {
                 "{\"language\": \"javascript\", \"code\": \"1\", \"isolation\": \"firecracker\"}");
         assertThat(unknown.statusCode()).isEqualTo(400);
         assertThat(unknown.body()).contains("\\\"namespaces\\\" or \\\"gvisor\\\"");
-        HttpResponse<String> session = http.postJson("/v1/sessions", "{\"language\": \"python\"}");
-        assertThat(session.statusCode()).as(session.body()).isEqualTo(422);
-        assertThat(session.body()).contains("isolation_unavailable", "sessions behind gvisor");
         HttpResponse<String> egress = http.postJson("/v1/execute", "{\"language\": \"javascript\", \"code\": \"1\","
                 + " \"isolation\": \"gvisor\", \"network\": {\"allow\": [\"pypi.org\"]}}");
         assertThat(egress.statusCode()).as(egress.body()).isIn(400, 403, 422);
@@ -105,5 +102,29 @@ class IsolationApiTest {
                 + " \"" + js.replace("\"", "\\\"") + "\", \"isolation\": \"gvisor\"}"));
         assertThat(stronger.get("isolation").asString()).isEqualTo("gvisor");
         assertThat(stronger.get("stdout").asString().strip()).isNotEqualTo(hostKernel.strip());
+    }
+
+    @Test
+    void aSessionOfAGvisorRuntimeKeepsItsInterpreterAndFilesBehindGvisor() throws Exception {
+        String why = engine.sandbox().host().isolationUnavailable(Isolation.GVISOR);
+        assumeTrue(why == null, "skipped: " + why);
+        JsonNode created = SessionApiTest.json(http.postJson("/v1/sessions", "{\"language\": \"python\"}"));
+        String id = created.get("id").asString();
+        try {
+            String base = "/v1/sessions/" + id;
+            assertThat(SessionApiTest.json(http.postJson(base + "/execute", "{\"code\": \"x = 41\"}"))
+                    .get("status").asString()).isEqualTo("ok");
+            JsonNode cell = SessionApiTest.json(http.postJson(base + "/execute", "{\"code\": \"open('kernel.txt',"
+                    + " 'w').write(open('/proc/version').read()); x + 1\"}"));
+            assertThat(cell.get("result").asString()).as(cell.toString()).isEqualTo("42");
+            HttpResponse<String> file = http.get(base + "/files/kernel.txt");
+            assertThat(file.statusCode()).isEqualTo(200);
+            assertThat(file.body()).as("written by gVisor's kernel's interpreter, read by the files API").isNotEmpty()
+                    .isNotEqualTo(Files.readString(Path.of("/proc/version")));
+            HttpResponse<String> command = http.postJson(base + "/commands", "{\"command\": \"id\"}");
+            assertThat(command.statusCode()).as("no supervisor behind gVisor yet: " + command.body()).isEqualTo(503);
+        } finally {
+            http.delete("/v1/sessions/" + id);
+        }
     }
 }

@@ -102,10 +102,16 @@ class SessionRootTest {
             String other = SessionApiTest.json(http.postJson("/v1/sessions", "{\"language\": \"python\"}"))
                     .get("id").asString();
             assertThat(http.delete("/v1/sessions/" + other).statusCode()).isEqualTo(200);
-            Process losetup = new ProcessBuilder("losetup", "-a").redirectErrorStream(true).start();
-            String loops = new String(losetup.getInputStream().readAllBytes());
-            losetup.waitFor();
-            assertThat(loops).as("no loop device left on the deleted session's image").doesNotContain(other);
+            // its killed sandbox's mount namespace (the disk's last mount) ends a moment after its last process: the
+            // loop device goes then, unless another launcher kept the mount (the hole this guards)
+            org.awaitility.Awaitility.await("the deleted session's loop device detached")
+                    .atMost(java.time.Duration.ofSeconds(15)).pollInterval(java.time.Duration.ofMillis(100))
+                    .untilAsserted(() -> {
+                        Process losetup = new ProcessBuilder("losetup", "-a").redirectErrorStream(true).start();
+                        String loops = new String(losetup.getInputStream().readAllBytes());
+                        losetup.waitFor();
+                        assertThat(loops).as("no loop device left on the deleted session's image").doesNotContain(other);
+                    });
         }
         try (CrucibleServer again = CrucibleServer.start(config, TestHost.crucible())) {
             Http http = Http.to(again, null);

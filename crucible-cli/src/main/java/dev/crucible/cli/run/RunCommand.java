@@ -53,6 +53,10 @@ public final class RunCommand implements Callable<Integer> {
             + " first); --language still picks the commands.")
     String image;
 
+    @Option(names = "--isolation", paramLabel = "TIER", description = "Run behind this tier: namespaces or gvisor (at"
+            + " least the runtime's own; docs/isolation.md).")
+    String isolation;
+
     @Option(names = "--json", description = "Print the /v1/execute result as JSON and exit 0.")
     boolean json;
 
@@ -70,7 +74,7 @@ public final class RunCommand implements Callable<Integer> {
             try (Crucible crucible = CliSupport.startForOneRun(runtimes)) {
                 String lang = language != null ? language : languageFromFile(crucible);
                 ExecuteRequest request = new ExecuteRequest(lang, code, input, args, null,
-                        new LimitsSpec(timeoutMs, null, memoryMb, null, null), image);
+                        new LimitsSpec(timeoutMs, null, memoryMb, null, null), image).withIsolation(isolation);
                 ExecuteResult result = crucible.executor().execute(request);
                 return report(result);
             }

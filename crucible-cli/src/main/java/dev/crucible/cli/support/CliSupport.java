@@ -145,7 +145,7 @@ public final class CliSupport {
     public static int exitCodeOf(RequestException e) {
         return switch (e.code()) {
             case UNKNOWN_LANGUAGE -> ExitCodes.UNKNOWN_LANGUAGE;
-            case RUNTIME_UNAVAILABLE -> ExitCodes.RUNTIME_UNAVAILABLE;
+            case RUNTIME_UNAVAILABLE, ISOLATION_UNAVAILABLE -> ExitCodes.RUNTIME_UNAVAILABLE;
             case IMAGE_NOT_FOUND -> ExitCodes.IMAGE_NOT_FOUND;
             default -> e.code().httpStatus() >= 500 ? ExitCodes.SANDBOX_ERROR : ExitCodes.INVALID_REQUEST;
         };

@@ -169,9 +169,10 @@ public final class BwrapSandbox implements Sandbox {
         boolean started = false;
         ControlListener control = null;
         try {
-            group = slots.sessionGroup(spec.limits(), cpus);
-            network = spec.egress() != null ? makeNetwork(spec) : ownNetwork();
-            control = command.supervises() ? ControlListener.open(workRoot.resolve("control")) : null;
+            boolean gvisor = spec.isolation() == dev.crucible.sandbox.Isolation.GVISOR; // no supervisor or netns of ours
+            group = slots.sessionGroup(dev.crucible.sandbox.launch.Gvisor.hostLimits(spec).apply(spec.limits()), cpus);
+            network = spec.egress() != null ? makeNetwork(spec) : gvisor ? null : ownNetwork();
+            control = command.supervises() && !gvisor ? ControlListener.open(workRoot.resolve("control")) : null;
             Process process = spawn(spec.root() instanceof SandboxRoot.Overlaid
                     ? roots.argv(number, uid, group, spec, network, control)
                     : buildArgv(uid, group, spec, network, control), log);
@@ -263,7 +264,7 @@ public final class BwrapSandbox implements Sandbox {
             ControlListener control) throws IOException {
         etc.addMountPoints(spec);
         if (spec.isolation() == dev.crucible.sandbox.Isolation.GVISOR) { // the same chain, runsc as its last step
-            return command.gvisor().argv(command, uid, group, spec, control != null);
+            return command.gvisor().argv(command, uid, group, spec);
         }
         return command.argv(uid, group, spec, network == null ? null : network.namespace().path(),
                 control == null ? null : control.path());
@@ -358,9 +359,7 @@ public final class BwrapSandbox implements Sandbox {
         return !(cgroups instanceof Cgroups.None);
     }
 
-    String groupPrefix() { // the start of the names of this launcher's run cgroups (for tests: which are its own)
-        return slots.groupPrefix();
-    }
+    String groupPrefix() { return slots.groupPrefix(); } // its run cgroups' names start so (tests: which are its own)
 
     @Override
     public dev.crucible.health.Replacements replacements() {

@@ -126,20 +126,15 @@ public final class Gvisor {
 
     /**
      * The argv of one gVisor sandbox of {@code spec} as host uid {@code uid} in {@code group}: crucible-launch's steps,
-     * then runsc. The bundle is written now, from {@code c}'s bubblewrap options for the same spec. {@code session}: a
-     * session's sandbox, which this tier does not start yet.
+     * then runsc. The bundle is written now, from {@code c}'s bubblewrap options for the same spec. A session's sandbox
+     * (a workspace of its own, bound as it is) runs its interpreter alone: no supervisor, so no commands or ports.
      *
      * @throws IOException when the bundle cannot be written, or the spec asks for what this tier does not give
      */
-    public List<String> argv(LaunchCommand c, int uid, Cgroups.RunGroup group, SandboxSpec spec, boolean session)
-            throws IOException {
+    public List<String> argv(LaunchCommand c, int uid, Cgroups.RunGroup group, SandboxSpec spec) throws IOException {
         String why = unavailable();
         if (why != null) {
             throw new IOException(why);
-        }
-        if (session) {
-            throw new IOException("sessions under gVisor are not available yet; open the session with isolation"
-                    + " \"namespaces\"");
         }
         List<String> bwrap = new ArrayList<>(c.bwrapArguments(spec, false));
         if (spec.egress() != null) {
@@ -170,12 +165,15 @@ public final class Gvisor {
         Path workspace = Files.createDirectories(own.resolve("workspace"));
         List<String> copies = new ArrayList<>();
         int tmpfs = bwrap.indexOf("/workspace");
-        if (tmpfs < 3 || !bwrap.get(tmpfs - 1).equals("--tmpfs") || !bwrap.get(tmpfs - 3).equals("--size")) {
-            throw new IOException("a gVisor sandbox needs a fresh /workspace");
+        boolean fresh = spec.workspace() == null; // else a session's own, bound as it is
+        if (fresh && (tmpfs < 3 || !bwrap.get(tmpfs - 1).equals("--tmpfs") || !bwrap.get(tmpfs - 3).equals("--size"))) {
+            throw new IOException("a gVisor sandbox needs a fresh /workspace or a session's");
         }
-        String size = bwrap.get(tmpfs - 2);
-        bwrap.subList(tmpfs - 3, tmpfs + 1).clear();
-        bwrap.addAll(tmpfs - 3, List.of("--bind", workspace.toString(), "/workspace"));
+        String size = fresh ? bwrap.get(tmpfs - 2) : null;
+        if (fresh) {
+            bwrap.subList(tmpfs - 3, tmpfs + 1).clear();
+            bwrap.addAll(tmpfs - 3, List.of("--bind", workspace.toString(), "/workspace"));
+        }
         for (int i = 0; i + 2 < bwrap.size(); i++) {
             if (bwrap.get(i).equals("--ro-bind") && bwrap.get(i + 2).startsWith("/workspace/")) {
                 copies.addAll(List.of("--copy-in", bwrap.get(i + 1), bwrap.get(i + 2).substring("/workspace/".length())));
@@ -195,8 +193,10 @@ public final class Gvisor {
                 .filter(r -> r.name().equals("cpu") || r.name().equals("core")).toList();
         List<String> argv = c.viaHelper(group == null ? List.of() : group.procsFiles(), outside, uid,
                 c.seccompProgram(false), null);
-        argv.addAll(argv.size() - 1, List.of("--workspace-tmpfs", workspace.toString(), "--workspace-size", size));
-        argv.addAll(argv.size() - 1, copies);
+        if (fresh) {
+            argv.addAll(argv.size() - 1, List.of("--workspace-tmpfs", workspace.toString(), "--workspace-size", size));
+            argv.addAll(argv.size() - 1, copies);
+        }
         argv.addAll(runscFlags(state));
         argv.addAll(List.of("run", "--bundle", own.toString(), "run-" + Long.toHexString(System.nanoTime())));
         return argv;
