@@ -102,4 +102,16 @@ public final class TestHost {
         }
         return count;
     }
+
+    /**
+     * Skips the calling test class, saying why on stdout, where this host cannot run the gVisor tier (no runsc, not
+     * root, or its self-test failed).
+     */
+    public static void assumeGvisor(String who) {
+        String why = crucible().sandbox().host().isolationUnavailable(dev.crucible.sandbox.Isolation.GVISOR);
+        if (why != null) {
+            System.out.println("[" + who + "] skipped: " + why);
+        }
+        org.junit.jupiter.api.Assumptions.assumeTrue(why == null, "skipped: " + why);
+    }
 }

@@ -1,7 +1,6 @@
 package dev.crucible.exec;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.crucible.TestHost;
 import dev.crucible.sandbox.Isolation;
@@ -21,11 +20,7 @@ import tools.jackson.databind.JsonNode;
 class HostileCasesUnderGvisorTest {
     @BeforeAll
     static void gvisorRunsHere() {
-        String why = TestHost.crucible().sandbox().host().isolationUnavailable(Isolation.GVISOR);
-        if (why != null) {
-            System.out.println("[HostileCasesUnderGvisorTest] skipped: " + why);
-        }
-        assumeTrue(why == null, "skipped: " + why);
+        TestHost.assumeGvisor("HostileCasesUnderGvisorTest");
     }
 
     @org.junit.jupiter.api.Test

@@ -1,9 +1,7 @@
 package dev.crucible.exec;
 
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.crucible.TestHost;
-import dev.crucible.sandbox.Isolation;
 import org.junit.jupiter.api.BeforeAll;
 
 /**
@@ -13,11 +11,7 @@ import org.junit.jupiter.api.BeforeAll;
 class RuntimeMatrixUnderGvisorTest extends RuntimeMatrixTest {
     @BeforeAll
     static void gvisorRunsHere() {
-        String why = TestHost.crucible().sandbox().host().isolationUnavailable(Isolation.GVISOR);
-        if (why != null) {
-            System.out.println("[RuntimeMatrixUnderGvisorTest] skipped: " + why);
-        }
-        assumeTrue(why == null, "skipped: " + why);
+        TestHost.assumeGvisor("RuntimeMatrixUnderGvisorTest");
     }
 
     @Override

@@ -136,7 +136,6 @@ public final class Gvisor {
         if (why != null) {
             throw new IOException(why);
         }
-        List<String> bwrap = new ArrayList<>(c.bwrapArguments(spec, false));
         if (spec.egress() != null) {
             throw new IOException("egress is not available under gVisor yet; run with isolation \"namespaces\"");
         }
@@ -144,62 +143,63 @@ public final class Gvisor {
                 || spec.root() instanceof SandboxRoot.Image)) {
             throw new IOException("a writable root is not available under gVisor");
         }
-        if (!c.viaHelper()) {
-            throw new IOException("the gVisor tier needs crucible-launch (a C compiler at build time)");
+        if (!c.viaHelper() || uid < 0) { // the self-test refuses a server that is not root: a slot has its uid
+            throw new IOException("the gVisor tier needs crucible-launch and a uid of the sandbox's own");
         }
-        Path own = dir.resolve(uid < 0 ? "server" : Integer.toString(uid));
+        Path own = dir.resolve(Integer.toString(uid));
         Path state = own.resolve("state");
         deleteTree(state); // a killed run's, if any: this slot runs one sandbox at a time
-        Files.createDirectories(own);
         Files.createDirectories(state);
-        if (uid >= 0) {
-            Files.setAttribute(state, "unix:uid", uid, LinkOption.NOFOLLOW_LINKS);
-            Files.setPosixFilePermissions(state, PosixFilePermissions.fromString("rwx------"));
-        }
+        Files.setAttribute(state, "unix:uid", uid, LinkOption.NOFOLLOW_LINKS);
+        Files.setPosixFilePermissions(state, PosixFilePermissions.fromString("rwx------"));
+        List<LaunchCommand.Rlimit> rlimits = c.rlimits(uid, false, spec);
         // the program's, kept by the Sentry; not RLIMIT_NPROC, which runsc also sets on its own host process (whose
         // Go runtime then cannot start its threads): the pids cgroup bounds tasks, with the Sentry's share added
-        List<LaunchCommand.Rlimit> inside = c.rlimits(uid, false, spec).stream()
+        List<LaunchCommand.Rlimit> inside = rlimits.stream()
                 .filter(r -> !r.name().equals("cpu") && !r.name().equals("nproc")).toList();
-        // gVisor binds no host file into a tmpfs of its own: /workspace is a tmpfs the launcher mounts (step 9), with
-        // copies of the program's files, bound in as a directory
-        Path workspace = Files.createDirectories(own.resolve("workspace"));
-        List<String> copies = new ArrayList<>();
-        int tmpfs = bwrap.indexOf("/workspace");
-        boolean fresh = spec.workspace() == null; // else a session's own, bound as it is
-        if (fresh && (tmpfs < 3 || !bwrap.get(tmpfs - 1).equals("--tmpfs") || !bwrap.get(tmpfs - 3).equals("--size"))) {
-            throw new IOException("a gVisor sandbox needs a fresh /workspace or a session's");
-        }
-        String size = fresh ? bwrap.get(tmpfs - 2) : null;
-        if (fresh) {
-            bwrap.subList(tmpfs - 3, tmpfs + 1).clear();
-            bwrap.addAll(tmpfs - 3, List.of("--bind", workspace.toString(), "/workspace"));
-        }
-        for (int i = 0; i + 2 < bwrap.size(); i++) {
-            if (bwrap.get(i).equals("--ro-bind") && bwrap.get(i + 2).startsWith("/workspace/")) {
-                copies.addAll(List.of("--copy-in", bwrap.get(i + 1), bwrap.get(i + 2).substring("/workspace/".length())));
-                bwrap.subList(i, i + 3).clear();
-                i--;
-            }
-        }
+        // runsc as a whole: its Go runtime reserves address space and threads, and the Sentry keeps the program's
+        // memory in one file (so no as, nproc, nofile or fsize bound on it); the cgroups bound its memory and pids,
+        // RLIMIT_CPU its CPU time (the program's included)
+        List<LaunchCommand.Rlimit> outside = rlimits.stream()
+                .filter(r -> r.name().equals("cpu") || r.name().equals("core")).toList();
+        List<String> bwrap = new ArrayList<>(c.bwrapArguments(spec, false));
+        List<String> launcherSteps = spec.workspace() == null // else a session's own, bound as it is
+                ? freshWorkspace(bwrap, Files.createDirectories(own.resolve("workspace"))) : List.of();
         var config = OciBundle.config(bwrap, spec.command(), skeleton(spec.buildDir() != null), inside);
         // rootless runsc maps only the slot's uid, as 0: the program is that uid 0 of gVisor's kernel, without a
         // capability, so that the files it makes (the gofer's, the slot uid's on the host) are its own inside
         ((tools.jackson.databind.node.ObjectNode) config.get("process").get("user")).put("uid", 0).put("gid", 0);
         Files.writeString(own.resolve("config.json"), OciBundle.text(config));
-        // runsc as a whole: its Go runtime reserves address space and threads, and the Sentry keeps the program's
-        // memory in one file (so no as, nproc, nofile or fsize bound on it); the cgroups bound its memory and pids,
-        // RLIMIT_CPU its CPU time (the program's included)
-        List<LaunchCommand.Rlimit> outside = c.rlimits(uid, false, spec).stream()
-                .filter(r -> r.name().equals("cpu") || r.name().equals("core")).toList();
         List<String> argv = c.viaHelper(group == null ? List.of() : group.procsFiles(), outside, uid,
                 c.seccompProgram(false), null);
-        if (fresh) {
-            argv.addAll(argv.size() - 1, List.of("--workspace-tmpfs", workspace.toString(), "--workspace-size", size));
-            argv.addAll(argv.size() - 1, copies);
-        }
+        argv.addAll(argv.size() - 1, launcherSteps);
         argv.addAll(runscFlags(state));
         argv.addAll(List.of("run", "--bundle", own.toString(), "run-" + Long.toHexString(System.nanoTime())));
         return argv;
+    }
+
+    /**
+     * gVisor binds no host file into a tmpfs of its own: bubblewrap's fresh {@code /workspace} tmpfs becomes a bind of
+     * {@code workspace}, where crucible-launch mounts a tmpfs of the same size (step 9), and each file bound under
+     * {@code /workspace} a copy made there. Rewrites {@code bwrap}; returns crucible-launch's options for it.
+     */
+    private static List<String> freshWorkspace(List<String> bwrap, Path workspace) throws IOException {
+        int tmpfs = bwrap.indexOf("/workspace");
+        if (tmpfs < 3 || !bwrap.get(tmpfs - 1).equals("--tmpfs") || !bwrap.get(tmpfs - 3).equals("--size")) {
+            throw new IOException("a gVisor sandbox needs a fresh /workspace or a session's");
+        }
+        List<String> steps = new ArrayList<>(List.of("--workspace-tmpfs", workspace.toString(), "--workspace-size",
+                bwrap.get(tmpfs - 2)));
+        bwrap.subList(tmpfs - 3, tmpfs + 1).clear();
+        bwrap.addAll(tmpfs - 3, List.of("--bind", workspace.toString(), "/workspace"));
+        for (int i = 0; i + 2 < bwrap.size(); i++) {
+            if (bwrap.get(i).equals("--ro-bind") && bwrap.get(i + 2).startsWith("/workspace/")) {
+                steps.addAll(List.of("--copy-in", bwrap.get(i + 1), bwrap.get(i + 2).substring("/workspace/".length())));
+                bwrap.subList(i, i + 3).clear();
+                i--;
+            }
+        }
+        return steps;
     }
 
     /** The run cgroup's limits for a run's own: {@link #onHost} behind gVisor, the same behind namespaces. */

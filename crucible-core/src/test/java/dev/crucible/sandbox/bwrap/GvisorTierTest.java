@@ -1,7 +1,6 @@
 package dev.crucible.sandbox.bwrap;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.crucible.TestHost;
 import dev.crucible.sandbox.Isolation;
@@ -25,11 +24,7 @@ class GvisorTierTest {
     @BeforeAll
     static void available() {
         sandbox = TestHost.crucible().sandbox();
-        String why = sandbox.host().isolationUnavailable(Isolation.GVISOR);
-        if (why != null) {
-            System.out.println("[GvisorTierTest] skipped: " + why);
-        }
-        assumeTrue(why == null, "skipped: " + why);
+        TestHost.assumeGvisor("GvisorTierTest");
     }
 
     private static SandboxResult python(String code, byte[] stdin, Limits limits) throws Exception {
