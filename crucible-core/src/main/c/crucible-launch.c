@@ -41,6 +41,14 @@
  *      bind a host file into a tmpfs of its own, and the mount goes with the last process of the sandbox: nothing is
  *      left on the host.
  *
+ *  10. for a gVisor sandbox (--own-netns, with --userns-map "0 UID 1,65534 SENTRY 1"): after entering its user namespace,
+ *      a network namespace of that namespace's own, so that runsc's control socket (an abstract one, Debian's build)
+ *      is reachable from no other namespace: runsc runs there as root of the user namespace (the slot's uid on the
+ *      host), and its Sentry, which it runs as nobody, is the host uid SENTRY, owning nothing;
+ *  11. to checkpoint a gVisor sandbox (--join PID, with --uid): after becoming the uid, join the user and network
+ *      namespaces of PID, which must be a child of this launcher's parent (the server) still running, through a
+ *      pidfd (never a pid reused meanwhile), so that runsc reaches that sandbox's control socket as its root.
+ *
  * crucible-launch --init is something else: the init (pid 1) of a zygote child's pid namespace (docs/zygote.md). It
  * holds nothing and no capability, reaps every orphan (SIGCHLD ignored), handles no signal (so nothing inside its
  * namespace can signal it) and waits until the zygote kills it, which ends the namespace and everything in it.
@@ -48,7 +56,8 @@
  * usage: crucible-launch [--netns PATH] [--cgroup FILE]... [--rlimit RES=VALUE]... --seccomp FILE [--control PATH]
  *                        [--uid N] [--userns-map "INSIDE OUTSIDE COUNT[,INSIDE OUTSIDE COUNT]..."]
  *                        [--overlay-lower DIR --overlay-at DIR --overlay-upper DIR --overlay-work DIR]...
- *                        [--workspace-tmpfs DIR --workspace-size BYTES [--copy-in FILE NAME]...] -- PROGRAM ARGS...
+ *                        [--workspace-tmpfs DIR --workspace-size BYTES [--copy-in FILE NAME]...]
+ *                        [--own-netns] [--join PID] -- PROGRAM ARGS...
  * RES is one of fsize, nofile, core, cpu, nproc, as. Exit code 125 means a step failed (message on stderr,
  * prefixed "crucible-launch: "); it never runs the program then.
  *
@@ -64,6 +73,7 @@
 #include <string.h>
 #include <sched.h>
 #include <sys/mount.h>
+#include <poll.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
@@ -367,6 +377,33 @@ static void lower_path(struct overlay *o) {
 }
 
 /* the session's half, as root of its own user namespace: a private mount namespace, then (after the helper) overlayfs */
+/*
+ * Joins the user and network namespaces of PID (step 11), as the uid that owns that user namespace: PID is opened as a
+ * pidfd first, then checked to be a sibling (a child of our parent, the server) still alive, so the namespaces joined
+ * are that process's even if its pid were reused between the server's look and ours.
+ */
+static void join_sandbox(long pid) {
+    int pidfd = (int) syscall(SYS_pidfd_open, (pid_t) pid, 0);
+    if (pidfd < 0) die("cannot open the sandbox's process", NULL);
+    char path[64], stat[512];
+    snprintf(path, sizeof path, "/proc/%ld/stat", pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd < 0 ? -1 : read(fd, stat, sizeof stat - 1);
+    if (fd >= 0) close(fd);
+    if (n <= 0) die("cannot read", path);
+    stat[n] = 0;
+    char *end = strrchr(stat, ')'); /* "PID (COMM) STATE PPID ...": COMM may hold anything but not after the last ')' */
+    long ppid = -1;
+    if (!end || sscanf(end + 1, " %*c %ld", &ppid) != 1 || ppid != (long) getppid()) {
+        errno = EPERM;
+        die("not a sandbox of this server:", path);
+    }
+    struct pollfd alive = {.fd = pidfd, .events = POLLIN};
+    if (poll(&alive, 1, 0) != 0) { errno = ESRCH; die("the sandbox's process has ended", NULL); }
+    if (setns(pidfd, CLONE_NEWUSER | CLONE_NEWNET) != 0) die("cannot join the sandbox's namespaces", NULL);
+    close(pidfd);
+}
+
 static void private_mounts(void) {
     if (unshare(CLONE_NEWNS) != 0) die("cannot make the session's mount namespace", NULL);
     if (mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL) != 0) die("cannot make the mounts private", NULL);
@@ -453,9 +490,11 @@ int main(int argc, char **argv) {
     const char *workspace = NULL, *workspace_size = NULL;
     struct copy copies[MAX_COPIES];
     int copied = 0;
-    long uid = -1;
+    long uid = -1, join = -1;
+    int own_netns = 0;
     int i = 1;
     for (; i < argc && strcmp(argv[i], "--") != 0; i++) {
+        if (strcmp(argv[i], "--own-netns") == 0) { own_netns = 1; continue; }
         if (i + 1 >= argc) { errno = EINVAL; die("missing value for", argv[i]); }
         if (strcmp(argv[i], "--netns") == 0) join_netns(argv[++i]);
         else if (strcmp(argv[i], "--cgroup") == 0) join_cgroup(argv[++i]);
@@ -464,6 +503,7 @@ int main(int argc, char **argv) {
         else if (strcmp(argv[i], "--uid") == 0) uid = number(argv[++i]);
         else if (strcmp(argv[i], "--control") == 0) control = argv[++i];
         else if (strcmp(argv[i], "--userns-map") == 0) userns_map = argv[++i];
+        else if (strcmp(argv[i], "--join") == 0) join = number(argv[++i]);
         else if (strcmp(argv[i], "--overlay-lower") == 0) {
             if (overlaid == MAX_OVERLAYS) { errno = E2BIG; die("too many overlays", argv[i + 1]); }
             overlays[overlaid++].lower = argv[++i];
@@ -538,8 +578,12 @@ int main(int argc, char **argv) {
         close(to_helper[0]); /* each side keeps only its own ends: a helper that dies is an end of file here */
         close(from_helper[1]);
     }
+    if (own_netns && (userns_map == NULL || join >= 0)) { errno = EINVAL; die("--own-netns needs --userns-map", NULL); }
+    if (join >= 0 && (uid < 0 || userns_map != NULL)) { errno = EINVAL; die("--join needs --uid, not --userns-map", NULL); }
     if (uid >= 0) become((uid_t) uid);
+    if (join >= 0) join_sandbox(join);
     if (userns_map != NULL) enter_userns(userns_map, to_helper[1], from_helper[0], helper, overlaid);
+    if (own_netns && unshare(CLONE_NEWNET) != 0) die("cannot make runsc's network namespace", NULL);
     for (int o = 0; o < overlaid; o++) mount_overlay(&overlays[o]);
     if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0) die("cannot set no_new_privs", NULL);
     /* after the uid change, which clears it; survives the exec of bwrap (not setuid) */

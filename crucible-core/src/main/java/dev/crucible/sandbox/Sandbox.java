@@ -104,6 +104,19 @@ public interface Sandbox extends AutoCloseable {
     Interactive open(SandboxSpec spec, int number, double cpus, java.nio.file.Path log)
             throws java.io.IOException, InterruptedException;
 
+    /**
+     * Starts session {@code number}'s sandbox again from what {@link Interactive#checkpoint} saved in {@code image}: its
+     * memory, processes and open files as they were when saved, its workspace as it is now, and new stdin and stdout
+     * (the program reads and writes them where it left off). {@code spec} is the spec the saved sandbox was opened with
+     * (the same session's workspace, runtime and limits). Behind gVisor only ({@link Isolation#GVISOR}).
+     *
+     * @throws java.io.IOException when the tier cannot restore, {@code image} holds nothing saved, or the start failed
+     */
+    default Interactive restore(SandboxSpec spec, int number, double cpus, java.nio.file.Path log,
+            java.nio.file.Path image) throws java.io.IOException, InterruptedException {
+        throw new java.io.IOException("this sandbox launcher cannot restore a saved sandbox");
+    }
+
     /** The host uid of session {@code number}'s sandbox, or -1 when sandboxes run as the server's own uid. */
     int sessionUid(int number);
 
@@ -193,6 +206,18 @@ public interface Sandbox extends AutoCloseable {
         /** The TCP ports something listens on in the sandbox's network namespace, ascending; none without one. */
         default java.util.List<Integer> listening() {
             return java.util.List.of();
+        }
+
+        /**
+         * Saves the sandbox's whole state (memory, processes, open files; not its workspace, which stays on the host)
+         * into {@code image}, a directory made now that must not exist, for {@link Sandbox#restore}; the sandbox then
+         * ends (to go on, restore it: runsc's own "leave running" is a restore in its own process, whose stdio are not
+         * the session's). Behind gVisor only.
+         *
+         * @throws java.io.IOException when this sandbox cannot be saved (its tier, or it ended) or the save failed
+         */
+        default void checkpoint(java.nio.file.Path image) throws java.io.IOException, InterruptedException {
+            throw new java.io.IOException("only a sandbox behind gVisor can be saved whole (isolation \"gvisor\")");
         }
 
         /**

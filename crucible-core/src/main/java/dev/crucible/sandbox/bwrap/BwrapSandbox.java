@@ -142,7 +142,7 @@ public final class BwrapSandbox implements Sandbox {
             Cgroups.RunGroup group = makeGroups(claim, onHost.apply(spec.limits()), ahead);
             Lending.buildDir(claim, spec);
             Lending.root(claim, spec);
-            network = makeNetwork(spec);
+            network = SandboxNetwork.open(spec, spawner, egressUnavailable());
             Process process = forkOrSpawn(claim, group, spec, network);
             started = true;
             return supervise(process, group, claim, spec.limits(), ahead, network, onHost,
@@ -152,13 +152,28 @@ public final class BwrapSandbox implements Sandbox {
         } finally {
             if (!started) {
                 claim.release();
-                closeQuietly(network);
+                PipeThreads.closeQuietly(network);
             }
         }
     }
 
     @Override
     public Interactive open(SandboxSpec spec, int number, double cpus, Path log) throws IOException, InterruptedException {
+        return start(spec, number, cpus, log, null);
+    }
+
+    @Override
+    public Interactive restore(SandboxSpec spec, int number, double cpus, Path log, Path image)
+            throws IOException, InterruptedException {
+        if (spec.isolation() != dev.crucible.sandbox.Isolation.GVISOR) {
+            throw new IOException("only a sandbox behind gVisor can be restored (isolation \"gvisor\")");
+        }
+        return start(spec, number, cpus, log, image);
+    }
+
+    /** A session's sandbox, new, or behind gVisor restored from {@code image} when not null. */
+    private Interactive start(SandboxSpec spec, int number, double cpus, Path log, Path image)
+            throws IOException, InterruptedException {
         if (spec.workspace() == null) {
             throw new IllegalArgumentException("a long-lived sandbox needs a workspace directory");
         }
@@ -171,11 +186,12 @@ public final class BwrapSandbox implements Sandbox {
         try {
             boolean gvisor = spec.isolation() == dev.crucible.sandbox.Isolation.GVISOR; // no supervisor or netns of ours
             group = slots.sessionGroup(dev.crucible.sandbox.launch.Gvisor.hostLimits(spec).apply(spec.limits()), cpus);
-            network = spec.egress() != null ? makeNetwork(spec) : gvisor ? null : ownNetwork();
+            network = spec.egress() != null ? SandboxNetwork.open(spec, spawner, egressUnavailable())
+                    : gvisor ? null : ownNetwork();
             control = command.supervises() && !gvisor ? ControlListener.open(workRoot.resolve("control")) : null;
             Process process = spawn(spec.root() instanceof SandboxRoot.Overlaid
                     ? roots.argv(number, uid, group, spec, network, control)
-                    : buildArgv(uid, group, spec, network, control), log);
+                    : buildArgv(uid, group, spec, network, control, image), log);
             SocketChannel channel;
             try {
                 channel = control == null ? null : control.accept(process); // one that never connects is killed
@@ -184,14 +200,15 @@ public final class BwrapSandbox implements Sandbox {
                 throw e;
             }
             started = true;
-            return reside(process, group, network, channel);
+            return reside(process, group, network, channel, gvisor ? (p, to) -> command.gvisor().save(spawner, command,
+                    uid, p, to) : null);
         } finally {
-            closeQuietly(control);
+            PipeThreads.closeQuietly(control);
             if (!started) {
                 if (group != null) {
                     group.destroy();
                 }
-                closeQuietly(network);
+                PipeThreads.closeQuietly(network);
             }
         }
     }
@@ -229,25 +246,6 @@ public final class BwrapSandbox implements Sandbox {
         }
     }
 
-    /** For a spec with egress, its own network namespace with the proxy's listener in it; null without egress. */
-    private SandboxNetwork makeNetwork(SandboxSpec spec) throws IOException, InterruptedException {
-        if (spec.egress() == null) {
-            return null;
-        }
-        String unavailable = egressUnavailable();
-        if (unavailable != null) {
-            throw new IOException(unavailable);
-        }
-        return SandboxNetwork.open(spec, spawner);
-    }
-
-    private static void closeQuietly(AutoCloseable resource) {
-        try (resource) { // a null one is skipped
-        } catch (Exception e) {
-            LOG.log(System.Logger.Level.DEBUG, "cannot close " + resource, e);
-        }
-    }
-
     @Override
     public String egressUnavailable() {
         if (serverUid != 0) {
@@ -261,10 +259,11 @@ public final class BwrapSandbox implements Sandbox {
 
     /** The mount points its binds need in /etc, then the launcher's argv (with a supervisor on {@code control}). */
     private List<String> buildArgv(int uid, Cgroups.RunGroup group, SandboxSpec spec, SandboxNetwork network,
-            ControlListener control) throws IOException {
+            ControlListener control, Path image) throws IOException {
         etc.addMountPoints(spec);
         if (spec.isolation() == dev.crucible.sandbox.Isolation.GVISOR) { // the same chain, runsc as its last step
-            return command.gvisor().argv(command, uid, group, spec);
+            return image != null ? command.gvisor().restoreArgv(command, uid, group, spec, image)
+                    : command.gvisor().argv(command, uid, group, spec);
         }
         return command.argv(uid, group, spec, network == null ? null : network.namespace().path(),
                 control == null ? null : control.path());
@@ -300,7 +299,7 @@ public final class BwrapSandbox implements Sandbox {
                 LOG.log(System.Logger.Level.WARNING, "zygote fork failed; spawning: " + e, e);
             }
         }
-        return spawn(buildArgv(claim.uid(), group, spec, network, null), null);
+        return spawn(buildArgv(claim.uid(), group, spec, network, null, null), null);
     }
 
     /** Hands a started run to its supervisor, which gives the slot back when the run is over. */
@@ -308,16 +307,17 @@ public final class BwrapSandbox implements Sandbox {
             SandboxNetwork network, java.util.function.UnaryOperator<Limits> onHost, boolean gvisor) {
         return new Launched(process, group, ahead, limits.outputBytes(), pipes, onHost, gvisor, () -> {
             live.remove(process);
-            closeQuietly(network);
+            PipeThreads.closeQuietly(network);
             claim.release();
         });
     }
 
     /** Wraps a started session sandbox; closing it sweeps its cgroups in the background. */
-    private Interactive reside(Process process, Cgroups.RunGroup group, SandboxNetwork network, SocketChannel control) {
-        return new Resident(process, group, control, network, () -> {
+    private Interactive reside(Process process, Cgroups.RunGroup group, SandboxNetwork network, SocketChannel control,
+            Resident.Saver saver) {
+        return new Resident(process, group, control, network, saver, () -> {
             live.remove(process);
-            closeQuietly(network);
+            PipeThreads.closeQuietly(network);
             if (group != null) {
                 slots.teardownLater(group);
             }

@@ -59,11 +59,11 @@ final class PipeThreads {
     }
 
     /** Closes a pipe, ignoring a failure: nothing is left to do with it. */
-    static void closeQuietly(java.io.Closeable in) {
-        try {
-            in.close();
-        } catch (IOException e) {
-            // nothing to do
+    /** Closes {@code resource} (a null one is skipped); a failure is logged, never thrown. */
+    static void closeQuietly(AutoCloseable resource) {
+        try (resource) {
+        } catch (Exception e) {
+            System.getLogger("crucible.sandbox").log(System.Logger.Level.DEBUG, "cannot close " + resource, e);
         }
     }
 }

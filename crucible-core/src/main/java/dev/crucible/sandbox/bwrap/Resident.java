@@ -24,15 +24,24 @@ final class Resident implements Sandbox.Interactive {
     private final Cgroups.RunGroup group;
     private final SocketChannel control;
     private final SandboxNetwork network;
+    private final Saver saver;
     private final Runnable onClose;
     private final AtomicBoolean closed = new AtomicBoolean();
+
+    /** Saves a sandbox behind gVisor whole ({@link Sandbox.Interactive#checkpoint}): runsc's process, where to. */
+    interface Saver {
+        void save(Process runsc, java.nio.file.Path image) throws IOException, InterruptedException;
+    }
 
     /**
      * @param control the supervisor's control socket (crucible-supervisor.c), or null: the program alone
      * @param network the sandbox's own network namespace, or null (bubblewrap's empty one, unreachable from here)
+     * @param saver how to save it whole, or null: it cannot be (not behind gVisor)
      */
-    Resident(Process process, Cgroups.RunGroup group, SocketChannel control, SandboxNetwork network, Runnable onClose) {
+    Resident(Process process, Cgroups.RunGroup group, SocketChannel control, SandboxNetwork network, Saver saver,
+            Runnable onClose) {
         this.process = process;
+        this.saver = saver;
         this.group = group;
         this.control = control;
         this.network = network;
@@ -84,6 +93,25 @@ final class Resident implements Sandbox.Interactive {
         }
         throw new IOException(process.isAlive() ? "no process of the sandbox's opens its root (" + String.join("; ", tried)
                 + ")" : "the session's sandbox is not running");
+    }
+
+    @Override
+    public void checkpoint(java.nio.file.Path image) throws IOException, InterruptedException {
+        if (saver == null) {
+            Sandbox.Interactive.super.checkpoint(image);
+        } else if (!process.isAlive()) {
+            throw new IOException("the sandbox has ended: nothing to save");
+        } else {
+            saver.save(process, image);
+        }
+    }
+
+    long pid() { // tests: the launcher's process (runsc itself behind gVisor)
+        return process.pid();
+    }
+
+    boolean awaitEnd(long ms) throws InterruptedException { // tests: whether it ended within ms
+        return process.waitFor(ms, TimeUnit.MILLISECONDS);
     }
 
     @Override

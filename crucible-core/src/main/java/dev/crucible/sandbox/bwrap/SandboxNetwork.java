@@ -15,9 +15,16 @@ record SandboxNetwork(NetNamespace namespace, AutoCloseable serving) implements 
      * For {@code spec}, which has egress: a network namespace of the server's with the proxy's listener in it, made on
      * the launcher thread, the listener handed to the spec's proxy (connections queue until the program makes them).
      * The namespace's descriptor, which the launcher opens by path at some moment after the spawn, and the listener
-     * live until the sandbox ends.
+     * live until the sandbox ends. Null for a spec without egress; refused with {@code unavailable} when not null.
      */
-    static SandboxNetwork open(SandboxSpec spec, ProcessSpawner spawner) throws IOException, InterruptedException {
+    static SandboxNetwork open(SandboxSpec spec, ProcessSpawner spawner, String unavailable)
+            throws IOException, InterruptedException {
+        if (spec.egress() == null) {
+            return null;
+        }
+        if (unavailable != null) {
+            throw new IOException(unavailable);
+        }
         NetNamespace netns = spawner.onLauncherThread(() -> NetNamespace.create(SandboxSpec.PROXY_PORT));
         return new SandboxNetwork(netns, spec.egress().serve(netns.listener(), "sandbox", netns));
     }

@@ -5,6 +5,7 @@ import dev.crucible.sandbox.Limits;
 import dev.crucible.sandbox.SandboxConfig;
 import dev.crucible.sandbox.SandboxUnavailableException;
 import dev.crucible.sandbox.cgroup.Cgroups;
+import dev.crucible.sandbox.launch.LaunchCommand;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -144,9 +145,6 @@ final class Slots {
         return uidBase >= 0 ? uidBase + SESSION_UID_OFFSET + number : -1;
     }
 
-    /** Where the host uid blocks of sessions with root inside begin: past every range a system gives out by default. */
-    static final long ROOT_UID_BASE = 1L << 31;
-
     /**
      * The first of session {@code number}'s block of host uids for a root inside (see
      * {@code LaunchCommand.rootedArgv}): one block per session uid, so no two sessions of any server on this host
@@ -154,7 +152,7 @@ final class Slots {
      */
     long sessionRootUid(int number, int blockSize) {
         int uid = sessionUid(number);
-        long first = ROOT_UID_BASE + (long) uid * blockSize;
+        long first = LaunchCommand.ROOT_UID_BASE + (long) uid * blockSize;
         return uid < 0 || first + blockSize > 0xFFFF_FFFEL ? -1 : first;
     }
 

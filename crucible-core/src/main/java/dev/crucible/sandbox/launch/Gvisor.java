@@ -18,10 +18,18 @@ import java.util.concurrent.TimeUnit;
  * The gVisor tier's launch (issue 29): the same chain as the namespace tier's up to its last step (crucible-launch joins
  * the run's cgroups, sets the rlimits that bound runsc as a whole, becomes the slot's unprivileged uid, sets
  * no_new_privs and the parent-death signal, leaves the server's session, clears the environment), whose last exec is
- * {@code runsc --rootless --network=none run} of a bundle made from the namespace tier's own bubblewrap options
- * ({@link OciBundle}): the program's system calls reach gVisor's Sentry, never the host kernel. Each slot uid has its
- * own bundle and state directory under {@code <work>/gvisor/<uid>}, rewritten and emptied at every launch (a slot runs
- * one sandbox at a time; a killed run leaves state that the next launch clears).
+ * {@code runsc --network=none run} of a bundle made from the namespace tier's own bubblewrap options ({@link OciBundle}):
+ * the program's system calls reach gVisor's Sentry, never the host kernel. Each slot uid has its own bundle and state
+ * directory under {@code <work>/gvisor/<uid>}, rewritten and emptied at every launch (a slot runs one sandbox at a time;
+ * a killed run leaves state that the next launch clears).
+ *
+ * <p>runsc runs as root of a user namespace crucible-launch makes (steps 7 and 10): {@code 0} is the slot's uid, so runsc
+ * and its gofer own what the slot owns; {@code 65534}, as which runsc runs its Sentry, is a host uid of the slot's own
+ * that owns nothing ({@link #sentryUid}). So a Sentry broken into is neither the slot's files' owner nor any other
+ * sandbox's, and {@code runsc restore}, which Debian's build refuses in its rootless mode, works: a sandbox can be
+ * saved whole ({@link #checkpointArgv}) and started again from what was saved ({@link #restoreArgv}). runsc's control
+ * socket (an abstract one) lives in a network namespace of that user namespace's own, reachable only by a launcher that
+ * joins it as the slot's uid.
  *
  * <p>Found like bubblewrap (an absolute path, never through PATH), its version and platform probed once and a real
  * sandbox started once ({@link #unavailable}) before the tier is offered: a host where runsc cannot run gets a reason,
@@ -97,7 +105,7 @@ public final class Gvisor {
         Files.writeString(test.resolve("config.json"), OciBundle.text(OciBundle.config(List.of("bwrap", "--ro-bind",
                 "/usr", "/usr", "--proc", "/proc", "--dev", "/dev", "--symlink", "usr/bin", "/bin"), List.of(
                 "/usr/bin/true"), skeleton(false), List.of())));
-        List<String> argv = new ArrayList<>(runscFlags(test.resolve("state")));
+        List<String> argv = new ArrayList<>(runscFlags(test.resolve("state"), true));
         argv.addAll(List.of("run", "--bundle", test.toString(), "self-test"));
         Run r = run(argv, 60);
         deleteTree(test);
@@ -110,10 +118,10 @@ public final class Gvisor {
         return "";
     }
 
-    /** runsc's global flags: rootless, no network stack but loopback, state under {@code state}, the platform. */
-    private List<String> runscFlags(Path state) {
-        List<String> flags = new ArrayList<>(List.of(runsc.toString(), "--rootless", "--network=none",
-                "--root=" + state));
+    /** runsc's global flags for the self-test (as the server's root, so rootless), else in a slot's namespace. */
+    private List<String> runscFlags(Path state, boolean rootless) {
+        List<String> flags = new ArrayList<>(List.of(runsc.toString(), rootless ? "--rootless" : "--ignore-cgroups",
+                "--network=none", "--root=" + state));
         if (platform != null) {
             flags.add("--platform=" + platform);
         }
@@ -124,6 +132,19 @@ public final class Gvisor {
         return flags;
     }
 
+    /** The container's name in its slot's state directory: one at a time there. */
+    static final String CONTAINER = "sandbox";
+
+    /**
+     * The host uid that runsc's Sentry runs as for slot or session uid {@code uid}: one of the block of host uids
+     * {@code uid} has for a root of its own ({@link LaunchCommand#ROOT_UID_BASE}), the one such a root never maps
+     * (its user 1000 is the session's uid), so it owns no file anywhere; -1 past the largest uid.
+     */
+    public static long sentryUid(int uid) {
+        long block = LaunchCommand.ROOT_UID_BASE + (long) uid * LaunchCommand.ROOT_BLOCK;
+        return uid < 0 || block + LaunchCommand.ROOT_BLOCK > 0xFFFF_FFFEL ? -1 : block + 1000;
+    }
+
     /**
      * The argv of one gVisor sandbox of {@code spec} as host uid {@code uid} in {@code group}: crucible-launch's steps,
      * then runsc. The bundle is written now, from {@code c}'s bubblewrap options for the same spec. A session's sandbox
@@ -132,6 +153,76 @@ public final class Gvisor {
      * @throws IOException when the bundle cannot be written, or the spec asks for what this tier does not give
      */
     public List<String> argv(LaunchCommand c, int uid, Cgroups.RunGroup group, SandboxSpec spec) throws IOException {
+        return launch(c, uid, group, spec, List.of("run"));
+    }
+
+    /**
+     * The argv of a gVisor sandbox of {@code spec} started again from what {@link #checkpointArgv} saved in {@code
+     * image}: its memory, processes and open files as they were, its files (the gofer's, on the host) as they are now.
+     * The spec must bind what the saved sandbox's bound (the same session's); its stdin and stdout are the new ones.
+     *
+     * @throws IOException as {@link #argv} does, or when {@code image} holds no saved sandbox
+     */
+    public List<String> restoreArgv(LaunchCommand c, int uid, Cgroups.RunGroup group, SandboxSpec spec, Path image)
+            throws IOException {
+        if (!Files.isRegularFile(image.resolve("checkpoint.img"), LinkOption.NOFOLLOW_LINKS)) {
+            throw new IOException("no saved sandbox in " + image);
+        }
+        return launch(c, uid, group, spec, List.of("restore", "--image-path=" + image));
+    }
+
+    /**
+     * The argv that saves the running gVisor sandbox of slot or session uid {@code uid}, started as process {@code pid}
+     * (runsc itself, a child of this server) by {@link #argv} or {@link #restoreArgv}, into {@code image}: crucible-launch
+     * becomes {@code uid}, joins that sandbox's user and network namespaces (step 11), and runs {@code runsc checkpoint}.
+     * The sandbox then ends ({@code --leave-running} of this runsc restores it inside the checkpointing process, whose
+     * stdio are not the sandbox's: not used). {@code image} is made now, empty, the uid's alone.
+     *
+     * @throws IOException when {@code image} exists already or cannot be made
+     */
+    public List<String> checkpointArgv(LaunchCommand c, int uid, long pid, Path image) throws IOException {
+        Files.createDirectories(image.getParent());
+        Files.createDirectory(image, java.nio.file.attribute.PosixFilePermissions.asFileAttribute(
+                PosixFilePermissions.fromString("rwx------")));
+        Files.setAttribute(image, "unix:uid", uid, LinkOption.NOFOLLOW_LINKS);
+        List<String> argv = c.viaHelper(List.of(), List.of(), uid, c.seccompProgram(false), null);
+        argv.addAll(argv.size() - 1, List.of("--join", Long.toString(pid)));
+        argv.addAll(runscFlags(dir.resolve(Integer.toString(uid)).resolve("state"), false));
+        argv.addAll(List.of("checkpoint", "--image-path=" + image, CONTAINER));
+        return argv;
+    }
+
+    /** How long a save may take: a sandbox's memory written out, about 4 MB/ms here; a stuck runsc is killed. */
+    static final long SAVE_TIMEOUT_MS = 120_000;
+
+    /**
+     * Saves the running gVisor sandbox {@code runsc} (started by {@link #argv} or {@link #restoreArgv} for uid {@code
+     * uid}) into {@code image} with {@link #checkpointArgv}, spawned by {@code spawner} as every launch is; waits for it.
+     *
+     * @throws IOException with runsc's own words when the save failed; {@code image} is then removed
+     */
+    public void save(ProcessSpawner spawner, LaunchCommand c, int uid, Process runsc, Path image)
+            throws IOException, InterruptedException {
+        Path log = Files.createTempFile(dir, "save-", ".log");
+        try {
+            Process save = spawner.start(checkpointArgv(c, uid, runsc.pid(), image), log);
+            save.getOutputStream().close();
+            save.getInputStream().close();
+            boolean done = save.waitFor(SAVE_TIMEOUT_MS, TimeUnit.MILLISECONDS);
+            if (!done || save.exitValue() != 0) {
+                save.destroyForcibly();
+                String said = Files.readString(log).strip().lines().filter(l -> !l.startsWith("W")).reduce((a, b) -> b)
+                        .orElse(done ? "exit " + save.exitValue() : "no answer in " + SAVE_TIMEOUT_MS + " ms");
+                deleteTree(image);
+                throw new IOException("cannot save the gVisor sandbox: " + said);
+            }
+        } finally {
+            Files.deleteIfExists(log);
+        }
+    }
+
+    private List<String> launch(LaunchCommand c, int uid, Cgroups.RunGroup group, SandboxSpec spec, List<String> how)
+            throws IOException {
         String why = unavailable();
         if (why != null) {
             throw new IOException(why);
@@ -143,7 +234,8 @@ public final class Gvisor {
                 || spec.root() instanceof SandboxRoot.Image)) {
             throw new IOException("a writable root is not available under gVisor");
         }
-        if (!c.viaHelper() || uid < 0) { // the self-test refuses a server that is not root: a slot has its uid
+        long sentry = sentryUid(uid);
+        if (!c.viaHelper() || sentry < 0) { // the self-test refuses a server that is not root: a slot has its uid
             throw new IOException("the gVisor tier needs crucible-launch and a uid of the sandbox's own");
         }
         Path own = dir.resolve(Integer.toString(uid));
@@ -163,18 +255,22 @@ public final class Gvisor {
         List<LaunchCommand.Rlimit> outside = rlimits.stream()
                 .filter(r -> r.name().equals("cpu") || r.name().equals("core")).toList();
         List<String> bwrap = new ArrayList<>(c.bwrapArguments(spec, false));
-        List<String> launcherSteps = spec.workspace() == null // else a session's own, bound as it is
-                ? freshWorkspace(bwrap, Files.createDirectories(own.resolve("workspace"))) : List.of();
+        List<String> launcherSteps = new ArrayList<>(List.of("--userns-map", "0 " + uid + " 1,65534 " + sentry + " 1",
+                "--own-netns"));
+        if (spec.workspace() == null) { // else a session's own, bound as it is
+            launcherSteps.addAll(freshWorkspace(bwrap, Files.createDirectories(own.resolve("workspace"))));
+        }
         var config = OciBundle.config(bwrap, spec.command(), skeleton(spec.buildDir() != null), inside);
-        // rootless runsc maps only the slot's uid, as 0: the program is that uid 0 of gVisor's kernel, without a
-        // capability, so that the files it makes (the gofer's, the slot uid's on the host) are its own inside
+        // runsc maps only the slot's uid, as 0: the program is that uid 0 of gVisor's kernel, without a capability, so
+        // that the files it makes (the gofer's, the slot uid's on the host) are its own inside
         ((tools.jackson.databind.node.ObjectNode) config.get("process").get("user")).put("uid", 0).put("gid", 0);
         Files.writeString(own.resolve("config.json"), OciBundle.text(config));
         List<String> argv = c.viaHelper(group == null ? List.of() : group.procsFiles(), outside, uid,
                 c.seccompProgram(false), null);
         argv.addAll(argv.size() - 1, launcherSteps);
-        argv.addAll(runscFlags(state));
-        argv.addAll(List.of("run", "--bundle", own.toString(), "run-" + Long.toHexString(System.nanoTime())));
+        argv.addAll(runscFlags(state, false));
+        argv.addAll(how);
+        argv.addAll(List.of("--bundle", own.toString(), CONTAINER));
         return argv;
     }
 
