@@ -25,7 +25,8 @@ import tools.jackson.databind.JsonNode;
 @Command(name = "bench", mixinStandardHelpOptions = true,
         description = {"Benchmark against bare interpreter spawns in the same run.",
             "Default: POST /v1/execute on a running server (--url) with --concurrency clients.",
-            "--cold: a cold sandbox in this process, sequential and interleaved."})
+            "--cold: a cold sandbox in this process, sequential and interleaved.",
+            "--checkpoint MB: saving and restoring a gVisor session's sandbox holding MB MiB, in this process."})
 public final class BenchCommand implements Callable<Integer> {
     @Option(names = "--url", defaultValue = "http://127.0.0.1:8080", description = "The server (default http://127.0.0.1:8080).")
     String url;
@@ -50,6 +51,10 @@ public final class BenchCommand implements Callable<Integer> {
     @Option(names = "--ports", description = "Benchmark HTTP through a session's port proxy against the same GET from"
             + " inside the session's network namespace (a server and engine of this process; needs root).")
     boolean ports;
+
+    @Option(names = "--checkpoint", paramLabel = "MB", description = "Benchmark saving and restoring a gVisor session's"
+            + " sandbox holding MB MiB of random bytes (--rounds rounds), in this process.")
+    Integer checkpoint;
 
     @Option(names = "--idle", paramLabel = "N", defaultValue = "0",
             description = "With --sessions: also hold N idle sessions and measure their memory (default 0).")
@@ -95,6 +100,14 @@ public final class BenchCommand implements Callable<Integer> {
         }
         if (humaneval != null) {
             return humanEvalBench(out);
+        }
+        if (checkpoint != null) {
+            if (checkpoint < 1) {
+                return CliSupport.fail(spec.commandLine().getErr(), new CliSupport.Failure(ExitCodes.USAGE,
+                        "--checkpoint takes the MiB the session holds, >= 1"));
+            }
+            return CliSupport.withEngine(spec.commandLine().getErr(), null,
+                    crucible -> new CheckpointBench().run(out, crucible, checkpoint, rounds));
         }
         if (ports) {
             return CliSupport.withEngine(spec.commandLine().getErr(), null,
