@@ -99,7 +99,9 @@ public final class BenchCommand implements Callable<Integer> {
                     "--iterations, --concurrency and --rounds must be >= 1; --warmup and --hostile-every >= 0"));
         }
         if (humaneval != null) {
-            return humanEvalBench(out);
+            return new HumanEvalBench(humaneval, concurrency, rounds,
+                    isolation == null ? null : dev.crucible.sandbox.Isolation.parse(isolation))
+                    .run(out, spec.commandLine().getErr());
         }
         if (checkpoint != null) {
             if (checkpoint < 1) {
@@ -213,57 +215,6 @@ public final class BenchCommand implements Callable<Integer> {
         out.flush();
         bench.close();
         return bench.serverErrors.get() == 0 ? 0 : 1;
-    }
-
-    private int humanEvalBench(PrintWriter out) throws Exception {
-        dev.crucible.eval.dataset.Dataset dataset = dev.crucible.eval.dataset.Dataset.load("humaneval", humaneval);
-        java.nio.file.Path dir = java.nio.file.Files.createTempDirectory("crucible-bench-");
-        List<java.nio.file.Path> programs = new java.util.ArrayList<>();
-        for (var p : dataset.problems().values()) {
-            java.nio.file.Path file = dir.resolve(programs.size() + ".py");
-            java.nio.file.Files.writeString(file, dataset.job(p, p.reference()).code());
-            programs.add(file);
-        }
-        String python = dev.crucible.runtime.RuntimeRegistry.builtIn().find("python").orElseThrow().runCommand().getFirst();
-        int workers = concurrency;
-        return CliSupport.withEngine(spec.commandLine().getErr(), null, crucible -> {
-            crucible.startPool(java.util.Map.of("python", workers));
-            dev.crucible.eval.Judge judge = dev.crucible.server.services.Services.stateless(crucible).judge();
-            Thread.sleep(1000); // the pool fills
-            double[] bare = new double[rounds];
-            double[] sandboxed = new double[rounds];
-            int passedBare = 0;
-            int passedSandboxed = 0;
-            for (int r = 0; r < rounds; r++) {
-                long t0 = System.nanoTime();
-                passedBare = 0;
-                for (java.nio.file.Path file : programs) {
-                    Process p = new ProcessBuilder(python, file.toString()).redirectErrorStream(true)
-                            .redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
-                    passedBare += p.waitFor() == 0 ? 1 : 0;
-                }
-                bare[r] = (System.nanoTime() - t0) / 1e9;
-                java.nio.file.Path results = dir.resolve("results-" + r + ".jsonl");
-                t0 = System.nanoTime();
-                var summary = new dev.crucible.eval.dataset.DatasetRun(judge).run(new dev.crucible.eval.dataset.DatasetRun.Options(
-                        "humaneval", humaneval, null, List.of(1), results, workers, 10_000),
-                        dev.crucible.eval.dataset.DatasetRun.Progress.NONE, new java.util.ArrayList<>());
-                sandboxed[r] = (System.nanoTime() - t0) / 1e9;
-                passedSandboxed = summary.passed();
-            }
-            Arrays.sort(bare);
-            Arrays.sort(sandboxed);
-            double b = bare[rounds / 2];
-            double s = sandboxed[rounds / 2];
-            int n = programs.size();
-            out.printf("crucible bench --humaneval: %d reference solutions, median of %d alternating rounds, %d workers%n",
-                    n, rounds, workers);
-            out.printf("bare sequential python3:   %6.2f s  %6.1f samples/s  (%d passed)%n", b, n / b, passedBare);
-            out.printf("crucible eval dataset:     %6.2f s  %6.1f samples/s  (%d passed)%n", s, n / s, passedSandboxed);
-            out.printf("time ratio crucible/bare sequential: %.2f%n", s / b);
-            out.flush();
-            return 0;
-        });
     }
 
     private int coldBench(PrintWriter out) throws Exception {

@@ -6,6 +6,7 @@ import dev.crucible.sandbox.OutputListener;
 import dev.crucible.sandbox.Sandbox;
 import dev.crucible.sandbox.SandboxResult;
 import dev.crucible.sandbox.cgroup.Cgroups;
+import dev.crucible.sandbox.launch.Gvisor;
 import dev.crucible.sandbox.launch.LaunchCommand;
 import dev.crucible.sandbox.zygote.ZygoteChild;
 import java.io.IOException;
@@ -36,7 +37,7 @@ final class Launched implements Sandbox.Launch {
     private volatile long agentPid;
     private final ExecutorService pipes; // platform threads: pipes and cgroup files block in native code (PipeThreads)
     private final boolean background;
-    /** The group's limits for a run's (gVisor's kernel takes its share); behind gVisor any member is the agent. */
+    /** The group's limits for a run's (gVisor's kernel takes its share); behind gVisor the agent is the Sentry. */
     private final java.util.function.UnaryOperator<Limits> onHost;
     private final boolean gvisor;
 
@@ -93,7 +94,7 @@ final class Launched implements Sandbox.Launch {
         ProcStatus.Standing worst = null;
         for (long pid : group.pids()) {
             var status = ProcStatus.of(pid);
-            if (status.isEmpty() || !status.get().insideSandbox() && !gvisor) {
+            if (status.isEmpty() || !(gvisor ? Gvisor.isSentry(pid, process.pid()) : status.get().insideSandbox())) {
                 continue;
             }
             ProcStatus.Standing standing = status.get().standing();
@@ -114,8 +115,7 @@ final class Launched implements Sandbox.Launch {
         return status.isPresent() && (status.get().insideSandbox() || gvisor) ? status.get().standing() : null;
     }
 
-    /** The processes in the run's cgroup now (for diagnostics); empty without one. */
-    List<Long> members() {
+    List<Long> members() { // tests: the processes in the run's cgroup now; empty without one
         return group == null ? List.of() : group.pids();
     }
 

@@ -298,6 +298,26 @@ public final class Gvisor {
         return steps;
     }
 
+    /**
+     * Whether {@code pid} is gVisor's kernel (the Sentry) of the sandbox whose runsc is {@code runsc}: runsc's child
+     * named {@code runsc-sandbox}, which lives as long as the sandbox does. Not the gofer, not the Sentry's own
+     * stubs, not the launcher's passing helpers (a warm sandbox whose passing helper was taken for its agent would
+     * seem to have ended once that helper did).
+     */
+    public static boolean isSentry(long pid, long runsc) {
+        try {
+            byte[] cmdline = Files.readAllBytes(Path.of("/proc/" + pid + "/cmdline"));
+            int end = 0;
+            while (end < cmdline.length && cmdline[end] != 0) {
+                end++;
+            }
+            return new String(cmdline, 0, end, StandardCharsets.UTF_8).equals("runsc-sandbox") && ProcessHandle.of(pid)
+                    .flatMap(ProcessHandle::parent).map(ProcessHandle::pid).orElse(-1L) == runsc;
+        } catch (IOException e) {
+            return false; // gone
+        }
+    }
+
     /** The run cgroup's limits for a run's own: {@link #onHost} behind gVisor, the same behind namespaces. */
     public static java.util.function.UnaryOperator<dev.crucible.sandbox.Limits> hostLimits(SandboxSpec spec) {
         return spec.isolation() == dev.crucible.sandbox.Isolation.GVISOR ? Gvisor::onHost : limits -> limits;

@@ -89,4 +89,29 @@ class GvisorTierTest {
             launch.abandon();
         }
     }
+
+    @Test
+    void aWarmGvisorSandboxIsReadyUntilItsKernelDiesNotWhenALauncherHelperEnds() throws Exception {
+        var runtime = TestHost.crucible().runtimes().find("python").orElseThrow().withIsolation(Isolation.GVISOR);
+        Launched launch = (Launched) sandbox.launch(dev.crucible.pool.WarmPool.launchSpec(runtime), true);
+        try {
+            List<Sandbox.Launch.Readiness> seen = new java.util.ArrayList<>();
+            long deadline = System.nanoTime() + 30_000_000_000L;
+            Sandbox.Launch.Readiness now;
+            do { // polled from the very start, as the pool does: the launcher's passing helpers come and go meanwhile
+                now = launch.readiness();
+                seen.add(now);
+            } while (now != Sandbox.Launch.Readiness.READY && System.nanoTime() < deadline);
+            assertThat(seen).as("never taken for ended while it started").doesNotContain(
+                    Sandbox.Launch.Readiness.ENDED).endsWith(Sandbox.Launch.Readiness.READY);
+            long sentry = launch.members().stream().filter(p -> ProcessHandle.of(p).flatMap(ProcessHandle::parent)
+                    .map(ProcessHandle::pid).filter(q -> dev.crucible.sandbox.launch.Gvisor.isSentry(p, q)).isPresent())
+                    .findFirst().orElseThrow();
+            ProcessHandle.of(sentry).orElseThrow().destroyForcibly();
+            assertThat(launch.awaitReady(30_000)).as("its kernel killed from outside, it is ended")
+                    .isEqualTo(Sandbox.Launch.Readiness.ENDED);
+        } finally {
+            launch.abandon();
+        }
+    }
 }
