@@ -184,6 +184,15 @@ public interface Sandbox extends AutoCloseable {
         }
 
         /**
+         * Why the sandbox runs no commands beside its program (no {@link #control()}), as a sentence that says what to
+         * do; asked only when it has none.
+         */
+        default String commandsUnavailable() {
+            return "this server's sessions run no commands: its build has no crucible-supervisor or crucible-launch (a"
+                    + " C compiler at build time; see crucible runtimes)";
+        }
+
+        /**
          * Why the sandbox's own servers cannot be reached from the server, as a sentence that says what to do, or null
          * when {@link #connect} can: the sandbox then has a network namespace of the server's, nothing in it but
          * loopback (and its egress proxy's listener when it has egress).

@@ -212,9 +212,7 @@ final class SessionCommands {
             }
             supervisor = session.supervisor;
             if (supervisor == null) {
-                throw new RequestException(ErrorCode.COMMANDS_UNAVAILABLE, "this server's sessions run no commands:"
-                        + " its build has no crucible-supervisor or crucible-launch (a C compiler at build time; see"
-                        + " crucible runtimes)");
+                throw new RequestException(ErrorCode.COMMANDS_UNAVAILABLE, session.box.commandsUnavailable());
             }
             return supervisor;
         } finally {

@@ -123,6 +123,8 @@ class IsolationApiTest {
                     .isNotEqualTo(Files.readString(Path.of("/proc/version")));
             HttpResponse<String> command = http.postJson(base + "/commands", "{\"command\": \"id\"}");
             assertThat(command.statusCode()).as("no supervisor behind gVisor yet: " + command.body()).isEqualTo(503);
+            assertThat(command.body()).as("the reason is the tier's, not a build's").contains("behind gVisor")
+                    .doesNotContain("C compiler");
         } finally {
             http.delete("/v1/sessions/" + id);
         }

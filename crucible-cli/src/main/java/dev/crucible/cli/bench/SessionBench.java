@@ -94,10 +94,21 @@ final class SessionBench {
                 p.getInputStream().readAllBytes();
                 p.waitFor();
             };
+            String noCommands = null; // a session behind gVisor runs none yet: its cells are measured alone
+            try {
+                command.run();
+            } catch (IOException e) {
+                if (!e.getMessage().contains(" answered 503")) {
+                    throw e;
+                }
+                noCommands = e.getMessage();
+            }
             time(warmup, sessionCell);
             time(warmup, floor);
-            time(warmup, command);
-            time(warmup, hostEcho);
+            if (noCommands == null) {
+                time(warmup, command);
+                time(warmup, hostEcho);
+            }
             time(Math.min(warmup, 20), stateless);
             List<long[]> cells = new ArrayList<>();
             List<long[]> floors = new ArrayList<>();
@@ -106,13 +117,13 @@ final class SessionBench {
             for (int round = 0; round < 5; round++) { // alternating, so that noise hits both
                 floors.add(time(iterations / 5, floor));
                 cells.add(time(iterations / 5, sessionCell));
-                commands.add(time(iterations / 5, command));
-                hostEchoes.add(time(iterations / 5, hostEcho));
+                if (noCommands == null) {
+                    commands.add(time(iterations / 5, command));
+                    hostEchoes.add(time(iterations / 5, hostEcho));
+                }
             }
             long[] c = merge(cells);
             long[] f = merge(floors);
-            long[] e = merge(commands);
-            long[] h = merge(hostEchoes);
             long[] s = time(Math.max(20, iterations / 10), stateless);
             out.printf("crucible bench --sessions: %d cells of x + 1 in one live Python session over HTTP (%s)%n",
                     c.length, base);
@@ -120,16 +131,22 @@ final class SessionBench {
             report(out, "GET /healthz (HTTP floor)", f);
             report(out, "session cell x + 1", c);
             report(out, "POST /v1/execute (stateless)", s);
-            report(out, "command echo hi (POST .../commands)", e);
-            report(out, "echo hi spawned by this client", h);
             out.printf("session cell p50 / HTTP floor p50: %.2f; stateless p50 / session cell p50: %.1f%n",
                     ms(c, 50) / ms(f, 50), ms(s, 50) / ms(c, 50));
-            out.printf("command p50 over the host's spawn p50: %+.2f ms (goal <= 2 ms); command / host spawn: %.2f%n",
-                    ms(e, 50) - ms(h, 50), ms(e, 50) / ms(h, 50));
-            long[] k = keystrokes(id, warmup, iterations);
-            report(out, "keystroke echo (terminal WebSocket)", k);
-            out.printf("keystroke echo p50: %.2f ms (goal <= 2 ms); / HTTP floor p50: %.2f%n", ms(k, 50),
-                    ms(k, 50) / ms(f, 50));
+            if (noCommands != null) {
+                out.println("commands and the terminal: not measured, " + noCommands);
+            } else {
+                long[] e = merge(commands);
+                long[] h = merge(hostEchoes);
+                report(out, "command echo hi (POST .../commands)", e);
+                report(out, "echo hi spawned by this client", h);
+                out.printf("command p50 over the host's spawn p50: %+.2f ms (goal <= 2 ms); command / host spawn:"
+                        + " %.2f%n", ms(e, 50) - ms(h, 50), ms(e, 50) / ms(h, 50));
+                long[] k = keystrokes(id, warmup, iterations);
+                report(out, "keystroke echo (terminal WebSocket)", k);
+                out.printf("keystroke echo p50: %.2f ms (goal <= 2 ms); / HTTP floor p50: %.2f%n", ms(k, 50),
+                        ms(k, 50) / ms(f, 50));
+            }
         } finally {
             call("DELETE", "/v1/sessions/" + id, null);
         }

@@ -48,9 +48,18 @@ final class Resident implements Sandbox.Interactive {
         this.onClose = onClose;
     }
 
+    /** Behind gVisor (a sandbox that can be saved whole) its interpreter runs alone: no supervisor, no namespace. */
+    private static final String BEHIND_GVISOR = "a session behind gVisor runs its interpreter and files only for now: no"
+            + " commands, terminal or ports; use a runtime of isolation \"namespaces\" for those";
+
+    @Override
+    public String commandsUnavailable() {
+        return saver != null ? BEHIND_GVISOR : Sandbox.Interactive.super.commandsUnavailable();
+    }
+
     @Override
     public String portsUnavailable() {
-        return network != null ? null : "the session's sandbox has no network namespace of the server's: ports need"
+        return network != null ? null : saver != null ? BEHIND_GVISOR : "the session's sandbox has no network namespace of the server's: ports need"
                 + " the server to run as root with crucible-launch and crucible-supervisor built (a C compiler at"
                 + " build time)";
     }
