@@ -195,6 +195,15 @@ class CodeExec:
         return _request(f"{self.url}/v1/sessions/{self._session_id()}/processes/{int(pid)}/signal", self.token,
                         "POST", {"signal": signal}, self.timeout)["signalled"]
 
+    def pause(self):
+        """Pauses the session: its memory released (behind gVisor saved whole first), its files kept. The answer's
+        "keeps" says what a resume brings back: "memory", "replay" or "files". The next call resumes it."""
+        return _request(f"{self.url}/v1/sessions/{self._session_id()}/pause", self.token, "POST", {}, self.timeout)
+
+    def resume(self):
+        """Resumes a paused session now; the answer's "restored" says what came back."""
+        return _request(f"{self.url}/v1/sessions/{self._session_id()}/resume", self.token, "POST", {}, self.timeout)
+
     def close(self):
         """Deletes the session this object started, if any."""
         if self.session_id is not None:

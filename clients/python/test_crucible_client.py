@@ -177,6 +177,10 @@ class SessionTest(unittest.TestCase):
         with self.assertRaises(crucible_client.CrucibleError) as unknown:
             self.code_exec.process_output(999999)
         self.assertEqual(unknown.exception.code, "process_not_found")
+        paused = self.code_exec.pause()
+        self.assertEqual((paused["state"], paused["keeps"]), ("paused", "files"))
+        self.assertEqual(self.code_exec.resume()["restored"], "files")
+        self.assertIn("3 4 5", self.code_exec("print(open('data/x.txt').read())"))  # its files came back with it
         session_id = self.code_exec.session_id
         self.assertRegex(session_id, "^[0-9a-f]{32}$")
         self.code_exec.close()

@@ -217,6 +217,16 @@ public final class CrucibleClient {
         return call("POST", "/v1/sessions/" + segment(sessionId) + "/restart", null, new TypeReference<>() {});
     }
 
+    /** Pauses a session: its memory released (behind gVisor saved whole first), its files kept; see {@link #resume}. */
+    public PauseResult pause(String sessionId) {
+        return call("POST", "/v1/sessions/" + segment(sessionId) + "/pause", null, new TypeReference<>() {});
+    }
+
+    /** Resumes a paused session now (its next call would too); {@code restored} says what came back. */
+    public PauseResult resume(String sessionId) {
+        return call("POST", "/v1/sessions/" + segment(sessionId) + "/resume", null, new TypeReference<>() {});
+    }
+
     public void deleteSession(String sessionId) {
         call("DELETE", "/v1/sessions/" + segment(sessionId), null, new TypeReference<JsonNode>() {});
     }

@@ -118,7 +118,8 @@ final class KeptSessions {
             }
             store.chownIfMoved(stored, sandbox.sessionUid(number));
             Session session = new Session(stored, store.workspace(stored, sandbox.sessionUid(stored.number())),
-                    Session.State.DORMANT, clock);
+                    java.nio.file.Files.isDirectory(SessionRunner.memoryOf(store, stored)) ? Session.State.PAUSED
+                            : Session.State.DORMANT, clock);
             session.lease = lease;
             sessions.put(stored.id(), session);
             return true;

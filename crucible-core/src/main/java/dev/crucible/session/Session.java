@@ -28,6 +28,11 @@ final class Session {
     enum State {
         /** Kept from an earlier run of the server, no interpreter yet: the next one resumes it (replaying if asked). */
         DORMANT,
+        /**
+         * Paused (issue 30): its sandbox was saved whole (behind gVisor: {@code <session dir>/memory}) or stopped, its
+         * files kept; the next call resumes it, from that memory when there is one, else as a DORMANT one.
+         */
+        PAUSED,
         /** An interpreter was started for it (it may have died since: the next cell finds out). */
         LIVE,
         /** Its interpreter died or broke the protocol: the next cell starts a fresh one and reports a restart. */
@@ -75,10 +80,14 @@ final class Session {
     }
 
     /**
-     * When the reaper removes it: idle past its timeout, or past its lifetime, whichever comes first. A running
+     * When the reaper removes it: idle past its timeout, or past its lifetime, whichever comes first (a paused one: past
+     * its lifetime only). A running
      * background process or an open connection through a port is use: the idle timeout counts from its end.
      */
     long expiresAtMs() {
+        if (state == State.PAUSED) { // kept until resumed, as long as its lifetime allows: pausing is asking to keep it
+            return stored.endOfLifeMs();
+        }
         Supervisor commands = supervisor;
         boolean inUse = commands != null && commands.busy() || portConnections.get() > 0;
         long used = inUse ? clock.millis() : lastUsedMs;
@@ -140,7 +149,8 @@ final class Session {
         Interpreter live = interpreter;
         return new SessionInfo(stored.id(), stored.language(), Instant.ofEpochMilli(stored.createdAtMs()).toString(),
                 Instant.ofEpochMilli(expiresAtMs()).toString(), Instant.ofEpochMilli(lastUsedMs).toString(),
-                stored.idleTimeoutS(), stored.restore(), live != null && live.alive() ? "running" : "dormant",
+                stored.idleTimeoutS(), stored.restore(), state == State.PAUSED ? "paused"
+                        : live != null && live.alive() ? "running" : "dormant",
                 stored.limits(), stored.image() == null ? null : stored.image().reference(),
                 stored.image() == null ? null : stored.image().digest(), network(), processes(),
                 withPorts ? ports() : null);

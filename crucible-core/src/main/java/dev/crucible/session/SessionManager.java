@@ -308,22 +308,19 @@ public final class SessionManager implements AutoCloseable {
         return commands.run(find(owner, id), request, listener);
     }
 
-    /**
-     * The background processes of a session.
-     *
-     * @throws RequestException {@code session_not_found}
-     */
+    /** The background processes of a session. @throws RequestException {@code session_not_found} */
     public SessionProcesses processes(String owner, String id) {
         return new SessionProcesses(find(owner, id), commands);
     }
 
-    /**
-     * The ports of a session: what listens in its sandbox, and connections to it.
-     *
-     * @throws RequestException {@code session_not_found}
-     */
+    /** A session's ports: what listens in its sandbox, connections to it. @throws RequestException session_not_found */
     public SessionPorts ports(String owner, String id) {
         return new SessionPorts(find(owner, id));
+    }
+
+    /** Pausing and resuming a session (issue 30). @throws RequestException {@code session_not_found} */
+    public SessionPauses pauses(String owner, String id) {
+        return new SessionPauses(find(owner, id), runner);
     }
 
     /**

@@ -14,6 +14,7 @@ import dev.crucible.session.process.Supervisor;
 import dev.crucible.session.spec.CellResult;
 import dev.crucible.session.spec.CellStatus;
 import dev.crucible.session.spec.SessionLimits;
+import dev.crucible.session.store.SavedMemory;
 import dev.crucible.session.store.SessionStore;
 import dev.crucible.session.workspace.DataDirFull;
 import java.io.IOException;
@@ -105,6 +106,11 @@ final class SessionRunner {
 
     /** Starts a fresh interpreter in a sandbox of the session's own uid, cgroups and workspace. */
     Interpreter start(Session session) throws IOException, InterruptedException {
+        return start(session, null);
+    }
+
+    /** As {@link #start(Session)}; with {@code memory} not null, the sandbox a pause saved there, restored whole. */
+    private Interpreter start(Session session, Path memory) throws IOException, InterruptedException {
         SessionStore.Stored stored = session.stored;
         LanguageRuntime runtime = runtimes.find(stored.language()).orElseThrow(() -> new RequestException(
                 ErrorCode.INTERPRETER_UNAVAILABLE, "runtime " + stored.language() + " is no longer configured"));
@@ -123,8 +129,11 @@ final class SessionRunner {
                 runtime.binds(), own != null ? own : runtime.root(), null, limits, workspace)
                 .withEgress(network.proxyFor(session, runtime)).withIsolation(runtime.tier());
         Path log = store.freshInterpreterLog(stored);
-        Sandbox.Interactive box = sandbox.open(spec, stored.number(), l.cpus(), log);
-        Interpreter interpreter = Interpreter.start(box, json, READY_MS, log);
+        Sandbox.Interactive box = memory == null ? sandbox.open(spec, stored.number(), l.cpus(), log)
+                : sandbox.restore(spec, stored.number(), l.cpus(), log, SavedMemory.unlock(memory,
+                        sandbox.sessionUid(stored.number())));
+        Interpreter interpreter = memory == null ? Interpreter.start(box, json, READY_MS, log)
+                : Interpreter.restored(box, json);
         session.supervisor = box.control().map(c -> Supervisor.on(c, session.clock(), session::touch)).orElse(null);
         session.box = box;
         return interpreter;
@@ -160,7 +169,11 @@ final class SessionRunner {
      * How a call found its session's interpreter: started for it (after a crash, or resumed from a kept session and
      * replayed) or live; {@code failure} says why none could be started.
      */
-    record Boot(boolean restarted, boolean resumed, Integer replayed, String failure) {}
+    record Boot(boolean restarted, boolean resumed, Integer replayed, String failure, String restored) {
+        Boot(boolean restarted, boolean resumed, Integer replayed, String failure) {
+            this(restarted, resumed, replayed, failure, null);
+        }
+    }
 
     /** Starts the session's interpreter when there is none or it died (resuming, replaying); under the lock. */
     Boot boot(Session session) throws InterruptedException {
@@ -176,7 +189,10 @@ final class SessionRunner {
                 session.interpreter.close();
                 restarted = true;
             }
-            resumed = session.state == Session.State.DORMANT;
+            resumed = session.state == Session.State.DORMANT || session.state == Session.State.PAUSED;
+            if (resumed && fromMemory(session)) {
+                return new Boot(restarted, true, null, null, "memory");
+            }
             try {
                 session.interpreter = start(session);
             } catch (IOException e) {
@@ -192,7 +208,74 @@ final class SessionRunner {
                 store.clearCells(session.stored); // a fresh interpreter after a crash: the logged cells' variables are gone
             }
         }
-        return new Boot(restarted, resumed, replayed, null);
+        return new Boot(restarted, resumed, replayed, null, !resumed ? null : replayed != null ? "replay" : "files");
+    }
+
+    /** Where a pause keeps the saved sandbox of {@code session}. */
+    Path memory(Session session) {
+        return memoryOf(store, session.stored);
+    }
+
+    /** Where a pause keeps the saved sandbox of {@code stored}: in the session's directory, beside its workspace. */
+    static Path memoryOf(SessionStore store, SessionStore.Stored stored) {
+        return store.dir(stored.id()).resolve("memory");
+    }
+
+    /**
+     * Restores the sandbox a pause saved, if there is one: whether the session's interpreter is back with its memory.
+     * What was saved is used once: removed whether it came back or not (then the caller starts a fresh one).
+     */
+    private boolean fromMemory(Session session) throws InterruptedException {
+        Path memory = memoryOf(store, session.stored);
+        if (!java.nio.file.Files.isDirectory(memory, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+            return false;
+        }
+        try {
+            session.interpreter = start(session, memory);
+            session.state = Session.State.LIVE;
+            return true;
+        } catch (IOException e) {
+            LOG.log(System.Logger.Level.WARNING, "session " + session.stored.id() + " did not come back from its"
+                    + " saved memory (" + e.getMessage() + "); it starts afresh");
+            session.interpreter = null;
+            session.supervisor = null;
+            session.box = null;
+            return false;
+        } finally {
+            SavedMemory.delete(memory);
+        }
+    }
+
+    /**
+     * Pauses the session (its lock held): behind gVisor its sandbox is saved whole into {@link #memoryOf}, else (or
+     * when the save fails) stopped; its files stay. Returns what a resume brings back: {@code memory}, or {@code
+     * replay} (its logged cells, for a session made with {@code restore: "replay"}), or {@code files}.
+     */
+    String pause(Session session) throws InterruptedException {
+        Path memory = memoryOf(store, session.stored);
+        SavedMemory.delete(memory); // a pause's memory is used once; one left by a crash is not to be trusted
+        String keeps = session.stored.restore().equals("replay") ? "replay" : "files";
+        Interpreter live = session.interpreter;
+        Sandbox.Interactive box = session.box;
+        if (live != null && live.alive() && box != null && session.state == Session.State.LIVE) {
+            try {
+                box.checkpoint(memory);
+                SavedMemory.lock(memory);
+                keeps = "memory";
+            } catch (IOException e) { // not behind gVisor (then nothing was written), or the save failed
+                SavedMemory.delete(memory);
+                if (java.nio.file.Files.exists(memory.getParent())) {
+                    LOG.log(System.Logger.Level.DEBUG, "session " + session.stored.id() + " paused without its"
+                            + " memory: " + e.getMessage());
+                }
+            }
+        }
+        session.stopInterpreter();
+        session.interpreter = null;
+        session.supervisor = null;
+        session.box = null;
+        session.state = Session.State.PAUSED;
+        return keeps;
     }
 
     CellResult run(Session session, String code, String mode, long timeout) throws InterruptedException {

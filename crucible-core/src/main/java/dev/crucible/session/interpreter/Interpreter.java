@@ -40,7 +40,7 @@ public final class Interpreter implements AutoCloseable {
     private final JsonMapper json;
     /** Holds at most one answer: the reader reads one frame per permit, and permits are given one per request. */
     private final BlockingQueue<Object> answers = new LinkedBlockingQueue<>();
-    private final Semaphore wanted = new Semaphore(1); // the ready frame
+    private final Semaphore wanted; // one permit per request, and one for the ready frame of a started agent
     private final OutputStream requests;
     private volatile int limit = READY_FRAME;
     private volatile boolean busy;
@@ -71,9 +71,10 @@ public final class Interpreter implements AutoCloseable {
         return (int) Math.min(Integer.MAX_VALUE, 4L * outputBytes + 4L * 1024 * 1024);
     }
 
-    private Interpreter(Sandbox.Interactive box, JsonMapper json) {
+    private Interpreter(Sandbox.Interactive box, JsonMapper json, boolean greets) {
         this.box = box;
         this.json = json;
+        this.wanted = new Semaphore(greets ? 1 : 0);
         this.requests = box.stdin();
         Thread reader = new Thread(this::readAnswers, "crucible-session-reader");
         reader.setDaemon(true);
@@ -83,7 +84,7 @@ public final class Interpreter implements AutoCloseable {
     /** Starts the agent and waits for its ready frame. */
     public static Interpreter start(Sandbox.Interactive box, JsonMapper json, long readyMillis, Path log)
             throws IOException, InterruptedException {
-        Interpreter interpreter = new Interpreter(box, json);
+        Interpreter interpreter = new Interpreter(box, json, true);
         Object hello = interpreter.answers.poll(readyMillis, TimeUnit.MILLISECONDS);
         if (hello instanceof Violation v) {
             interpreter.close();
@@ -95,6 +96,14 @@ public final class Interpreter implements AutoCloseable {
                     : "") + tail(log));
         }
         return interpreter;
+    }
+
+    /**
+     * The agent of a sandbox restored whole ({@code Sandbox#restore}): it was saved between two requests, so it
+     * greets no more and waits for the next one.
+     */
+    public static Interpreter restored(Sandbox.Interactive box, JsonMapper json) {
+        return new Interpreter(box, json, false);
     }
 
     private static String tail(Path log) {

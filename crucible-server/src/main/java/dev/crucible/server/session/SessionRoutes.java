@@ -108,6 +108,16 @@ public final class SessionRoutes {
         ctx.json(sessions.restart(owner(ctx), ctx.pathParam("id")));
     }
 
+    /** {@code POST /v1/sessions/{id}/pause}: its sandbox saved whole behind gVisor, else stopped; its files kept. */
+    public void pause(Context ctx) throws Exception {
+        ctx.json(sessions.pauses(owner(ctx), ctx.pathParam("id")).pause());
+    }
+
+    /** {@code POST /v1/sessions/{id}/resume}: back now, rather than at its next call. */
+    public void resume(Context ctx) throws Exception {
+        ctx.json(sessions.pauses(owner(ctx), ctx.pathParam("id")).resume());
+    }
+
     /**
      * {@code GET /v1/sessions/{id}/files}: lists {@code ?dir=} (relative to the workspace, or absolute), or downloads
      * {@code ?path=} when given; {@code ?user=root} reaches them as root of a session with a root of its own.

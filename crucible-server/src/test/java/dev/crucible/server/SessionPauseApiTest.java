@@ -1,0 +1,133 @@
+package dev.crucible.server;
+
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
+
+import dev.crucible.Crucible;
+import dev.crucible.sandbox.Isolation;
+import dev.crucible.sandbox.SandboxConfig;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Map;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+import tools.jackson.databind.JsonNode;
+
+/**
+ * Pausing and resuming sessions over HTTP (issue 30, item 1), against a real server whose runtimes TOML puts Python
+ * behind gVisor and leaves JavaScript on the namespace tier: behind gVisor the session comes back with its memory and
+ * open files, across a restart of the server too; behind namespaces with its files, and its variables where it
+ * asked for replay; a paused session holds no sandbox and says so.
+ */
+class SessionPauseApiTest {
+    Path data;
+    Crucible engine;
+    CrucibleServer server;
+    Http http;
+
+    @BeforeEach
+    void start() throws Exception {
+        data = dev.crucible.TestDirs.create("crucible-pause-");
+        serve();
+    }
+
+    private void serve() throws Exception {
+        Path toml = data.resolve("runtimes.toml");
+        Files.writeString(toml, """
+                [[runtime]]
+                language = "python"
+                file_name = "main.py"
+                run_command = ["python3", "{file}"]
+                session_command = ["python3", "-c", "{repl}"]
+                isolation = "gvisor"
+                """);
+        engine = Crucible.start(SandboxConfig.defaults().withSlots(2), toml);
+        server = CrucibleServer.start(ServerConfig.defaults().withDataDir(data.resolve("data")).withPort(0)
+                .withPool(Map.of()), engine);
+        http = Http.to(server, null);
+    }
+
+    @AfterEach
+    void stop() {
+        if (server != null) {
+            server.close();
+        }
+        if (engine != null) {
+            engine.close();
+        }
+    }
+
+    private JsonNode post(String path, String body) throws Exception {
+        HttpResponse<String> r = http.postJson(path, body);
+        assertThat(r.statusCode()).as(path + ": " + r.body()).isEqualTo(200);
+        return SessionApiTest.json(r);
+    }
+
+    private String cell(String id, String code) throws Exception {
+        String body = "{\"code\": " + tools.jackson.databind.json.JsonMapper.builder().build().writeValueAsString(code)
+                + "}";
+        JsonNode r = post("/v1/sessions/" + id + "/execute", body);
+        return r.path("result").asString(r.path("stdout").asString("") + r.path("error").toString());
+    }
+
+    @Test
+    void aSessionBehindGvisorComesBackWithItsMemoryAndOpenFilesEvenAfterARestart() throws Exception {
+        String why = engine.sandbox().host().isolationUnavailable(Isolation.GVISOR);
+        assumeTrue(why == null, "skipped: " + why);
+        String id = post("/v1/sessions", "{\"language\": \"python\"}").get("id").asString();
+        assertThat(cell(id, "x = 41; f = open('notes.txt', 'w'); f.write('one '); f.flush(); x + 1")).isEqualTo("42");
+        JsonNode paused = post("/v1/sessions/" + id + "/pause", "{}");
+        assertThat(paused.get("state").asString()).isEqualTo("paused");
+        assertThat(paused.get("keeps").asString()).isEqualTo("memory");
+        JsonNode info = SessionApiTest.json(http.get("/v1/sessions/" + id));
+        assertThat(info.get("state").asString()).isEqualTo("paused");
+        Path memory = data.resolve("data").resolve("sessions").resolve(id).resolve("memory");
+        assertThat(Files.getAttribute(memory, "unix:uid")).as("while paused, the saved sandbox is the server's alone")
+                .isEqualTo(0);
+        assertThat(Files.getPosixFilePermissions(memory)).hasSize(3); // rwx------
+
+        JsonNode resumed = post("/v1/sessions/" + id + "/resume", "{}");
+        assertThat(resumed.get("restored").asString()).isEqualTo("memory");
+        assertThat(cell(id, "f.write('two'); f.flush(); x + 2")).as("variables and the open file as they were")
+                .isEqualTo("43");
+        assertThat(Files.exists(memory)).as("what was saved is used once").isFalse();
+
+        assertThat(post("/v1/sessions/" + id + "/pause", "{}").get("keeps").asString()).isEqualTo("memory");
+        stop(); // a paused session outlives the server
+        serve();
+        assertThat(SessionApiTest.json(http.get("/v1/sessions/" + id)).get("state").asString()).isEqualTo("paused");
+        JsonNode after = post("/v1/sessions/" + id + "/execute", "{\"code\": \"f.write(' three'); f.close();"
+                + " open('notes.txt').read() + str(x)\"}");
+        assertThat(after.get("resumed").asBoolean()).isTrue();
+        assertThat(after.get("result").asString()).isEqualTo("'one two three41'");
+    }
+
+    @Test
+    void aSessionBehindNamespacesComesBackWithItsFilesAndReplaysWhenItAskedTo() throws Exception {
+        String replay = post("/v1/sessions", "{\"language\": \"javascript\", \"restore\": \"replay\"}").get("id")
+                .asString();
+        String plain = post("/v1/sessions", "{\"language\": \"javascript\"}").get("id").asString();
+        for (String id : new String[] {replay, plain}) {
+            assertThat(cell(id, "globalThis.x = 41; require('fs').writeFileSync('kept.txt', 'k'); x + 1"))
+                    .isEqualTo("42");
+        }
+        assertThat(post("/v1/sessions/" + replay + "/pause", "{}").get("keeps").asString()).isEqualTo("replay");
+        assertThat(post("/v1/sessions/" + plain + "/pause", "{}").get("keeps").asString()).isEqualTo("files");
+        assertThat(post("/v1/sessions/" + plain + "/pause", "{}").get("keeps").asString())
+                .as("paused twice is paused").isEqualTo("files");
+        JsonNode back = post("/v1/sessions/" + replay + "/resume", "{}");
+        assertThat(back.get("restored").asString()).isEqualTo("replay");
+        assertThat(back.get("replayed").asInt()).isEqualTo(1);
+        assertThat(cell(replay, "x + 1")).isEqualTo("42");
+        JsonNode again = post("/v1/sessions/" + plain + "/execute", "{\"code\": \"typeof x + ' '"
+                + " + require('fs').readFileSync('kept.txt', 'utf8')\"}");
+        assertThat(again.get("resumed").asBoolean()).as("the next call resumes it").isTrue();
+        assertThat(again.get("result").asString()).isEqualTo("'undefined k'");
+        assertThat(post("/v1/sessions/" + plain + "/resume", "{}").has("restored")).as("a running session is as it"
+                + " was").isFalse();
+        HttpResponse<String> unknown = http.postJson("/v1/sessions/" + "0".repeat(32) + "/pause", "{}");
+        assertThat(unknown.statusCode()).isEqualTo(404);
+    }
+}
