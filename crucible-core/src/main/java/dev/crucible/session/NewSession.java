@@ -11,13 +11,13 @@ import java.time.Duration;
  * A create request checked against the manager's configuration and runtimes, before anything is reserved or stored:
  * the runtime it runs (in its image), its limits, idle timeout and restore mode, defaults filled in.
  */
-record NewSession(LanguageRuntime runtime, SessionLimits limits, long idleTimeoutS, String restore) {
+record NewSession(LanguageRuntime runtime, SessionLimits limits, long idleTimeoutS, String restore, String onIdle) {
 
     /**
      * Checks {@code request}; an image it names that is being pulled is waited for as long as a cell may run.
      *
      * @throws RequestException for an unknown language or one without sessions, an image that cannot be had, bad
-     *     limits, idle timeout or restore
+     *     limits, idle timeout, restore or on_idle
      */
     static NewSession check(SessionManager.CreateRequest request, SessionConfig config, RuntimeRegistry runtimes) {
         String language = request.language() == null || request.language().isBlank() ? "python" : request.language();
@@ -45,7 +45,11 @@ record NewSession(LanguageRuntime runtime, SessionLimits limits, long idleTimeou
         if (!restore.equals("none") && !restore.equals("replay")) {
             throw new RequestException(ErrorCode.INVALID_REQUEST, "restore must be \"none\" or \"replay\"");
         }
-        return new NewSession(runtime, limits, idle, restore);
+        String onIdle = request.onIdle() == null ? "delete" : request.onIdle();
+        if (!onIdle.equals("delete") && !onIdle.equals("pause")) {
+            throw new RequestException(ErrorCode.INVALID_REQUEST, "on_idle must be \"delete\" or \"pause\"");
+        }
+        return new NewSession(runtime, limits, idle, restore, onIdle);
     }
 
     private static String interactiveLanguages(RuntimeRegistry runtimes) {

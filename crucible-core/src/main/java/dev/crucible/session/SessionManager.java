@@ -106,7 +106,7 @@ public final class SessionManager implements AutoCloseable {
             LOG.log(System.Logger.Level.INFO, "kept " + manager.sessions.size() + " sessions from " + manager.store.root());
         }
         manager.reaper = new SessionReaper(() -> List.copyOf(manager.sessions.values()), manager::remove,
-                config.reapEvery());
+                manager.runner::pause, config.reapEvery());
         return manager;
     }
 
@@ -161,17 +161,23 @@ public final class SessionManager implements AutoCloseable {
         return kept.adopt(id);
     }
 
-    /** A session to create: every field optional; {@code image} is an image of the store to run the session in. */
+    /**
+     * A session to create: every field optional; {@code image} is an image of the store to run the session in;
+     * {@code onIdle} {@code "delete"} (the default) or {@code "pause"}: what its idle timeout does to it.
+     */
     public record CreateRequest(String language, SessionLimits limits, Long idleTimeoutS, String restore, String image,
-            NetworkRequest network) {
-        /** A session on the runtime's own file system. */
+            NetworkRequest network, String onIdle) {
         public CreateRequest(String language, SessionLimits limits, Long idleTimeoutS, String restore) {
-            this(language, limits, idleTimeoutS, restore, null, null);
+            this(language, limits, idleTimeoutS, restore, null, null, null);
         }
 
-        /** A session without network. */
         public CreateRequest(String language, SessionLimits limits, Long idleTimeoutS, String restore, String image) {
-            this(language, limits, idleTimeoutS, restore, image, null);
+            this(language, limits, idleTimeoutS, restore, image, null, null); // without network
+        }
+
+        public CreateRequest(String language, SessionLimits limits, Long idleTimeoutS, String restore, String image,
+                NetworkRequest network) {
+            this(language, limits, idleTimeoutS, restore, image, network, null);
         }
     }
 
@@ -213,7 +219,7 @@ public final class SessionManager implements AutoCloseable {
         String id = ids.fresh(replica);
         SessionStore.Stored stored = new SessionStore.Stored(id, owner, runtime.language(), checked.limits(),
                 checked.idleTimeoutS(), now, now + config.maxLifetime().toMillis(), checked.restore(), number,
-                runtime.image(), granted == null ? null : granted.entries());
+                runtime.image(), granted == null ? null : granted.entries(), checked.onIdle());
         Session session = new Session(stored, store.workspace(stored, sandbox.sessionUid(number)), Session.State.LIVE,
                 clock);
         try {
@@ -323,11 +329,7 @@ public final class SessionManager implements AutoCloseable {
         return new SessionPauses(find(owner, id), runner);
     }
 
-    /**
-     * Interrupts the running cell (SIGINT: KeyboardInterrupt in Python); the session and its variables stay.
-     *
-     * @return whether a cell was running
-     */
+    /** Interrupts the running cell (SIGINT: KeyboardInterrupt in Python), the session kept; whether one ran. */
     public boolean interrupt(String owner, String id) {
         Interpreter live = find(owner, id).interpreter;
         return live != null && live.interrupt();

@@ -211,8 +211,7 @@ final class SessionRunner {
         return new Boot(restarted, resumed, replayed, null, !resumed ? null : replayed != null ? "replay" : "files");
     }
 
-    /** Where a pause keeps the saved sandbox of {@code session}. */
-    Path memory(Session session) {
+    Path memory(Session session) { // where a pause keeps its saved sandbox
         return memoryOf(store, session.stored);
     }
 
@@ -223,15 +222,20 @@ final class SessionRunner {
 
     /**
      * Restores the sandbox a pause saved, if there is one: whether the session's interpreter is back with its memory.
-     * What was saved is used once: removed whether it came back or not (then the caller starts a fresh one).
+     * What was saved is used once: moved aside first ({@code memory.restoring}: never restored again, by this server
+     * or after a restart), and removed once the restored interpreter answered a cell (runsc reads it after the start
+     * returns), or at once when the restore failed (the caller then starts a fresh one).
      */
     private boolean fromMemory(Session session) throws InterruptedException {
         Path memory = memoryOf(store, session.stored);
         if (!java.nio.file.Files.isDirectory(memory, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
             return false;
         }
+        Path restoring = memory.resolveSibling("memory.restoring");
         try {
-            session.interpreter = start(session, memory);
+            SavedMemory.delete(restoring);
+            java.nio.file.Files.move(memory, restoring, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+            session.interpreter = start(session, restoring);
             session.state = Session.State.LIVE;
             return true;
         } catch (IOException e) {
@@ -240,20 +244,28 @@ final class SessionRunner {
             session.interpreter = null;
             session.supervisor = null;
             session.box = null;
-            return false;
-        } finally {
+            SavedMemory.delete(restoring);
             SavedMemory.delete(memory);
+            return false;
+        }
+    }
+
+    /** Removes what a restore read, once the restored interpreter has answered: nothing when there is none. */
+    private void restored(Session session) {
+        Path restoring = memoryOf(store, session.stored).resolveSibling("memory.restoring");
+        if (java.nio.file.Files.exists(restoring, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+            SavedMemory.delete(restoring);
         }
     }
 
     /**
-     * Pauses the session (its lock held): behind gVisor its sandbox is saved whole into {@link #memoryOf}, else (or
-     * when the save fails) stopped; its files stay. Returns what a resume brings back: {@code memory}, or {@code
-     * replay} (its logged cells, for a session made with {@code restore: "replay"}), or {@code files}.
+     * Pauses the session (its lock held): behind gVisor its sandbox saved whole into {@link #memoryOf}, else (or when
+     * the save fails) stopped; its files stay. What a resume brings back: {@code memory}, {@code replay} or {@code files}.
      */
     String pause(Session session) throws InterruptedException {
         Path memory = memoryOf(store, session.stored);
         SavedMemory.delete(memory); // a pause's memory is used once; one left by a crash is not to be trusted
+        SavedMemory.delete(memory.resolveSibling("memory.restoring"));
         String keeps = session.stored.restore().equals("replay") ? "replay" : "files";
         Interpreter live = session.interpreter;
         Sandbox.Interactive box = session.box;
@@ -264,10 +276,8 @@ final class SessionRunner {
                 keeps = "memory";
             } catch (IOException e) { // not behind gVisor (then nothing was written), or the save failed
                 SavedMemory.delete(memory);
-                if (java.nio.file.Files.exists(memory.getParent())) {
-                    LOG.log(System.Logger.Level.DEBUG, "session " + session.stored.id() + " paused without its"
-                            + " memory: " + e.getMessage());
-                }
+                LOG.log(System.Logger.Level.DEBUG, "session " + session.stored.id() + " paused without its memory: "
+                        + e.getMessage());
             }
         }
         session.stopInterpreter();
@@ -292,6 +302,7 @@ final class SessionRunner {
                 .put("output_bytes", session.stored.limits().outputBytes()).put("timeout_ms", timeout);
         return switch (session.interpreter.call(request, timeout, graceMs)) {
             case Interpreter.Outcome.Answered a -> {
+                restored(session);
                 CellResult r = CellResult.fromAnswer(a.answer(), a.interruptedByTimeout(), timeout, millisSince(start), restarted,
                         resumed, replayed);
                 if (r.status() == CellStatus.OK) {

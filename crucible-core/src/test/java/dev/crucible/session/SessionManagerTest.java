@@ -309,6 +309,29 @@ class SessionManagerTest {
     }
 
     @Test
+    void anIdleSessionMadeToPauseIsPausedNotDeletedAndEndsOnlyWithItsLifetime() throws Exception {
+        SessionInfo s = sessions.create(ME, new SessionManager.CreateRequest("python", null, 1L, "replay", null, null,
+                "pause"));
+        assertThat(s.onIdle()).isEqualTo("pause");
+        assertThat(run(s, "x = 41").status()).isEqualTo(CellStatus.OK);
+        CLOCK.advance(Duration.ofMillis(1100));
+        sessions.reap();
+        assertThat(sessions.get(ME, s.id()).state()).as("idle past its timeout: paused, kept").isEqualTo("paused");
+        CLOCK.advance(Duration.ofMinutes(30));
+        sessions.reap();
+        assertThat(sessions.get(ME, s.id()).state()).as("paused, it does not go idle").isEqualTo("paused");
+        CellResult back = run(s, "x + 1");
+        assertThat(back.resumed()).isTrue();
+        assertThat(back.result()).as("its cells replayed").isEqualTo("42");
+        CLOCK.advance(Duration.ofMinutes(31));
+        sessions.reap();
+        assertThat(sessions.list(ME)).as("past its lifetime it goes, paused or not").extracting(SessionInfo::id)
+                .doesNotContain(s.id());
+        assertThatThrownBy(() -> sessions.create(ME, new SessionManager.CreateRequest("python", null, null, null, null,
+                null, "sleep"))).extracting("code").isEqualTo(ErrorCode.INVALID_REQUEST);
+    }
+
+    @Test
     void aSessionEndsAtItsLifetimeHoweverBusy() throws Exception {
         SessionInfo s = sessions.create(ME, new SessionManager.CreateRequest("python", null, 3000L, null));
         CLOCK.advance(Duration.ofMinutes(50));

@@ -121,6 +121,13 @@ class IsolationApiTest {
             assertThat(file.statusCode()).isEqualTo(200);
             assertThat(file.body()).as("written by gVisor's kernel's interpreter, read by the files API").isNotEmpty()
                     .isNotEqualTo(Files.readString(Path.of("/proc/version")));
+            JsonNode stopped = SessionApiTest.json(http.postJson(base + "/execute", "{\"code\": \"while True: pass\","
+                    + " \"timeout_ms\": 1500}"));
+            assertThat(stopped.get("status").asString()).as(stopped.toString()).isEqualTo("timeout");
+            JsonNode kept = SessionApiTest.json(http.postJson(base + "/execute", "{\"code\": \"x + 2\"}"));
+            assertThat(kept.get("result").asString()).as("interrupted by gVisor's kernel, not restarted: " + kept)
+                    .isEqualTo("43");
+            assertThat(kept.get("restarted").asBoolean()).isFalse();
             HttpResponse<String> command = http.postJson(base + "/commands", "{\"command\": \"id\"}");
             assertThat(command.statusCode()).as("no supervisor behind gVisor yet: " + command.body()).isEqualTo(503);
             assertThat(command.body()).as("the reason is the tier's, not a build's").contains("behind gVisor")

@@ -200,8 +200,8 @@ public final class BwrapSandbox implements Sandbox {
                 throw e;
             }
             started = true;
-            return reside(process, group, network, channel, gvisor ? (p, to) -> command.gvisor().save(spawner, command,
-                    uid, p, to) : null);
+            return reside(process, group, network, channel, gvisor ? command.gvisor().control(spawner, command, uid)
+                    : null);
         } finally {
             PipeThreads.closeQuietly(control);
             if (!started) {
@@ -314,7 +314,7 @@ public final class BwrapSandbox implements Sandbox {
 
     /** Wraps a started session sandbox; closing it sweeps its cgroups in the background. */
     private Interactive reside(Process process, Cgroups.RunGroup group, SandboxNetwork network, SocketChannel control,
-            Resident.Saver saver) {
+            dev.crucible.sandbox.launch.GvisorControl saver) {
         return new Resident(process, group, control, network, saver, () -> {
             live.remove(process);
             PipeThreads.closeQuietly(network);

@@ -24,24 +24,20 @@ final class Resident implements Sandbox.Interactive {
     private final Cgroups.RunGroup group;
     private final SocketChannel control;
     private final SandboxNetwork network;
-    private final Saver saver;
+    private final dev.crucible.sandbox.launch.GvisorControl gvisor;
     private final Runnable onClose;
     private final AtomicBoolean closed = new AtomicBoolean();
 
-    /** Saves a sandbox behind gVisor whole ({@link Sandbox.Interactive#checkpoint}): runsc's process, where to. */
-    interface Saver {
-        void save(Process runsc, java.nio.file.Path image) throws IOException, InterruptedException;
-    }
 
     /**
      * @param control the supervisor's control socket (crucible-supervisor.c), or null: the program alone
      * @param network the sandbox's own network namespace, or null (bubblewrap's empty one, unreachable from here)
-     * @param saver how to save it whole, or null: it cannot be (not behind gVisor)
+     * @param gvisor behind gVisor, how to save it whole and signal its program; null otherwise
      */
-    Resident(Process process, Cgroups.RunGroup group, SocketChannel control, SandboxNetwork network, Saver saver,
-            Runnable onClose) {
+    Resident(Process process, Cgroups.RunGroup group, SocketChannel control, SandboxNetwork network,
+            dev.crucible.sandbox.launch.GvisorControl gvisor, Runnable onClose) {
         this.process = process;
-        this.saver = saver;
+        this.gvisor = gvisor;
         this.group = group;
         this.control = control;
         this.network = network;
@@ -54,14 +50,14 @@ final class Resident implements Sandbox.Interactive {
 
     @Override
     public String commandsUnavailable() {
-        return saver != null ? BEHIND_GVISOR : Sandbox.Interactive.super.commandsUnavailable();
+        return gvisor != null ? BEHIND_GVISOR : Sandbox.Interactive.super.commandsUnavailable();
     }
 
     @Override
     public String portsUnavailable() {
-        return network != null ? null : saver != null ? BEHIND_GVISOR : "the session's sandbox has no network namespace of the server's: ports need"
-                + " the server to run as root with crucible-launch and crucible-supervisor built (a C compiler at"
-                + " build time)";
+        return network != null ? null : gvisor != null ? BEHIND_GVISOR : "the session's sandbox has no network"
+                + " namespace of the server's: ports need the server to run as root with crucible-launch and"
+                + " crucible-supervisor built (a C compiler at build time)";
     }
 
     @Override
@@ -106,12 +102,12 @@ final class Resident implements Sandbox.Interactive {
 
     @Override
     public void checkpoint(java.nio.file.Path image) throws IOException, InterruptedException {
-        if (saver == null) {
+        if (gvisor == null) {
             Sandbox.Interactive.super.checkpoint(image);
         } else if (!process.isAlive()) {
             throw new IOException("the sandbox has ended: nothing to save");
         } else {
-            saver.save(process, image);
+            gvisor.save(process, image);
         }
     }
 
@@ -145,6 +141,14 @@ final class Resident implements Sandbox.Interactive {
 
     @Override
     public int signal(int signal) {
+        if (gvisor != null) { // behind gVisor no host process is the program: gVisor's kernel delivers it
+            try {
+                return process.isAlive() && gvisor.signal(process, signal) ? 1 : 0;
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return 0;
+            }
+        }
         List<Long> pids = group != null ? group.pids()
                 : process.toHandle().descendants().map(ProcessHandle::pid).toList();
         int reached = 0;

@@ -185,40 +185,25 @@ public final class Gvisor {
         Files.createDirectory(image, java.nio.file.attribute.PosixFilePermissions.asFileAttribute(
                 PosixFilePermissions.fromString("rwx------")));
         Files.setAttribute(image, "unix:uid", uid, LinkOption.NOFOLLOW_LINKS);
-        List<String> argv = c.viaHelper(List.of(), List.of(), uid, c.seccompProgram(false), null);
-        argv.addAll(argv.size() - 1, List.of("--join", Long.toString(pid)));
-        argv.addAll(runscFlags(dir.resolve(Integer.toString(uid)).resolve("state"), false));
+        List<String> argv = joined(c, uid, pid);
         argv.addAll(List.of("checkpoint", "--image-path=" + image, CONTAINER));
         return argv;
     }
 
-    /** How long a save may take: a sandbox's memory written out, about 4 MB/ms here; a stuck runsc is killed. */
-    static final long SAVE_TIMEOUT_MS = 120_000;
+    /** What the server does to a running gVisor sandbox of uid {@code uid}: save it whole, signal its program. */
+    public GvisorControl control(ProcessSpawner spawner, LaunchCommand c, int uid) {
+        return new GvisorControl(this, spawner, c, uid, dir);
+    }
 
     /**
-     * Saves the running gVisor sandbox {@code runsc} (started by {@link #argv} or {@link #restoreArgv} for uid {@code
-     * uid}) into {@code image} with {@link #checkpointArgv}, spawned by {@code spawner} as every launch is; waits for it.
-     *
-     * @throws IOException with runsc's own words when the save failed; {@code image} is then removed
+     * crucible-launch as {@code uid} joining the namespaces of runsc's process {@code pid} (step 11), then runsc's
+     * flags for that uid's state: the start of every control command's argv.
      */
-    public void save(ProcessSpawner spawner, LaunchCommand c, int uid, Process runsc, Path image)
-            throws IOException, InterruptedException {
-        Path log = Files.createTempFile(dir, "save-", ".log");
-        try {
-            Process save = spawner.start(checkpointArgv(c, uid, runsc.pid(), image), log);
-            save.getOutputStream().close();
-            save.getInputStream().close();
-            boolean done = save.waitFor(SAVE_TIMEOUT_MS, TimeUnit.MILLISECONDS);
-            if (!done || save.exitValue() != 0) {
-                save.destroyForcibly();
-                String said = Files.readString(log).strip().lines().filter(l -> !l.startsWith("W")).reduce((a, b) -> b)
-                        .orElse(done ? "exit " + save.exitValue() : "no answer in " + SAVE_TIMEOUT_MS + " ms");
-                deleteTree(image);
-                throw new IOException("cannot save the gVisor sandbox: " + said);
-            }
-        } finally {
-            Files.deleteIfExists(log);
-        }
+    List<String> joined(LaunchCommand c, int uid, long pid) {
+        List<String> argv = c.viaHelper(List.of(), List.of(), uid, c.seccompProgram(false), null);
+        argv.addAll(argv.size() - 1, List.of("--join", Long.toString(pid)));
+        argv.addAll(runscFlags(dir.resolve(Integer.toString(uid)).resolve("state"), false));
+        return argv;
     }
 
     private List<String> launch(LaunchCommand c, int uid, Cgroups.RunGroup group, SandboxSpec spec, List<String> how)
@@ -361,7 +346,7 @@ public final class Gvisor {
         return root;
     }
 
-    private static void deleteTree(Path p) throws IOException {
+    static void deleteTree(Path p) throws IOException {
         if (!Files.exists(p, LinkOption.NOFOLLOW_LINKS)) {
             return;
         }

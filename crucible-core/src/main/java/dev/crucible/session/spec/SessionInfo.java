@@ -34,4 +34,5 @@ public record SessionInfo(
         @JsonProperty("image_digest") String imageDigest,
         @JsonProperty("network") EgressReport network,
         @JsonProperty("processes") List<ProcessInfo> processes,
-        @JsonProperty("ports") List<PortInfo> ports) {}
+        @JsonProperty("ports") List<PortInfo> ports,
+        @JsonProperty("on_idle") String onIdle) {}

@@ -39,16 +39,21 @@ public final class SessionStore {
      */
     public record Stored(
             String id, String owner, String language, SessionLimits limits, long idleTimeoutS, long createdAtMs,
-            long endOfLifeMs, String restore, int number, RuntimeImage image, List<String> egress) {
+            long endOfLifeMs, String restore, int number, RuntimeImage image, List<String> egress, String onIdle) {
         public Stored withNumber(int n) {
             return new Stored(id, owner, language, limits, idleTimeoutS, createdAtMs, endOfLifeMs, restore, n, image,
-                    egress);
+                    egress, onIdle);
+        }
+
+        /** Whether, idle past its timeout, it is paused rather than deleted ({@code on_idle: "pause"}). */
+        public boolean pausesWhenIdle() {
+            return "pause".equals(onIdle);
         }
 
         /** This session with its egress narrowed to {@code entries} (empty: locked, for good). */
         public Stored withEgress(List<String> entries) {
             return new Stored(id, owner, language, limits, idleTimeoutS, createdAtMs, endOfLifeMs, restore, number,
-                    image, entries);
+                    image, entries, onIdle);
         }
     }
 

@@ -102,6 +102,7 @@ class GvisorCheckpointTest {
             assertThatThrownBy(() -> restored.checkpoint(image)).as("never over what was saved").isInstanceOf(
                     java.nio.file.FileAlreadyExistsException.class);
             assertThat(ask(back, again, "print(x + 3)")).as("a refused save leaves it running").isEqualTo("44");
+            assertThat(image.resolve("checkpoint.img")).as("and what was saved there as it was").exists();
         } finally {
             box.close();
             if (back != null) {
