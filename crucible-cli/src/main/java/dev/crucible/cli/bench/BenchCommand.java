@@ -56,6 +56,10 @@ public final class BenchCommand implements Callable<Integer> {
             + " sandbox holding MB MiB of random bytes (--rounds rounds), in this process.")
     Integer checkpoint;
 
+    @Option(names = "--pause", paramLabel = "MB", description = "With --sessions: pause and resume a session holding MB"
+            + " MiB of random bytes instead (--rounds rounds).")
+    Integer pause;
+
     @Option(names = "--idle", paramLabel = "N", defaultValue = "0",
             description = "With --sessions: also hold N idle sessions and measure their memory (default 0).")
     int idle;
@@ -118,7 +122,9 @@ public final class BenchCommand implements Callable<Integer> {
         if (sessions) {
             String bearer = token != null ? token : dev.crucible.server.ServerConfig.tokensFrom(
                     System.getenv("CRUCIBLE_TOKENS")).stream().findFirst().orElse(null);
-            return new SessionBench(url, bearer).run(out, iterations, warmup, idle);
+            SessionBench bench = new SessionBench(url, bearer);
+            return pause != null ? new PauseBench(bench).run(out, pause, rounds)
+                    : bench.run(out, iterations, warmup, idle);
         }
         return cold ? coldBench(out) : httpBench(out);
     }

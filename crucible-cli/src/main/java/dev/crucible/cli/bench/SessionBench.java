@@ -32,7 +32,7 @@ final class SessionBench {
         this.token = token;
     }
 
-    private JsonNode call(String method, String path, String json) throws IOException, InterruptedException {
+    JsonNode call(String method, String path, String json) throws IOException, InterruptedException {
         HttpRequest.Builder b = HttpRequest.newBuilder(base.resolve(path.substring(1))).timeout(Duration.ofMinutes(5));
         if (token != null) {
             b.header("Authorization", "Bearer " + token);
