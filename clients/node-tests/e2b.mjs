@@ -429,6 +429,21 @@ async function scenarioAll() {
     return 'gone';
   });
 
+  await step('pause() -> true, listed paused, pause again -> false, connect() -> its files back', ['sbx'], async () => {
+    await sbx().files.write('/home/user/kept.txt', 'kept across a pause');
+    eq(await sbx().pause(), true, 'pause()');
+    const paused = await listAll({ query: { state: ['paused'] } });
+    check(paused.items.some((s) => s.sandboxId === state.id && s.state === 'paused'), 'not listed as paused');
+    const running = await listAll({ query: { state: ['running'] } });
+    check(!running.items.some((s) => s.sandboxId === state.id), 'a paused sandbox listed as running');
+    eq(await Sandbox.pause(state.id), false, 'a second pause');
+    const back = await Sandbox.connect(state.id);
+    eq(await back.files.read('/home/user/kept.txt'), 'kept across a pause', 'its file after connect()');
+    const ex = await back.runCode('6 * 7');
+    eq(ex.text, '42', 'runCode after the resume');
+    return 'paused, listed, resumed';
+  });
+
   await step('kill() -> true', ['sbx'], async () => {
     eq(await sbx().kill(), true, 'kill()');
     state.killed = true;

@@ -64,6 +64,11 @@ public final class SessionPauses {
         }
     }
 
+    /** Whether the session is paused now. */
+    public boolean paused() {
+        return session.state == Session.State.PAUSED;
+    }
+
     /** What a resume of a session paused already brings back. */
     private String kept() {
         return java.nio.file.Files.isDirectory(runner.memory(session)) ? "memory"

@@ -105,13 +105,24 @@ final class ControlPlane {
             }
             case "POST /connect", "POST /resume" -> {
                 JsonNode b = api.body(req, 1 << 20);
+                resume(owner, s.id()); // a paused one comes back (its memory behind gVisor); a running one is as it was
                 long end = b.has("timeout") ? Math.max(s.endAtMs(), endAt(timeoutOf(b, null))) : s.endAtMs();
                 E2bSandboxes.Sandbox kept = s.until(end);
                 sandboxes.put(kept);
                 api.write(res, 200, created(kept));
             }
-            case "POST /pause" -> throw new RequestException(ErrorCode.NOT_FOUND, "pausing a sandbox is not supported"
-                    + " here yet: it keeps running until its timeout");
+            case "POST /pause" -> {
+                if (paused(owner, s.id())) {
+                    throw new RequestException(ErrorCode.SESSION_BUSY, "sandbox " + s.id() + " is paused already");
+                }
+                try {
+                    sessions.pauses(owner, s.id()).pause();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    throw new RequestException(ErrorCode.INTERRUPTED, "interrupted");
+                }
+                res.setStatus(204);
+            }
             case "GET /metrics" -> api.write(res, 200, List.of());
             default -> throw new RequestException(ErrorCode.NOT_FOUND, "no E2B route " + method + " " + path);
         }
@@ -179,11 +190,12 @@ final class ControlPlane {
         String state = req.getParameter("state");
         Map<String, String> wanted = metadataFilter(req.getParameter("metadata"));
         List<Map<String, Object>> all = new ArrayList<>();
-        if (state == null || state.isEmpty() || List.of(state.split(",")).contains("running")) {
-            for (E2bSandboxes.Sandbox s : sandboxes.list(owner)) {
-                if (s.metadata().entrySet().containsAll(wanted.entrySet())) {
-                    all.add(listed(s));
-                }
+        List<String> states = state == null || state.isEmpty() ? List.of("running", "paused")
+                : List.of(state.split(","));
+        for (E2bSandboxes.Sandbox s : sandboxes.list(owner)) {
+            if (s.metadata().entrySet().containsAll(wanted.entrySet())
+                    && states.contains(paused(owner, s.id()) ? "paused" : "running")) {
+                all.add(listed(s));
             }
         }
         int from = 0;
@@ -228,6 +240,26 @@ final class ControlPlane {
         return wanted;
     }
 
+    /** Whether the sandbox's session is paused (E2B's {@code pause}; its memory kept behind gVisor). */
+    private boolean paused(String owner, String id) {
+        try {
+            return sessions.pauses(owner, id).paused();
+        } catch (RequestException e) {
+            return false; // its session is gone: the plane's own sweep deals with it
+        }
+    }
+
+    private void resume(String owner, String id) {
+        try {
+            if (paused(owner, id)) {
+                sessions.pauses(owner, id).resume();
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new RequestException(ErrorCode.INTERRUPTED, "interrupted");
+        }
+    }
+
     /** The {@code Sandbox} answer of create and connect. */
     private Map<String, Object> created(E2bSandboxes.Sandbox s) {
         Map<String, Object> m = new LinkedHashMap<>();
@@ -252,7 +284,7 @@ final class ControlPlane {
         m.put("cpuCount", Math.max(1, (int) Math.ceil(s.limits().cpus())));
         m.put("memoryMB", s.limits().memoryMb());
         m.put("diskSizeMB", config.workspaceQuota() >> 20);
-        m.put("state", "running");
+        m.put("state", paused(s.owner(), s.id()) ? "paused" : "running");
         m.put("metadata", s.metadata());
         m.put("envdVersion", ENVD_VERSION);
         return m;

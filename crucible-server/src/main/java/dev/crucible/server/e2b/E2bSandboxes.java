@@ -148,10 +148,18 @@ final class E2bSandboxes implements AutoCloseable {
         return false;
     }
 
+    private boolean paused(Sandbox s) {
+        try {
+            return sessions.pauses(s.owner(), s.id()).paused();
+        } catch (RequestException e) {
+            return false;
+        }
+    }
+
     private void reap() {
         long now = clock.millis();
         for (Sandbox s : byId.values()) {
-            if (now >= s.endAtMs()) {
+            if (now >= s.endAtMs() && !paused(s)) { // E2B keeps a paused sandbox past its timeout
                 try {
                     kill(s);
                 } catch (RuntimeException e) {
