@@ -444,6 +444,23 @@ async function scenarioAll() {
     return 'paused, listed, resumed';
   });
 
+  await step('lifecycle {onTimeout: "pause"}: paused at its timeout, not killed; connect() brings it back',
+    [], async () => {
+      const auto = await Sandbox.create({ timeoutMs: 2000, lifecycle: { onTimeout: 'pause' } });
+      try {
+        await auto.files.write('/home/user/auto.txt', 'auto');
+        await until('paused at its timeout', 30000, async () => {
+          const listed = await listAll({ query: { state: ['paused'] } });
+          return listed.items.some((s) => s.sandboxId === auto.sandboxId);
+        });
+        const back = await Sandbox.connect(auto.sandboxId, { timeoutMs: 60000 });
+        eq(await back.files.read('/home/user/auto.txt'), 'auto', 'its file after connect()');
+        return 'paused, then back';
+      } finally {
+        await Sandbox.kill(auto.sandboxId);
+      }
+    });
+
   await step('kill() -> true', ['sbx'], async () => {
     eq(await sbx().kill(), true, 'kill()');
     state.killed = true;

@@ -170,7 +170,7 @@ final class ControlPlane {
             }
         }
         E2bSandboxes.Sandbox s = new E2bSandboxes.Sandbox(info.id(), owner, template, info.language(), info.limits(),
-                metadata, env, home, now, endAt(timeout));
+                metadata, env, home, now, endAt(timeout), b.path("autoPause").asBoolean(false));
         sandboxes.put(s);
         api.write(res, 201, created(s));
     }

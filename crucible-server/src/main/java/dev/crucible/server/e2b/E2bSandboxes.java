@@ -37,9 +37,11 @@ final class E2bSandboxes implements AutoCloseable {
             @JsonProperty("env_vars") Map<String, String> envVars,
             @JsonProperty("home") String home,
             @JsonProperty("started_at_ms") long startedAtMs,
-            @JsonProperty("end_at_ms") long endAtMs) {
+            @JsonProperty("end_at_ms") long endAtMs,
+            @JsonProperty("auto_pause") boolean autoPause) {
         Sandbox until(long end) {
-            return new Sandbox(id, owner, templateId, language, limits, metadata, envVars, home, startedAtMs, end);
+            return new Sandbox(id, owner, templateId, language, limits, metadata, envVars, home, startedAtMs, end,
+                    autoPause);
         }
     }
 
@@ -161,7 +163,14 @@ final class E2bSandboxes implements AutoCloseable {
         for (Sandbox s : byId.values()) {
             if (now >= s.endAtMs() && !paused(s)) { // E2B keeps a paused sandbox past its timeout
                 try {
+                    if (s.autoPause() && alive(s)) { // created with lifecycle {onTimeout: "pause"}
+                        sessions.pauses(s.owner(), s.id()).pause();
+                        continue;
+                    }
                     kill(s);
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    return;
                 } catch (RuntimeException e) {
                     LOG.log(System.Logger.Level.WARNING, "cannot end E2B sandbox " + s.id() + " at its timeout: " + e);
                 }
