@@ -132,10 +132,7 @@ public final class CrucibleClient {
         return runCommand(sessionId, Map.of("command", shellLine));
     }
 
-    /**
-     * Runs a command with every option of the API: {@code command} or {@code argv}, {@code env}, {@code cwd},
-     * {@code timeout_ms}, {@code stdin}.
-     */
+    /** Runs a command with every API option: {@code command} or {@code argv}, env, cwd, timeout_ms, stdin. */
     public CommandResult runCommand(String sessionId, Map<String, Object> request) {
         return call("POST", "/v1/sessions/" + segment(sessionId) + "/commands", request, new TypeReference<>() {});
     }
@@ -218,12 +215,12 @@ public final class CrucibleClient {
     }
 
     /** Pauses a session: its memory released (behind gVisor saved whole first), its files kept; see {@link #resume}. */
-    public PauseResult pause(String sessionId) {
+    public SessionInfo.Pause pause(String sessionId) {
         return call("POST", "/v1/sessions/" + segment(sessionId) + "/pause", null, new TypeReference<>() {});
     }
 
     /** Resumes a paused session now (its next call would too); {@code restored} says what came back. */
-    public PauseResult resume(String sessionId) {
+    public SessionInfo.Pause resume(String sessionId) {
         return call("POST", "/v1/sessions/" + segment(sessionId) + "/resume", null, new TypeReference<>() {});
     }
 

@@ -156,6 +156,7 @@ final class SessionRunner {
         session.stopInterpreter();
         session.interpreter = null;
         store.clearCells(session.stored);
+        SavedMemory.delete(memory(session)); // a paused one's saved memory is not what a restart comes back to
         try {
             session.interpreter = start(session);
             session.state = Session.State.LIVE;
@@ -353,10 +354,7 @@ final class SessionRunner {
         if (session.supervisor != lost || session.state == Session.State.GONE) {
             return;
         }
-        Interpreter live = session.interpreter;
-        if (live != null) {
-            live.close();
-        }
+        session.stopInterpreter();
         session.state = Session.State.BROKEN;
         replaced(session, Replacements.Reason.DIED, "its sandbox ended under a command: " + why);
     }

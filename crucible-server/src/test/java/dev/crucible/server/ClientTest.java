@@ -137,7 +137,7 @@ class ClientTest {
             assertThat(link.get("url").toString()).contains("/v1/previews/");
             assertThat(link.get("port")).isEqualTo(8125);
             assertThat(crucible.interrupt(session.id())).isFalse(); // nothing running
-            dev.crucible.client.PauseResult paused = crucible.pause(session.id());
+            dev.crucible.client.SessionInfo.Pause paused = crucible.pause(session.id());
             assertThat(paused.state()).isEqualTo("paused");
             assertThat(paused.keeps()).isIn("files", "replay");
             assertThat(crucible.session(session.id()).state()).isEqualTo("paused");

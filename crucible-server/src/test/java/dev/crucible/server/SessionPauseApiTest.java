@@ -102,6 +102,11 @@ class SessionPauseApiTest {
                 + " open('notes.txt').read() + str(x)\"}");
         assertThat(after.get("resumed").asBoolean()).isTrue();
         assertThat(after.get("result").asString()).isEqualTo("'one two three41'");
+
+        assertThat(post("/v1/sessions/" + id + "/pause", "{}").get("keeps").asString()).isEqualTo("memory");
+        post("/v1/sessions/" + id + "/restart", "{}");
+        assertThat(memory).as("a restart is a fresh interpreter: what a pause saved is dropped").doesNotExist();
+        assertThat(cell(id, "'x' in globals()")).isEqualTo("False");
     }
 
     @Test
