@@ -200,6 +200,12 @@ class CodeExec:
         "keeps" says what a resume brings back: "memory", "replay" or "files". The next call resumes it."""
         return _request(f"{self.url}/v1/sessions/{self._session_id()}/pause", self.token, "POST", {}, self.timeout)
 
+    def fork(self, count=1):
+        """Forks the session into `count` new ones, each with its own copy of its files (and, behind gVisor, of its
+        memory); the answer's "forks" are their sessions, paused until their first call."""
+        return _request(f"{self.url}/v1/sessions/{self._session_id()}/fork", self.token, "POST", {"count": count},
+                        self.timeout)
+
     def resume(self):
         """Resumes a paused session now; the answer's "restored" says what came back."""
         return _request(f"{self.url}/v1/sessions/{self._session_id()}/resume", self.token, "POST", {}, self.timeout)

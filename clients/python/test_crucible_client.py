@@ -181,6 +181,12 @@ class SessionTest(unittest.TestCase):
         self.assertEqual((paused["state"], paused["keeps"]), ("paused", "files"))
         self.assertEqual(self.code_exec.resume()["restored"], "files")
         self.assertIn("3 4 5", self.code_exec("print(open('data/x.txt').read())"))  # its files came back with it
+        forked = self.code_exec.fork(1)
+        self.assertEqual(len(forked["forks"]), 1)
+        fork_id = forked["forks"][0]["id"]
+        copy = crucible_client._request(f"{URL}/v1/sessions/{fork_id}/files/data/x.txt", TOKEN, raw=True)
+        crucible_client._request(f"{URL}/v1/sessions/{fork_id}", TOKEN, "DELETE", raw=True)
+        self.assertEqual(copy, "3 4 5")
         session_id = self.code_exec.session_id
         self.assertRegex(session_id, "^[0-9a-f]{32}$")
         self.code_exec.close()

@@ -140,6 +140,11 @@ class ContainerIT {
         }
         expect(called, "POST", s + "/interrupt", null, 200);
         expect(called, "POST", s + "/restart", null, 200);
+        assertThat(expect(called, "POST", s + "/pause", null, 200).body()).contains("\"state\":\"paused\"");
+        assertThat(expect(called, "POST", s + "/resume", null, 200).body()).contains("\"state\":\"running\"");
+        String fork = JSON.readTree(expect(called, "POST", s + "/fork", "{\"count\": 1}", 200).body()).get("forks")
+                .get(0).get("id").asString();
+        expect(called, "DELETE", "/v1/sessions/" + fork, null, 200);
         expect(called, "POST", s + "/network", "{\"allow\": []}", 200);
         expect(called, "PUT", s + "/files/up/a.bin", new byte[] {0, 1, 2, (byte) 255}, 201);
         assertThat(expect(called, "GET", s + "/files", null, 200).body()).contains("\"path\":\"up\"");

@@ -115,10 +115,7 @@ public final class CrucibleClient {
         return executeCell(sessionId, code, null, null);
     }
 
-    /**
-     * @param mode      "auto", "exec" or "single"; null for auto
-     * @param timeoutMs the cell's timeout, or null for the session's
-     */
+    /** A cell in {@code mode} "auto", "exec" or "single" (null: auto), with its own timeout or (null) the session's. */
     public CellResult executeCell(String sessionId, String code, String mode, Long timeoutMs) {
         Map<String, Object> body = new LinkedHashMap<>();
         body.put("code", code);
@@ -154,10 +151,7 @@ public final class CrucibleClient {
                 .ports();
     }
 
-    /**
-     * A signed link a browser opens without a token, to {@code port} of the session, for {@code ttlS} seconds (at most
-     * a day, never past the session's end): {@code {url, port, expires_at, host?}}.
-     */
+    /** A tokenless link to {@code port} for {@code ttlS} s (a day at most, within the session's life): {url, port…}. */
     public Map<String, Object> preview(String sessionId, int port, long ttlS) {
         return call("POST", "/v1/sessions/" + segment(sessionId) + "/previews", Map.of("port", port, "ttl_s", ttlS),
                 new TypeReference<>() {});
@@ -217,6 +211,12 @@ public final class CrucibleClient {
     /** Pauses a session: its memory released (behind gVisor saved whole first), its files kept; see {@link #resume}. */
     public SessionInfo.Pause pause(String sessionId) {
         return call("POST", "/v1/sessions/" + segment(sessionId) + "/pause", null, new TypeReference<>() {});
+    }
+
+    /** Forks a session into {@code count} new ones (their copies of its files, and of its memory behind gVisor). */
+    public JsonNode fork(String sessionId, int count) {
+        return call("POST", "/v1/sessions/" + segment(sessionId) + "/fork", Map.of("count", count),
+                new TypeReference<>() {});
     }
 
     /** Resumes a paused session now (its next call would too); {@code restored} says what came back. */

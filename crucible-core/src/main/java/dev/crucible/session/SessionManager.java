@@ -106,7 +106,7 @@ public final class SessionManager implements AutoCloseable {
             LOG.log(System.Logger.Level.INFO, "kept " + manager.sessions.size() + " sessions from " + manager.store.root());
         }
         manager.reaper = new SessionReaper(() -> List.copyOf(manager.sessions.values()), manager::remove,
-                manager.runner::pause, config.reapEvery());
+                s -> manager.runner.pause(s, true), config.reapEvery());
         return manager;
     }
 
@@ -326,7 +326,8 @@ public final class SessionManager implements AutoCloseable {
 
     /** Pausing and resuming a session (issue 30). @throws RequestException {@code session_not_found} */
     public SessionPauses pauses(String owner, String id) {
-        return new SessionPauses(find(owner, id), runner);
+        return new SessionPauses(find(owner, id), runner, request -> sessions.get(create(owner, request).id()),
+                this::remove, sandbox, store);
     }
 
     /** Interrupts the running cell (SIGINT: KeyboardInterrupt in Python), the session kept; whether one ran. */

@@ -260,17 +260,17 @@ final class SessionRunner {
     }
 
     /**
-     * Pauses the session (its lock held): behind gVisor its sandbox saved whole into {@link #memoryOf}, else (or when
-     * the save fails) stopped; its files stay. What a resume brings back: {@code memory}, {@code replay} or {@code files}.
+     * Pauses the session (its lock held): behind gVisor its sandbox saved whole into {@link #memoryOf} when
+     * {@code save}, else (or when the save fails) stopped; its files stay. What a resume brings back: {@code memory}, {@code replay} or {@code files}.
      */
-    String pause(Session session) throws InterruptedException {
+    String pause(Session session, boolean save) throws InterruptedException {
         Path memory = memoryOf(store, session.stored);
         SavedMemory.delete(memory); // a pause's memory is used once; one left by a crash is not to be trusted
         SavedMemory.delete(memory.resolveSibling("memory.restoring"));
         String keeps = session.stored.restore().equals("replay") ? "replay" : "files";
         Interpreter live = session.interpreter;
         Sandbox.Interactive box = session.box;
-        if (live != null && live.alive() && box != null && session.state == Session.State.LIVE) {
+        if (save && live != null && live.alive() && box != null && session.state == Session.State.LIVE) {
             try {
                 box.checkpoint(memory);
                 SavedMemory.lock(memory);

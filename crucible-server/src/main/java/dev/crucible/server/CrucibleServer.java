@@ -256,6 +256,7 @@ public final class CrucibleServer implements AutoCloseable {
                 Route.post("/v1/sessions/{id}/restart", token, router.owned(s::restart)),
                 Route.post("/v1/sessions/{id}/pause", token, router.owned(s::pause)),
                 Route.post("/v1/sessions/{id}/resume", token, router.owned(s::resume)),
+                Route.post("/v1/sessions/{id}/fork", token, router.owned(s::fork)),
                 Route.post("/v1/sessions/{id}/network", token, router.owned(s::network)),
                 Route.get("/v1/sessions/{id}/files", token, router.owned(s::listFiles)),
                 Route.put("/v1/sessions/{id}/files", token, router.owned(s::upload)),

@@ -142,6 +142,11 @@ class ClientTest {
             assertThat(paused.keeps()).isIn("files", "replay");
             assertThat(crucible.session(session.id()).state()).isEqualTo("paused");
             assertThat(crucible.resume(session.id()).restored()).isEqualTo(paused.keeps());
+            var forked = crucible.fork(session.id(), 1);
+            String fork = forked.get("forks").get(0).get("id").asString();
+            assertThat(fork).isNotEqualTo(session.id());
+            assertThat(crucible.session(fork).state()).isEqualTo("paused");
+            crucible.deleteSession(fork);
             crucible.restart(session.id());
             assertThat(crucible.executeCell(session.id(), "'x' in globals()").result()).isEqualTo("False");
         } finally {

@@ -135,4 +135,35 @@ class SessionPauseApiTest {
         HttpResponse<String> unknown = http.postJson("/v1/sessions/" + "0".repeat(32) + "/pause", "{}");
         assertThat(unknown.statusCode()).isEqualTo(404);
     }
+
+    @Test
+    void aForkIsANewSessionWithItsOwnCopyOfTheFilesAndBehindGvisorOfTheMemory() throws Exception {
+        String why = engine.sandbox().host().isolationUnavailable(Isolation.GVISOR);
+        assumeTrue(why == null, "skipped: " + why);
+        String id = post("/v1/sessions", "{\"language\": \"python\"}").get("id").asString();
+        assertThat(cell(id, "x = 41; open('shared.txt', 'w').write('parent'); x + 1")).isEqualTo("42");
+        JsonNode forked = post("/v1/sessions/" + id + "/fork", "{\"count\": 2}");
+        assertThat(forked.get("keeps").asString()).isEqualTo("memory");
+        assertThat(forked.get("forks")).hasSize(2);
+        java.util.List<String> forks = new java.util.ArrayList<>();
+        forked.get("forks").forEach(f -> forks.add(f.get("id").asString()));
+        assertThat(forks).doesNotContain(id).doesNotHaveDuplicates();
+        for (String fork : forks) {
+            assertThat(SessionApiTest.json(http.get("/v1/sessions/" + fork)).get("state").asString())
+                    .isEqualTo("paused");
+            assertThat(cell(fork, "x + 1, open('shared.txt').read()")).as("the parent's memory and files")
+                    .isEqualTo("(42, 'parent')");
+        }
+        assertThat(cell(forks.get(0), "x = 100; open('shared.txt', 'w').write('fork'); x")).isEqualTo("100");
+        assertThat(cell(id, "x, open('shared.txt').read()")).as("a fork's changes are its own")
+                .isEqualTo("(41, 'parent')");
+        assertThat(cell(forks.get(1), "x, open('shared.txt').read()")).isEqualTo("(41, 'parent')");
+        Path parentFile = data.resolve("data").resolve("sessions").resolve(id).resolve("workspace").resolve("shared.txt");
+        Path forkFile = data.resolve("data").resolve("sessions").resolve(forks.get(0)).resolve("workspace")
+                .resolve("shared.txt");
+        assertThat(Files.getAttribute(forkFile, "unix:uid")).as("a fork's files are its own uid's")
+                .isNotEqualTo(Files.getAttribute(parentFile, "unix:uid"));
+        HttpResponse<String> tooMany = http.postJson("/v1/sessions/" + id + "/fork", "{\"count\": 17}");
+        assertThat(tooMany.statusCode()).isEqualTo(400);
+    }
 }

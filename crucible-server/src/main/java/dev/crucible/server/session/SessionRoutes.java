@@ -114,6 +114,16 @@ public final class SessionRoutes {
         ctx.json(sessions.pauses(owner(ctx), ctx.pathParam("id")).pause());
     }
 
+    record ForkBody(@JsonProperty("count") Integer count) {}
+
+    /** {@code POST /v1/sessions/{id}/fork}: {@code count} (default 1) new sessions, each a copy of this one. */
+    public void fork(Context ctx) throws Exception {
+        String id = ctx.pathParam("id");
+        sessions.require(owner(ctx), id); // an unknown session is a 404 before the body is judged
+        ForkBody body = ctx.req().getContentLengthLong() == 0 ? new ForkBody(null) : bodies.read(ctx, ForkBody.class);
+        ctx.json(sessions.pauses(owner(ctx), id).fork(body.count() == null ? 1 : body.count()));
+    }
+
     /** {@code POST /v1/sessions/{id}/resume}: back now, rather than at its next call. */
     public void resume(Context ctx) throws Exception {
         ctx.json(sessions.pauses(owner(ctx), ctx.pathParam("id")).resume());
