@@ -12,8 +12,6 @@ import dev.crucible.session.store.SessionStore;
 import dev.crucible.session.workspace.WorkspaceCopy;
 import java.io.IOException;
 import java.nio.file.Files;
-import java.nio.file.LinkOption;
-import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -146,14 +144,7 @@ public final class SessionPauses {
                 store.appendCell(fork.stored, cell.code(), cell.mode());
             }
             if (memory) {
-                Path from = runner.memory(session);
-                Path to = Files.createDirectory(runner.memory(fork));
-                try (var files = Files.list(from)) {
-                    for (Path f : files.toList()) {
-                        Files.copy(f, to.resolve(f.getFileName()), LinkOption.NOFOLLOW_LINKS);
-                    }
-                }
-                SavedMemory.lock(to);
+                SavedMemory.share(runner.memory(session), runner.memory(fork));
             }
         } finally {
             fork.lock.unlock();

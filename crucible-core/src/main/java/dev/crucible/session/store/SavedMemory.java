@@ -10,9 +10,11 @@ import java.util.List;
 
 /**
  * A paused session's saved sandbox ({@code <session dir>/memory}, what {@code runsc checkpoint} wrote): the server's
- * alone while the session is paused (owned by the server's uid, closed to others), so nothing running as the
- * session's uid can change what the next restore reads; handed back to the session's uid only to be restored, and
- * only when it holds nothing but regular files (a link or a device put there is refused, never followed).
+ * for good once written (its files owned by the server's uid, read-only to others), in a directory the server's alone
+ * while the session is paused, so nothing running as the session's uid can change what the next restore reads. For a
+ * restore only the directory is handed to the session's uid (runsc reads the files through it), and only when it
+ * holds nothing but regular files (a link or a device put there is refused, never followed). So one saved sandbox
+ * may be hard-linked into several forks' directories: no fork's restore changes what another reads.
  */
 public final class SavedMemory {
     private static final LinkOption NOFOLLOW = LinkOption.NOFOLLOW_LINKS;
@@ -26,7 +28,19 @@ public final class SavedMemory {
             Files.setAttribute(p, "unix:uid", server, NOFOLLOW);
             Files.setAttribute(p, "unix:gid", server, NOFOLLOW);
             Files.setPosixFilePermissions(p, PosixFilePermissions.fromString(Files.isDirectory(p, NOFOLLOW)
-                    ? "rwx------" : "rw-------"));
+                    ? "rwx------" : "rw-r--r--"));
+        }
+    }
+
+    /**
+     * Makes {@code fork} (a directory to be made) hold the same saved sandbox as {@code memory}, by hard links: the
+     * files are the server's and read-only, so sharing them shares nothing a fork could change.
+     */
+    public static void share(Path memory, Path fork) throws IOException {
+        List<Path> files = files(memory);
+        Files.createDirectory(fork, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
+        for (Path p : files.subList(1, files.size())) {
+            Files.createLink(fork.resolve(p.getFileName()), p);
         }
     }
 
@@ -37,11 +51,9 @@ public final class SavedMemory {
      * @throws IOException when it holds anything but regular files, or cannot be handed over
      */
     public static Path unlock(Path memory, int uid) throws IOException {
-        List<Path> files = files(memory);
+        files(memory); // checked: regular files only, each the server's (see lock)
         if (uid >= 0) {
-            for (Path p : files) {
-                Files.setAttribute(p, "unix:uid", uid, NOFOLLOW);
-            }
+            Files.setAttribute(memory, "unix:uid", uid, NOFOLLOW);
         }
         return memory;
     }

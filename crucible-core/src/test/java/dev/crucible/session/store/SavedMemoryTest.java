@@ -38,9 +38,16 @@ class SavedMemoryTest {
         assertThat(Files.getAttribute(memory.resolve("checkpoint.img"), "unix:uid")).isEqualTo(server);
         assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(memory))).isEqualTo("rwx------");
         assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(memory.resolve("checkpoint.img"))))
-                .isEqualTo("rw-------");
+                .as("read-only to all who reach it: only through a directory of the server's or the session's")
+                .isEqualTo("rw-r--r--");
+        Path fork = dir.resolve("fork-memory");
+        SavedMemory.share(memory, fork);
         assertThat(SavedMemory.unlock(memory, UID)).isEqualTo(memory);
-        assertThat(Files.getAttribute(memory.resolve("checkpoint.img"), "unix:uid")).isEqualTo(UID);
+        assertThat(Files.getAttribute(memory, "unix:uid")).as("the directory is handed over").isEqualTo(UID);
+        assertThat(Files.getAttribute(memory.resolve("checkpoint.img"), "unix:uid")).as("never the files: a fork"
+                + " shares them").isEqualTo(server);
+        assertThat(PosixFilePermissions.toString(Files.getPosixFilePermissions(fork))).isEqualTo("rwx------");
+        assertThat(Files.isSameFile(fork.resolve("checkpoint.img"), memory.resolve("checkpoint.img"))).isTrue();
         SavedMemory.delete(memory);
         assertThat(memory).doesNotExist();
     }
