@@ -175,10 +175,6 @@ public final class SessionManager implements AutoCloseable {
             this(language, limits, idleTimeoutS, restore, image, null, null); // without network
         }
 
-        public CreateRequest(String language, SessionLimits limits, Long idleTimeoutS, String restore, String image,
-                NetworkRequest network) {
-            this(language, limits, idleTimeoutS, restore, image, network, null);
-        }
     }
 
     /**
@@ -205,12 +201,16 @@ public final class SessionManager implements AutoCloseable {
 
     /**
      * Creates a session and starts its interpreter.
-     *
      * @throws RequestException for an unknown language or one without sessions, bad limits or restore
      * @throws RequestException {@code too_many_sessions} at the global or the owner's cap
      * @throws RequestException {@code data_dir_full} when the data directory's file system has no room for it
      */
     public SessionInfo create(String owner, CreateRequest request) throws InterruptedException {
+        return create(owner, request, true).info();
+    }
+
+    /** As {@link #create(String, CreateRequest)}; without {@code start}, no interpreter yet (a fork's, filled next). */
+    private Session create(String owner, CreateRequest request, boolean start) throws InterruptedException {
         NewSession checked = NewSession.check(request, config, runtimes);
         LanguageRuntime runtime = checked.runtime();
         EgressPolicy granted = network.grant(request.network(), runtime);
@@ -236,11 +236,11 @@ public final class SessionManager implements AutoCloseable {
             session.lock.lock();
             try {
                 sessions.put(stored.id(), session);
-                session.interpreter = runner.start(session);
+                session.interpreter = start ? runner.start(session) : null;
             } finally {
                 session.lock.unlock();
             }
-            return session.info();
+            return session;
         } catch (IOException | RuntimeException e) {
             sessions.remove(stored.id());
             store.remove(stored, session.workspace);
@@ -326,8 +326,8 @@ public final class SessionManager implements AutoCloseable {
 
     /** Pausing and resuming a session (issue 30). @throws RequestException {@code session_not_found} */
     public SessionPauses pauses(String owner, String id) {
-        return new SessionPauses(find(owner, id), runner, request -> sessions.get(create(owner, request).id()),
-                this::remove, sandbox, store);
+        return new SessionPauses(find(owner, id), runner, request -> create(owner, request, false), this::remove,
+                sandbox, store);
     }
 
     /** Interrupts the running cell (SIGINT: KeyboardInterrupt in Python), the session kept; whether one ran. */

@@ -43,7 +43,7 @@ public final class SessionPauses {
     private final Sandbox sandbox;
     private final SessionStore store;
 
-    /** Makes a new session of the same owner (its interpreter started, as any). */
+    /** Makes a new session of the same owner, without an interpreter yet. */
     interface Creator {
         Session create(SessionManager.CreateRequest request) throws InterruptedException;
     }
@@ -137,7 +137,7 @@ public final class SessionPauses {
     private void fill(Session fork, boolean memory) throws IOException, InterruptedException {
         fork.lock.lock();
         try {
-            runner.pause(fork, false); // its fresh interpreter stopped: it comes up from the copy
+            runner.pause(fork, false); // paused, without an interpreter: it comes up from the copy
             WorkspaceCopy.copy(store.dir(session.stored.id()).resolve("workspace"),
                     store.dir(fork.stored.id()).resolve("workspace"), sandbox.sessionUid(fork.stored.number()));
             for (SessionStore.Cell cell : store.cells(session.stored)) {
