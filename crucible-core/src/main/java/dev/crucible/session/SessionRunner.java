@@ -36,6 +36,7 @@ final class SessionRunner {
     private static final System.Logger LOG = System.getLogger("crucible.session");
     private static final long READY_MS = SessionConfig.RESTART_BOUND_MS;
     private static final List<String> MODES = List.of("auto", "exec", "single");
+    private static final String RESTORING = "memory.restoring"; // a saved sandbox being restored (see fromMemory)
 
     private final Sandbox sandbox;
     private final RuntimeRegistry runtimes;
@@ -232,7 +233,7 @@ final class SessionRunner {
         if (!java.nio.file.Files.isDirectory(memory, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
             return false;
         }
-        Path restoring = memory.resolveSibling("memory.restoring");
+        Path restoring = memory.resolveSibling(RESTORING);
         try {
             SavedMemory.delete(restoring);
             java.nio.file.Files.move(memory, restoring, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
@@ -253,7 +254,7 @@ final class SessionRunner {
 
     /** Removes what a restore read, once the restored interpreter has answered: nothing when there is none. */
     private void restored(Session session) {
-        Path restoring = memoryOf(store, session.stored).resolveSibling("memory.restoring");
+        Path restoring = memoryOf(store, session.stored).resolveSibling(RESTORING);
         if (java.nio.file.Files.exists(restoring, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
             SavedMemory.delete(restoring);
         }
@@ -266,7 +267,7 @@ final class SessionRunner {
     String pause(Session session, boolean save) throws InterruptedException {
         Path memory = memoryOf(store, session.stored);
         SavedMemory.delete(memory); // a pause's memory is used once; one left by a crash is not to be trusted
-        SavedMemory.delete(memory.resolveSibling("memory.restoring"));
+        SavedMemory.delete(memory.resolveSibling(RESTORING));
         String keeps = session.stored.restore().equals("replay") ? "replay" : "files";
         Interpreter live = session.interpreter;
         Sandbox.Interactive box = session.box;

@@ -13,7 +13,6 @@ import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 
@@ -54,25 +53,25 @@ final class CheckpointBench {
                         .start();
                 answer(p.getOutputStream(), new BufferedReader(new InputStreamReader(p.getInputStream(),
                         StandardCharsets.UTF_8)), "print(1)");
-                bare[r] = ms(t);
+                bare[r] = Figures.msSince(t);
                 p.destroyForcibly().waitFor();
 
                 t = System.nanoTime();
                 Sandbox.Interactive box = sandbox.open(spec, NUMBER + 1, 1, dir.resolve("log"));
                 ask(box, "print(1)");
-                fresh[r] = ms(t);
+                fresh[r] = Figures.msSince(t);
                 box.close();
 
                 Path image = dir.resolve("image-" + r);
                 t = System.nanoTime();
                 held.checkpoint(image);
-                save[r] = ms(t);
+                save[r] = Figures.msSince(t);
                 imageBytes = Files.size(image.resolve("checkpoint.img"));
                 held.close();
                 t = System.nanoTime();
                 held = sandbox.restore(spec, NUMBER, 1, dir.resolve("log"), image);
                 String n = ask(held, "print(len(x))");
-                restore[r] = ms(t);
+                restore[r] = Figures.msSince(t);
                 if (!n.equals(Integer.toString(megabytes * 1024 * 1024))) {
                     throw new IOException("the restored interpreter lost its memory: " + n);
                 }
@@ -82,15 +81,15 @@ final class CheckpointBench {
             held.close();
             delete(dir);
         }
-        double b = median(bare), f = median(fresh);
+        double b = Figures.median(bare), f = Figures.median(fresh);
         out.printf("gVisor (%s): a Python session holding %d MiB of random bytes, %d rounds, medians%n",
                 sandbox.host().isolationDescription(Isolation.GVISOR), megabytes, rounds);
         out.printf("  %-44s %8.1f ms  %6.2fx bare%n", "bare python3, to its first answer", b, 1.0);
         out.printf("  %-44s %8.1f ms  %6.2fx bare%n", "a new gVisor sandbox, to its first answer", f, f / b);
         out.printf("  %-44s %8.1f ms  %6.2fx a new sandbox%n", "checkpoint (saved whole; the sandbox ends)",
-                median(save), median(save) / f);
-        out.printf("  %-44s %8.1f ms  %6.2fx a new sandbox%n", "restore, to its first answer", median(restore),
-                median(restore) / f);
+                Figures.median(save), Figures.median(save) / f);
+        out.printf("  %-44s %8.1f ms  %6.2fx a new sandbox%n", "restore, to its first answer", Figures.median(restore),
+                Figures.median(restore) / f);
         out.printf("  image: %.1f MB for %d MiB held%n", imageBytes / 1e6, megabytes);
         return 0;
     }
@@ -110,15 +109,7 @@ final class CheckpointBench {
         return answer;
     }
 
-    private static double ms(long start) {
-        return (System.nanoTime() - start) / 1e6;
-    }
 
-    private static double median(double[] xs) {
-        double[] s = xs.clone();
-        Arrays.sort(s);
-        return s[s.length / 2];
-    }
 
     private static void delete(Path p) throws IOException {
         try (var walk = Files.walk(p)) {

@@ -9,7 +9,6 @@ import java.io.PrintWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
-import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 
@@ -80,14 +79,14 @@ final class HumanEvalBench {
                 passed[k] = summary.passed();
             }
         }
-        double b = median(bare);
+        double b = Figures.median(bare);
         int n = programs.size();
         out.printf("crucible bench --humaneval: %d reference solutions, median of %d alternating rounds, %d workers%n",
                 n, rounds, workers);
         out.printf("%-40s %6.2f s  %6.1f samples/s  (%d passed)%n", "bare sequential python3:", b, n / b, passedBare);
-        double base = median(sandboxed[0]);
+        double base = Figures.median(sandboxed[0]);
         for (int k = 0; k < engines.size(); k++) {
-            double s = median(sandboxed[k]);
+            double s = Figures.median(sandboxed[k]);
             String what = k == 0 ? "crucible eval dataset (namespaces):" : "crucible eval dataset (" + tier.wire()
                     + "):";
             out.printf("%-40s %6.2f s  %6.1f samples/s  (%d passed)  time ratio to bare %.2f%s%n", what, s, n / s,
@@ -95,11 +94,5 @@ final class HumanEvalBench {
         }
         out.flush();
         return 0;
-    }
-
-    private static double median(double[] xs) {
-        double[] s = xs.clone();
-        Arrays.sort(s);
-        return s[s.length / 2];
     }
 }

@@ -2,7 +2,6 @@ package dev.crucible.cli.bench;
 
 import java.io.IOException;
 import java.io.PrintWriter;
-import java.util.Arrays;
 import tools.jackson.databind.JsonNode;
 
 /**
@@ -33,27 +32,27 @@ final class PauseBench {
                 long t = System.nanoTime();
                 String other = http.call("POST", "/v1/sessions", "{\"language\": \"python\"}").get("id").asString();
                 http.call("POST", "/v1/sessions/" + other + "/execute", "{\"code\": \"1\"}");
-                fresh[r] = ms(t);
+                fresh[r] = Figures.msSince(t);
                 http.call("DELETE", "/v1/sessions/" + other, null);
 
                 t = System.nanoTime();
                 keeps = http.call("POST", "/v1/sessions/" + id + "/pause", "{}").path("keeps").asString("");
-                pause[r] = ms(t);
+                pause[r] = Figures.msSince(t);
                 t = System.nanoTime();
                 restored = http.call("POST", "/v1/sessions/" + id + "/resume", "{}").path("restored").asString("");
                 JsonNode n = http.call("POST", "/v1/sessions/" + id + "/execute", "{\"code\": \"len(x)\"}");
-                resume[r] = ms(t); // to its first answer: a restore behind gVisor goes on after the resume answers
+                resume[r] = Figures.msSince(t); // to its first answer: a restore behind gVisor goes on after the resume answers
                 if (!n.path("result").asString("").equals(Long.toString(megabytes * 1024L * 1024))) {
                     throw new IOException("the resumed session lost its bytes: " + n);
                 }
             }
             long t = System.nanoTime(); // the fork into 8: the parent paused, eight copies made
             JsonNode forked = http.call("POST", "/v1/sessions/" + id + "/fork", "{\"count\": 8}");
-            fork = ms(t);
+            fork = Figures.msSince(t);
             t = System.nanoTime();
             JsonNode first = http.call("POST", "/v1/sessions/" + forked.get("forks").get(0).get("id").asString()
                     + "/execute", "{\"code\": \"len(x)\"}");
-            forkAnswer = ms(t);
+            forkAnswer = Figures.msSince(t);
             if (!first.path("result").asString("").equals(Long.toString(megabytes * 1024L * 1024))) {
                 throw new IOException("a fork lost the bytes: " + first);
             }
@@ -63,27 +62,17 @@ final class PauseBench {
         } finally {
             http.call("DELETE", "/v1/sessions/" + id, null);
         }
-        double f = median(fresh);
+        double f = Figures.median(fresh);
         out.printf("crucible bench --sessions --pause %d: a Python session holding %d MiB of random bytes, %d rounds,"
                 + " medians (the pause keeps %s; the resume restored %s)%n", megabytes, megabytes, rounds, keeps,
                 restored);
         out.printf("  %-40s %8.1f ms%n", "a new session and its first cell", f);
-        out.printf("  %-40s %8.1f ms  %5.2fx a new session (goal <= 1000 ms)%n", "pause", median(pause),
-                median(pause) / f);
+        out.printf("  %-40s %8.1f ms  %5.2fx a new session (goal <= 1000 ms)%n", "pause", Figures.median(pause),
+                Figures.median(pause) / f);
         out.printf("  %-40s %8.1f ms  %5.2fx a new session (goal <= 1000 ms)%n", "resume, to its first answer",
-                median(resume), median(resume) / f);
+                Figures.median(resume), Figures.median(resume) / f);
         out.printf("  %-40s %8.1f ms  %5.2fx a new session (goal <= 2000 ms); a fork's first answer %.1f ms%n",
                 "fork into 8", fork, fork / f, forkAnswer);
         return 0;
-    }
-
-    private static double ms(long start) {
-        return (System.nanoTime() - start) / 1e6;
-    }
-
-    private static double median(double[] xs) {
-        double[] s = xs.clone();
-        Arrays.sort(s);
-        return s[s.length / 2];
     }
 }

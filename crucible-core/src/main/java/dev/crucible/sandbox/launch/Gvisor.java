@@ -195,6 +195,11 @@ public final class Gvisor {
         return new GvisorControl(this, spawner, c, uid, dir);
     }
 
+    /** The directory of slot or session uid {@code uid}'s bundle, state and workspace mount point. */
+    private Path own(int uid) {
+        return dir.resolve(Integer.toString(uid));
+    }
+
     /**
      * crucible-launch as {@code uid} joining the namespaces of runsc's process {@code pid} (step 11), then runsc's
      * flags for that uid's state: the start of every control command's argv.
@@ -202,7 +207,7 @@ public final class Gvisor {
     List<String> joined(LaunchCommand c, int uid, long pid) {
         List<String> argv = c.viaHelper(List.of(), List.of(), uid, c.seccompProgram(false), null);
         argv.addAll(argv.size() - 1, List.of("--join", Long.toString(pid)));
-        argv.addAll(runscFlags(dir.resolve(Integer.toString(uid)).resolve("state"), false));
+        argv.addAll(runscFlags(own(uid).resolve("state"), false));
         return argv;
     }
 
@@ -223,7 +228,7 @@ public final class Gvisor {
         if (!c.viaHelper() || sentry < 0) { // the self-test refuses a server that is not root: a slot has its uid
             throw new IOException("the gVisor tier needs crucible-launch and a uid of the sandbox's own");
         }
-        Path own = dir.resolve(Integer.toString(uid));
+        Path own = own(uid);
         Path state = own.resolve("state");
         deleteTree(state); // a killed run's, if any: this slot runs one sandbox at a time
         Files.createDirectories(state);
