@@ -80,8 +80,9 @@ def code_exec(url, bearer_token, code, files=None, interpreter_mode=False, timeo
 class CodeExec:
     """The tools, their schemas and `from_response`, bound to one server (and, with `session=True`, one session)."""
 
-    def __init__(self, url, token=None, session=False, language="python", timeout=120):
+    def __init__(self, url, token=None, session=False, language="python", timeout=120, snapshot=None):
         self.url = url.rstrip("/")
+        self.snapshot_name = snapshot  # with session=True: the session is made from this snapshot
         self.token = token
         self.session = session
         self.language = language
@@ -137,7 +138,8 @@ class CodeExec:
 
     def _session_id(self):
         if self.session_id is None:
-            answer = _request(f"{self.url}/v1/sessions", self.token, "POST", {"language": self.language}, self.timeout)
+            body = {"snapshot": self.snapshot_name} if self.snapshot_name else {"language": self.language}
+            answer = _request(f"{self.url}/v1/sessions", self.token, "POST", body, self.timeout)
             self.session_id = answer["id"]
         return self.session_id
 
@@ -204,6 +206,20 @@ class CodeExec:
         """Forks the session into `count` new ones, each with its own copy of its files (and, behind gVisor, of its
         memory); the answer's "forks" are their sessions, paused until their first call."""
         return _request(f"{self.url}/v1/sessions/{self._session_id()}/fork", self.token, "POST", {"count": count},
+                        self.timeout)
+
+    def snapshot(self, name):
+        """Takes a named, durable snapshot of the session: CodeExec(url, token, session=True, snapshot=name) starts
+        new sessions from it. Behind gVisor the session is left paused (its next call brings it back)."""
+        return _request(f"{self.url}/v1/sessions/{self._session_id()}/snapshots", self.token, "POST", {"name": name},
+                        self.timeout)
+
+    def snapshots(self):
+        """This token's snapshots, oldest first."""
+        return _request(f"{self.url}/v1/snapshots", self.token, "GET", None, self.timeout)["snapshots"]
+
+    def delete_snapshot(self, name):
+        return _request(f"{self.url}/v1/snapshots/{urllib.parse.quote(name, safe='')}", self.token, "DELETE", None,
                         self.timeout)
 
     def resume(self):

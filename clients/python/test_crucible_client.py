@@ -187,6 +187,16 @@ class SessionTest(unittest.TestCase):
         copy = crucible_client._request(f"{URL}/v1/sessions/{fork_id}/files/data/x.txt", TOKEN, raw=True)
         crucible_client._request(f"{URL}/v1/sessions/{fork_id}", TOKEN, "DELETE", raw=True)
         self.assertEqual(copy, "3 4 5")
+        taken = self.code_exec.snapshot("py-client")
+        self.assertEqual((taken["name"], taken["keeps"]), ("py-client", "files"))
+        self.assertIn("py-client", [s["name"] for s in self.code_exec.snapshots()])
+        child = crucible_client.CodeExec(URL, TOKEN, session=True, snapshot="py-client")
+        try:
+            self.assertIn("3 4 5", child("print(open('data/x.txt').read())"))
+        finally:
+            child.close()
+        self.code_exec.delete_snapshot("py-client")
+        self.assertEqual(self.code_exec.snapshots(), [])
         session_id = self.code_exec.session_id
         self.assertRegex(session_id, "^[0-9a-f]{32}$")
         self.code_exec.close()

@@ -89,14 +89,10 @@ public final class CrucibleClient {
 
     /** A new session in {@code language} ("python" when null), with the server's default limits. */
     public SessionInfo createSession(String language) {
-        Map<String, Object> body = new LinkedHashMap<>();
-        if (language != null) {
-            body.put("language", language);
-        }
-        return call("POST", "/v1/sessions", body, new TypeReference<>() {});
+        return createSession(language == null ? Map.of() : Map.of("language", language));
     }
 
-    /** A new session with every option of {@code POST /v1/sessions} (language, limits, idle_timeout_s, restore). */
+    /** A new session with every option of {@code POST /v1/sessions} (language, limits, restore, snapshot…). */
     public SessionInfo createSession(Map<String, Object> options) {
         return call("POST", "/v1/sessions", options, new TypeReference<>() {});
     }
@@ -134,10 +130,7 @@ public final class CrucibleClient {
         return call("POST", "/v1/sessions/" + segment(sessionId) + "/commands", request, new TypeReference<>() {});
     }
 
-    /**
-     * Starts a command in the session's sandbox in the background ({@code background: true} is added to
-     * {@code request}, which takes every option of {@link #runCommand(String, Map)} and {@code stdin_open}).
-     */
+    /** Starts a command in the background: every option of {@link #runCommand(String, Map)}, and stdin_open. */
     public ProcessInfo startProcess(String sessionId, Map<String, Object> request) {
         Map<String, Object> body = new LinkedHashMap<>(request);
         body.put("background", true);
@@ -164,10 +157,7 @@ public final class CrucibleClient {
                 .processes();
     }
 
-    /**
-     * A background process's output from {@code from} (0: the oldest kept; then the previous answer's
-     * {@code next}), waiting up to {@code waitMs} (at most 30 000) for a first byte when there is none yet.
-     */
+    /** A process's output from {@code from} (0: oldest kept; then the last {@code next}), waiting up to waitMs. */
     public ProcessInfo.Output processOutput(String sessionId, long pid, long from, long waitMs) {
         return call("GET", "/v1/sessions/" + segment(sessionId) + "/processes/" + pid + "/output?from=" + from
                 + "&wait_ms=" + waitMs, null, new TypeReference<>() {});
@@ -175,11 +165,8 @@ public final class CrucibleClient {
 
     /** Writes {@code data} to a background process's stdin (started with {@code stdin_open}); closes it when asked. */
     public long writeStdin(String sessionId, long pid, String data, boolean close) {
-        Map<String, Object> body = new LinkedHashMap<>();
-        body.put("data", data);
-        body.put("close", close);
-        JsonNode answer = call("POST", "/v1/sessions/" + segment(sessionId) + "/processes/" + pid + "/stdin", body,
-                new TypeReference<>() {});
+        JsonNode answer = call("POST", "/v1/sessions/" + segment(sessionId) + "/processes/" + pid + "/stdin",
+                Map.of("data", data == null ? "" : data, "close", close), new TypeReference<>() {});
         return answer.path("written").asLong();
     }
 
@@ -217,6 +204,22 @@ public final class CrucibleClient {
     public JsonNode fork(String sessionId, int count) {
         return call("POST", "/v1/sessions/" + segment(sessionId) + "/fork", Map.of("count", count),
                 new TypeReference<>() {});
+    }
+
+    /** Takes a named snapshot of a session; {@code createSession(Map.of("snapshot", name))} makes one from it. */
+    public SessionInfo.Snapshot snapshot(String sessionId, String name) {
+        return call("POST", "/v1/sessions/" + segment(sessionId) + "/snapshots", Map.of("name", name),
+                new TypeReference<>() {});
+    }
+
+    /** This token's snapshots, oldest first. */
+    public List<SessionInfo.Snapshot> snapshots() {
+        record Page(List<SessionInfo.Snapshot> snapshots) {}
+        return call("GET", "/v1/snapshots", null, new TypeReference<Page>() {}).snapshots();
+    }
+
+    public void deleteSnapshot(String name) {
+        call("DELETE", "/v1/snapshots/" + segment(name), null, new TypeReference<JsonNode>() {});
     }
 
     /** Resumes a paused session now (its next call would too); {@code restored} says what came back. */
@@ -259,8 +262,7 @@ public final class CrucibleClient {
     }
 
     public void deleteFile(String sessionId, String path) {
-        call("DELETE", file(sessionId, path), null,
-                new TypeReference<JsonNode>() {});
+        call("DELETE", file(sessionId, path), null, new TypeReference<JsonNode>() {});
     }
 
     // -- judging and rewards ------------------------------------------------------------------------------------

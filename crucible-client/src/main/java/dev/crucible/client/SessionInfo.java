@@ -14,4 +14,13 @@ public record SessionInfo(String id, String language, String createdAt, String e
      * @param replayed after a resume by replay, how many logged cells ran ok
      */
     public record Pause(String id, String state, String keeps, String restored, Integer replayed, long tookMs) {}
+
+    /**
+     * A snapshot ({@link CrucibleClient#snapshot}, {@link CrucibleClient#snapshots}).
+     *
+     * @param keeps what a session made from it comes back with: {@code memory}, {@code replay} or {@code files}
+     * @param bytes what it holds on disk
+     */
+    public record Snapshot(String name, String sessionId, String language, String image, String keeps, long bytes,
+            String createdAt) {}
 }

@@ -31,6 +31,8 @@ public enum ErrorCode {
     FILE_NOT_FOUND(404),
     /** No background process of the session has that pid (it never did, or ended long ago and was let go). */
     PROCESS_NOT_FOUND(404),
+    /** The token has no snapshot of that name. */
+    SNAPSHOT_NOT_FOUND(404),
     METHOD_NOT_ALLOWED(405),
     /** The replica that held the session is gone, and no replica that could take it over shares its files. */
     SESSION_LOST(410),
@@ -38,6 +40,8 @@ public enum ErrorCode {
     SESSION_BUSY(409),
     /** The process has ended, or its stdin was closed (or never kept open: {@code stdin_open}). */
     STDIN_CLOSED(409),
+    /** The token has a snapshot of that name already (delete it first, or choose another name). */
+    SNAPSHOT_EXISTS(409),
     PAYLOAD_TOO_LARGE(413),
     CELL_TOO_LARGE(413),
     FILE_TOO_LARGE(413),
@@ -54,6 +58,8 @@ public enum ErrorCode {
     IMAGE_NOT_FOUND(422),
     /** The request asked for network egress outside the operator's allowlist (or the server allows none). */
     EGRESS_NOT_ALLOWED(422),
+    /** The session's file system cannot become an image (it runs on the host's root, which is no image). */
+    COMMIT_UNAVAILABLE(422),
     /** All sandboxes are busy and the queue is full. */
     TOO_MANY_REQUESTS(429, 1),
     TOO_MANY_SESSIONS(429, 60),

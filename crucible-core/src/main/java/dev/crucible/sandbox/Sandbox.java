@@ -229,6 +229,11 @@ public interface Sandbox extends AutoCloseable {
             throw new java.io.IOException("only a sandbox behind gVisor can be saved whole (isolation \"gvisor\")");
         }
 
+        /** Whether {@link #checkpoint} can save this sandbox (it runs behind gVisor). */
+        default boolean savable() {
+            return false;
+        }
+
         /**
          * An {@code O_PATH} descriptor of the sandbox's root directory as its processes see it ({@code
          * /proc/<pid>/root} of its init, pinned so a pid reused meanwhile is never taken for it); the caller closes

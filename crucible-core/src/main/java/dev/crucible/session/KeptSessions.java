@@ -2,6 +2,8 @@ package dev.crucible.session;
 
 import dev.crucible.sandbox.Sandbox;
 import dev.crucible.session.store.SessionLease;
+import dev.crucible.session.budget.SessionNumbers;
+import dev.crucible.session.store.SessionIds;
 import dev.crucible.session.store.SessionStore;
 import java.io.IOException;
 import java.time.InstantSource;

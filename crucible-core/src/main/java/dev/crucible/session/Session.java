@@ -153,7 +153,7 @@ final class Session {
                         : live != null && live.alive() ? "running" : "dormant",
                 stored.limits(), stored.image() == null ? null : stored.image().reference(),
                 stored.image() == null ? null : stored.image().digest(), network(), processes(),
-                withPorts ? ports() : null, stored.pausesWhenIdle() ? "pause" : "delete");
+                withPorts ? ports() : null, stored.pausesWhenIdle() ? "pause" : "delete", null);
     }
 
     /** The ports something listens on in its sandbox now (the egress proxy's left out): none when not running. */

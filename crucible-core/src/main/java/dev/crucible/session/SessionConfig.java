@@ -74,4 +74,11 @@ public record SessionConfig(
         return new SessionConfig(dataDir, maxSessions, maxPerOwner, idleTimeout, maxLifetime, maxCellBytes, maxFileBytes,
                 workspaceQuota, grace, limits, reapEvery, memoryMb, diskBytes);
     }
+
+    /** The session numbers and budgets of this configuration (the automatic budgets from the host and {@code store}). */
+    public dev.crucible.session.budget.SessionNumbers numbers(dev.crucible.session.store.SessionStore store)
+            throws java.io.IOException {
+        return dev.crucible.session.budget.SessionNumbers.of(maxSessions, maxPerOwner, memoryBudgetMb, diskBudgetBytes,
+                workspaceQuota, store);
+    }
 }

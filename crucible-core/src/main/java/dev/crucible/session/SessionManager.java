@@ -15,7 +15,10 @@ import dev.crucible.session.process.CommandResult;
 import dev.crucible.session.spec.CellResult;
 import dev.crucible.session.spec.SessionInfo;
 import dev.crucible.session.spec.SessionLimits;
+import dev.crucible.session.snapshot.SnapshotStore;
 import dev.crucible.session.store.SessionLease;
+import dev.crucible.session.budget.SessionNumbers;
+import dev.crucible.session.store.SessionIds;
 import dev.crucible.session.store.SessionStore;
 import dev.crucible.session.workspace.DataDirFull;
 import java.io.IOException;
@@ -51,6 +54,7 @@ public final class SessionManager implements AutoCloseable {
     private final SessionRunner runner;
     private final SessionCommands commands;
     private final KeptSessions kept;
+    private final SnapshotStore snapshots;
     private SessionReaper reaper;
     private volatile boolean closed;
     /** This replica's name when replicas share the data directory (ids carry it), or null on a single node. */
@@ -66,27 +70,22 @@ public final class SessionManager implements AutoCloseable {
         this.clock = clock;
         JsonMapper json = JsonMapper.builder().build();
         this.store = new SessionStore(config.dataDir(), sandbox.sessionUid(0) >= 0, json);
-        this.numbers = SessionNumbers.of(config, store);
+        this.numbers = config.numbers(store);
         this.network = new SessionNetwork(runtimes, store, config.dataDir());
         this.runner = new SessionRunner(sandbox, runtimes, store, network, json, config);
         this.commands = new SessionCommands(runner, config);
         this.kept = new KeptSessions(replica, store, numbers, sandbox, clock, sessions);
+        this.snapshots = new SnapshotStore(config.dataDir(), json);
+        numbers.countSnapshots(snapshots::totalBytes);
     }
 
-    /**
-     * Loads the sessions kept under the data directory (removing those past their lifetime) and starts the reaper.
-     *
-     * @throws IOException when the data directory cannot be created
-     */
+    /** Loads the sessions kept under the data directory (those past their lifetime removed); starts the reaper. */
     public static SessionManager start(Sandbox sandbox, RuntimeRegistry runtimes, SessionConfig config)
             throws IOException {
         return start(sandbox, runtimes, config, InstantSource.system());
     }
 
-    /**
-     * As {@link #start(Sandbox, RuntimeRegistry, SessionConfig)}, with {@code clock} as the time of idle timeouts,
-     * lifetimes and the times a session reports (a test advances its own clock and calls {@link #reap()}).
-     */
+    /** As {@link #start(Sandbox, RuntimeRegistry, SessionConfig)} on {@code clock} (a test's, with {@link #reap()}). */
     public static SessionManager start(Sandbox sandbox, RuntimeRegistry runtimes, SessionConfig config,
             InstantSource clock) throws IOException {
         return start(sandbox, runtimes, config, clock, null);
@@ -131,10 +130,7 @@ public final class SessionManager implements AutoCloseable {
         return s != null && !s.gone();
     }
 
-    /**
-     * Where requests for session {@code id} go: this replica when it holds it, else the replica named in its owner
-     * file when the data directory is shared and has it, else the replica in its id; null when none can be told.
-     */
+    /** Where requests for {@code id} go: here, else its owner file's replica, else its id's; null when unknown. */
     public String ownerOf(String id) {
         if (holds(id)) {
             return replica;
@@ -146,10 +142,8 @@ public final class SessionManager implements AutoCloseable {
     }
 
     /**
-     * Takes over session {@code id} from a replica that is gone, when the data directory is shared and has it and no
-     * live replica holds it: loaded DORMANT, so its next cell resumes it (files kept, replayed if asked).
-     *
-     * @return whether this replica holds it now
+     * Takes over session {@code id} from a replica that is gone (shared data directory, no live holder), loaded DORMANT
+     * so its next cell resumes it; whether this replica holds it now.
      */
     public synchronized boolean adopt(String id) {
         if (holds(id)) {
@@ -163,37 +157,30 @@ public final class SessionManager implements AutoCloseable {
 
     /**
      * A session to create: every field optional; {@code image} is an image of the store to run the session in;
-     * {@code onIdle} {@code "delete"} (the default) or {@code "pause"}: what its idle timeout does to it.
+     * {@code onIdle} {@code "delete"} (the default) or {@code "pause"}: what its idle timeout does to it;
+     * {@code snapshot} the name of a snapshot of the owner's to make it from.
      */
     public record CreateRequest(String language, SessionLimits limits, Long idleTimeoutS, String restore, String image,
-            NetworkRequest network, String onIdle) {
+            NetworkRequest network, String onIdle, String snapshot) {
         public CreateRequest(String language, SessionLimits limits, Long idleTimeoutS, String restore) {
-            this(language, limits, idleTimeoutS, restore, null, null, null);
+            this(language, limits, idleTimeoutS, restore, null, null, null, null);
         }
 
         public CreateRequest(String language, SessionLimits limits, Long idleTimeoutS, String restore, String image) {
-            this(language, limits, idleTimeoutS, restore, image, null, null); // without network
+            this(language, limits, idleTimeoutS, restore, image, null, null, null); // without network
         }
-
     }
 
-    /**
-     * Grants sessions' network requests within {@code operatorEgress} from now on (sessions kept from an earlier run
-     * keep what of their list it still holds).
-     */
+    /** Grants network requests within {@code operatorEgress} from now on (kept sessions keep what of it they had). */
     public void useEgress(Egress operatorEgress) {
         network.use(operatorEgress);
     }
 
     /**
-     * Narrows a session's egress for good: {@code {"allow": []}} drops it ("install, then lock", as Codex turns the
-     * network off after set-up); a shorter list keeps only those entries. Open connections are closed. The narrower
-     * list is stored, so it holds after a restart of the server.
+     * Narrows a session's egress for good (stored; open connections closed): {@code {"allow": []}} drops it.
      *
-     * @throws RequestException {@code data_dir_full} when the record cannot be rewritten: the narrower egress is in
-     *     force, the old record stays until it is sent again
-     * @throws RequestException {@code egress_not_allowed} when an entry is not in the session's list (egress only
-     *     narrows), {@code invalid_request} for a bad entry
+     * @throws RequestException {@code data_dir_full} (in force, but not stored), {@code egress_not_allowed} for an entry
+     *     not in its list (egress only narrows), {@code invalid_request} for a bad entry
      */
     public SessionInfo narrowNetwork(String owner, String id, NetworkRequest asked) {
         return network.narrow(find(owner, id), asked);
@@ -206,6 +193,9 @@ public final class SessionManager implements AutoCloseable {
      * @throws RequestException {@code data_dir_full} when the data directory's file system has no room for it
      */
     public SessionInfo create(String owner, CreateRequest request) throws InterruptedException {
+        if (request.snapshot() != null) { // the snapshot's copy, brought up at once
+            return pauses(owner, (Session) null).fromSnapshot(snapshots.require(owner, request.snapshot()), request);
+        }
         return create(owner, request, true).info();
     }
 
@@ -299,11 +289,7 @@ public final class SessionManager implements AutoCloseable {
         return runner.execute(find(owner, id), code, mode, timeoutMs);
     }
 
-    /**
-     * Runs one command in the session's sandbox, beside its interpreter (issue 27), to its end or its time limit.
-     *
-     * @throws RequestException {@code session_not_found}, and as {@code SessionCommands#run}
-     */
+    /** Runs one command in the session's sandbox to its end or time limit. @throws RequestException as SessionCommands */
     public CommandResult command(String owner, String id, CommandRequest request) throws InterruptedException {
         return command(owner, id, request, OutputListener.NONE);
     }
@@ -326,8 +312,22 @@ public final class SessionManager implements AutoCloseable {
 
     /** Pausing and resuming a session (issue 30). @throws RequestException {@code session_not_found} */
     public SessionPauses pauses(String owner, String id) {
-        return new SessionPauses(find(owner, id), runner, request -> create(owner, request, false), this::remove,
-                sandbox, store);
+        return pauses(owner, find(owner, id));
+    }
+
+    private SessionPauses pauses(String owner, Session session) {
+        return new SessionPauses(session, runner, request -> create(owner, request, false), this::remove, sandbox,
+                store, snapshots, numbers::admitSnapshot);
+    }
+
+    /** The owner's snapshots, oldest first. */
+    public List<dev.crucible.session.snapshot.SnapshotInfo> snapshots(String owner) {
+        return snapshots.list(owner).stream().map(SnapshotStore.Record::info).toList();
+    }
+
+    /** Deletes the owner's snapshot {@code name}. @throws RequestException {@code snapshot_not_found} */
+    public void deleteSnapshot(String owner, String name) throws IOException {
+        snapshots.delete(owner, name);
     }
 
     /** Interrupts the running cell (SIGINT: KeyboardInterrupt in Python), the session kept; whether one ran. */

@@ -8,7 +8,10 @@ import dev.crucible.session.spec.ForkResult;
 import dev.crucible.session.spec.PauseResult;
 import dev.crucible.session.spec.SessionInfo;
 import dev.crucible.session.store.SavedMemory;
+import dev.crucible.session.snapshot.SnapshotInfo;
+import dev.crucible.session.snapshot.SnapshotStore;
 import dev.crucible.session.store.SessionStore;
+import dev.crucible.session.workspace.DataDirFull;
 import dev.crucible.session.workspace.WorkspaceCopy;
 import java.io.IOException;
 import java.nio.file.Files;
@@ -28,6 +31,9 @@ import java.util.concurrent.TimeUnit;
  * no wider), each with its own copy of the workspace, of the logged cells and, behind gVisor, of the saved memory:
  * each comes up from that copy at its first call, as the parent does at its next. A root of its own (namespaces) is
  * not copied: a fork's starts fresh.
+ *
+ * <p>A snapshot is such a copy kept under a name ({@link SnapshotStore}) rather than made a session; a new session is
+ * made from it, by any replica sharing the data directory, as a fork is made from its parent, and brought up at once.
  */
 public final class SessionPauses {
     /** How long a pause or resume waits for a cell or command of the session to end. */
@@ -42,14 +48,22 @@ public final class SessionPauses {
     private final java.util.function.Consumer<Session> remover;
     private final Sandbox sandbox;
     private final SessionStore store;
+    private final SnapshotStore snapshots;
+    private final java.util.function.LongConsumer admitSnapshot;
 
     /** Makes a new session of the same owner, without an interpreter yet. */
     interface Creator {
         Session create(SessionManager.CreateRequest request) throws InterruptedException;
     }
 
+    /**
+     * @param session the session paused, forked or snapshotted (null for {@link #fromSnapshot} only)
+     * @param admitSnapshot throws {@code disk_budget_exhausted} when a snapshot of so many bytes does not fit
+     */
     SessionPauses(Session session, SessionRunner runner, Creator creator, java.util.function.Consumer<Session> remover,
-            Sandbox sandbox, SessionStore store) {
+            Sandbox sandbox, SessionStore store, SnapshotStore snapshots, java.util.function.LongConsumer admitSnapshot) {
+        this.snapshots = snapshots;
+        this.admitSnapshot = admitSnapshot;
         this.session = session;
         this.runner = runner;
         this.creator = creator;
@@ -117,7 +131,7 @@ public final class SessionPauses {
             for (int i = 0; i < count; i++) {
                 Session fork = creator.create(new SessionManager.CreateRequest(p.language(), p.limits(),
                         p.idleTimeoutS(), p.restore(), p.image() == null ? null : p.image().reference(),
-                        egress == null || egress.isEmpty() ? null : NetworkRequest.allow(egress), p.onIdle()));
+                        egress == null || egress.isEmpty() ? null : NetworkRequest.allow(egress), p.onIdle(), null));
                 made.add(fork);
                 fill(fork, keeps.equals("memory"));
             }
@@ -138,8 +152,7 @@ public final class SessionPauses {
         fork.lock.lock();
         try {
             runner.pause(fork, false); // paused, without an interpreter: it comes up from the copy
-            WorkspaceCopy.copy(store.dir(session.stored.id()).resolve("workspace"),
-                    store.dir(fork.stored.id()).resolve("workspace"), sandbox.sessionUid(fork.stored.number()));
+            WorkspaceCopy.copy(workspaceOf(session), workspaceOf(fork), sandbox.sessionUid(fork.stored.number()));
             for (SessionStore.Cell cell : store.cells(session.stored)) {
                 store.appendCell(fork.stored, cell.code(), cell.mode());
             }
@@ -149,6 +162,105 @@ public final class SessionPauses {
         } finally {
             fork.lock.unlock();
         }
+    }
+
+    /**
+     * Takes a snapshot of the session named {@code name} (see the class comment). Behind gVisor its sandbox is saved
+     * whole, as a pause saves it, and the session is left paused (its next call brings it back from that memory);
+     * under the namespace tier it goes on running, and its files are copied as they are (a background process
+     * writing meanwhile may leave a file of the copy half-written).
+     *
+     * @throws RequestException {@code invalid_request} for a bad name, {@code snapshot_exists},
+     *     {@code disk_budget_exhausted}, {@code data_dir_full}; {@code session_busy} as {@link #pause()}
+     */
+    public SnapshotInfo snapshot(String name) throws InterruptedException {
+        SnapshotStore.checkName(name);
+        long start = System.nanoTime();
+        lock();
+        SnapshotStore.Pending pending = null;
+        try {
+            pending = snapshots.begin(session.stored.owner(), name);
+            String keeps = session.state == Session.State.PAUSED ? kept()
+                    : session.box != null && session.box.savable() ? runner.pause(session, true)
+                    : session.stored.restore().equals("replay") ? "replay" : "files";
+            long bytes = WorkspaceCopy.copy(workspaceOf(session), pending.workspace(), -1); // the server's
+            snapshots.writeCells(pending, store.cells(session.stored));
+            if (keeps.equals("memory")) {
+                bytes += SavedMemory.share(runner.memory(session), pending.memory());
+            }
+            admitSnapshot.accept(bytes);
+            SnapshotStore.Record record = snapshots.name(pending, new SnapshotStore.Record(name,
+                    session.stored.owner(), session.stored, keeps, bytes, session.clock().millis()));
+            pending = null;
+            return record.info().took(since(start));
+        } catch (IOException e) {
+            throw DataDirFull.orElse(e, store.root().getParent(), "the snapshot", new RequestException(
+                    ErrorCode.INTERPRETER_UNAVAILABLE, "cannot copy the session into its snapshot: " + e.getMessage()));
+        } finally {
+            if (pending != null) {
+                snapshots.abandon(pending);
+            }
+            session.lock.unlock();
+        }
+    }
+
+    /**
+     * Makes a new session of the snapshot's owner from {@code record}, and brings it up: its language, restore mode
+     * and image are the snapshot's; its limits, idle timeout, {@code on_idle} and network those {@code asked} gives,
+     * else the snapshot's (a network is granted within the operator's list as for any new session).
+     *
+     * @throws RequestException {@code invalid_request} when {@code asked} names another language, image or restore
+     *     mode; as a create does; {@code interpreter_unavailable} when it cannot be brought up (nothing is left)
+     */
+    SessionInfo fromSnapshot(SnapshotStore.Record record, SessionManager.CreateRequest asked)
+            throws InterruptedException {
+        SessionStore.Stored s = record.session();
+        String image = s.image() == null ? null : s.image().digest();
+        for (String[] field : new String[][] {{"language", asked.language(), s.language()}, {"image", asked.image(),
+                image}, {"restore", asked.restore(), s.restore()}}) {
+            if (field[1] != null && !field[1].equals(field[2]) && !(field[0].equals("image") && s.image() != null
+                    && field[1].equals(s.image().reference()))) {
+                throw new RequestException(ErrorCode.INVALID_REQUEST, "snapshot '" + record.name() + "' is of a session"
+                        + " with " + field[0] + " " + field[2] + "; leave " + field[0] + " out");
+            }
+        }
+        Session made = creator.create(new SessionManager.CreateRequest(s.language(),
+                asked.limits() != null ? asked.limits() : s.limits(),
+                asked.idleTimeoutS() != null ? asked.idleTimeoutS() : s.idleTimeoutS(), s.restore(), image,
+                asked.network() != null ? asked.network() : s.egress() == null || s.egress().isEmpty() ? null
+                        : NetworkRequest.allow(s.egress()), asked.onIdle() != null ? asked.onIdle() : s.onIdle(), null));
+        boolean up = false;
+        made.lock.lock();
+        try {
+            runner.pause(made, false);
+            SnapshotStore.Pending files = snapshots.files(record);
+            WorkspaceCopy.copy(files.workspace(), workspaceOf(made), sandbox.sessionUid(made.stored.number()));
+            for (SessionStore.Cell cell : snapshots.cells(record)) {
+                store.appendCell(made.stored, cell.code(), cell.mode());
+            }
+            if (record.keeps().equals("memory")) {
+                SavedMemory.share(files.memory(), runner.memory(made));
+            }
+            SessionRunner.Boot boot = runner.boot(made);
+            if (boot.failure() != null) {
+                throw new RequestException(ErrorCode.INTERPRETER_UNAVAILABLE, boot.failure());
+            }
+            made.touch();
+            up = true;
+            return made.info().withRestored(boot.restored() == null ? "files" : boot.restored());
+        } catch (IOException e) {
+            throw DataDirFull.orElse(e, store.root().getParent(), "the session", new RequestException(
+                    ErrorCode.INTERPRETER_UNAVAILABLE, "cannot copy the snapshot into the session: " + e.getMessage()));
+        } finally {
+            made.lock.unlock();
+            if (!up) {
+                remover.accept(made);
+            }
+        }
+    }
+
+    private java.nio.file.Path workspaceOf(Session s) {
+        return store.dir(s.stored.id()).resolve("workspace");
     }
 
     /** Whether the session is paused now. */

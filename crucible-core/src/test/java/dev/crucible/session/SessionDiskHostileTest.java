@@ -172,4 +172,29 @@ class SessionDiskHostileTest {
             assertThat(sessions.create(ME, new SessionManager.CreateRequest("python", null, null, null)).id()).isNotBlank();
         }
     }
+
+    @Test
+    void snapshotsCountAgainstTheDiskBudgetUntilTheyAreDeleted(@TempDir Path data) throws Exception {
+        try (SessionManager sessions = start(config(data).withBudgets(0, QUOTA + (24L << 20)))) {
+            String id = sessions.create(ME, new SessionManager.CreateRequest("python", null, null, null)).id();
+            sessions.files(ME, id).upload("big.bin", new byte[16 << 20]);
+            assertThat(sessions.pauses(ME, id).snapshot("one").bytes()).isGreaterThanOrEqualTo(16 << 20);
+            assertThatThrownBy(() -> sessions.pauses(ME, id).snapshot("two"))
+                    .as("16 MiB more would pass the budget").isInstanceOf(RequestException.class)
+                    .extracting(e -> ((RequestException) e).code()).isEqualTo(ErrorCode.DISK_BUDGET_EXHAUSTED);
+            assertThat(sessions.snapshots(ME)).as("a refused snapshot leaves nothing").hasSize(1);
+            try (var left = Files.list(data.resolve("snapshots"))) {
+                assertThat(left.toList()).hasSize(1);
+            }
+            sessions.delete(ME, id);
+            String next = sessions.create(ME, new SessionManager.CreateRequest("python", null, null, null)).id();
+            sessions.files(ME, next).upload("big.bin", new byte[16 << 20]);
+            assertThatThrownBy(() -> sessions.pauses(ME, next).snapshot("two"))
+                    .as("the snapshot holds its bytes after its session is gone")
+                    .extracting(e -> ((RequestException) e).code()).isEqualTo(ErrorCode.DISK_BUDGET_EXHAUSTED);
+            sessions.deleteSnapshot(ME, "one");
+            assertThat(sessions.pauses(ME, next).snapshot("two").name()).as("a deleted snapshot gives its bytes back")
+                    .isEqualTo("two");
+        }
+    }
 }

@@ -311,7 +311,7 @@ class SessionManagerTest {
     @Test
     void anIdleSessionMadeToPauseIsPausedNotDeletedAndEndsOnlyWithItsLifetime() throws Exception {
         SessionInfo s = sessions.create(ME, new SessionManager.CreateRequest("python", null, 1L, "replay", null, null,
-                "pause"));
+                "pause", null));
         assertThat(s.onIdle()).isEqualTo("pause");
         assertThat(run(s, "x = 41").status()).isEqualTo(CellStatus.OK);
         CLOCK.advance(Duration.ofMillis(1100));
@@ -328,7 +328,7 @@ class SessionManagerTest {
         assertThat(sessions.list(ME)).as("past its lifetime it goes, paused or not").extracting(SessionInfo::id)
                 .doesNotContain(s.id());
         assertThatThrownBy(() -> sessions.create(ME, new SessionManager.CreateRequest("python", null, null, null, null,
-                null, "sleep"))).extracting("code").isEqualTo(ErrorCode.INVALID_REQUEST);
+                null, "sleep", null))).extracting("code").isEqualTo(ErrorCode.INVALID_REQUEST);
     }
 
     @Test

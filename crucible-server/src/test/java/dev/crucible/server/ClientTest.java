@@ -147,6 +147,16 @@ class ClientTest {
             assertThat(fork).isNotEqualTo(session.id());
             assertThat(crucible.session(fork).state()).isEqualTo("paused");
             crucible.deleteSession(fork);
+            dev.crucible.client.SessionInfo.Snapshot snap = crucible.snapshot(session.id(), "java-client");
+            assertThat(snap.keeps()).isIn("files", "replay");
+            assertThat(snap.sessionId()).isEqualTo(session.id());
+            assertThat(crucible.snapshots()).extracting(dev.crucible.client.SessionInfo.Snapshot::name)
+                    .containsExactly("java-client");
+            SessionInfo made = crucible.createSession(Map.of("snapshot", "java-client"));
+            assertThat(made.state()).isEqualTo("running");
+            crucible.deleteSession(made.id());
+            crucible.deleteSnapshot("java-client");
+            assertThat(crucible.snapshots()).isEmpty();
             crucible.restart(session.id());
             assertThat(crucible.executeCell(session.id(), "'x' in globals()").result()).isEqualTo("False");
         } finally {

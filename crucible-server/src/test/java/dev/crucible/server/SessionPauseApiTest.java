@@ -3,15 +3,11 @@ package dev.crucible.server;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
-import dev.crucible.Crucible;
 import dev.crucible.sandbox.Isolation;
-import dev.crucible.sandbox.SandboxConfig;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import java.util.Map;
-import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.BeforeEach;
+import java.util.Set;
 import org.junit.jupiter.api.Test;
 import tools.jackson.databind.JsonNode;
 
@@ -21,55 +17,10 @@ import tools.jackson.databind.JsonNode;
  * open files, across a restart of the server too; behind namespaces with its files, and its variables where it
  * asked for replay; a paused session holds no sandbox and says so.
  */
-class SessionPauseApiTest {
-    Path data;
-    Crucible engine;
-    CrucibleServer server;
-    Http http;
-
-    @BeforeEach
-    void start() throws Exception {
-        data = dev.crucible.TestDirs.create("crucible-pause-");
-        serve();
-    }
-
-    private void serve() throws Exception {
-        Path toml = data.resolve("runtimes.toml");
-        Files.writeString(toml, """
-                [[runtime]]
-                language = "python"
-                file_name = "main.py"
-                run_command = ["python3", "{file}"]
-                session_command = ["python3", "-c", "{repl}"]
-                isolation = "gvisor"
-                """);
-        engine = Crucible.start(SandboxConfig.defaults().withSlots(2), toml);
-        server = CrucibleServer.start(ServerConfig.defaults().withDataDir(data.resolve("data")).withPort(0)
-                .withPool(Map.of()), engine);
-        http = Http.to(server, null);
-    }
-
-    @AfterEach
-    void stop() {
-        if (server != null) {
-            server.close();
-        }
-        if (engine != null) {
-            engine.close();
-        }
-    }
-
-    private JsonNode post(String path, String body) throws Exception {
-        HttpResponse<String> r = http.postJson(path, body);
-        assertThat(r.statusCode()).as(path + ": " + r.body()).isIn(200, 201);
-        return SessionApiTest.json(r);
-    }
-
-    private String cell(String id, String code) throws Exception {
-        String body = "{\"code\": " + tools.jackson.databind.json.JsonMapper.builder().build().writeValueAsString(code)
-                + "}";
-        JsonNode r = post("/v1/sessions/" + id + "/execute", body);
-        return r.path("result").asString(r.path("stdout").asString("") + r.path("error").toString());
+class SessionPauseApiTest extends TwoTierServer.Fixture {
+    @Override
+    Set<String> tokens() {
+        return Set.of();
     }
 
     @Test

@@ -101,6 +101,11 @@ final class Resident implements Sandbox.Interactive {
     }
 
     @Override
+    public boolean savable() {
+        return gvisor != null;
+    }
+
+    @Override
     public void checkpoint(java.nio.file.Path image) throws IOException, InterruptedException {
         if (gvisor == null) {
             Sandbox.Interactive.super.checkpoint(image);

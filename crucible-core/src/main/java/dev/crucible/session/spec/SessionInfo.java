@@ -19,6 +19,8 @@ import java.util.List;
  * @param processes its background processes, running and ended, oldest first (none while its sandbox is not running)
  * @param ports the TCP ports something listens on in its sandbox now, each with the path that proxies to it (in one
  *     session's own answer, {@code GET /v1/sessions/{id}}; absent from lists and other answers)
+ * @param restored in the answer that made it from a snapshot only: what came back ({@code memory}, {@code replay} or
+ *     {@code files})
  */
 public record SessionInfo(
         @JsonProperty("id") String id,
@@ -35,4 +37,13 @@ public record SessionInfo(
         @JsonProperty("network") EgressReport network,
         @JsonProperty("processes") List<ProcessInfo> processes,
         @JsonProperty("ports") List<PortInfo> ports,
-        @JsonProperty("on_idle") String onIdle) {}
+        @JsonProperty("on_idle") String onIdle,
+        @com.fasterxml.jackson.annotation.JsonInclude(com.fasterxml.jackson.annotation.JsonInclude.Include.NON_NULL)
+        @JsonProperty("restored") String restored) {
+
+    /** This answer saying what a session made from a snapshot came back with. */
+    public SessionInfo withRestored(String how) {
+        return new SessionInfo(id, language, createdAt, expiresAt, lastUsedAt, idleTimeoutS, restore, state, limits,
+                image, imageDigest, network, processes, ports, onIdle, how);
+    }
+}

@@ -34,14 +34,23 @@ public final class SavedMemory {
 
     /**
      * Makes {@code fork} (a directory to be made) hold the same saved sandbox as {@code memory}, by hard links: the
-     * files are the server's and read-only, so sharing them shares nothing a fork could change.
+     * files are the server's and read-only, so sharing them shares nothing a fork could change (on another file
+     * system, by copies). Returns the bytes the files hold.
      */
-    public static void share(Path memory, Path fork) throws IOException {
+    public static long share(Path memory, Path fork) throws IOException {
         List<Path> files = files(memory);
         Files.createDirectory(fork, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rwx------")));
+        long bytes = 0;
         for (Path p : files.subList(1, files.size())) {
-            Files.createLink(fork.resolve(p.getFileName()), p);
+            try {
+                Files.createLink(fork.resolve(p.getFileName()), p);
+            } catch (java.nio.file.FileSystemException crossDevice) { // another file system: a copy, the server's too
+                Files.copy(p, fork.resolve(p.getFileName()), LinkOption.NOFOLLOW_LINKS,
+                        java.nio.file.StandardCopyOption.COPY_ATTRIBUTES);
+            }
+            bytes += Files.size(p);
         }
+        return bytes;
     }
 
     /**

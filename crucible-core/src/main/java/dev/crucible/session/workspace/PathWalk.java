@@ -22,7 +22,7 @@ import static dev.crucible.os.Linux.O_PATH;
  * resolve flags, each call made as the session's file-system uid, kernel file systems refused under a sandbox's root.
  */
 final class PathWalk {
-    private static final int MAX_DEPTH = 64;
+    static final int MAX_DEPTH = 64;
     private static final int MAX_ENTRIES = 100_000;
 
     private final FileRoot root;

@@ -1,73 +1,138 @@
 package dev.crucible.session.workspace;
 
+import dev.crucible.os.Linux;
+import dev.crucible.os.Linux.ErrnoException;
 import java.io.IOException;
-import java.nio.file.FileVisitResult;
+import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
-import java.nio.file.SimpleFileVisitor;
-import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.BasicFileAttributes;
+import static dev.crucible.os.Linux.O_CLOEXEC;
+import static dev.crucible.os.Linux.O_DIRECTORY;
+import static dev.crucible.os.Linux.O_NOFOLLOW;
+import static dev.crucible.os.Linux.O_PATH;
+import static dev.crucible.os.Linux.RESOLVE_STRICT;
 
 /**
- * A fork's copy of a session's workspace (issue 30): the tree as the paused session left it, owned by the fork's uid.
- * Directories, regular files and symbolic links (as links, never followed: they resolve inside the fork's sandbox as
- * they did in its parent's) are copied; anything else (a FIFO, a socket, a device node) is left out, and so is the
- * file system's own {@code lost+found}. The parent must not run meanwhile (it is paused).
+ * A copy of a session's workspace (issue 30: a fork's, a snapshot's, a session made from a snapshot): directories,
+ * regular files and symbolic links (as links, never followed: they resolve inside the copy's sandbox as they did in
+ * the original's), each owned by the copy's uid; anything else (a FIFO, a socket, a device node) is left out, and so is
+ * the file system's own {@code lost+found}.
+ *
+ * <p>The source may be a live session's (a snapshot under the namespace tier does not stop it), so it is read as
+ * hostile input, the way {@link Workspace} reads it: each directory is opened by descriptor below its parent's
+ * ({@code openat2} with {@code RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS}), each name looked at with {@code lstat} there,
+ * each file opened as {@code O_PATH} first and read only once that descriptor is a regular file. A name swapped for a
+ * link or a FIFO meanwhile is left out, never followed, never blocks; a file written meanwhile is copied as it is
+ * at that moment.
  */
 public final class WorkspaceCopy {
+    private static final int AT_FDCWD = -100;
     private static final LinkOption NOFOLLOW = LinkOption.NOFOLLOW_LINKS;
 
     private WorkspaceCopy() {}
 
     /**
-     * Copies the tree under {@code from} into {@code to} (an existing, empty workspace), each entry owned by
-     * {@code uid} (-1: left as the copy made it). Returns how many bytes of files it copied.
+     * Copies the tree under {@code from} into {@code to} (an existing, empty directory), each entry owned by
+     * {@code uid} (-1: left as the copy made it, the server's). Returns how many bytes of files it copied.
      *
-     * @throws IOException when a copy fails (the fork's disk full, say); what was copied stays for the caller to remove
+     * @throws IOException when a copy fails (the target's disk full, say); what was copied stays for the caller to
+     *     remove
      */
     public static long copy(Path from, Path to, int uid) throws IOException {
-        long[] bytes = {0};
-        Files.walkFileTree(from, new SimpleFileVisitor<>() {
-            @Override
-            public FileVisitResult preVisitDirectory(Path dir, BasicFileAttributes attrs) throws IOException {
-                Path rel = from.relativize(dir);
-                if (rel.toString().equals("lost+found")) {
-                    return FileVisitResult.SKIP_SUBTREE;
-                }
-                Path target = to.resolve(rel);
-                if (!rel.toString().isEmpty()) {
-                    Files.createDirectory(target);
-                }
-                own(dir, target);
-                return FileVisitResult.CONTINUE;
-            }
+        int top = Linux.openat2(AT_FDCWD, from.toString(), O_PATH | O_DIRECTORY | O_CLOEXEC, 0, 0);
+        try {
+            long bytes = copyDir(top, to, uid, 0);
+            own(fd(top), to, uid);
+            return bytes;
+        } finally {
+            Linux.close(top);
+        }
+    }
 
-            @Override
-            public FileVisitResult visitFile(Path file, BasicFileAttributes attrs) throws IOException {
-                Path target = to.resolve(from.relativize(file));
-                if (attrs.isSymbolicLink()) {
-                    Files.createSymbolicLink(target, Files.readSymbolicLink(file));
-                } else if (attrs.isRegularFile()) {
-                    Files.copy(file, target, NOFOLLOW, StandardCopyOption.COPY_ATTRIBUTES);
-                    bytes[0] += attrs.size();
-                } else {
-                    return FileVisitResult.CONTINUE; // a FIFO, a socket, a device: not a file to copy
-                }
-                own(file, target);
-                return FileVisitResult.CONTINUE;
+    private static long copyDir(int dirFd, Path to, int uid, int depth) throws IOException {
+        long bytes = 0;
+        for (String name : PathWalk.names(dirFd)) {
+            if (depth == 0 && name.equals("lost+found")) {
+                continue;
             }
+            BasicFileAttributes a;
+            try {
+                a = Files.readAttributes(fd(dirFd).resolve(name), BasicFileAttributes.class, NOFOLLOW);
+            } catch (IOException gone) {
+                continue; // removed while we copied
+            }
+            Path target = to.resolve(name);
+            if (a.isSymbolicLink()) {
+                try {
+                    Files.createSymbolicLink(target, Path.of(Linux.readlinkat(dirFd, name)));
+                } catch (ErrnoException gone) {
+                    continue;
+                }
+                own(null, target, uid);
+            } else if (a.isDirectory() || a.isRegularFile()) {
+                if (a.isDirectory() && depth >= PathWalk.MAX_DEPTH) {
+                    throw new IOException("directories nested deeper than " + PathWalk.MAX_DEPTH);
+                }
+                int fd;
+                try {
+                    fd = Linux.openat2(dirFd, name, O_PATH | O_NOFOLLOW | O_CLOEXEC | (a.isDirectory() ? O_DIRECTORY
+                            : 0), 0, RESOLVE_STRICT);
+                } catch (ErrnoException swapped) {
+                    continue; // a link, or gone, now
+                }
+                try {
+                    bytes += a.isDirectory() ? directory(fd, target, uid, depth) : file(fd, target);
+                    own(fd(fd), target, uid);
+                } finally {
+                    Linux.close(fd);
+                }
+            }
+        }
+        return bytes;
+    }
 
-            private void own(Path source, Path target) throws IOException {
-                if (!Files.isSymbolicLink(target)) {
-                    Files.setPosixFilePermissions(target, Files.getPosixFilePermissions(source, NOFOLLOW));
+    private static long directory(int fd, Path target, int uid, int depth) throws IOException {
+        Files.createDirectory(target);
+        return copyDir(fd, target, uid, depth + 1);
+    }
+
+    /** Copies the file {@code fd} holds (an {@code O_PATH} descriptor) when it is a regular file. */
+    private static long file(int fd, Path target) throws IOException {
+        Path opened = fd(fd); // the pinned inode: what it is now cannot change
+        if (!Files.isRegularFile(opened)) {
+            return 0;
+        }
+        try (FileChannel in = FileChannel.open(opened, StandardOpenOption.READ);
+                FileChannel out = FileChannel.open(target, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
+            long size = in.size();
+            long done = 0;
+            while (done < size) {
+                long n = in.transferTo(done, size - done, out);
+                if (n <= 0) {
+                    break; // it shrank meanwhile
                 }
-                if (uid >= 0) {
-                    Files.setAttribute(target, "unix:uid", uid, NOFOLLOW);
-                    Files.setAttribute(target, "unix:gid", uid, NOFOLLOW);
-                }
+                done += n;
             }
-        });
-        return bytes[0];
+            Files.setLastModifiedTime(target, Files.getLastModifiedTime(opened));
+            return done;
+        }
+    }
+
+    /** Gives {@code target} the permission bits of {@code source} (none for a link) and {@code uid}. */
+    private static void own(Path source, Path target, int uid) throws IOException {
+        if (source != null) {
+            Files.setPosixFilePermissions(target, Files.getPosixFilePermissions(source));
+        }
+        if (uid >= 0) {
+            Files.setAttribute(target, "unix:uid", uid, NOFOLLOW);
+            Files.setAttribute(target, "unix:gid", uid, NOFOLLOW);
+        }
+    }
+
+    private static Path fd(int fd) {
+        return Path.of("/proc/self/fd/" + fd);
     }
 }

@@ -143,7 +143,7 @@ final class ControlPlane {
         try {
             // E2B's timeout is a deadline this plane keeps; the session itself idles out only at its lifetime
             info = sessions.create(owner, new SessionManager.CreateRequest(t.language(), null,
-                    config.maxLifetime().toSeconds(), null, t.image(), network(b), null));
+                    config.maxLifetime().toSeconds(), null, t.image(), network(b), null, null));
         } catch (RequestException e) {
             throw switch (e.code()) {
                 case UNKNOWN_LANGUAGE, IMAGE_NOT_FOUND, RUNTIME_UNAVAILABLE -> new RequestException(ErrorCode.NOT_FOUND,

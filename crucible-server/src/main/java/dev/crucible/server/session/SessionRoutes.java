@@ -50,7 +50,8 @@ public final class SessionRoutes {
             @JsonProperty("restore") String restore,
             @JsonProperty("image") String image,
             @JsonProperty("network") NetworkRequest network,
-            @JsonProperty("on_idle") String onIdle) {}
+            @JsonProperty("on_idle") String onIdle,
+            @JsonProperty("snapshot") String snapshot) {}
 
     record ExecuteBody(
             @JsonProperty("code") String code,
@@ -63,13 +64,13 @@ public final class SessionRoutes {
 
     /** A body is optional here: none, or {}, means every default. */
     public void create(Context ctx) throws Exception {
-        CreateBody body = ctx.req().getContentLengthLong() == 0 ? new CreateBody(null, null, null, null, null, null, null)
+        CreateBody body = ctx.req().getContentLengthLong() == 0 ? new CreateBody(null, null, null, null, null, null, null, null)
                 : bodies.read(ctx, CreateBody.class);
         LimitsBody l = body.limits();
         SessionLimits limits = l == null ? null
                 : SessionLimits.DEFAULT.with(l.memoryMb(), l.pids(), l.cpus(), l.timeoutMs(), l.outputBytes());
         ctx.status(201).json(sessions.create(owner(ctx), new SessionManager.CreateRequest(body.language(), limits,
-                body.idleTimeoutS(), body.restore(), body.image(), body.network(), body.onIdle())));
+                body.idleTimeoutS(), body.restore(), body.image(), body.network(), body.onIdle(), body.snapshot())));
     }
 
     /** Narrows the session's egress for good: {@code {"allow": []}} locks it. */
@@ -122,6 +123,26 @@ public final class SessionRoutes {
         sessions.require(owner(ctx), id); // an unknown session is a 404 before the body is judged
         ForkBody body = ctx.req().getContentLengthLong() == 0 ? new ForkBody(null) : bodies.read(ctx, ForkBody.class);
         ctx.json(sessions.pauses(owner(ctx), id).fork(body.count() == null ? 1 : body.count()));
+    }
+
+    record SnapshotBody(@JsonProperty("name") String name) {}
+
+    /** {@code POST /v1/sessions/{id}/snapshots}: a named, durable copy of the session, to make new sessions from. */
+    public void snapshot(Context ctx) throws Exception {
+        String id = ctx.pathParam("id");
+        sessions.require(owner(ctx), id); // an unknown session is a 404 before the body is judged
+        ctx.status(201).json(sessions.pauses(owner(ctx), id).snapshot(bodies.read(ctx, SnapshotBody.class).name()));
+    }
+
+    /** {@code GET /v1/snapshots}: the token's snapshots, oldest first. */
+    public void listSnapshots(Context ctx) {
+        ctx.json(Map.of("snapshots", sessions.snapshots(owner(ctx))));
+    }
+
+    /** {@code DELETE /v1/snapshots/{name}}. */
+    public void deleteSnapshot(Context ctx) throws Exception {
+        sessions.deleteSnapshot(owner(ctx), ctx.pathParam("name"));
+        ctx.json(Map.of("name", ctx.pathParam("name"), "deleted", true));
     }
 
     /** {@code POST /v1/sessions/{id}/resume}: back now, rather than at its next call. */

@@ -1,4 +1,4 @@
-package dev.crucible.session;
+package dev.crucible.session.budget;
 
 import dev.crucible.error.ErrorCode;
 import dev.crucible.error.RequestException;
@@ -16,7 +16,7 @@ import java.util.Map;
  * the memory budget (the sum of the sessions' memory limits, each enforced by its own cgroup) and the disk budget
  * (the sum of the workspace quotas). Thread-safe.
  */
-final class SessionNumbers {
+public final class SessionNumbers {
     private record Reservation(String owner, int memoryMb) {}
 
     private final int maxSessions;
@@ -26,8 +26,9 @@ final class SessionNumbers {
     private final long quotaBytes;
     private final BitSet taken = new BitSet();
     private final Map<Integer, Reservation> reservations = new HashMap<>();
+    private java.util.function.LongSupplier snapshotBytes = () -> 0;
 
-    SessionNumbers(int maxSessions, int maxPerOwner, long memoryBudgetMb, long diskBudgetBytes, long quotaBytes) {
+    public SessionNumbers(int maxSessions, int maxPerOwner, long memoryBudgetMb, long diskBudgetBytes, long quotaBytes) {
         this.maxSessions = maxSessions;
         this.maxPerOwner = maxPerOwner;
         this.memoryBudgetMb = memoryBudgetMb;
@@ -36,16 +37,16 @@ final class SessionNumbers {
     }
 
     /**
-     * The numbers {@code config} allows, over its budgets or the automatic ones: the host's memory less 1 GiB (at least
-     * 1 GiB), and 90% of the file system {@code store} keeps sessions on.
+     * The numbers these caps allow, over these budgets or (0) the automatic ones: the host's memory less 1 GiB (at
+     * least 1 GiB), and 90% of the file system {@code store} keeps sessions on.
      */
-    static SessionNumbers of(SessionConfig config, SessionStore store) throws IOException {
-        long memoryBudgetMb = config.memoryBudgetMb() > 0 ? config.memoryBudgetMb() : Math.max(1024,
+    public static SessionNumbers of(int maxSessions, int maxPerOwner, long memoryBudgetMb, long diskBudgetBytes,
+            long quotaBytes, SessionStore store) throws IOException {
+        long memory = memoryBudgetMb > 0 ? memoryBudgetMb : Math.max(1024,
                 ((com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean())
                         .getTotalMemorySize() / (1024 * 1024) - 1024);
-        long diskBudgetBytes = config.diskBudgetBytes() > 0 ? config.diskBudgetBytes() : store.defaultDiskBudget();
-        return new SessionNumbers(config.maxSessions(), config.maxPerOwner(), memoryBudgetMb, diskBudgetBytes,
-                config.workspaceQuota());
+        long disk = diskBudgetBytes > 0 ? diskBudgetBytes : store.defaultDiskBudget();
+        return new SessionNumbers(maxSessions, maxPerOwner, memory, disk, quotaBytes);
     }
 
     /**
@@ -54,7 +55,7 @@ final class SessionNumbers {
      * @throws RequestException {@code too_many_sessions}, {@code memory_budget_exhausted} or
      *     {@code disk_budget_exhausted}, saying what to do
      */
-    synchronized int take(String owner, int memoryMb) {
+    public synchronized int take(String owner, int memoryMb) {
         if (reservations.size() >= maxSessions) {
             throw new RequestException(ErrorCode.TOO_MANY_SESSIONS, "the server holds its maximum of " + maxSessions
                     + " sessions; delete one or wait for idle ones to expire");
@@ -70,12 +71,12 @@ final class SessionNumbers {
                     + " of the " + memoryBudgetMb + " MiB of memory the server gives them; this one needs " + memoryMb
                     + ": delete a session, ask for a smaller memory_mb, or wait for idle ones to expire");
         }
-        long disk = (long) reservations.size() * quotaBytes;
+        long disk = (long) reservations.size() * quotaBytes + snapshotBytes.getAsLong();
         if (disk + quotaBytes > diskBudgetBytes) {
-            throw new RequestException(ErrorCode.DISK_BUDGET_EXHAUSTED, "sessions already reserve " + disk / (1 << 20)
-                    + " of the " + diskBudgetBytes / (1 << 20) + " MiB of disk the server gives them and each"
-                    + " workspace takes " + quotaBytes / (1 << 20) + " MiB: delete a session or wait for idle ones to"
-                    + " expire");
+            throw new RequestException(ErrorCode.DISK_BUDGET_EXHAUSTED, "sessions and snapshots already reserve "
+                    + disk / (1 << 20) + " of the " + diskBudgetBytes / (1 << 20) + " MiB of disk the server gives them"
+                    + " and each workspace takes " + quotaBytes / (1 << 20) + " MiB: delete a session or a snapshot,"
+                    + " or wait for idle sessions to expire");
         }
         int number = taken.nextClearBit(0);
         reserve(number, owner, memoryMb);
@@ -88,7 +89,7 @@ final class SessionNumbers {
      *
      * @return the number the session now has
      */
-    synchronized int retake(int wanted, String owner, int memoryMb) {
+    public synchronized int retake(int wanted, String owner, int memoryMb) {
         int number = wanted >= maxSessions || taken.get(wanted) ? taken.nextClearBit(0) : wanted;
         reserve(number, owner, memoryMb);
         return number;
@@ -99,8 +100,28 @@ final class SessionNumbers {
         reservations.put(number, new Reservation(owner, memoryMb));
     }
 
+    /** Counts what {@code bytes} says the snapshots hold against the disk budget from now on. */
+    public synchronized void countSnapshots(java.util.function.LongSupplier bytes) {
+        snapshotBytes = bytes;
+    }
+
+    /**
+     * Checks that a new snapshot of {@code bytes} fits the disk budget beside the sessions and the snapshots there are.
+     *
+     * @throws RequestException {@code disk_budget_exhausted}, saying what to do
+     */
+    public synchronized void admitSnapshot(long bytes) {
+        long disk = (long) reservations.size() * quotaBytes + snapshotBytes.getAsLong();
+        if (disk + bytes > diskBudgetBytes) {
+            throw new RequestException(ErrorCode.DISK_BUDGET_EXHAUSTED, "sessions and snapshots already reserve "
+                    + disk / (1 << 20) + " of the " + diskBudgetBytes / (1 << 20) + " MiB of disk the server gives"
+                    + " them and this snapshot holds " + Math.max(1, bytes >> 20) + " MiB: delete a snapshot or a"
+                    + " session first");
+        }
+    }
+
     /** Frees {@code number} and what it reserved. */
-    synchronized void release(int number) {
+    public synchronized void release(int number) {
         taken.clear(number);
         reservations.remove(number);
     }
