@@ -214,6 +214,12 @@ class CodeExec:
         return _request(f"{self.url}/v1/sessions/{self._session_id()}/snapshots", self.token, "POST", {"name": name},
                         self.timeout)
 
+    def commit(self, tag):
+        """Commits this session (one made in an image) as a new image `tag`: its /workspace as one layer over its
+        image. Sessions made in the new image start with those files."""
+        return _request(f"{self.url}/v1/sessions/{self._session_id()}/commit", self.token, "POST", {"tag": tag},
+                        self.timeout)
+
     def snapshots(self):
         """This token's snapshots, oldest first."""
         return _request(f"{self.url}/v1/snapshots", self.token, "GET", None, self.timeout)["snapshots"]

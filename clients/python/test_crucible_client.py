@@ -196,6 +196,9 @@ class SessionTest(unittest.TestCase):
         finally:
             child.close()
         self.code_exec.delete_snapshot("py-client")
+        with self.assertRaises(crucible_client.CrucibleError) as refused:
+            self.code_exec.commit("local/never:1")  # a session on the host's file system is no image
+        self.assertEqual((refused.exception.status, refused.exception.code), (422, "commit_unavailable"))
         self.assertEqual(self.code_exec.snapshots(), [])
         session_id = self.code_exec.session_id
         self.assertRegex(session_id, "^[0-9a-f]{32}$")

@@ -176,6 +176,44 @@ class ImageIT {
     }
 
     @Test
+    void aCommittedSessionIsPushedToTheRegistryAndAnotherDataDirectoryPullsAndRunsIt() throws Exception {
+        Path data = dataDir("commit");
+        String base = registry.host() + "/crucible/debian-python:1";
+        assertThat(run(data, "", "image", "pull", "-q", base).exit()).isZero();
+        ServeIT.Served s = ServeIT.serve(data, "--pool", "python=0");
+        try {
+            String id = JSON.readTree(ServeIT.post(s.port(), "/v1/sessions", JSON.writeValueAsString(Map.of(
+                    "language", "python", "image", base))).body()).get("id").asString();
+            String cell = ServeIT.post(s.port(), "/v1/sessions/" + id + "/execute", "{\"code\": \"open('/workspace/"
+                    + "made.py', 'w').write('WHO = \\\"the committed session\\\"')\"}").body();
+            assertThat(cell).contains("\"status\":\"ok\"");
+            var committed = ServeIT.post(s.port(), "/v1/sessions/" + id + "/commit", "{\"tag\": \"team/made:1\"}");
+            assertThat(committed.statusCode()).as(committed.body()).isEqualTo(201);
+        } finally {
+            s.stop(Duration.ofSeconds(30));
+        }
+        CliIT.Outcome pushed = run(data, "", "image", "push", "team/made:1", registry.host() + "/team/made:1");
+        assertThat(pushed.exit()).as(pushed.stderr()).isZero();
+        assertThat(pushed.stderr()).contains("already there"); // the base image's layers were in the registry
+        String digest = pushed.stdout().strip().replaceAll(".*@", "");
+
+        Path other = dataDir("commit-other");
+        CliIT.Outcome pulled = run(other, "", "image", "pull", "-q", registry.host() + "/team/made:1");
+        assertThat(pulled.exit()).as(pulled.stderr()).isZero();
+        assertThat(pulled.stdout().strip()).as("the other replica pulls what one committed").isEqualTo(digest);
+        ServeIT.Served t = ServeIT.serve(other, "--pool", "python=0");
+        try {
+            String id = JSON.readTree(ServeIT.post(t.port(), "/v1/sessions", JSON.writeValueAsString(Map.of(
+                    "language", "python", "image", registry.host() + "/team/made:1"))).body()).get("id").asString();
+            String cell = ServeIT.post(t.port(), "/v1/sessions/" + id + "/execute", "{\"code\": \"import sys;"
+                    + " sys.path.insert(0, '/workspace'); import made; made.WHO\"}").body();
+            assertThat(cell).contains("\"result\":\"'the committed session'\"");
+        } finally {
+            t.stop(Duration.ofSeconds(30));
+        }
+    }
+
+    @Test
     void aServerPullsOnlyFromTheRegistriesItIsAllowed() throws Exception {
         Path data = dataDir("serve");
         ServeIT.Served s = ServeIT.serve(data, "--allow-pull", registry.host(), "--pool", "python=0");

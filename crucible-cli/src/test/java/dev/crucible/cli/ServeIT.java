@@ -75,7 +75,11 @@ class ServeIT {
     }
 
     static HttpResponse<String> post(int port, String body) throws Exception {
-        return HTTP.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + "/v1/execute"))
+        return post(port, "/v1/execute", body);
+    }
+
+    static HttpResponse<String> post(int port, String path, String body) throws Exception {
+        return HTTP.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + port + path))
                 .header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofString(body)).build(),
                 HttpResponse.BodyHandlers.ofString());
     }

@@ -218,6 +218,11 @@ public final class CrucibleClient {
         return call("GET", "/v1/snapshots", null, new TypeReference<Page>() {}).snapshots();
     }
 
+    /** Commits a session in an image: its workspace as a new image {@code tag} ({image, digest, base, …}). */
+    public JsonNode commit(String sessionId, String tag) {
+        return call("POST", "/v1/sessions/" + segment(sessionId) + "/commit", Map.of("tag", tag), new TypeReference<>() {});
+    }
+
     public void deleteSnapshot(String name) {
         call("DELETE", "/v1/snapshots/" + segment(name), null, new TypeReference<JsonNode>() {});
     }
@@ -233,10 +238,7 @@ public final class CrucibleClient {
 
     // -- files of a session -------------------------------------------------------------------------------------
 
-    /**
-     * A file of a session: a relative path is under its {@code /workspace}; an absolute one is any path of the session's
-     * file system ({@code /etc/app.conf}, {@code /home/user/.bashrc}), as its user.
-     */
+    /** A session's file: relative under its {@code /workspace}, or absolute (any path of its file system, as its user). */
     private String file(String sessionId, String path) {
         return "/v1/sessions/" + segment(sessionId) + (path.startsWith("/")
                 ? "/files?path=" + URLEncoder.encode(path, StandardCharsets.UTF_8) : "/files/" + path(path));
@@ -284,9 +286,7 @@ public final class CrucibleClient {
 
     /**
      * The tool definitions as the server renders them, with its available languages.
-     *
-     * @param format "openai", "openai-functions", "anthropic" or "mcp"
-     * @param set    "stateless", "session" or "all"
+     * @param format "openai", "openai-functions", "anthropic" or "mcp"; {@code set} "stateless", "session" or "all"
      */
     public JsonNode tools(String format, String set) {
         return call("GET", "/v1/tools?format=" + URLEncoder.encode(format, StandardCharsets.UTF_8) + "&set="

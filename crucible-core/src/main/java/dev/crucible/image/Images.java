@@ -80,6 +80,11 @@ public final class Images implements AutoCloseable {
         return store;
     }
 
+    /** An image was committed (a build, a session's commit): a name looked up lately may name another image now. */
+    public void committed() {
+        recent.clear();
+    }
+
     /** The stored image {@code reference} names, if any (never pulls). */
     public Optional<Image> find(String reference) {
         if (store == null) {

@@ -52,6 +52,21 @@ record NewSession(LanguageRuntime runtime, SessionLimits limits, long idleTimeou
         return new NewSession(runtime, limits, idle, restore, onIdle);
     }
 
+    /**
+     * Fills a new session's workspace (when {@code fresh}: not a fork's or a snapshot's, which get their own copy) with
+     * what its image keeps under {@code /workspace}: a committed session's files.
+     */
+    void seed(boolean fresh, java.nio.file.Path workspace, int uid) throws java.io.IOException {
+        if (fresh && runtime.root() instanceof dev.crucible.sandbox.SandboxRoot.Image(java.nio.file.Path root)) {
+            java.nio.file.Path kept = root.resolve("workspace");
+            try (var entries = java.nio.file.Files.list(kept)) {
+                if (entries.findAny().isPresent()) {
+                    dev.crucible.session.workspace.WorkspaceCopy.copy(kept, workspace, uid);
+                }
+            }
+        }
+    }
+
     private static String interactiveLanguages(RuntimeRegistry runtimes) {
         return String.join(", ", runtimes.list().stream().filter(LanguageRuntime::interactive)
                 .map(LanguageRuntime::language).toList());

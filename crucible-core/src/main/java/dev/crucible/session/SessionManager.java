@@ -187,10 +187,8 @@ public final class SessionManager implements AutoCloseable {
     }
 
     /**
-     * Creates a session and starts its interpreter.
-     * @throws RequestException for an unknown language or one without sessions, bad limits or restore
-     * @throws RequestException {@code too_many_sessions} at the global or the owner's cap
-     * @throws RequestException {@code data_dir_full} when the data directory's file system has no room for it
+     * Creates a session and starts its interpreter, or brings it up from {@code snapshot}. @throws RequestException for a
+     * bad request, {@code too_many_sessions}, {@code data_dir_full}, {@code snapshot_not_found}
      */
     public SessionInfo create(String owner, CreateRequest request) throws InterruptedException {
         if (request.snapshot() != null) { // the snapshot's copy, brought up at once
@@ -216,6 +214,7 @@ public final class SessionManager implements AutoCloseable {
             boolean rooted = runtime.image() == null && store.roomForRoots() && sandbox.rootUnavailable() == null
                     && runtime.tier() == dev.crucible.sandbox.Isolation.NAMESPACES; // gVisor's root is its kernel's
             store.create(stored, config.workspaceQuota(), rooted);
+            checked.seed(start, store.dir(id).resolve("workspace"), sandbox.sessionUid(number));
             if (rooted) {
                 sandbox.prepareRoot(store.rootOf(stored), number, runtime.binds());
             }
@@ -317,7 +316,7 @@ public final class SessionManager implements AutoCloseable {
 
     private SessionPauses pauses(String owner, Session session) {
         return new SessionPauses(session, runner, request -> create(owner, request, false), this::remove, sandbox,
-                store, snapshots, numbers::admitSnapshot);
+                store, snapshots, numbers::admitSnapshot, runtimes.images());
     }
 
     /** The owner's snapshots, oldest first. */

@@ -4,6 +4,13 @@ import dev.crucible.error.ErrorCode;
 import dev.crucible.error.RequestException;
 import dev.crucible.egress.NetworkRequest;
 import dev.crucible.sandbox.Sandbox;
+import dev.crucible.image.Images;
+import dev.crucible.image.build.BuildResult;
+import dev.crucible.image.build.WorkspaceCommit;
+import dev.crucible.image.spec.Image;
+import dev.crucible.image.spec.ImageException;
+import dev.crucible.image.spec.ImageRef;
+import dev.crucible.session.spec.CommitResult;
 import dev.crucible.session.spec.ForkResult;
 import dev.crucible.session.spec.PauseResult;
 import dev.crucible.session.spec.SessionInfo;
@@ -50,6 +57,7 @@ public final class SessionPauses {
     private final SessionStore store;
     private final SnapshotStore snapshots;
     private final java.util.function.LongConsumer admitSnapshot;
+    private final Images images;
 
     /** Makes a new session of the same owner, without an interpreter yet. */
     interface Creator {
@@ -61,7 +69,9 @@ public final class SessionPauses {
      * @param admitSnapshot throws {@code disk_budget_exhausted} when a snapshot of so many bytes does not fit
      */
     SessionPauses(Session session, SessionRunner runner, Creator creator, java.util.function.Consumer<Session> remover,
-            Sandbox sandbox, SessionStore store, SnapshotStore snapshots, java.util.function.LongConsumer admitSnapshot) {
+            Sandbox sandbox, SessionStore store, SnapshotStore snapshots, java.util.function.LongConsumer admitSnapshot,
+            Images images) {
+        this.images = images;
         this.snapshots = snapshots;
         this.admitSnapshot = admitSnapshot;
         this.session = session;
@@ -256,6 +266,48 @@ public final class SessionPauses {
             if (!up) {
                 remover.accept(made);
             }
+        }
+    }
+
+    /**
+     * Commits the session's workspace as a new image {@code tag} over the image the session runs in (see
+     * {@link WorkspaceCommit}); the session goes on as it was.
+     *
+     * @throws RequestException {@code commit_unavailable} for a session on the host's file system (no image to
+     *     commit over), {@code invalid_request} for a tag that does not parse or has a digest, {@code image_not_found}
+     *     when the session's image left the store; {@code session_busy} as {@link #pause()}
+     */
+    public CommitResult commit(String tag) throws InterruptedException {
+        long start = System.nanoTime();
+        lock();
+        try {
+            SessionStore.Stored s = session.stored;
+            if (s.image() == null || images.store() == null) {
+                throw new RequestException(ErrorCode.COMMIT_UNAVAILABLE, "session " + s.id() + " runs on the host's"
+                        + " file system, which is no image to commit over: make the session in an image (\"image\":"
+                        + " REF) to commit it, or make an image with crucible image build");
+            }
+            Image base = images.store().find(s.image().digest()).orElseThrow(() -> new RequestException(
+                    ErrorCode.IMAGE_NOT_FOUND, "the session's image " + s.image().reference() + " ("
+                            + s.image().digest() + ") is no longer in the store"));
+            if (tag == null || tag.isBlank()) {
+                throw new RequestException(ErrorCode.INVALID_REQUEST, "a commit needs a tag: name[:tag]");
+            }
+            BuildResult.Built built = WorkspaceCommit.commit(images.store(), base, workspaceOf(session),
+                    ImageRef.parse(tag.strip()), store.dir(s.id()), "session " + s.id());
+            images.committed();
+            Image image = built.image();
+            return new CommitResult(image.name(), image.digest(), image.id(), base.digest(), built.layerBytes(),
+                    built.entries(), built.whiteouts(), since(start));
+        } catch (ImageException e) {
+            throw new RequestException(e.failure() == ImageException.Failure.INVALID_REFERENCE
+                    || e.failure() == ImageException.Failure.UNSUPPORTED ? ErrorCode.INVALID_REQUEST
+                    : ErrorCode.COMMIT_UNAVAILABLE, e.getMessage());
+        } catch (java.io.IOException e) {
+            throw DataDirFull.orElse(e, store.root().getParent(), "the image", new RequestException(
+                    ErrorCode.COMMIT_UNAVAILABLE, "cannot commit the session: " + e.getMessage()));
+        } finally {
+            session.lock.unlock();
         }
     }
 

@@ -258,6 +258,7 @@ public final class CrucibleServer implements AutoCloseable {
                 Route.post("/v1/sessions/{id}/resume", token, router.owned(s::resume)),
                 Route.post("/v1/sessions/{id}/fork", token, router.owned(s::fork)),
                 Route.post("/v1/sessions/{id}/snapshots", token, router.owned(s::snapshot)),
+                Route.post("/v1/sessions/{id}/commit", token, router.owned(s::commit)),
                 Route.get("/v1/snapshots", token, router.here(s::listSnapshots)),
                 Route.delete("/v1/snapshots/{name}", token, router.here(s::deleteSnapshot)),
                 Route.post("/v1/sessions/{id}/network", token, router.owned(s::network)),

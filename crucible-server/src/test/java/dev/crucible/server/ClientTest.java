@@ -156,6 +156,9 @@ class ClientTest {
             assertThat(made.state()).isEqualTo("running");
             crucible.deleteSession(made.id());
             crucible.deleteSnapshot("java-client");
+            assertThatThrownBy(() -> crucible.commit(session.id(), "local/never:1")).as("a host session is no image")
+                    .isInstanceOfSatisfying(CrucibleException.class, e -> assertThat(e.code())
+                            .isEqualTo("commit_unavailable"));
             assertThat(crucible.snapshots()).isEmpty();
             crucible.restart(session.id());
             assertThat(crucible.executeCell(session.id(), "'x' in globals()").result()).isEqualTo("False");

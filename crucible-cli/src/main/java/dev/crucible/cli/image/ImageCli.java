@@ -36,6 +36,20 @@ final class ImageCli {
         }
     }
 
+    /** {@code --insecure-registry HOST:PORT}…: how a pull or a push speaks to registries. */
+    static final class RegistryOption {
+        @Option(names = "--insecure-registry", paramLabel = "HOST:PORT",
+                description = "A registry to speak plain HTTP to (loopback ones always may); repeatable.")
+        java.util.List<String> insecure = new java.util.ArrayList<>();
+
+        /** Those registries, logins from CRUCIBLE_REGISTRY_AUTH or ~/.docker/config.json, 60 s without data at most. */
+        dev.crucible.image.registry.ImagePuller.Options options(long maxBytes) {
+            return new dev.crucible.image.registry.ImagePuller.Options(java.util.Set.copyOf(insecure), maxBytes,
+                    Duration.ofSeconds(60), dev.crucible.image.registry.RegistryCredentials.fromEnvironment(
+                            System.getenv()));
+        }
+    }
+
     /** A subcommand's work; its exit code. */
     interface Body {
         int run() throws IOException;

@@ -23,9 +23,9 @@ import picocli.CommandLine.Spec;
  * failed).
  */
 @Command(name = "image", mixinStandardHelpOptions = true,
-        description = "Pull, import, build, list and remove the OCI images sandboxes can run in.",
+        description = "Pull, import, build, push, list and remove the OCI images sandboxes can run in.",
         subcommands = {ImagePullCommand.class, ImageCommand.Ls.class, ImageCommand.Inspect.class, ImageCommand.Rm.class,
-            ImageCommand.Prune.class, ImageCommand.Import.class, ImageBuildCommand.class})
+            ImageCommand.Prune.class, ImageCommand.Import.class, ImageBuildCommand.class, ImagePushCommand.class})
 public final class ImageCommand implements Runnable {
     @Spec
     CommandSpec spec;

@@ -5,13 +5,8 @@ import dev.crucible.cli.support.ExitCodes;
 import dev.crucible.image.spec.Image;
 import dev.crucible.image.registry.ImagePuller;
 import dev.crucible.image.spec.ImageRef;
-import dev.crucible.image.registry.RegistryCredentials;
 import java.io.Console;
 import java.io.PrintWriter;
-import java.time.Duration;
-import java.util.ArrayList;
-import java.util.List;
-import java.util.Set;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
@@ -28,8 +23,6 @@ import picocli.CommandLine.Spec;
         description = {"Pull an image from an OCI registry (Docker Hub, ghcr.io, a local registry) into the store.",
             "Logins come from CRUCIBLE_REGISTRY_AUTH or ~/.docker/config.json. Prints the image's digest."})
 final class ImagePullCommand implements Callable<Integer> {
-    private static final Duration TIMEOUT = Duration.ofSeconds(60);
-
     @Spec
     CommandSpec spec;
 
@@ -39,9 +32,8 @@ final class ImagePullCommand implements Callable<Integer> {
     @Parameters(index = "0", paramLabel = "REF", description = "name[:tag][@sha256:digest], e.g. python:3.12-slim.")
     String reference;
 
-    @Option(names = "--insecure-registry", paramLabel = "HOST:PORT",
-            description = "A registry to speak plain HTTP to (loopback ones always may); repeatable.")
-    List<String> insecure = new ArrayList<>();
+    @Mixin
+    ImageCli.RegistryOption registry;
 
     @Option(names = "--max-bytes", paramLabel = "N", description = "Refuse an image whose compressed blobs pass N bytes.")
     long maxBytes = Long.MAX_VALUE;
@@ -58,8 +50,7 @@ final class ImagePullCommand implements Callable<Integer> {
                 throw new CliSupport.Failure(ExitCodes.USAGE, "--max-bytes must be positive");
             }
             ImageRef ref = ImageRef.parse(reference);
-            ImagePuller puller = new ImagePuller(new ImagePuller.Options(Set.copyOf(insecure), maxBytes, TIMEOUT,
-                    RegistryCredentials.fromEnvironment(System.getenv())));
+            ImagePuller puller = new ImagePuller(registry.options(maxBytes));
             Console console = System.console();
             ImagePuller.Progress progress = quiet ? ImagePuller.Progress.NONE
                     : new PullProgress(err, console != null && console.isTerminal());

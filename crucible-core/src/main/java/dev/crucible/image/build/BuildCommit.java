@@ -27,10 +27,10 @@ final class BuildCommit {
      * @param layerBytes the blob's size
      * @param diffId the digest of the layer's uncompressed tar
      */
-    static Image commit(ImageStore store, Image base, ImageRef tag, List<String> steps, String layer, long layerBytes,
+    static Image commit(ImageStore store, Image base, ImageRef tag, History history, String layer, long layerBytes,
             String diffId, Instant now) throws IOException {
         ImageFormats.Manifest manifest = ImageFormats.manifest(store.smallBlob(base.digest()), base.digest());
-        byte[] config = config(store.smallBlob(base.id()), base.layers().size(), steps, diffId, now);
+        byte[] config = config(store.smallBlob(base.id()), base.layers().size(), history, diffId, now);
         List<ImageFormats.Descriptor> layers = new ArrayList<>(manifest.layers());
         boolean docker = ImageFormats.DOCKER_MANIFEST.equals(manifest.mediaType());
         layers.add(new ImageFormats.Descriptor(docker ? ImageFormats.DOCKER_LAYER_GZIP : ImageFormats.OCI_LAYER_GZIP,
@@ -43,7 +43,15 @@ final class BuildCommit {
      * The base config with {@code diffId} appended to {@code rootfs.diff_ids} and one history entry; a base without a
      * history gets an empty entry per layer first, so that entries and layers still pair up.
      */
-    private static byte[] config(byte[] base, int baseLayers, List<String> steps, String diffId, Instant now) {
+    /** The history entry of the new layer: what made it, and a comment. */
+    record History(String createdBy, String comment) {
+        static History of(List<String> steps) {
+            return new History("crucible image build: " + String.join(" && ", steps), "one layer for " + steps.size()
+                    + (steps.size() == 1 ? " step" : " steps"));
+        }
+    }
+
+    private static byte[] config(byte[] base, int baseLayers, History entry, String diffId, Instant now) {
         ObjectNode json = (ObjectNode) ImageFormats.JSON.readTree(base);
         json.put("created", now.toString());
         ObjectNode rootfs = json.withObjectProperty("rootfs");
@@ -58,8 +66,8 @@ final class BuildCommit {
         }
         history.addObject()
                 .put("created", now.toString())
-                .put("created_by", "crucible image build: " + String.join(" && ", steps))
-                .put("comment", "one layer for " + steps.size() + (steps.size() == 1 ? " step" : " steps"));
+                .put("created_by", entry.createdBy())
+                .put("comment", entry.comment());
         return ImageFormats.JSON.writeValueAsBytes(json);
     }
 }

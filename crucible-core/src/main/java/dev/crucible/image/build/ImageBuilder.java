@@ -179,7 +179,8 @@ public final class ImageBuilder {
         try (var in = Files.newInputStream(file)) {
             blob = store.putBlob(in);
         }
-        Image image = BuildCommit.commit(store, base, tag, steps, blob, bytes, layer.diffId(), Instant.now());
+        Image image = BuildCommit.commit(store, base, tag, BuildCommit.History.of(steps), blob, bytes,
+                layer.diffId(), Instant.now());
         return new BuildResult.Built(image, blob, layer.diffId(), bytes, layer.entries(), layer.whiteouts());
     }
 

@@ -57,10 +57,13 @@ public final class RootDiff {
     private final int originalTop;
     private final int changedTop;
     private final LayerTar tar;
+    /** What every entry's name starts with: {@code ""} for a root, {@code "workspace/"} for a workspace. */
+    private final String prefix;
     private long whiteouts;
     private long skipped;
 
-    private RootDiff(int originalTop, int changedTop, LayerTar tar) {
+    private RootDiff(int originalTop, int changedTop, LayerTar tar, String prefix) {
+        this.prefix = prefix;
         this.originalTop = originalTop;
         this.changedTop = changedTop;
         this.tar = tar;
@@ -72,11 +75,27 @@ public final class RootDiff {
      * @throws ImageException UNSUPPORTED for a name the layer format cannot carry
      */
     public static Layer write(Path original, Path changed, Path layerFile) throws IOException {
+        return write(original, changed, "", layerFile);
+    }
+
+    /**
+     * As {@link #write(Path, Path, Path)} for one directory of a root: {@code original} is the directory {@code under}
+     * (a relative path, such as {@code workspace}) of an image's root, {@code changed} what it is to become; the
+     * layer's entries are named below {@code under}. So a session's workspace becomes a layer over its image.
+     */
+    public static Layer writeUnder(Path original, Path changed, String under, Path layerFile) throws IOException {
+        if (under.isEmpty() || under.startsWith("/") || under.endsWith("/") || under.contains("..")) {
+            throw new IllegalArgumentException("a relative directory without '..': " + under);
+        }
+        return write(original, changed, under + "/", layerFile);
+    }
+
+    private static Layer write(Path original, Path changed, String prefix, Path layerFile) throws IOException {
         int originalTop = openTop(original);
         try (LayerTar tar = new LayerTar(layerFile)) {
             int changedTop = openTop(changed);
             try {
-                RootDiff diff = new RootDiff(originalTop, changedTop, tar);
+                RootDiff diff = new RootDiff(originalTop, changedTop, tar, prefix);
                 diff.walk();
                 return new Layer(tar.finish(), tar.entries(), diff.whiteouts, diff.skipped);
             } finally {
@@ -119,7 +138,7 @@ public final class RootDiff {
             List<Node> subdirectories = new ArrayList<>();
             for (String name : names) {
                 String path = dir.path.isEmpty() ? name : dir.path + "/" + name;
-                if (!LayerUnpacker.SANDBOX_MOUNTS.contains(path)) {
+                if (!LayerUnpacker.SANDBOX_MOUNTS.contains(prefix + path)) {
                     Stat now = inCopy.contains(name) ? stat(changedFd, name, true) : null;
                     Stat before = originalFd >= 0 ? stat(originalFd, name, false) : null;
                     Node subdirectory = compare(dir, changedFd, originalFd, name, path, now, before);
@@ -148,7 +167,7 @@ public final class RootDiff {
         if (now == null) {
             if (before != null) {
                 writeParents(dir);
-                tar.whiteout(path);
+                tar.whiteout(prefix + path);
                 whiteouts++;
             }
             return null;
@@ -178,7 +197,7 @@ public final class RootDiff {
         String target = Linux.readlinkat(changedFd, name);
         if (!sameType || !target.equals(Linux.readlinkat(originalFd, name))) {
             writeParents(dir);
-            tar.symlink(path, target, now.mtimeSeconds());
+            tar.symlink(prefix + path, target, now.mtimeSeconds());
         }
         return null;
     }
@@ -190,7 +209,7 @@ public final class RootDiff {
             missing.push(n);
         }
         for (Node n : missing) {
-            tar.directory(n.path, permissions(n.stat), n.stat.mtimeSeconds());
+            tar.directory(prefix + n.path, permissions(n.stat), n.stat.mtimeSeconds());
             n.written = true;
         }
     }
@@ -198,7 +217,7 @@ public final class RootDiff {
     private void writeFile(int dirFd, String name, String path, Stat stat) throws IOException {
         int fd = Linux.openat2(dirFd, name, READ_FLAGS, 0, Linux.RESOLVE_STRICT);
         try (InputStream in = Files.newInputStream(Path.of("/proc/self/fd/" + fd))) {
-            tar.file(path, permissions(stat), stat.mtimeSeconds(), stat.size(), in);
+            tar.file(prefix + path, permissions(stat), stat.mtimeSeconds(), stat.size(), in);
         } finally {
             Linux.close(fd);
         }

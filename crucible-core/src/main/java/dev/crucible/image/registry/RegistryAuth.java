@@ -18,7 +18,7 @@ import tools.jackson.core.JacksonException;
 import tools.jackson.databind.JsonNode;
 
 /**
- * Answers a registry's 401: for {@code Bearer realm=…,service=…} a pull token for the repository from the realm
+ * Answers a registry's 401: for {@code Bearer realm=…,service=…} a pull (or push) token for the repository from the realm
  * (with the registry's login as Basic credentials when there is one), for {@code Basic} the login itself. The login
  * goes to a realm only over https, or plain HTTP to a loopback or insecure-listed host. Not thread-safe.
  */
@@ -34,8 +34,11 @@ final class RegistryAuth {
     private final ImagePuller.Options options;
     private final Optional<RegistryCredentials.Login> login;
     private final Sender sender;
+    private final String actions;
 
-    RegistryAuth(ImageRef ref, ImagePuller.Options options, Sender sender) {
+    /** @param actions what a token is asked for: {@code pull}, or {@code pull,push} for a push */
+    RegistryAuth(ImageRef ref, ImagePuller.Options options, Sender sender, String actions) {
+        this.actions = actions;
         this.ref = ref;
         this.options = options;
         this.login = options.credentials().forRegistry(ref.registry());
@@ -57,7 +60,7 @@ final class RegistryAuth {
 
     private String token(AuthChallenge challenge) throws IOException {
         URI realm = realm(challenge.param("realm"));
-        String query = "scope=" + URLEncoder.encode("repository:" + ref.repository() + ":pull", StandardCharsets.UTF_8);
+        String query = "scope=" + URLEncoder.encode("repository:" + ref.repository() + ":" + actions, StandardCharsets.UTF_8);
         if (challenge.param("service") != null) {
             query = "service=" + URLEncoder.encode(challenge.param("service"), StandardCharsets.UTF_8) + "&" + query;
         }

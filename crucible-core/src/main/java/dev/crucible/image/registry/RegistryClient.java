@@ -58,12 +58,17 @@ final class RegistryClient implements AutoCloseable {
     private String authorization;
 
     RegistryClient(ImageRef ref, ImagePuller.Options options) {
+        this(ref, options, false);
+    }
+
+    /** As {@link #RegistryClient(ImageRef, ImagePuller.Options)}; {@code push}: its tokens may push too. */
+    RegistryClient(ImageRef ref, ImagePuller.Options options, boolean push) {
         this.ref = ref;
         this.options = options;
         this.base = base(ref, options.insecureRegistries());
         this.http = HttpClient.newBuilder().connectTimeout(options.timeout())
                 .followRedirects(HttpClient.Redirect.NEVER).build();
-        this.auth = new RegistryAuth(ref, options, this::send);
+        this.auth = new RegistryAuth(ref, options, this::send, push ? "pull,push" : "pull");
     }
 
     /**
@@ -114,6 +119,43 @@ final class RegistryClient implements AutoCloseable {
                 uri = redirect(uri, location);
             } else if (status == 200 || status == 206 || status == 416) {
                 return new Response(status, response.headers(), new ReadTimeout(response.body(), options.timeout()));
+            } else {
+                throw failure(uri, status, response, notFound);
+            }
+        }
+    }
+
+    /** {@code path} under the repository ({@code blobs/uploads/}, {@code manifests/1.0}). */
+    URI resolve(String path) {
+        return base.resolve(path);
+    }
+
+    /**
+     * Sends {@code method} to {@code uri} with {@code body}, authenticating once (the Authorization header only to the
+     * registry's own origin; no redirect is followed); returns the answer when its status is one of {@code ok}, its
+     * body the caller's to close.
+     *
+     * @throws ImageException as {@link #get}
+     */
+    HttpResponse<InputStream> write(String method, URI uri, Map<String, String> headers,
+            HttpRequest.BodyPublisher body, Set<Integer> ok, String notFound) throws IOException {
+        boolean authenticated = false;
+        while (true) {
+            boolean registry = sameOrigin(uri);
+            HttpRequest.Builder request = HttpRequest.newBuilder(uri).method(method, body).timeout(options.timeout())
+                    .header("User-Agent", USER_AGENT).version(HttpClient.Version.HTTP_1_1);
+            headers.forEach(request::header);
+            if (registry && authorization != null) {
+                request.header("Authorization", authorization);
+            }
+            HttpResponse<InputStream> response = send(request.build());
+            int status = response.statusCode();
+            if (status == 401 && registry && !authenticated) {
+                response.body().close();
+                authorization = auth.authorize(response.headers().allValues("WWW-Authenticate"));
+                authenticated = true;
+            } else if (ok.contains(status)) {
+                return response;
             } else {
                 throw failure(uri, status, response, notFound);
             }

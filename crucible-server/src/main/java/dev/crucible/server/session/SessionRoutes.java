@@ -134,6 +134,15 @@ public final class SessionRoutes {
         ctx.status(201).json(sessions.pauses(owner(ctx), id).snapshot(bodies.read(ctx, SnapshotBody.class).name()));
     }
 
+    record CommitBody(@JsonProperty("tag") String tag) {}
+
+    /** {@code POST /v1/sessions/{id}/commit}: the session's workspace as a new image over its own. */
+    public void commit(Context ctx) throws Exception {
+        String id = ctx.pathParam("id");
+        sessions.require(owner(ctx), id); // an unknown session is a 404 before the body is judged
+        ctx.status(201).json(sessions.pauses(owner(ctx), id).commit(bodies.read(ctx, CommitBody.class).tag()));
+    }
+
     /** {@code GET /v1/snapshots}: the token's snapshots, oldest first. */
     public void listSnapshots(Context ctx) {
         ctx.json(Map.of("snapshots", sessions.snapshots(owner(ctx))));
