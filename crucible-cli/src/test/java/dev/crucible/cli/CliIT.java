@@ -217,6 +217,13 @@ class CliIT {
         assertThat(o.stdout()).contains("42").contains("82").contains("ZeroDivisionError");
         assertThat(o.stdout()).contains("from a cell\n[exit 3]").contains("nowhere-at-all");
         assertThat(dir.resolve("history")).content().contains("x + 1");
+        Outcome states = crucible(dir, ("y = 7\n:snapshot seven\n:snapshot ../bad\n:fork 2\n:pause\ny * 6\n"
+                + ":commit local/x:1\n:quit\n").getBytes(StandardCharsets.UTF_8), "session", "--history",
+                dir.resolve("history").toString());
+        assertThat(states.exit()).as(states.stderr()).isZero();
+        assertThat(states.stdout()).contains("(snapshot seven: ").contains("crucible: a snapshot needs a name")
+                .containsPattern("\\(forks: [0-9a-f]{32} [0-9a-f]{32};").contains("(paused; a resume brings back: files)")
+                .contains("crucible: session").contains("no image to commit over");
         Outcome bad = crucible(dir, new byte[0], "session", "--language", "cobol");
         assertOneLineError(bad, "unknown language");
         assertThat(bad.exit()).isEqualTo(ExitCodes.UNKNOWN_LANGUAGE);

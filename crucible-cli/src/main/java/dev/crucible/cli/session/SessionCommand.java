@@ -1,22 +1,10 @@
 package dev.crucible.cli.session;
 
 import dev.crucible.Crucible;
-import dev.crucible.error.RequestException;
 import dev.crucible.cli.support.CliSupport;
-import dev.crucible.cli.support.ExitCodes;
-import dev.crucible.server.ServerConfig;
-import dev.crucible.server.services.Services;
-import dev.crucible.session.SessionConfig;
-import dev.crucible.session.SessionManager;
-import java.io.IOException;
 import java.io.PrintWriter;
 import java.net.URI;
-import java.net.http.HttpClient;
-import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.Callable;
 import org.jline.reader.EndOfFileException;
@@ -58,37 +46,21 @@ public final class SessionCommand implements Callable<Integer> {
     @Option(names = "--runtimes", paramLabel = "FILE", description = "A runtimes TOML file (env CRUCIBLE_RUNTIMES).")
     Path runtimesFile;
 
+    @Option(names = "--snapshot", paramLabel = "NAME",
+            description = "Start the session from this snapshot (:snapshot NAME takes one; on a server they last).")
+    String snapshot;
+
     @Option(names = "--shell", description = "A terminal in the session instead of the REPL: a login shell, raw keys"
             + " (Ctrl-C reaches the sandbox), ~. at the start of a line to leave.")
     boolean shell;
 
-    /** Where cells go: the local engine or a server. */
-    interface Backend extends AutoCloseable {
-        JsonNode execute(String code, String mode) throws Exception;
-
-        void interrupt();
-
-        void restart() throws Exception;
-
-        JsonNode files() throws Exception;
-
-        /** Runs a shell line in the session's sandbox, beside its interpreter (POST …/commands). */
-        JsonNode command(String line) throws Exception;
-
-        /** A login shell on a terminal of the session's sandbox. */
-        ShellAttach.Opener shell();
-
-        @Override
-        void close();
-    }
-
     @Override
     public Integer call() throws Exception {
         PrintWriter err = spec.commandLine().getErr();
-        Backend backend;
+        SessionBackend backend;
         try {
-            backend = url != null ? Remote.open(url, token != null ? token : System.getenv("CRUCIBLE_TOKEN"), language)
-                    : Local.open(CliSupport.runtimesFile(runtimesFile), language);
+            backend = url != null ? RemoteSession.open(url, token != null ? token : System.getenv("CRUCIBLE_TOKEN"),
+                    language, snapshot) : LocalSession.open(CliSupport.runtimesFile(runtimesFile), language, snapshot);
         } catch (CliSupport.Failure f) {
             return CliSupport.fail(err, f);
         }
@@ -150,7 +122,7 @@ public final class SessionCommand implements Callable<Integer> {
     }
 
     /** A REPL command; false ends the session. */
-    private static boolean command(String line, Backend backend, PrintWriter out) throws Exception {
+    private static boolean command(String line, SessionBackend backend, PrintWriter out) throws Exception {
         if (line.startsWith(":!")) {
             JsonNode r;
             try {
@@ -172,6 +144,20 @@ public final class SessionCommand implements Callable<Integer> {
             out.flush();
             return true;
         }
+        String[] words = line.split("\\s+", 2);
+        String arg = words.length > 1 ? words[1].strip() : null;
+        if (STATES.containsKey(words[0])) {
+            try {
+                JsonNode r = backend.state(STATES.get(words[0]), arg == null ? Map.of()
+                        : Map.of(words[0].equals(":fork") ? "count" : words[0].equals(":commit") ? "tag" : "name",
+                                words[0].equals(":fork") ? (Object) Integer.parseInt(arg) : arg));
+                out.println(said(words[0], r));
+            } catch (RuntimeException e) { // a refusal (a bad name, a session on the host's files): said, and on
+                out.println("crucible: " + e.getMessage());
+            }
+            out.flush();
+            return true;
+        }
         switch (line) {
             case ":quit", ":q", ":exit" -> {
                 return false;
@@ -187,10 +173,27 @@ public final class SessionCommand implements Callable<Integer> {
                 }
             }
             default -> out.println(":! LINE (a shell command in the session), :restart (fresh interpreter),"
-                    + " :files (list /workspace), :quit");
+                    + " :files (list /workspace), :pause, :resume, :fork N, :snapshot NAME, :commit TAG, :quit");
         }
         out.flush();
         return true;
+    }
+
+    /** The REPL's commands that change what the session is, and their API actions. */
+    private static final Map<String, String> STATES = Map.of(":pause", "pause", ":resume", "resume", ":fork", "fork",
+            ":snapshot", "snapshots", ":commit", "commit");
+
+    /** One line on what a state command did. */
+    private static String said(String command, JsonNode r) {
+        return switch (command) {
+            case ":pause" -> "(paused; a resume brings back: " + r.path("keeps").asString() + ")";
+            case ":resume" -> "(running; restored: " + r.path("restored").asString("nothing: it was running") + ")";
+            case ":fork" -> "(forks: " + String.join(" ", r.path("forks").valueStream()
+                    .map(f -> f.path("id").asString()).toList()) + "; this session is paused until its next cell)";
+            case ":snapshot" -> "(snapshot " + r.path("name").asString() + ": " + r.path("bytes").asLong()
+                    + " bytes, keeps " + r.path("keeps").asString() + ")";
+            default -> "(committed " + r.path("image").asString() + " " + r.path("digest").asString() + ")";
+        };
     }
 
     static void show(JsonNode r, PrintWriter out) {
@@ -214,180 +217,5 @@ public final class SessionCommand implements Callable<Integer> {
                     : traceback.stripTrailing());
         }
         out.flush();
-    }
-
-    /** The local engine, with a session kept in a temporary data directory removed at the end. */
-    static final class Local implements Backend {
-        private final Services services;
-        private final SessionManager sessions;
-        private final String id;
-        private final Path data;
-
-        private Local(Services services, String id, Path data) {
-            this.services = services;
-            this.sessions = services.sessions();
-            this.id = id;
-            this.data = data;
-        }
-
-        static Local open(Path runtimes, String language) {
-            Crucible engine = CliSupport.start(runtimes);
-            Services services = null;
-            try {
-                Path data = Files.createTempDirectory("crucible-session-");
-                services = Services.start(engine, SessionConfig.defaults(data), ServerConfig.defaults().turns());
-                String id = services.sessions().create("", new SessionManager.CreateRequest(language, null, null, null))
-                        .id();
-                return new Local(services, id, data);
-            } catch (RequestException e) {
-                if (services != null) {
-                    services.close();
-                }
-                engine.close();
-                int exit = CliSupport.exitCodeOf(e);
-                throw new CliSupport.Failure(exit, (exit == ExitCodes.SANDBOX_ERROR ? "cannot start a session: " : "")
-                        + e.getMessage());
-            } catch (IOException | InterruptedException e) {
-                if (services != null) {
-                    services.close();
-                }
-                engine.close();
-                throw new CliSupport.Failure(ExitCodes.SANDBOX_ERROR, "cannot start a session: " + e.getMessage());
-            }
-        }
-
-        @Override
-        public JsonNode execute(String code, String mode) throws Exception {
-            return CliSupport.json().valueToTree(sessions.execute("", id, code, mode, null));
-        }
-
-        @Override
-        public void interrupt() {
-            sessions.interrupt("", id);
-        }
-
-        @Override
-        public void restart() throws Exception {
-            sessions.restart("", id);
-        }
-
-        @Override
-        public JsonNode files() {
-            return CliSupport.json().valueToTree(Map.of("files", sessions.files("", id).list("")));
-        }
-
-        @Override
-        public JsonNode command(String line) throws Exception {
-            return CliSupport.json().valueToTree(sessions.command("", id,
-                    dev.crucible.session.process.CommandRequest.shell(line)));
-        }
-
-        @Override
-        public ShellAttach.Opener shell() {
-            return ShellAttach.local(sessions.processes("", id));
-        }
-
-        @Override
-        public void close() {
-            try {
-                sessions.delete("", id);
-            } catch (RuntimeException e) {
-                // best effort
-            }
-            services.close();
-            services.engine().close();
-            try (var walk = Files.walk(data)) {
-                walk.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
-            } catch (IOException e) {
-                // a temporary directory
-            }
-        }
-    }
-
-    /** A session on a Crucible server. */
-    static final class Remote implements Backend {
-        private final HttpClient http = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(10)).build();
-        private final URI base;
-        private final String token;
-        private String id;
-
-        private Remote(URI base, String token) {
-            this.base = base;
-            this.token = token;
-        }
-
-        static Remote open(URI url, String token, String language) {
-            Remote remote = new Remote(url, token);
-            try {
-                remote.id = remote.call("POST", "/v1/sessions", Map.of("language", language)).get("id").asString();
-                return remote;
-            } catch (IOException | InterruptedException e) {
-                throw new CliSupport.Failure(ExitCodes.SANDBOX_UNAVAILABLE, "cannot reach " + url + ": " + e);
-            }
-        }
-
-        private JsonNode call(String method, String path, Object body) throws IOException, InterruptedException {
-            HttpRequest.Builder b = HttpRequest.newBuilder(base.resolve(path)).timeout(Duration.ofMinutes(15));
-            if (token != null && !token.isBlank()) {
-                b.header("Authorization", "Bearer " + token);
-            }
-            b.method(method, body == null ? HttpRequest.BodyPublishers.noBody()
-                    : HttpRequest.BodyPublishers.ofByteArray(CliSupport.json().writeValueAsBytes(body)));
-            if (body != null) {
-                b.header("Content-Type", "application/json");
-            } else {
-                b.header("X-Crucible-Request", "1"); // a POST without JSON: proof that no browser sent it
-            }
-            HttpResponse<String> r = http.send(b.build(), HttpResponse.BodyHandlers.ofString());
-            JsonNode node = CliSupport.json().readTree(r.body().isEmpty() ? "{}" : r.body());
-            if (r.statusCode() >= 400) {
-                throw new CliSupport.Failure(ExitCodes.INVALID_REQUEST, r.statusCode() + " "
-                        + node.path("error").path("message").asString(r.body()));
-            }
-            return node;
-        }
-
-        @Override
-        public JsonNode execute(String code, String mode) throws Exception {
-            return call("POST", "/v1/sessions/" + id + "/execute", Map.of("code", code, "mode", mode));
-        }
-
-        @Override
-        public void interrupt() {
-            try {
-                call("POST", "/v1/sessions/" + id + "/interrupt", Map.of());
-            } catch (IOException | InterruptedException | RuntimeException e) {
-                // nothing to interrupt any more
-            }
-        }
-
-        @Override
-        public void restart() throws Exception {
-            call("POST", "/v1/sessions/" + id + "/restart", Map.of());
-        }
-
-        @Override
-        public JsonNode files() throws Exception {
-            return call("GET", "/v1/sessions/" + id + "/files", null);
-        }
-
-        @Override
-        public JsonNode command(String line) throws Exception {
-            return call("POST", "/v1/sessions/" + id + "/commands", Map.of("command", line));
-        }
-
-        @Override
-        public ShellAttach.Opener shell() {
-            return ShellAttach.remote(http, base, token, id, this::call);
-        }
-
-        @Override
-        public void close() {
-            try {
-                call("DELETE", "/v1/sessions/" + id, null);
-            } catch (IOException | InterruptedException | RuntimeException e) {
-                // the server will reap it
-            }
-        }
     }
 }
