@@ -73,7 +73,8 @@ public final class BenchCommand implements Callable<Integer> {
     long pauseMs;
 
     @Option(names = "--image", paramLabel = "REF",
-            description = "Also time POST /v1/execute in this image of the server's store, against the host runtime.")
+            description = "Also time POST /v1/execute in this image of the server's store, against the host runtime"
+                    + " (with --sessions --pause: a commit of a session in it).")
     String image;
 
     @Option(names = "--isolation", paramLabel = "TIER", description = "Also measure POST /v1/execute behind this"
@@ -123,8 +124,11 @@ public final class BenchCommand implements Callable<Integer> {
             String bearer = token != null ? token : dev.crucible.server.ServerConfig.tokensFrom(
                     System.getenv("CRUCIBLE_TOKENS")).stream().findFirst().orElse(null);
             SessionBench bench = new SessionBench(url, bearer);
-            return pause != null ? new PauseBench(bench).run(out, pause, rounds)
-                    : bench.run(out, iterations, warmup, idle);
+            if (pause != null) {
+                new PauseBench(bench).run(out, pause, rounds);
+                return new SnapshotBench(bench).run(out, image, rounds); // --image: a commit in that image too
+            }
+            return bench.run(out, iterations, warmup, idle);
         }
         return cold ? coldBench(out) : httpBench(out);
     }

@@ -187,8 +187,11 @@ public final class ImageStore {
         }
         requireLayers(layers, manifestDigest);
         String idHex = Digests.hex(configDigest);
-        try (Closeable lease = leaseRoot(idHex, false)) {
-            Path root = builder.build(idHex, layers, c.diffIds());
+        Image parent = parentOf(layers, c.diffIds());
+        try (Closeable lease = leaseRoot(idHex, false);
+                Closeable parentLease = parent == null ? null : leaseRoot(Digests.hex(parent.id()), true)) {
+            Path root = builder.build(idHex, layers, c.diffIds(), parent == null ? null
+                    : roots.resolve(Digests.hex(parent.id())));
             return metadata.locked(() -> {
                 requireLayers(layers, manifestDigest); // a prune may have run while we unpacked
                 putBytes(manifestDigest, manifest);
@@ -201,6 +204,26 @@ public final class ImageStore {
                 return image;
             });
         }
+    }
+
+    /**
+     * An image of this store whose layers are {@code layers} but the last, with the same diff_ids, and whose root is
+     * unpacked: a new root can start from a copy of it (an image build's, a session's commit, a pull of an image over
+     * a base the store has) and unpack only the last layer. Null when there is none.
+     */
+    private Image parentOf(List<String> layers, List<String> diffIds) throws IOException {
+        if (layers.size() < 2) {
+            return null;
+        }
+        for (Image image : list()) {
+            if (image.layers().equals(layers.subList(0, layers.size() - 1))
+                    && Files.isDirectory(roots.resolve(Digests.hex(image.id())), LinkOption.NOFOLLOW_LINKS)
+                    && ImageFormats.config(smallBlob(image.id()), image.id()).diffIds()
+                            .equals(diffIds.subList(0, diffIds.size() - 1))) {
+                return image;
+            }
+        }
+        return null;
     }
 
     /**

@@ -49,13 +49,26 @@ final class RootBuilder {
      * @throws ImageException DIGEST_MISMATCH when a layer does not unpack to its diff_id, and the unpacker's failures
      */
     Path build(String idHex, List<String> layers, List<String> diffIds) throws IOException {
+        return build(idHex, layers, diffIds, null);
+    }
+
+    /**
+     * As {@link #build(String, List, List)}; {@code parent}, when not null, is the root of the same layers but the last
+     * (their diff_ids checked when it was built): the new root starts as a copy of it, its files hard links (no root
+     * is ever written in place: the unpacker replaces a file, never writes into it), and only the last layer is
+     * unpacked and checked. Where that copy cannot be made (a server that is not root meets a directory a layer made
+     * read-only), every layer is unpacked, as without a parent.
+     */
+    Path build(String idHex, List<String> layers, List<String> diffIds, Path parent) throws IOException {
         Path root = roots.resolve(idHex);
         if (Files.isDirectory(root, LinkOption.NOFOLLOW_LINKS)) {
             return root;
         }
         Path stage = stage(idHex, "");
         try {
-            unpack(stage, layers, diffIds);
+            if (!fromParent(parent, stage, layers, diffIds)) {
+                unpack(stage, layers, diffIds);
+            }
             Files.setPosixFilePermissions(stage, StoreFiles.DIR_OPEN);
             try {
                 Files.move(stage, root, StandardCopyOption.ATOMIC_MOVE);
@@ -70,6 +83,24 @@ final class RootBuilder {
         } catch (IOException | RuntimeException | Error e) {
             StoreFiles.deleteTreeAfter(stage, e);
             throw e;
+        }
+    }
+
+    /** Builds {@code stage} from {@code parent} and the last layer; false (and nothing left) when it cannot. */
+    private boolean fromParent(Path parent, Path stage, List<String> layers, List<String> diffIds) throws IOException {
+        if (parent == null) {
+            return false;
+        }
+        int last = layers.size() - 1;
+        try {
+            StoreFiles.linkTree(parent, stage);
+            unpack(stage, layers.subList(last, last + 1), diffIds.subList(last, last + 1));
+            return true;
+        } catch (ImageException e) {
+            throw e; // the layer's own fault: unpacking every layer would find it too
+        } catch (IOException e) {
+            StoreFiles.deleteTree(stage);
+            return false;
         }
     }
 

@@ -65,6 +65,45 @@ public final class StoreFiles {
     }
 
     /** Flushes a directory's entries (a rename into it) to disk. */
+    /**
+     * Makes {@code to} (which must not exist) a copy of the root {@code from} whose regular files are hard links to
+     * {@code from}'s (a root is never written in place, so they may be shared), symlinks copied as links, directories
+     * made anew with {@code from}'s modes and times; anything else left out (no root holds any).
+     */
+    static void linkTree(Path from, Path to) throws IOException {
+        Files.walkFileTree(from, new java.nio.file.SimpleFileVisitor<>() {
+            @Override
+            public java.nio.file.FileVisitResult preVisitDirectory(Path dir,
+                    java.nio.file.attribute.BasicFileAttributes attrs) throws IOException {
+                Files.createDirectory(to.resolve(from.relativize(dir)));
+                return java.nio.file.FileVisitResult.CONTINUE;
+            }
+
+            @Override
+            public java.nio.file.FileVisitResult visitFile(Path file, java.nio.file.attribute.BasicFileAttributes attrs)
+                    throws IOException {
+                Path target = to.resolve(from.relativize(file));
+                if (attrs.isSymbolicLink()) {
+                    Files.createSymbolicLink(target, Files.readSymbolicLink(file));
+                } else if (attrs.isRegularFile()) {
+                    Files.createLink(target, file);
+                }
+                return java.nio.file.FileVisitResult.CONTINUE;
+            }
+
+            @Override
+            public java.nio.file.FileVisitResult postVisitDirectory(Path dir, IOException e) throws IOException {
+                if (e != null) {
+                    throw e;
+                }
+                Path target = to.resolve(from.relativize(dir));
+                Files.setPosixFilePermissions(target, Files.getPosixFilePermissions(dir, LinkOption.NOFOLLOW_LINKS));
+                Files.setLastModifiedTime(target, Files.getLastModifiedTime(dir, LinkOption.NOFOLLOW_LINKS));
+                return java.nio.file.FileVisitResult.CONTINUE;
+            }
+        });
+    }
+
     static void syncDirectory(Path dir) throws IOException {
         try (FileChannel channel = FileChannel.open(dir, StandardOpenOption.READ)) {
             channel.force(true);

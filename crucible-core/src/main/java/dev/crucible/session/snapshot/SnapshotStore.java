@@ -33,7 +33,7 @@ import tools.jackson.databind.json.JsonMapper;
  * another's), holding {@code snapshot.json} (its {@link Record}), {@code workspace/} (the server's copy of the
  * session's files), {@code cells.jsonl} and, behind gVisor, {@code memory/} (its saved sandbox, as
  * {@code SavedMemory} keeps one). A snapshot is written whole in a directory of its own ({@code .new-*}) and then
- * renamed into place, so a crash leaves no half snapshot under a name, and two replicas taking the same name cannot
+ * renamed into place once flushed to the disk, so a crash leaves no half snapshot under a name, and two replicas taking the same name cannot
  * both succeed. Any replica sharing the data directory sees them all. Thread-safe.
  */
 public final class SnapshotStore {
@@ -174,6 +174,7 @@ public final class SnapshotStore {
      * @throws RequestException {@code snapshot_exists} when another took the name meanwhile; the pending one is removed
      */
     public Record name(Pending pending, Record record) throws IOException {
+        sync(pending.dir()); // a crash never leaves a named snapshot whose files are holes
         Path file = pending.dir().resolve("snapshot.json");
         try (FileChannel out = FileChannel.open(file, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
             ByteBuffer bytes = ByteBuffer.wrap(json.writeValueAsBytes(record));
@@ -217,6 +218,19 @@ public final class SnapshotStore {
             }
         }
         return cells;
+    }
+
+    /** Flushes the files and directories under {@code dir} (the server's own: no link is followed) to the disk. */
+    private static void sync(Path dir) throws IOException {
+        try (var walk = Files.walk(dir)) {
+            for (Path p : walk.toList()) {
+                if (Files.isRegularFile(p, NOFOLLOW) || Files.isDirectory(p, NOFOLLOW)) {
+                    try (FileChannel channel = FileChannel.open(p, StandardOpenOption.READ)) {
+                        channel.force(true);
+                    }
+                }
+            }
+        }
     }
 
     /** Removes a snapshot that was never named. */
