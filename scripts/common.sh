@@ -67,6 +67,9 @@ crucible_ensure_test_packages() {
   command -v mmdebstrap >/dev/null 2>&1 || missing+=(mmdebstrap)           # a Debian image with Python for the run tests
   command -v getfattr >/dev/null 2>&1 || missing+=(attr)                   # no xattr survives unpacking
   /usr/bin/python3 -m pip --version >/dev/null 2>&1 || missing+=(python3-pip) # pip install through the egress proxy
+  /usr/bin/python3 -c 'import pytest' 2>/dev/null || missing+=(python3-pytest) # the Python client's tests
+  /usr/bin/python3 -c 'import ensurepip' 2>/dev/null || missing+=(python3-venv) # pip install ./clients/python in a venv
+  /usr/bin/python3 -c 'import wheel, setuptools' 2>/dev/null || missing+=(python3-wheel python3-setuptools) # its build
   [ -x /usr/sbin/haproxy ] || missing+=(haproxy)                          # replicas behind a balancer (ReplicasIT)
   [ -x /usr/sbin/ip ] || [ -x /sbin/ip ] || missing+=(iproute2)            # test hosts: a network namespace each (NetnsHost)
   command -v podman >/dev/null 2>&1 || missing+=(podman)                   # ContainerIT runs the image under podman
@@ -84,13 +87,23 @@ crucible_ensure_test_packages() {
   return 0
 }
 
-# The npm packages the tests drive against the server (clients/node-tests), installed from the lock file.
+# The npm packages the tests drive against the server (clients/node-tests), installed from the lock file; and the
+# TypeScript SDK (clients/typescript): its pinned dev dependencies (the compiler, the agent frameworks), then its build.
 crucible_ensure_node_packages() {
-  local dir="$1/clients/node-tests"
+  local dir
   command -v npm >/dev/null 2>&1 || { echo "crucible: npm not found; the npm client tests will be skipped" >&2; return 0; }
-  [ -d "$dir/node_modules" ] && [ "$dir/node_modules/.package-lock.json" -nt "$dir/package-lock.json" ] && return 0
-  echo "crucible: installing the npm test clients (clients/node-tests)" >&2
-  (cd "$dir" && npm ci --no-audit --no-fund >&2) || echo "crucible: npm ci failed; the npm client tests will be skipped" >&2
+  for dir in "$1/clients/node-tests" "$1/clients/typescript"; do
+    if ! { [ -d "$dir/node_modules" ] && [ "$dir/node_modules/.package-lock.json" -nt "$dir/package-lock.json" ]; }; then
+      echo "crucible: installing the npm packages of ${dir#"$1"/}" >&2
+      (cd "$dir" && npm ci --no-audit --no-fund >&2) || echo "crucible: npm ci failed in $dir; its tests will be skipped" >&2
+    fi
+  done
+  dir="$1/clients/typescript"
+  if [ -d "$dir/node_modules/typescript" ] && [ -n "$(find "$dir/src" "$dir/package.json" -newer "$dir/dist/index.js" \
+      2>/dev/null | head -1)$( [ -f "$dir/dist/index.js" ] || echo missing)" ]; then
+    echo "crucible: building the TypeScript SDK (clients/typescript)" >&2
+    (cd "$dir" && npm run --silent build >&2) || echo "crucible: the TypeScript SDK did not build; its tests will fail" >&2
+  fi
   return 0
 }
 

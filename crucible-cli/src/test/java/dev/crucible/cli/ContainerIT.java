@@ -145,6 +145,15 @@ class ContainerIT {
         String fork = JSON.readTree(expect(called, "POST", s + "/fork", "{\"count\": 1}", 200).body()).get("forks")
                 .get(0).get("id").asString();
         expect(called, "DELETE", "/v1/sessions/" + fork, null, 200);
+        assertThat(expect(called, "POST", s + "/snapshots", "{\"name\": \"it-snap\"}", 201).body())
+                .contains("\"name\":\"it-snap\"");
+        assertThat(expect(called, "GET", "/v1/snapshots", null, 200).body()).contains("it-snap");
+        String fromSnapshot = JSON.readTree(expect(called, "POST", "/v1/sessions", "{\"snapshot\": \"it-snap\"}", 201)
+                .body()).get("id").asString();
+        container.send("DELETE", "/v1/sessions/" + fromSnapshot, null);
+        expect(called, "DELETE", "/v1/snapshots/it-snap", null, 200);
+        assertThat(expect(called, "POST", s + "/commit", "{\"tag\": \"it/never:1\"}", 422).body())
+                .contains("commit_unavailable"); // a session on the host's file system
         expect(called, "POST", s + "/network", "{\"allow\": []}", 200);
         expect(called, "PUT", s + "/files/up/a.bin", new byte[] {0, 1, 2, (byte) 255}, 201);
         assertThat(expect(called, "GET", s + "/files", null, 200).body()).contains("\"path\":\"up\"");
@@ -201,7 +210,8 @@ class ContainerIT {
                 .replaceFirst("/files/.+$", "/files/{path}").replaceFirst("/processes/[0-9]+", "/processes/{pid}")
                 .replaceFirst("/ports/[0-9]+/.+$", "/ports/{port}/{path}").replaceFirst("/ports/[0-9]+$", "/ports/{port}")
                 .replaceFirst("^/v1/previews/[^/]+/.+$", "/v1/previews/{token}/{path}")
-                .replaceFirst("^/v1/previews/[^/]+$", "/v1/previews/{token}"));
+                .replaceFirst("^/v1/previews/[^/]+$", "/v1/previews/{token}")
+                .replaceFirst("^/v1/snapshots/.+$", "/v1/snapshots/{name}"));
         return r;
     }
 

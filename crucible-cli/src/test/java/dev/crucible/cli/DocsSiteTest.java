@@ -184,12 +184,17 @@ class DocsSiteTest {
         assertThat(documented).as("exit codes in the docs' tables").containsAll(codes);
     }
 
-    /** Every {@code CRUCIBLE_*} variable the code, {@code ./crucible} or the Python client reads is on the page. */
+    /** Every {@code CRUCIBLE_*} variable the code, {@code ./crucible} or a client reads is on the page. */
     @Test
     void everyEnvironmentVariableIsDocumented() throws IOException {
         Set<String> names = new TreeSet<>();
         Pattern variable = Pattern.compile("CRUCIBLE_[A-Z0-9_]*[A-Z0-9]");
-        List<Path> sources = new ArrayList<>(List.of(REPO.resolve("crucible"), REPO.resolve("clients/python/crucible_client.py")));
+        List<Path> sources = new ArrayList<>(List.of(REPO.resolve("crucible")));
+        for (String client : List.of("clients/python/src", "clients/typescript/src")) { // the clients read some too
+            try (Stream<Path> files = Files.walk(REPO.resolve(client))) {
+                sources.addAll(files.filter(f -> f.toString().endsWith(".py") || f.toString().endsWith(".ts")).toList());
+            }
+        }
         try (Stream<Path> modules = Files.list(REPO)) {
             for (Path main : modules.map(m -> m.resolve("src/main/java")).filter(Files::isDirectory).toList()) {
                 try (Stream<Path> files = Files.walk(main)) {

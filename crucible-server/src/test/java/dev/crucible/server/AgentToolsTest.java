@@ -331,21 +331,43 @@ class AgentToolsTest {
         assertThat(ran.at("/result/status").asString()).isEqualTo("ok");
     }
 
+    /**
+     * The Python client as a user gets it: {@code pip install ./clients/python} into a fresh venv (offline: no
+     * dependency, the build from Debian's setuptools and wheel), then its pytest suite from that install.
+     */
     @Test
-    void pythonClientUnittestsPassAgainstThisServer() throws Exception {
+    void pythonClientInstallsWithPipAndItsTestsPassAgainstThisServer(@org.junit.jupiter.api.io.TempDir Path venv)
+            throws Exception {
         Path dir = Path.of("..", "clients", "python").toAbsolutePath().normalize();
         Path python = Path.of("/usr/bin/python3");
         assertThat(python).as("Python 3 is part of the machine's contract").isExecutable();
-        ProcessBuilder pb = new ProcessBuilder(python.toString(), "-m", "unittest", "-v").directory(dir.toFile())
-                .redirectErrorStream(true);
+        String made = run(dir, python.toString(), "-m", "venv", "--system-site-packages", venv.toString());
+        String installed = run(dir, venv.resolve("bin/python").toString(), "-m", "pip", "install", "--no-index",
+                "--no-build-isolation", "--no-deps", "--disable-pip-version-check", dir.toString());
+        assertThat(installed).as(made + installed).contains("Successfully installed crucible-client-0.1.0");
+        String tests = run(venv, venv.resolve("bin/python").toString(), "-m", "pytest", "-v", "-p", "no:cacheprovider",
+                dir.resolve("tests").toString()); // from the venv: the installed package, not the sources
+        assertThat(tests).contains(" passed").doesNotContain("skipped").doesNotContain(" failed");
+        try (var files = Files.walk(venv.resolve("lib"))) {
+            assertThat(files.map(Path::toString)).as("a typed package").anyMatch(f -> f.endsWith("crucible_client/py.typed"));
+        }
+        Path example = Files.writeString(venv.resolve("example.py"), TypeScriptSdkTest.readmeExample("### Python",
+                "python"));
+        assertThat(run(venv, venv.resolve("bin/python").toString(), example.toString()))
+                .as("the README's Python example, as a newcomer copies it").isEqualTo("42\n42\n");
+    }
+
+    /** Runs a command with the server's URL and token in its environment; its output, which must end in exit 0. */
+    private static String run(Path dir, String... command) throws Exception {
+        ProcessBuilder pb = new ProcessBuilder(command).directory(dir.toFile()).redirectErrorStream(true);
         pb.environment().put("CRUCIBLE_URL", http.base());
         pb.environment().put("CRUCIBLE_TOKEN", TOKEN);
+        pb.environment().put("PIP_NO_INDEX", "1");
         Process p = pb.start();
         String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         assertThat(p.waitFor(5, TimeUnit.MINUTES)).isTrue();
         System.out.println(out);
-        assertThat(p.exitValue()).as(out).isZero();
-        assertThat(out).contains("OK").doesNotContain("skipped");
-        assertThat(Files.readString(dir.resolve("crucible_client.py"))).doesNotContain("import requests");
+        assertThat(p.exitValue()).as(String.join(" ", command) + "\n" + out).isZero();
+        return out;
     }
 }

@@ -1,7 +1,7 @@
-"""Tests of crucible_client.py against a real Crucible server.
+"""Tests of the tools (CodeExec) and rewards against a real Crucible server.
 
-Run: CRUCIBLE_URL=http://127.0.0.1:8080 [CRUCIBLE_TOKEN=...] python3 -m unittest -v
-(./run-tests runs them against a server on a free port, from ServerPythonClientTest.)
+Run: CRUCIBLE_URL=http://127.0.0.1:8080 [CRUCIBLE_TOKEN=...] python3 -m pytest clients/python/tests
+(./run-tests runs them against a server on a free port, from AgentToolsTest, the package installed in a venv.)
 """
 
 import json
