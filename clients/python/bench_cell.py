@@ -1,5 +1,5 @@
-"""A session cell (x + 1) through the client against the same cell through raw urllib, in one process, alternating
-rounds; prints medians and the ratio. $CRUCIBLE_URL, $CRUCIBLE_TOKEN; args: [iterations per round] [rounds]."""
+"""A session cell (x + 1) through the client against the same cell through raw urllib, in one process, call by call
+alternating; prints medians and the ratio. $CRUCIBLE_URL, $CRUCIBLE_TOKEN; args: [iterations per round] [rounds]."""
 
 import json
 import statistics
@@ -31,21 +31,26 @@ def client() -> None:
 
 
 def timed(f) -> float:
-    samples = []
-    for _ in range(iterations):
-        t = time.perf_counter()
-        f()
-        samples.append((time.perf_counter() - t) * 1000)
-    return statistics.median(samples)
+    t = time.perf_counter()
+    f()
+    return (time.perf_counter() - t) * 1000
 
 
 for _ in range(50):
     raw()
     client()
 raw_ms, client_ms = [], []
-for _ in range(rounds):
-    raw_ms.append(timed(raw))
-    client_ms.append(timed(client))
+for _ in range(rounds):  # call by call, alternating, so that both see the same noise
+    a, b = [], []
+    for i in range(iterations):
+        if i % 2 == 0:
+            a.append(timed(raw))
+            b.append(timed(client))
+        else:
+            b.append(timed(client))
+            a.append(timed(raw))
+    raw_ms.append(statistics.median(a))
+    client_ms.append(statistics.median(b))
 session.delete()
 a, b = statistics.median(raw_ms), statistics.median(client_ms)
 print(f"Python: a session cell, {iterations} x {rounds} rounds, medians: raw urllib {a:.3f} ms, the client {b:.3f} ms: "

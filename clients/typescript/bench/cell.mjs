@@ -1,5 +1,5 @@
-// A session cell (x + 1) through the SDK against the same cell through raw fetch, in one process, alternating
-// rounds; prints medians and the ratio. CRUCIBLE_URL, CRUCIBLE_TOKEN; args: [iterations per round] [rounds].
+// A session cell (x + 1) through the SDK against the same cell through raw fetch, in one process, call by call
+// alternating; prints medians and the ratio. CRUCIBLE_URL, CRUCIBLE_TOKEN; args: [iterations per round] [rounds].
 import { Crucible } from "../dist/index.js";
 
 const iterations = Number(process.argv[2] ?? 200);
@@ -19,20 +19,21 @@ const sdk = async () => {
   if ((await session.run("x + 1")).result !== "42") throw new Error("wrong result");
 };
 const median = (xs) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)];
-const time = async (f) => {
-  const samples = [];
-  for (let i = 0; i < iterations; i++) {
-    const t = process.hrtime.bigint();
-    await f();
-    samples.push(Number(process.hrtime.bigint() - t) / 1e6);
-  }
-  return median(samples);
+const timed = async (f) => {
+  const t = process.hrtime.bigint();
+  await f();
+  return Number(process.hrtime.bigint() - t) / 1e6;
 };
 for (let i = 0; i < 50; i++) { await raw(); await sdk(); } // warm-up
 const rawMs = [], sdkMs = [];
-for (let r = 0; r < rounds; r++) {
-  rawMs.push(await time(raw));
-  sdkMs.push(await time(sdk));
+for (let r = 0; r < rounds; r++) { // call by call, alternating, so that both see the same noise
+  const a = [], b = [];
+  for (let i = 0; i < iterations; i++) {
+    if (i % 2 === 0) { a.push(await timed(raw)); b.push(await timed(sdk)); }
+    else { b.push(await timed(sdk)); a.push(await timed(raw)); }
+  }
+  rawMs.push(median(a));
+  sdkMs.push(median(b));
 }
 await session.delete();
 const a = median(rawMs), b = median(sdkMs);
