@@ -87,12 +87,13 @@ crucible_ensure_test_packages() {
   return 0
 }
 
-# The npm packages the tests drive against the server (clients/node-tests), installed from the lock file; and the
-# TypeScript SDK (clients/typescript): its pinned dev dependencies (the compiler, the agent frameworks), then its build.
+# The npm packages the tests drive against the server (clients/node-tests), installed from the lock file; the
+# TypeScript SDK (clients/typescript): its pinned dev dependencies (the compiler, the agent frameworks), then its build;
+# and the console's (crucible-server/src/main/console: esbuild, CodeMirror, playwright-core for its browser test).
 crucible_ensure_node_packages() {
   local dir
   command -v npm >/dev/null 2>&1 || { echo "crucible: npm not found; the npm client tests will be skipped" >&2; return 0; }
-  for dir in "$1/clients/node-tests" "$1/clients/typescript"; do
+  for dir in "$1/clients/node-tests" "$1/clients/typescript" "$1/crucible-server/src/main/console"; do
     if ! { [ -d "$dir/node_modules" ] && [ "$dir/node_modules/.package-lock.json" -nt "$dir/package-lock.json" ]; }; then
       echo "crucible: installing the npm packages of ${dir#"$1"/}" >&2
       (cd "$dir" && npm ci --no-audit --no-fund >&2) || echo "crucible: npm ci failed in $dir; its tests will be skipped" >&2

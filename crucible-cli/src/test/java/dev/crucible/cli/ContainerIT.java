@@ -93,6 +93,9 @@ class ContainerIT {
         assertThat(expect(called, "GET", "/readyz", null, 200).body()).contains("\"status\":\"ready\"")
                 .contains("\"part\":\"slots\"").contains("\"part\":\"admission\"");
         assertThat(expect(called, "GET", "/livez", null, 200).body()).contains("\"status\":\"live\"");
+        assertThat(expect(called, "GET", "/ui/", null, 200).body()).contains("<title>Crucible</title>");
+        assertThat(expect(called, "GET", "/ui/console.js", null, 200).body()).contains("EditorView");
+        expect(called, "GET", "/", null, 404); // not a browser: the API's 404
         assertThat(expect(called, "GET", "/metrics", null, 200).body()).contains("crucible_");
         JsonNode runtimes = JSON.readTree(expect(called, "GET", "/v1/runtimes", null, 200).body());
         assertThat(runtimes.findValuesAsString("language")).containsExactlyInAnyOrder("python", "javascript", "bash", "c",
@@ -211,7 +214,8 @@ class ContainerIT {
                 .replaceFirst("/ports/[0-9]+/.+$", "/ports/{port}/{path}").replaceFirst("/ports/[0-9]+$", "/ports/{port}")
                 .replaceFirst("^/v1/previews/[^/]+/.+$", "/v1/previews/{token}/{path}")
                 .replaceFirst("^/v1/previews/[^/]+$", "/v1/previews/{token}")
-                .replaceFirst("^/v1/snapshots/.+$", "/v1/snapshots/{name}"));
+                .replaceFirst("^/v1/snapshots/.+$", "/v1/snapshots/{name}")
+                .replaceFirst("^/ui/.+$", "/ui/{asset}"));
         return r;
     }
 

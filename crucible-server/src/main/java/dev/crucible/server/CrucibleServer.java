@@ -230,6 +230,7 @@ public final class CrucibleServer implements AutoCloseable {
         for (String path : List.of("/v1/previews/{token}", "/v1/previews/{token}/{path}")) {
             proxied.addAll(Route.each(PortRoutes.METHODS, path, Route.Access.PREVIEW, ports::preview));
         }
+        proxied.addAll(ConsoleRoutes.routes());
         return java.util.stream.Stream.concat(proxied.stream(), Stream.of(
                 Route.post("/v1/execute", token, api::execute),
                 Route.get("/v1/runtimes", token, api::runtimes),

@@ -78,7 +78,7 @@ class ServerTest {
         for (String route : SERVER.server().routes()) {
             String[] parts = route.split(" ");
             String path = parts[1].replace("{id}", "0".repeat(32)).replace("{path}", "x.txt").replace("{pid}", "1")
-                    .replace("{port}", "8000").replace("{token}", "x").replace("{name}", "x");
+                    .replace("{port}", "8000").replace("{token}", "x").replace("{name}", "x").replace("{asset}", "console.js");
             HttpResponse<String> r = switch (parts[0]) {
                 case "GET" -> SERVER.http().get(path);
                 case "PUT" -> SERVER.http().put(path, new byte[1]);
@@ -91,7 +91,8 @@ class ServerTest {
             assertThat(r.statusCode()).as(route + " is served").isNotEqualTo(405);
             if (r.statusCode() == 404 && !parts[0].equals("HEAD")) { // a session (snapshot) that does not exist
                 assertThat(json(r).get("error").get("code").asString()).as(route)
-                        .isEqualTo(route.contains("/v1/snapshots/") ? "snapshot_not_found" : "session_not_found");
+                        .isEqualTo(route.contains("/v1/snapshots/") ? "snapshot_not_found"
+                                : route.equals("GET /") ? "not_found" : "session_not_found");
             }
         }
     }

@@ -1,0 +1,202 @@
+// The console's one script, served from the JAR under a strict Content-Security-Policy: no inline script, styles
+// only from the console or with the page's nonce (CodeMirror's), everything a sandbox produced shown as text.
+import { basicSetup, EditorView } from "codemirror";
+import { keymap } from "@codemirror/view";
+import { Compartment } from "@codemirror/state";
+import { python } from "@codemirror/lang-python";
+import { javascript } from "@codemirror/lang-javascript";
+import { cpp } from "@codemirror/lang-cpp";
+import { java } from "@codemirror/lang-java";
+
+const $ = (id) => document.getElementById(id);
+const TOKEN_KEY = "crucible.token"; // sessionStorage: this tab only, gone when it closes; never in a URL
+const nonce = document.querySelector('meta[name="crucible-nonce"]').content;
+const SAMPLES = {
+  python: 'print("hello from the sandbox")\n',
+  javascript: 'console.log("hello from the sandbox");\n',
+  bash: 'echo "hello from the sandbox"\n',
+  c: '#include <stdio.h>\nint main(void) { puts("hello from the sandbox"); return 0; }\n',
+  cpp: '#include <iostream>\nint main() { std::cout << "hello from the sandbox" << std::endl; }\n',
+  java: 'public class Main {\n    public static void main(String[] args) {\n        System.out.println("hello from the sandbox");\n    }\n}\n',
+};
+const MODES = { python: python(), javascript: javascript(), c: cpp(), cpp: cpp(), java: java() };
+
+/** A call of the API with the tab's token; a refusal as an Error carrying the API's code. */
+async function api(method, path, body, accept = "application/json") {
+  const headers = { Accept: accept };
+  const token = sessionStorage.getItem(TOKEN_KEY);
+  if (token) headers.Authorization = `Bearer ${token}`;
+  if (body !== undefined) headers["Content-Type"] = "application/json";
+  const response = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+  if (!response.ok) {
+    let error = { code: `http_${response.status}`, message: response.statusText };
+    try { error = (await response.json()).error ?? error; } catch { /* not the API's JSON */ }
+    const e = new Error(error.message);
+    e.code = error.code;
+    e.status = response.status;
+    throw e;
+  }
+  return response;
+}
+
+// -- sign-in --
+
+async function signedIn() {
+  try {
+    await api("GET", "/v1/runtimes");
+    $("signed").textContent = sessionStorage.getItem(TOKEN_KEY) ? "signed in (this tab)" : "no token needed";
+    return true;
+  } catch (e) {
+    if (e.status === 401) return false;
+    throw e;
+  }
+}
+
+$("signin-form").addEventListener("submit", async (event) => {
+  event.preventDefault();
+  sessionStorage.setItem(TOKEN_KEY, $("token").value.trim());
+  $("token").value = "";
+  if (await signedIn()) {
+    $("signin-error").textContent = "";
+    show(location.hash.slice(1) || "run");
+  } else {
+    sessionStorage.removeItem(TOKEN_KEY);
+    $("signin-error").textContent = "The server refused that token.";
+  }
+});
+
+// -- pages --
+
+const pages = { run: initRun, server: initServer };
+const started = new Set();
+
+async function show(page) {
+  if (!pages[page]) page = "run";
+  for (const section of document.querySelectorAll("main > section")) section.hidden = section.id !== page;
+  for (const link of document.querySelectorAll("nav a")) link.classList.toggle("active", link.dataset.page === page);
+  if (!started.has(page)) {
+    started.add(page);
+    await pages[page]();
+  }
+}
+
+window.addEventListener("hashchange", () => show(location.hash.slice(1)));
+
+// -- run --
+
+let editor;
+const language = new Compartment();
+
+async function initRun() {
+  const runtimes = await (await api("GET", "/v1/runtimes")).json();
+  for (const r of runtimes.filter((r) => r.available)) {
+    const option = document.createElement("option");
+    option.value = r.language;
+    option.textContent = `${r.language} ${r.version ?? ""}`.trim();
+    $("language").append(option);
+  }
+  editor = new EditorView({
+    doc: SAMPLES.python,
+    parent: $("editor"),
+    extensions: [
+      keymap.of([{ key: "Mod-Enter", run: () => { run(); return true; } }]),
+      basicSetup,
+      language.of(MODES.python),
+      EditorView.cspNonce.of(nonce),
+    ],
+  });
+  $("language").addEventListener("change", () => {
+    const lang = $("language").value;
+    editor.dispatch({
+      changes: { from: 0, to: editor.state.doc.length, insert: SAMPLES[lang] ?? "" },
+      effects: language.reconfigure(MODES[lang] ?? []),
+    });
+  });
+  $("run-button").addEventListener("click", run);
+  editor.focus();
+  document.body.dataset.editorReady = "true";
+}
+
+async function run() {
+  const out = $("stdout"), err = $("stderr"), verdict = $("verdict");
+  out.textContent = "";
+  err.textContent = "";
+  verdict.textContent = "running…";
+  verdict.className = "verdict";
+  const request = {
+    language: $("language").value,
+    code: editor.state.doc.toString(),
+    stdin: $("stdin").value || undefined,
+    image: $("image").value.trim() || undefined,
+    limits: { timeout_ms: Number($("timeout").value), memory_mb: Number($("memory").value) },
+  };
+  try {
+    const response = await api("POST", "/v1/execute", request, "application/x-ndjson");
+    const reader = response.body.getReader();
+    const decoder = new TextDecoder();
+    let pending = "";
+    for (;;) {
+      const { done, value } = await reader.read();
+      pending += done ? decoder.decode() : decoder.decode(value, { stream: true });
+      let newline;
+      while ((newline = pending.indexOf("\n")) >= 0) {
+        const line = pending.slice(0, newline).trim();
+        pending = pending.slice(newline + 1);
+        if (line) event(JSON.parse(line));
+      }
+      if (done) break;
+    }
+  } catch (e) {
+    verdict.textContent = `${e.code ?? "error"}: ${e.message}`;
+    verdict.className = "verdict bad";
+  }
+
+  function event(e) {
+    if (e.type === "stdout") out.append(document.createTextNode(e.data)); // text, never markup
+    else if (e.type === "stderr") err.append(document.createTextNode(e.data));
+    else if (e.type === "result") {
+      const r = e.result;
+      if (!out.textContent) out.textContent = r.stdout;
+      if (!err.textContent) err.textContent = r.stderr;
+      verdict.textContent = `${r.status} · exit ${r.exit_code ?? "–"} · ${r.wall_ms} ms · `
+        + `${(r.memory_bytes / 1048576).toFixed(1)} MiB`;
+      verdict.className = `verdict ${r.status === "ok" ? "ok" : "bad"}`;
+      verdict.dataset.status = r.status;
+    }
+  }
+}
+
+// -- the server --
+
+async function initServer() {
+  const refresh = async () => {
+    const health = await (await api("GET", "/healthz")).json().catch(() => ({}));
+    const rows = ["status", "running", "queued", "max_running", "max_queued", "pool_ready", "rss_bytes", "uptime_ms"];
+    table($("health"), rows.map((k) => [k, String(health[k] ?? "")]));
+    table($("parts"), (health.parts ?? []).map((p) => [p.part, p.state, p.detail ?? ""]));
+  };
+  await refresh();
+  setInterval(() => { if (!$("server").hidden) refresh().catch(() => {}); }, 2000);
+}
+
+function table(element, rows) {
+  element.replaceChildren(...rows.map((cells) => {
+    const tr = document.createElement("tr");
+    for (const cell of cells) {
+      const td = document.createElement("td");
+      td.textContent = cell;
+      tr.append(td);
+    }
+    return tr;
+  }));
+}
+
+// -- start --
+
+(async () => {
+  if (await signedIn()) {
+    show(location.hash.slice(1) || "run");
+  } else {
+    for (const section of document.querySelectorAll("main > section")) section.hidden = section.id !== "signin";
+  }
+})();

@@ -1,0 +1,91 @@
+// The console in a real Chromium (Debian's, driven by playwright-core; nothing downloaded) against a real server:
+// sign-in, a run with Ctrl-Enter, hostile output that must stay text, the server page. Prints what it measured (time
+// to an interactive editor, Ctrl-Enter to the output of print(1), the same request by curl) and saves screenshots.
+// Env: CRUCIBLE_URL, CRUCIBLE_TOKEN, SCREENSHOTS (a directory). Exits non-zero on the first failed check.
+import assert from "node:assert/strict";
+import { execFileSync } from "node:child_process";
+import { chromium } from "playwright-core";
+
+const url = process.env.CRUCIBLE_URL;
+const token = process.env.CRUCIBLE_TOKEN;
+const shots = process.env.SCREENSHOTS;
+assert.ok(url && token && shots, "CRUCIBLE_URL, CRUCIBLE_TOKEN and SCREENSHOTS are set by ConsoleBrowserTest");
+
+const browser = await chromium.launch({ executablePath: "/usr/bin/chromium", args: ["--no-sandbox"] });
+try {
+  const page = await browser.newPage({ viewport: { width: 1100, height: 760 } });
+  const dialogs = [];
+  page.on("dialog", (d) => { dialogs.push(d.message()); d.dismiss(); });
+  const violations = [];
+  page.on("console", (m) => { if (/Content Security Policy/i.test(m.text())) violations.push(m.text()); });
+
+  const root = await page.goto(url + "/");
+  assert.equal(new URL(root.url()).pathname, "/ui/", "a browser at / is sent to the console");
+  await page.waitForSelector("#signin:not([hidden])");
+  await page.fill("#token", "not-the-token");
+  await page.click("#signin-form button");
+  await page.waitForFunction(() => document.getElementById("signin-error").textContent.includes("refused"));
+  await page.fill("#token", token);
+  await page.click("#signin-form button");
+  await page.waitForSelector("body[data-editor-ready=true]");
+  assert.equal(await page.evaluate(() => sessionStorage.getItem("crucible.token")), token);
+  assert.equal(await page.evaluate(() => localStorage.length), 0, "the token is never in localStorage");
+  assert.ok(!page.url().includes(token), "the token is never in the URL");
+
+  // a fresh tab: the time to an interactive editor
+  const tab = await browser.newPage();
+  await tab.goto(url + "/ui/"); // a new tab of a new context has no token: the sign-in page
+  await tab.waitForSelector("#signin:not([hidden])");
+  await tab.evaluate((t) => sessionStorage.setItem("crucible.token", t), token);
+  const t0 = Date.now();
+  await tab.reload();
+  await tab.waitForSelector("body[data-editor-ready=true]");
+  const toEditor = Date.now() - t0;
+  await tab.close();
+
+  const setCode = async (code) => {
+    await page.click(".cm-content");
+    await page.keyboard.press("Control+A");
+    await page.keyboard.press("Delete");
+    await page.keyboard.insertText(code);
+    const typed = await page.evaluate(() => [...document.querySelectorAll(".cm-line")].map((l) => l.textContent)
+      .join("\n"));
+    assert.equal(typed, code, "the editor holds the code");
+  };
+  await setCode("print(1)");
+  const t1 = Date.now();
+  await page.keyboard.press("Control+Enter");
+  await page.waitForSelector("#verdict[data-status]");
+  const toOutput = Date.now() - t1;
+  assert.equal(await page.textContent("#stdout"), "1\n");
+  assert.equal(await page.getAttribute("#verdict", "data-status"), "ok");
+  await page.screenshot({ path: `${shots}/console-run.png` });
+
+  const start = Date.now();
+  execFileSync("curl", ["-s", "-o", "/dev/null", "-H", `Authorization: Bearer ${token}`, "-H",
+    "Content-Type: application/json", "-d", '{"language": "python", "code": "print(1)"}', url + "/v1/execute"]);
+  const byCurl = Date.now() - start;
+
+  // hostile output: markup, a script and an SVG with script, printed by the program, must stay text
+  await page.evaluate(() => { document.getElementById("verdict").removeAttribute("data-status"); });
+  await setCode('print("<script>window.pwned=1</script><img src=x onerror=\\"window.pwned=2\\">'
+    + '<svg onload=\\"window.pwned=3\\"><script>window.pwned=4</script></svg>")');
+  await page.keyboard.press("Control+Enter");
+  await page.waitForSelector("#verdict[data-status]");
+  assert.match(await page.textContent("#stdout"), /<script>window\.pwned=1<\/script>/);
+  assert.equal(await page.evaluate(() => window.pwned), undefined, "nothing a sandbox printed ran");
+  assert.equal(await page.locator("#stdout *").count(), 0, "the output holds text, no element");
+
+  await page.click('nav a[data-page="server"]');
+  await page.waitForFunction(() => document.getElementById("health").textContent.includes("status"));
+  assert.match(await page.textContent("#health"), /statusok/);
+  await page.screenshot({ path: `${shots}/console-server.png` });
+
+  assert.deepEqual(dialogs, [], "no dialog opened");
+  assert.deepEqual(violations, [], "no Content-Security-Policy violation (the editor's styles carry the nonce)");
+  console.log(`console: /ui/ to an interactive editor ${toEditor} ms; Ctrl-Enter to the output of print(1)`
+    + ` ${toOutput} ms; the same request by curl ${byCurl} ms`);
+  console.log("console browser checks: ok");
+} finally {
+  await browser.close();
+}

@@ -1,0 +1,98 @@
+package dev.crucible.server;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.crucible.TestHost;
+import java.net.URI;
+import java.net.http.HttpClient;
+import java.net.http.HttpRequest;
+import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The web console (issue 32) in a real browser: Debian's Chromium driven by playwright-core from npm (pinned by
+ * crucible-server/src/main/console's lock file) against a real server with a token: sign-in, a run with Ctrl-Enter,
+ * hostile output that must stay text, the server page, no Content-Security-Policy violation. Its screenshots go to
+ * docs/img, where the README shows them. And the headers the console is served with, checked without a browser.
+ */
+class ConsoleBrowserTest {
+    static final String TOKEN = "console-token";
+    static final Path CONSOLE = Path.of("src", "main", "console").toAbsolutePath();
+
+    @Test
+    void theConsoleWorksInChromiumAndNothingASandboxPrintsRunsThere() throws Exception {
+        boolean ready = Files.isExecutable(Path.of("/usr/bin/chromium"))
+                && Files.isDirectory(CONSOLE.resolve("node_modules/playwright-core"));
+        if (!ready) {
+            System.out.println("SKIPPED the console's browser test: /usr/bin/chromium or " + CONSOLE
+                    + "/node_modules/playwright-core is missing (./run-tests installs both)");
+        }
+        Assumptions.assumeTrue(ready, "chromium or playwright-core is missing");
+        Path shots = Files.createDirectories(Path.of("..", "docs", "img").toAbsolutePath().normalize());
+        try (CrucibleServer server = CrucibleServer.start(Http.config().withPort(0).withTokens(Set.of(TOKEN))
+                .withPool(Map.of()), TestHost.crucible())) {
+            ProcessBuilder node = new ProcessBuilder("node", "test/browser.mjs").directory(CONSOLE.toFile())
+                    .redirectErrorStream(true);
+            node.environment().putAll(Map.of("CRUCIBLE_URL", "http://127.0.0.1:" + server.port(), "CRUCIBLE_TOKEN",
+                    TOKEN, "SCREENSHOTS", shots.toString()));
+            Process p = node.start();
+            String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            assertThat(p.waitFor(5, TimeUnit.MINUTES)).isTrue();
+            System.out.println(out);
+            assertThat(p.exitValue()).as(out).isZero();
+            assertThat(out).contains("console browser checks: ok");
+        }
+    }
+
+    /** The bundle in the JAR's resources is what the sources build to now (nothing changed without a rebuild). */
+    @Test
+    void theCommittedBundleIsBuiltFromTheSources(@org.junit.jupiter.api.io.TempDir Path out) throws Exception {
+        Assumptions.assumeTrue(Files.isDirectory(CONSOLE.resolve("node_modules/esbuild")), "esbuild is not installed");
+        ProcessBuilder node = new ProcessBuilder("node", "build.mjs").directory(CONSOLE.toFile()).inheritIO();
+        node.environment().put("CONSOLE_OUT", out + "/");
+        assertThat(node.start().waitFor()).isZero();
+        Path committed = Path.of("src", "main", "resources", "dev", "crucible", "server", "ui");
+        assertThat(Files.readString(out.resolve("console.js"))).as("console.js: run npm run build in " + CONSOLE)
+                .isEqualTo(Files.readString(committed.resolve("console.js")));
+    }
+
+    @Test
+    void theConsoleIsServedUnderAStrictPolicyAndOnlyABrowserIsSentToIt() throws Exception {
+        try (CrucibleServer server = CrucibleServer.start(Http.config().withPort(0).withTokens(Set.of(TOKEN))
+                .withPool(Map.of()), TestHost.crucible())) {
+            HttpClient http = HttpClient.newHttpClient();
+            String base = "http://127.0.0.1:" + server.port();
+            HttpResponse<String> page = http.send(HttpRequest.newBuilder(URI.create(base + "/ui/")).build(),
+                    HttpResponse.BodyHandlers.ofString());
+            assertThat(page.statusCode()).as("the page needs no token").isEqualTo(200);
+            String policy = page.headers().firstValue("Content-Security-Policy").orElseThrow();
+            assertThat(policy).contains("default-src 'none'").contains("script-src 'self';")
+                    .contains("frame-ancestors 'none'").doesNotContain("unsafe-inline").doesNotContain("unsafe-eval");
+            String nonce = policy.replaceFirst(".*'nonce-([^']+)'.*", "$1");
+            assertThat(page.body()).contains("content=\"" + nonce + "\"").doesNotContain("{{NONCE}}")
+                    .doesNotContainPattern("<script>|<script [^>]*>[^<]");
+            HttpResponse<String> again = http.send(HttpRequest.newBuilder(URI.create(base + "/ui/")).build(),
+                    HttpResponse.BodyHandlers.ofString());
+            assertThat(again.headers().firstValue("Content-Security-Policy").orElseThrow())
+                    .as("a fresh nonce per page").doesNotContain(nonce);
+            HttpResponse<String> browser = http.send(HttpRequest.newBuilder(URI.create(base + "/"))
+                    .header("Accept", "text/html,*/*").build(), HttpResponse.BodyHandlers.ofString());
+            assertThat(browser.statusCode()).isEqualTo(302);
+            assertThat(browser.headers().firstValue("Location")).hasValue("/ui/");
+            HttpResponse<String> api = http.send(HttpRequest.newBuilder(URI.create(base + "/")).build(),
+                    HttpResponse.BodyHandlers.ofString());
+            assertThat(api.statusCode()).isEqualTo(404);
+            assertThat(http.send(HttpRequest.newBuilder(URI.create(base + "/ui/..%2Fopenapi.json")).build(),
+                    HttpResponse.BodyHandlers.ofString()).statusCode()).isIn(400, 404);
+            assertThat(http.send(HttpRequest.newBuilder(URI.create(base + "/ui/index.html")).build(),
+                    HttpResponse.BodyHandlers.ofString()).statusCode()).as("only the two assets").isEqualTo(404);
+        }
+    }
+}
