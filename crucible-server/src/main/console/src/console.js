@@ -27,6 +27,7 @@ async function api(method, path, body, accept = "application/json") {
   const token = sessionStorage.getItem(TOKEN_KEY);
   if (token) headers.Authorization = `Bearer ${token}`;
   if (body !== undefined) headers["Content-Type"] = "application/json";
+  else if (method !== "GET") headers["X-Crucible-Request"] = "1"; // a POST without JSON, from this page
   const response = await fetch(path, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
   if (!response.ok) {
     let error = { code: `http_${response.status}`, message: response.statusText };
@@ -67,7 +68,7 @@ $("signin-form").addEventListener("submit", async (event) => {
 
 // -- pages --
 
-const pages = { run: initRun, server: initServer };
+const pages = { run: initRun, sessions: initSessions, server: initServer };
 const started = new Set();
 
 async function show(page) {
@@ -164,6 +165,176 @@ async function run() {
       verdict.dataset.status = r.status;
     }
   }
+}
+
+// -- sessions: a notebook over one session, its files, and what changes it (pause, resume, fork, snapshot) --
+
+let current; // the session id shown
+
+async function initSessions() {
+  $("session-new").addEventListener("click", async () => {
+    const info = await (await api("POST", "/v1/sessions", { language: $("session-language").value })).json();
+    await listSessions(info.id);
+  });
+  $("session-pick").addEventListener("change", () => open($("session-pick").value));
+  const act = (id, action, body) => $(id).addEventListener("click", async () => {
+    if (!current) return;
+    try {
+      const r = await (await api("POST", `/v1/sessions/${current}/${action}`, body?.())).json();
+      status(`${action}: ${JSON.stringify(r, (k, v) => (k === "forks" ? v.map((f) => f.id) : v))}`);
+      await listSessions(current);
+    } catch (e) {
+      status(`${e.code}: ${e.message}`);
+    }
+  });
+  act("session-pause", "pause");
+  act("session-resume", "resume");
+  act("session-fork", "fork", () => ({ count: 1 }));
+  act("session-snapshot", "snapshots", () => ({ name: prompt("Snapshot name") ?? "" }));
+  $("session-delete").addEventListener("click", async () => {
+    if (!current) return;
+    await api("DELETE", `/v1/sessions/${current}`);
+    current = undefined;
+    await listSessions();
+  });
+  $("cell-run").addEventListener("click", runCell);
+  $("cell").addEventListener("keydown", (e) => {
+    if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) {
+      e.preventDefault();
+      runCell();
+    }
+  });
+  $("files-refresh").addEventListener("click", listFiles);
+  $("upload").addEventListener("change", async () => {
+    const file = $("upload").files[0];
+    if (!file || !current) return;
+    const headers = { "Content-Type": "application/octet-stream" };
+    const token = sessionStorage.getItem(TOKEN_KEY);
+    if (token) headers.Authorization = `Bearer ${token}`;
+    const r = await fetch(`/v1/sessions/${current}/files/${encodeURIComponent(file.name)}`, {
+      method: "PUT", headers, body: file,
+    });
+    status(r.ok ? `uploaded ${file.name}` : `upload refused: HTTP ${r.status}`);
+    $("upload").value = "";
+    await listFiles();
+  });
+  await listSessions();
+}
+
+function status(text) {
+  $("session-status").textContent = text;
+}
+
+async function listSessions(select) {
+  const { sessions } = await (await api("GET", "/v1/sessions")).json();
+  $("session-pick").replaceChildren(...sessions.map((s) => {
+    const option = document.createElement("option");
+    option.value = s.id;
+    option.textContent = `${s.id.slice(-8)} · ${s.language} · ${s.state}`;
+    return option;
+  }));
+  const id = select ?? current ?? sessions[0]?.id;
+  if (id) {
+    $("session-pick").value = id;
+    if (id !== current) await open(id);
+  } else {
+    $("cells").replaceChildren();
+    $("files").replaceChildren();
+  }
+  document.body.dataset.sessions = String(sessions.length);
+}
+
+async function open(id) {
+  current = id;
+  $("cells").replaceChildren();
+  await listFiles();
+}
+
+async function runCell() {
+  const code = $("cell").value;
+  if (!current || !code.trim()) return;
+  const cell = document.createElement("div");
+  cell.className = "cell";
+  const source = document.createElement("pre");
+  source.className = "code";
+  source.textContent = code;
+  cell.append(source);
+  $("cells").append(cell);
+  $("cell").value = "";
+  try {
+    const r = await (await api("POST", `/v1/sessions/${current}/execute`, { code })).json();
+    render(cell, r);
+  } catch (e) {
+    cell.append(text(`${e.code}: ${e.message}`, "err"));
+  }
+  cell.dataset.done = "true";
+  await listFiles();
+}
+
+/** A cell's answer into the page: text as text, images as images, HTML in a frame that can run nothing. */
+function render(cell, r) {
+  if (r.stdout) cell.append(text(r.stdout));
+  if (r.stderr) cell.append(text(r.stderr, "err"));
+  for (const d of r.display ?? []) {
+    if (d.mime === "image/png" || d.mime === "image/jpeg") {
+      const img = document.createElement("img");
+      img.src = `data:${d.mime};base64,${d.data}`;
+      img.alt = "a figure";
+      cell.append(img);
+    } else if (d.mime === "text/html" || d.mime === "image/svg+xml") {
+      const frame = document.createElement("iframe");
+      frame.setAttribute("sandbox", ""); // an opaque origin, no script, no form, no navigation of the console
+      frame.srcdoc = d.mime === "text/html" ? d.data
+        : `<img src="data:image/svg+xml;base64,${btoa(String.fromCharCode(...new TextEncoder().encode(d.data)))}">`;
+      frame.title = d.mime;
+      cell.append(frame);
+    } else {
+      cell.append(text(d.data));
+    }
+  }
+  if (r.result !== undefined && r.result !== null) cell.append(text(`Out: ${r.result}`));
+  if (r.error) cell.append(text(r.error.traceback || `${r.error.name}: ${r.error.message}`, "err"));
+}
+
+function text(value, kind = "") {
+  const pre = document.createElement("pre");
+  pre.className = `out ${kind}`;
+  pre.textContent = value;
+  return pre;
+}
+
+async function listFiles() {
+  if (!current) return;
+  let files = [];
+  try {
+    files = (await (await api("GET", `/v1/sessions/${current}/files`)).json()).files;
+  } catch (e) {
+    status(`${e.code}: ${e.message}`);
+  }
+  $("files").replaceChildren(...files.map((f) => {
+    const li = document.createElement("li");
+    const name = document.createElement("span");
+    name.textContent = f.type === "directory" ? `${f.path}/` : f.path;
+    li.append(name);
+    if (f.type === "file") {
+      const download = document.createElement("button");
+      download.textContent = "↓";
+      download.title = `download ${f.path}`;
+      download.addEventListener("click", () => saveFile(f.path));
+      li.append(download);
+    }
+    return li;
+  }));
+}
+
+async function saveFile(path) {
+  const blob = await (await api("GET", `/v1/sessions/${current}/files/${path.split("/").map(encodeURIComponent)
+    .join("/")}`, undefined, "*/*")).blob();
+  const link = document.createElement("a");
+  link.href = URL.createObjectURL(blob);
+  link.download = path.split("/").pop();
+  link.click();
+  setTimeout(() => URL.revokeObjectURL(link.href), 10_000);
 }
 
 // -- the server --

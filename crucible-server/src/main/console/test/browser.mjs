@@ -81,8 +81,56 @@ try {
   assert.match(await page.textContent("#health"), /statusok/);
   await page.screenshot({ path: `${shots}/console-server.png` });
 
-  assert.deepEqual(dialogs, [], "no dialog opened");
   assert.deepEqual(violations, [], "no Content-Security-Policy violation (the editor's styles carry the nonce)");
+
+  // a session as a notebook: a figure, hostile HTML and SVG in frames that run nothing, a traceback and file names
+  // with markup as text, an upload, a pause
+  await page.click('nav a[data-page="sessions"]');
+  await page.click("#session-new");
+  await page.waitForFunction(() => document.body.dataset.sessions === "1");
+  const cell = async (code) => {
+    const before = await page.locator(".cell[data-done]").count();
+    await page.fill("#cell", code);
+    await page.click("#cell-run");
+    await page.waitForFunction((n) => document.querySelectorAll(".cell[data-done]").length > n, before);
+    return page.locator(".cell").last();
+  };
+  const figure = await cell("import matplotlib\nmatplotlib.use('Agg')\nimport matplotlib.pyplot as plt\n"
+    + "plt.plot([1, 2, 3], [1, 4, 9])\nplt.show()");
+  assert.match(await figure.locator("img").getAttribute("src"), /^data:image\/png;base64,iVBOR/);
+  const hostile = await cell("class Page:\n    def _repr_html_(self):\n        return '<b id=\"inside\">bold</b>"
+    + "<script>parent.pwned = 5</script><img src=x onerror=\"parent.pwned = 6\">'\n"
+    + "class Drawing:\n    def _repr_svg_(self):\n        return '<svg xmlns=\"http://www.w3.org/2000/svg\" "
+    + "onload=\"parent.pwned = 7\"><script>parent.pwned = 8</script><circle r=\"5\"/></svg>'\n"
+    + "display(Page(), Drawing())");
+  assert.equal(await hostile.locator("iframe").count(), 2);
+  for (const frame of await hostile.locator("iframe").all()) {
+    assert.equal(await frame.getAttribute("sandbox"), "", "a frame with no permission: an opaque origin, no script");
+  }
+  const inner = page.frames().find((f) => f !== page.mainFrame());
+  assert.ok(inner, "the HTML rendered in its frame");
+  assert.match(await inner.content(), /<b id="inside">bold<\/b>/, "the HTML rendered in its frame");
+  await page.waitForTimeout(200); // an onerror or onload that could run would have run by now
+  assert.equal(await page.evaluate(() => window.pwned), undefined, "nothing in a frame reached the console");
+  const failing = await cell("raise ValueError('\\x1b[31m<b>red</b> & <script>x</script>')");
+  assert.match(await failing.locator("pre.err").textContent(), /<b>red<\/b> & <script>x<\/script>/);
+  assert.equal(await page.locator("#cells b, #cells script").count(), 0, "a traceback is text");
+  const id = await page.inputValue("#session-pick");
+  const marked = "<img src=x onerror=alert(1)> & <b>name.txt"; // no slash: one name, not a path
+  const put = await fetch(`${url}/v1/sessions/${id}/files/${encodeURIComponent(marked)}`, { method: "PUT",
+    headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/octet-stream" }, body: "x" });
+  assert.ok(put.ok, `PUT a file named with markup: ${put.status}`);
+  await page.setInputFiles("#upload", { name: "uploaded.csv", mimeType: "text/csv", buffer: Buffer.from("a,b\n1,2\n") });
+  await page.waitForFunction(() => document.getElementById("files").textContent.includes("uploaded.csv"));
+  await page.click("#files-refresh");
+  await page.waitForFunction((m) => document.getElementById("files").textContent.includes(m), marked);
+  assert.equal(await page.locator("#files img, #files b").count(), 0, "a file name is text");
+  await page.click("#session-pause");
+  await page.waitForFunction(() => document.getElementById("session-status").textContent.startsWith("pause:"));
+  const after = await cell("print(open('uploaded.csv').read())");
+  assert.match(await after.textContent(), /a,b\s+1,2/);
+  await page.screenshot({ path: `${shots}/console-session.png`, fullPage: true });
+  assert.deepEqual(dialogs, [], "no dialog opened");
   console.log(`console: /ui/ to an interactive editor ${toEditor} ms; Ctrl-Enter to the output of print(1)`
     + ` ${toOutput} ms; the same request by curl ${byCurl} ms`);
   console.log("console browser checks: ok");
