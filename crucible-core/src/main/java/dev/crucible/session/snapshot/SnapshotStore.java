@@ -78,6 +78,8 @@ public final class SnapshotStore {
 
     private final Path root;
     private final JsonMapper json;
+    private long total;
+    private long totalAt = Long.MIN_VALUE;
 
     /** Opens (creating) {@code <dataDir>/snapshots}, removing what crashed writes and deletes left. */
     public SnapshotStore(Path dataDir, JsonMapper json) throws IOException {
@@ -132,9 +134,23 @@ public final class SnapshotStore {
         return all().stream().filter(r -> r.owner().equals(owner)).toList();
     }
 
-    /** What all snapshots hold on disk, every owner's (the sessions' disk budget counts it). */
-    public long totalBytes() {
-        return all().stream().mapToLong(Record::bytes).sum();
+    /**
+     * What all snapshots hold on disk, every owner's (the sessions' disk budget counts it at every session create):
+     * read again only when the snapshots directory changed (a snapshot named or deleted, by any replica, renames an
+     * entry in or out of it), else the last count.
+     */
+    public synchronized long totalBytes() {
+        long changed;
+        try {
+            changed = Files.getLastModifiedTime(root, NOFOLLOW).to(java.util.concurrent.TimeUnit.NANOSECONDS);
+        } catch (IOException e) {
+            changed = Long.MIN_VALUE; // read it
+        }
+        if (changed != totalAt || changed == Long.MIN_VALUE) {
+            total = all().stream().mapToLong(Record::bytes).sum();
+            totalAt = changed;
+        }
+        return total;
     }
 
     private List<Record> all() {
