@@ -7,10 +7,20 @@ import { python } from "@codemirror/lang-python";
 import { javascript } from "@codemirror/lang-javascript";
 import { cpp } from "@codemirror/lang-cpp";
 import { java } from "@codemirror/lang-java";
+import { Terminal } from "@xterm/xterm";
+import { AttachAddon } from "@xterm/addon-attach";
+import { FitAddon } from "@xterm/addon-fit";
 
 const $ = (id) => document.getElementById(id);
 const TOKEN_KEY = "crucible.token"; // sessionStorage: this tab only, gone when it closes; never in a URL
 const nonce = document.querySelector('meta[name="crucible-nonce"]').content;
+// xterm.js makes <style> elements of its own: each gets the page's nonce, so the policy needs no 'unsafe-inline'
+const createElement = Document.prototype.createElement;
+Document.prototype.createElement = function (name, options) {
+  const element = createElement.call(this, name, options);
+  if (String(name).toLowerCase() === "style") element.setAttribute("nonce", nonce);
+  return element;
+};
 const SAMPLES = {
   python: 'print("hello from the sandbox")\n',
   javascript: 'console.log("hello from the sandbox");\n',
@@ -119,6 +129,7 @@ async function initRun() {
 }
 
 async function run() {
+  const started = performance.now();
   const out = $("stdout"), err = $("stderr"), verdict = $("verdict");
   out.textContent = "";
   err.textContent = "";
@@ -162,6 +173,7 @@ async function run() {
       verdict.textContent = `${r.status} · exit ${r.exit_code ?? "–"} · ${r.wall_ms} ms · `
         + `${(r.memory_bytes / 1048576).toFixed(1)} MiB`;
       verdict.className = `verdict ${r.status === "ok" ? "ok" : "bad"}`;
+      verdict.dataset.tookMs = (performance.now() - started).toFixed(1); // from the key to the verdict on the page
       verdict.dataset.status = r.status;
     }
   }
@@ -204,7 +216,35 @@ async function initSessions() {
       runCell();
     }
   });
-  $("files-refresh").addEventListener("click", listFiles);
+  $("files-go").addEventListener("submit", (e) => { e.preventDefault(); listFiles(); });
+  $("files-up").addEventListener("click", () => {
+    const dir = $("files-dir").value.trim().replace(/\/+$/, "");
+    $("files-dir").value = dir.includes("/") ? dir.slice(0, dir.lastIndexOf("/")) || "/" : "";
+    listFiles();
+  });
+  for (const tab of document.querySelectorAll(".tabs button")) {
+    tab.addEventListener("click", () => {
+      for (const other of document.querySelectorAll(".tabs button")) other.classList.toggle("active", other === tab);
+      for (const panel of document.querySelectorAll(".side .tab")) panel.hidden = panel.id !== `tab-${tab.dataset.tab}`;
+      ({ files: listFiles, processes: listProcesses, ports: listPorts })[tab.dataset.tab]();
+    });
+  }
+  $("process-start").addEventListener("submit", async (e) => {
+    e.preventDefault();
+    const command = $("process-command").value.trim();
+    if (!current || !command) return;
+    try {
+      const p = await (await api("POST", `/v1/sessions/${current}/commands`, { command, background: true })).json();
+      status(`started ${p.pid}`);
+      $("process-command").value = "";
+    } catch (err) {
+      status(`${err.code}: ${err.message}`);
+    }
+    await listProcesses();
+  });
+  $("ports-refresh").addEventListener("click", listPorts);
+  $("terminal-open").addEventListener("click", openTerminal);
+  $("terminal-close").addEventListener("click", closeTerminal);
   $("upload").addEventListener("change", async () => {
     const file = $("upload").files[0];
     if (!file || !current) return;
@@ -245,8 +285,13 @@ async function listSessions(select) {
 }
 
 async function open(id) {
+  closeTerminal();
   current = id;
   $("cells").replaceChildren();
+  $("files-dir").value = "";
+  $("processes").replaceChildren();
+  $("ports").replaceChildren();
+  $("process-output").textContent = "";
   await listFiles();
 }
 
@@ -303,38 +348,165 @@ function text(value, kind = "") {
   return pre;
 }
 
+/** One directory of the session: /workspace's (relative paths), or any other when the path typed is absolute. */
 async function listFiles() {
   if (!current) return;
+  const dir = $("files-dir").value.trim();
   let files = [];
   try {
-    files = (await (await api("GET", `/v1/sessions/${current}/files`)).json()).files;
+    const query = dir ? `?dir=${encodeURIComponent(dir)}` : "";
+    files = (await (await api("GET", `/v1/sessions/${current}/files${query}`)).json()).files;
   } catch (e) {
     status(`${e.code}: ${e.message}`);
   }
   $("files").replaceChildren(...files.map((f) => {
     const li = document.createElement("li");
     const name = document.createElement("span");
-    name.textContent = f.type === "directory" ? `${f.path}/` : f.path;
+    name.className = f.type === "directory" ? "name dir" : "name";
+    name.textContent = f.type === "directory" ? `${f.path}/` : f.type === "symlink" ? `${f.path} →` : f.path;
     li.append(name);
+    if (f.type === "directory") {
+      name.addEventListener("click", () => {
+        $("files-dir").value = f.path.startsWith("/") ? f.path : `${dir && !dir.endsWith("/") ? `${dir}/` : dir}${f.path}`;
+        listFiles();
+      });
+    }
     if (f.type === "file") {
       const download = document.createElement("button");
       download.textContent = "↓";
       download.title = `download ${f.path}`;
-      download.addEventListener("click", () => saveFile(f.path));
+      download.addEventListener("click", () => saveFile(f.path.startsWith("/") || !dir ? f.path
+        : `${dir.replace(/\/+$/, "")}/${f.path}`));
       li.append(download);
     }
     return li;
   }));
+  document.body.dataset.filesDir = dir;
 }
 
 async function saveFile(path) {
-  const blob = await (await api("GET", `/v1/sessions/${current}/files/${path.split("/").map(encodeURIComponent)
-    .join("/")}`, undefined, "*/*")).blob();
+  const blob = await (await api("GET", `/v1/sessions/${current}/files?path=${encodeURIComponent(path)}`, undefined,
+    "*/*")).blob();
   const link = document.createElement("a");
   link.href = URL.createObjectURL(blob);
   link.download = path.split("/").pop();
   link.click();
   setTimeout(() => URL.revokeObjectURL(link.href), 10_000);
+}
+
+/** The session's background processes (a terminal's shell among them): their output on a click, a stop button. */
+async function listProcesses() {
+  if (!current) return;
+  let processes = [];
+  try {
+    processes = (await (await api("GET", `/v1/sessions/${current}/processes`)).json()).processes;
+  } catch (e) {
+    status(`${e.code}: ${e.message}`);
+  }
+  $("processes").replaceChildren(...processes.map((p) => {
+    const li = document.createElement("li");
+    const name = document.createElement("span");
+    name.className = "name dir";
+    name.textContent = `${p.pid} ${p.argv.join(" ")} · ${p.running ? "running"
+      : p.exit_code !== null ? `exit ${p.exit_code}` : `signal ${p.signal}`}`;
+    name.addEventListener("click", async () => {
+      const out = await (await api("GET", `/v1/sessions/${current}/processes/${p.pid}/output`)).json();
+      $("process-output").textContent = out.stdout + out.stderr; // text, never markup
+      $("process-output").dataset.pid = String(p.pid);
+    });
+    li.append(name);
+    if (p.running) {
+      const stop = document.createElement("button");
+      stop.textContent = "■";
+      stop.title = `stop ${p.pid} (SIGTERM to its group)`;
+      stop.addEventListener("click", async () => {
+        await api("POST", `/v1/sessions/${current}/processes/${p.pid}/signal`, { signal: "TERM" });
+        await listProcesses();
+      });
+      li.append(stop);
+    }
+    return li;
+  }));
+  document.body.dataset.processes = String(processes.length);
+}
+
+/** What listens in the session, each with a preview: a signed link the server fences off from this page. */
+async function listPorts() {
+  if (!current) return;
+  let ports = [];
+  try {
+    ports = (await (await api("GET", `/v1/sessions/${current}/ports`)).json()).ports;
+  } catch (e) {
+    status(`${e.code}: ${e.message}`);
+  }
+  $("ports").replaceChildren(...ports.map((p) => {
+    const li = document.createElement("li");
+    const name = document.createElement("span");
+    name.textContent = String(p.port);
+    const preview = document.createElement("button");
+    preview.textContent = "preview";
+    preview.addEventListener("click", async () => {
+      const link = await (await api("POST", `/v1/sessions/${current}/previews`, { port: p.port })).json();
+      const a = document.createElement("a");
+      a.href = new URL(link.url, location.href).href; // the server's answer, as a link: never markup
+      a.target = "_blank";
+      a.rel = "noopener noreferrer";
+      a.textContent = "open ↗";
+      a.className = "preview";
+      preview.replaceWith(a);
+    });
+    li.append(name, preview);
+    return li;
+  }));
+  document.body.dataset.ports = String(ports.length);
+}
+
+// -- a terminal: xterm.js over the session's terminal WebSocket --
+
+let terminal; // { term, socket }
+
+function openTerminal() {
+  if (!current) return;
+  closeTerminal();
+  const term = new Terminal({ rows: 16, fontSize: 13, cursorBlink: true });
+  const fit = new FitAddon();
+  term.loadAddon(fit);
+  term.open($("terminal"));
+  fit.fit();
+  // a browser's WebSocket sends no header of ours: the token goes as a subprotocol, after the one the server answers
+  const protocols = ["crucible.terminal"];
+  const token = sessionStorage.getItem(TOKEN_KEY);
+  if (token) protocols.push(`crucible.bearer.${base64url(token)}`);
+  const scheme = location.protocol === "https:" ? "wss" : "ws";
+  const socket = new WebSocket(`${scheme}://${location.host}/v1/sessions/${current}/terminal`
+    + `?rows=${term.rows}&cols=${term.cols}`, protocols);
+  socket.binaryType = "arraybuffer";
+  term.loadAddon(new AttachAddon(socket));
+  socket.addEventListener("open", () => {
+    document.body.dataset.terminal = "open";
+    term.focus();
+  });
+  socket.addEventListener("close", (e) => {
+    if (terminal?.socket === socket) document.body.dataset.terminal = "closed";
+    term.write(`\r\n[the terminal closed: ${e.code}${e.reason ? ` ${e.reason}` : ""}]\r\n`);
+  });
+  terminal = { term, socket };
+  window.crucibleTerminal = term; // for the browser tests: what the screen shows
+}
+
+function closeTerminal() {
+  if (!terminal) return;
+  terminal.socket.close();
+  terminal.term.dispose();
+  terminal = undefined;
+  window.crucibleTerminal = undefined;
+  $("terminal").replaceChildren();
+  delete document.body.dataset.terminal;
+}
+
+function base64url(text) {
+  return btoa(String.fromCharCode(...new TextEncoder().encode(text))).replace(/\+/g, "-").replace(/\//g, "_")
+    .replace(/=+$/, "");
 }
 
 // -- an evaluation's results: read in the tab from files the user picks --

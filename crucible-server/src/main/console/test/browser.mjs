@@ -53,18 +53,26 @@ try {
     assert.equal(typed, code, "the editor holds the code");
   };
   await setCode("print(1)");
-  const t1 = Date.now();
-  await page.keyboard.press("Control+Enter");
-  await page.waitForSelector("#verdict[data-status]");
-  const toOutput = Date.now() - t1;
-  assert.equal(await page.textContent("#stdout"), "1\n");
-  assert.equal(await page.getAttribute("#verdict", "data-status"), "ok");
+  // Ctrl-Enter to the output of print(1) against the same request by curl, taken in turns (the first of each warms
+  // the server's caches), each figure the median of five
+  const timed = { page: [], inPage: [], curl: [] };
+  for (let round = 0; round < 6; round++) {
+    await page.evaluate(() => { document.getElementById("verdict").removeAttribute("data-status"); });
+    const t1 = performance.now();
+    await page.keyboard.press("Control+Enter");
+    await page.waitForSelector("#verdict[data-status]");
+    if (round > 0) timed.page.push(performance.now() - t1);
+    if (round > 0) timed.inPage.push(Number(await page.getAttribute("#verdict", "data-took-ms")));
+    assert.equal(await page.textContent("#stdout"), "1\n");
+    assert.equal(await page.getAttribute("#verdict", "data-status"), "ok");
+    const t2 = performance.now();
+    execFileSync("curl", ["-s", "-o", "/dev/null", "-H", `Authorization: Bearer ${token}`, "-H",
+      "Content-Type: application/json", "-d", '{"language": "python", "code": "print(1)"}', url + "/v1/execute"]);
+    if (round > 0) timed.curl.push(performance.now() - t2);
+  }
+  const median = (xs) => xs.sort((x, y) => x - y)[Math.floor(xs.length / 2)].toFixed(0);
+  const toOutput = median(timed.page), inPage = median(timed.inPage), byCurl = median(timed.curl);
   await page.screenshot({ path: `${shots}/console-run.png` });
-
-  const start = Date.now();
-  execFileSync("curl", ["-s", "-o", "/dev/null", "-H", `Authorization: Bearer ${token}`, "-H",
-    "Content-Type: application/json", "-d", '{"language": "python", "code": "print(1)"}', url + "/v1/execute"]);
-  const byCurl = Date.now() - start;
 
   // hostile output: markup, a script and an SVG with script, printed by the program, must stay text
   await page.evaluate(() => { document.getElementById("verdict").removeAttribute("data-status"); });
@@ -90,7 +98,6 @@ try {
   assert.equal(await page.locator("#chart-load polyline").count(), 2);
   await page.screenshot({ path: `${shots}/console-server.png` });
 
-  assert.deepEqual(violations, [], "no Content-Security-Policy violation (the editor's styles carry the nonce)");
 
   // a session as a notebook: a figure, hostile HTML and SVG in frames that run nothing, a traceback and file names
   // with markup as text, an upload, a pause
@@ -138,7 +145,70 @@ try {
   await page.waitForFunction(() => document.getElementById("session-status").textContent.startsWith("pause:"));
   const after = await cell("print(open('uploaded.csv').read())");
   assert.match(await after.textContent(), /a,b\s+1,2/);
-  await page.screenshot({ path: `${shots}/console-session.png`, fullPage: true });
+
+  // the whole file system of the session, not only its workspace
+  await page.fill("#files-dir", "/etc");
+  await page.click("#files-refresh");
+  await page.waitForFunction(() => document.body.dataset.filesDir === "/etc"
+    && document.getElementById("files").textContent.includes("/etc/passwd"));
+  await page.click("#files-up");
+  await page.waitForFunction(() => document.body.dataset.filesDir === "/"
+    && document.getElementById("files").textContent.includes("/workspace/"));
+  await page.click("#files li .dir >> text=/workspace/");
+  await page.waitForFunction(() => document.getElementById("files").textContent.includes("uploaded.csv"));
+
+  // a terminal: xterm.js over the WebSocket, the token sent as a subprotocol (a browser cannot send the header)
+  await page.click("#terminal-open");
+  await page.waitForSelector("body[data-terminal=open]");
+  await page.keyboard.type("echo $((6 * 7))-from-the-terminal\n");
+  const screen = () => page.evaluate(() => {
+    const buffer = window.crucibleTerminal.buffer.active;
+    return Array.from({ length: buffer.length }, (_, i) => buffer.getLine(i)?.translateToString(true)).join("\n");
+  });
+  await page.waitForFunction(() => {
+    const buffer = window.crucibleTerminal?.buffer.active;
+    return buffer && Array.from({ length: buffer.length }, (_, i) => buffer.getLine(i)?.translateToString(true))
+      .some((line) => line === "42-from-the-terminal");
+  }, null, { timeout: 30_000 }).catch(async (e) => { throw new Error(`the terminal shows:\n${await screen()}\n${e}`); });
+
+  // processes: a server started from the page, found listening, previewed in a tab fenced off from the console
+  await page.click('.tabs button[data-tab="processes"]');
+  await page.waitForFunction(() => Number(document.body.dataset.processes) >= 1); // the terminal's shell
+  await cell("open('index.html', 'w').write('''<!doctype html><title>waiting</title><script>\n"
+    + "let storage; try { storage = String(sessionStorage.getItem('crucible.token')); } catch (e) { storage = e.name; }\n"
+    + "fetch('/v1/sessions').then((r) => r.text()).then((t) => 'read ' + t.slice(0, 40), (e) => 'blocked')\n"
+    + "  .then((f) => { document.title = 'origin ' + origin + '; storage ' + storage + '; fetch ' + f; });\n"
+    + "</script>''')");
+  await page.fill("#process-command", "exec python3 -m http.server 8123 --bind 127.0.0.1");
+  await page.click("#process-start button");
+  await page.waitForFunction(() => Number(document.body.dataset.processes) >= 2);
+  await page.click('.tabs button[data-tab="ports"]');
+  for (let i = 0; i < 100 && Number(await page.evaluate(() => document.body.dataset.ports ?? 0)) < 1; i++) {
+    await page.waitForTimeout(100); // the server in the session binds its port in its own time
+    await page.click("#ports-refresh");
+  }
+  assert.match(await page.textContent("#ports"), /8123/);
+  await page.click("#ports li button");
+  const href = await page.getAttribute("#ports a.preview", "href");
+  assert.match(href, /\/v1\/previews\/[^/]+\/$/);
+  assert.equal(await page.getAttribute("#ports a.preview", "rel"), "noopener noreferrer");
+  const preview = await browser.newPage();
+  await preview.goto(href);
+  await preview.waitForFunction(() => document.title !== "waiting");
+  const seen = await preview.title();
+  assert.match(seen, /^origin null; storage SecurityError; fetch blocked$/,
+    `a preview runs in an opaque origin: no storage, no API (${seen})`);
+  await preview.close();
+  await page.bringToFront(); // the console's tab again: its frames are painted for the screenshot
+  await page.click('.tabs button[data-tab="processes"]');
+  await page.click("#processes li .dir >> text=/http.server/");
+  await page.waitForFunction(() => document.getElementById("process-output").textContent.includes("GET / HTTP"));
+  await page.click('.tabs button[data-tab="files"]');
+  // the whole page in the viewport: Chromium paints a frame scrolled out of it lazily, and a full-page shot may miss it
+  await page.setViewportSize({ width: 1100, height: await page.evaluate(() => document.body.scrollHeight) });
+  await page.evaluate(() => new Promise((painted) => requestAnimationFrame(() => requestAnimationFrame(painted))));
+  await page.screenshot({ path: `${shots}/console-session.png` });
+  await page.setViewportSize({ width: 1100, height: 760 });
 
   // a real eval dataset run's results, read in the tab: pass@k, filters, a sample beside its problem
   await page.click('nav a[data-page="eval"]');
@@ -157,8 +227,11 @@ try {
   assert.match(await page.textContent("#eval-sample"), /def check\(candidate\)/);
   await page.screenshot({ path: `${shots}/console-eval.png`, fullPage: true });
   assert.deepEqual(dialogs, [], "no dialog opened");
+  assert.deepEqual(violations, [], "no Content-Security-Policy violation (the editor's and the terminal's styles carry"
+    + " the nonce)");
   console.log(`console: /ui/ to an interactive editor ${toEditor} ms; Ctrl-Enter to the output of print(1)`
-    + ` ${toOutput} ms; the same request by curl ${byCurl} ms`);
+    + ` ${toOutput} ms (${inPage} ms of it in the page, from the key to the verdict); the same request by curl`
+    + ` ${byCurl} ms`);
   console.log("console browser checks: ok");
 } finally {
   await browser.close();

@@ -13,7 +13,7 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * The web console (issue 32) at {@code /ui/}: a page and its two assets, all inside the JAR (bundled from
+ * The web console (issue 32) at {@code /ui/}: a page and its three assets, all inside the JAR (bundled from
  * {@code src/main/console} by esbuild; nothing is fetched at run time), served without a token (they hold nothing; the
  * API calls they make carry the tab's), under a Content-Security-Policy that forbids inline script and any origin but
  * the server's, with a fresh nonce per page for CodeMirror's style elements. {@code /} sends a browser there.
@@ -21,7 +21,8 @@ import java.util.Map;
 final class ConsoleRoutes {
     private static final String ROOT = "/dev/crucible/server/ui/";
     private static final Map<String, String> ASSETS = Map.of(
-            "console.js", "text/javascript; charset=utf-8", "console.css", "text/css; charset=utf-8");
+            "console.js", "text/javascript; charset=utf-8", "console.css", "text/css; charset=utf-8",
+            "xterm.css", "text/css; charset=utf-8");
     private static final SecureRandom RANDOM = new SecureRandom();
     private static final String PAGE = read("index.html");
 

@@ -69,8 +69,10 @@ class ConsoleBrowserTest {
         node.environment().put("CONSOLE_OUT", out + "/");
         assertThat(node.start().waitFor()).isZero();
         Path committed = Path.of("src", "main", "resources", "dev", "crucible", "server", "ui");
-        assertThat(Files.readString(out.resolve("console.js"))).as("console.js: run npm run build in " + CONSOLE)
-                .isEqualTo(Files.readString(committed.resolve("console.js")));
+        for (String asset : new String[] {"console.js", "xterm.css"}) {
+            assertThat(Files.readString(out.resolve(asset))).as(asset + ": run npm run build in " + CONSOLE)
+                    .isEqualTo(Files.readString(committed.resolve(asset)));
+        }
     }
 
     @Test
@@ -102,7 +104,7 @@ class ConsoleBrowserTest {
             assertThat(http.send(HttpRequest.newBuilder(URI.create(base + "/ui/..%2Fopenapi.json")).build(),
                     HttpResponse.BodyHandlers.ofString()).statusCode()).isIn(400, 404);
             assertThat(http.send(HttpRequest.newBuilder(URI.create(base + "/ui/index.html")).build(),
-                    HttpResponse.BodyHandlers.ofString()).statusCode()).as("only the two assets").isEqualTo(404);
+                    HttpResponse.BodyHandlers.ofString()).statusCode()).as("only the three assets").isEqualTo(404);
         }
     }
 }

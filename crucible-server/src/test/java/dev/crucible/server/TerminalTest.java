@@ -194,6 +194,48 @@ class TerminalTest {
         }
     }
 
+    /** What a browser's WebSocket does: no header of its own, the token as a subprotocol after the one answered. */
+    @Test
+    void aBrowserSendsTheTokenAsASubprotocolAndNeverGetsItBack() throws Exception {
+        String id = session();
+        try {
+            String path = "/v1/sessions/" + id + "/terminal";
+            Screen screen = new Screen();
+            WebSocket socket = browser(path, screen, "crucible.terminal", bearer("token-alice"));
+            assertThat(socket.getSubprotocol()).isEqualTo("crucible.terminal");
+            socket.sendText("echo sub$((1 + 1))protocol\n", true).join();
+            screen.await("sub2protocol");
+            socket.sendClose(WebSocket.NORMAL_CLOSURE, "done").join();
+            assertThat(browserStatus(path, "crucible.terminal", bearer("token-bob"))).as("another token's").isEqualTo(404);
+            assertThat(browserStatus(path, "crucible.terminal", bearer("not-a-token"))).isEqualTo(401);
+            assertThat(browserStatus(path, "crucible.terminal", "crucible.bearer.not+base64url!")).isEqualTo(400);
+            assertThat(browserStatus(path, bearer("token-alice"), "crucible.terminal"))
+                    .as("offered first, the token would be the answer's subprotocol").isEqualTo(400);
+            assertThat(browserStatus(path, "crucible.terminal", "another")).isEqualTo(401);
+        } finally {
+            alice.delete("/v1/sessions/" + id);
+        }
+    }
+
+    private static String bearer(String token) {
+        return "crucible.bearer." + java.util.Base64.getUrlEncoder().withoutPadding()
+                .encodeToString(token.getBytes(StandardCharsets.UTF_8));
+    }
+
+    private static WebSocket browser(String path, Screen screen, String protocol, String... more) {
+        return HttpClient.newHttpClient().newWebSocketBuilder().connectTimeout(Duration.ofSeconds(10))
+                .header("Origin", "http://127.0.0.1:" + server.port()).subprotocols(protocol, more)
+                .buildAsync(URI.create("ws://127.0.0.1:" + server.port() + path), screen).join();
+    }
+
+    private static int browserStatus(String path, String protocol, String... more) {
+        Throwable failed = org.assertj.core.api.Assertions.catchThrowable(() -> browser(path, new Screen(), protocol,
+                more));
+        assertThat(failed).isInstanceOf(CompletionException.class).cause()
+                .isInstanceOf(WebSocketHandshakeException.class);
+        return ((WebSocketHandshakeException) failed.getCause()).getResponse().statusCode();
+    }
+
     /** The status the server answered a WebSocket handshake with. */
     private static int handshakeStatus(String token, String path, String origin) {
         Throwable failed = org.assertj.core.api.Assertions.catchThrowable(() -> connect(token, path, new Screen(),

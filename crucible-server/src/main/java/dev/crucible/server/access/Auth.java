@@ -9,6 +9,8 @@ import java.util.Set;
 
 /** Bearer-token check, constant-time per token; no tokens configured means every request passes. Thread-safe. */
 public final class Auth {
+    /** The WebSocket subprotocol that carries a bearer token from a browser: this, then the token in base64url. */
+    public static final String BEARER_PROTOCOL = "crucible.bearer.";
     private final List<byte[]> tokens;
 
     /** @param tokens the accepted bearer tokens; empty: no authentication */
@@ -39,6 +41,41 @@ public final class Auth {
         if (!match) {
             throw new RequestException(ErrorCode.UNAUTHORIZED, "invalid bearer token");
         }
+    }
+
+    /**
+     * The credentials of a WebSocket upgrade: its Authorization header, or else (a browser's {@code WebSocket} cannot
+     * send headers) the token offered as the subprotocol {@code crucible.bearer.<base64url of the token>}, the way
+     * Kubernetes takes one from a browser. The subprotocol the server answers with is the first one offered, so the
+     * bearer one must not be first (the token would come back in the answer's headers): offer {@code crucible.terminal}
+     * before it.
+     *
+     * @return an Authorization header's value, or null when there is none
+     * @throws RequestException 400 when the bearer subprotocol is offered first or is not base64url
+     */
+    public static String webSocket(String authorization, String protocols) {
+        if (authorization != null || protocols == null) {
+            return authorization;
+        }
+        String[] offered = protocols.split(",");
+        for (int i = 0; i < offered.length; i++) {
+            String p = offered[i].strip();
+            if (!p.startsWith(BEARER_PROTOCOL)) {
+                continue;
+            }
+            if (i == 0) {
+                throw new RequestException(ErrorCode.INVALID_REQUEST, "offer the subprotocol crucible.terminal before "
+                        + BEARER_PROTOCOL + "…: the first one offered is the one the server answers with");
+            }
+            try {
+                return "Bearer " + new String(java.util.Base64.getUrlDecoder().decode(
+                        p.substring(BEARER_PROTOCOL.length())), StandardCharsets.UTF_8);
+            } catch (IllegalArgumentException e) {
+                throw new RequestException(ErrorCode.INVALID_REQUEST, "the subprotocol " + BEARER_PROTOCOL
+                        + "… carries the token in base64url (RFC 4648 §5, padding left off)");
+            }
+        }
+        return null;
     }
 
     /**

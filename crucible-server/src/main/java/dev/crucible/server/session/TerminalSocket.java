@@ -31,7 +31,9 @@ import org.eclipse.jetty.websocket.api.Callback;
  * hangs it up (SIGHUP to its group) when the socket closes, as closing a terminal window does; with {@code ?pid=} it
  * attaches to a background process started with {@code pty}, replays what its ring kept, and leaves it running when
  * the socket closes. Resize with {@code POST …/processes/{pid}/resize}. The upgrade is checked as every route is: the
- * browser guard's Host and Origin rules, then the bearer token; a session of another token is a 404.
+ * browser guard's Host and Origin rules, then the bearer token (from a browser, which cannot send the header, as the
+ * subprotocol {@code crucible.bearer.<base64url>} after {@code crucible.terminal}: {@link Auth#webSocket}); a session
+ * of another token is a 404.
  */
 public final class TerminalSocket {
     public static final String PATH = "/v1/sessions/{id}/terminal";
@@ -74,8 +76,9 @@ public final class TerminalSocket {
 
     private void checkUpgrade(Context ctx) {
         guard.checkHostAndOrigin(ctx.header("Host"), ctx.header("Origin"), ctx.req().getLocalPort());
-        auth.check(ctx.header("Authorization"));
-        sessions.processes(auth.owner(ctx.header("Authorization")), ctx.pathParam("id")); // 404 before the upgrade
+        String authorization = Auth.webSocket(ctx.header("Authorization"), ctx.header("Sec-WebSocket-Protocol"));
+        auth.check(authorization);
+        sessions.processes(auth.owner(authorization), ctx.pathParam("id")); // 404 before the upgrade
     }
 
     private void configure(WsConfig ws) {
@@ -103,7 +106,8 @@ public final class TerminalSocket {
     }
 
     private Attached attach(WsContext ctx) throws InterruptedException {
-        SessionProcesses processes = sessions.processes(auth.owner(ctx.header("Authorization")), ctx.pathParam("id"));
+        SessionProcesses processes = sessions.processes(auth.owner(Auth.webSocket(ctx.header("Authorization"),
+                ctx.header("Sec-WebSocket-Protocol"))), ctx.pathParam("id"));
         String pid = ctx.queryParam("pid");
         if (pid != null) {
             BackgroundProcess process;
