@@ -511,19 +511,18 @@ function base64url(text) {
 
 // -- an evaluation's results: read in the tab from files the user picks --
 
-const evaluation = { rows: [], summary: null, samples: new Map(), problems: new Map() };
+const evaluation = { rows: [], summary: null, samples: new Map(), problems: new Map(), files: {} };
 
 function initEval() {
   const read = (input, handle) => $(input).addEventListener("change", async () => {
     const file = $(input).files[0];
-    if (file) handle((await file.text()).split("\n").filter((l) => l.trim()).map((l) => JSON.parse(l)));
+    if (!file) return;
+    const text = await file.text();
+    evaluation.files[input] = text;
+    handle(jsonl(text));
     showEval();
   });
-  read("eval-results", (lines) => {
-    evaluation.summary = lines.find((l) => l.summary)?.summary ?? null;
-    evaluation.rows = lines.filter((l) => l.task_id !== undefined)
-      .sort((a, b) => a.task_id.localeCompare(b.task_id, undefined, { numeric: true }) || a.sample - b.sample);
-  });
+  read("eval-results", results);
   read("eval-samples", (lines) => { // the n-th sample of a task, in file order, is its `sample` number
     evaluation.samples = new Map();
     const seen = new Map();
@@ -537,6 +536,85 @@ function initEval() {
     evaluation.problems = new Map(lines.map((l) => [l.task_id, l]));
   });
   $("eval-filter").addEventListener("change", showEval);
+  $("eval-start").addEventListener("submit", async (e) => {
+    e.preventDefault();
+    if (!evaluation.files["eval-problems"]) {
+      $("eval-status").textContent = "Pick a problems file (and a samples file, unless the dataset has solutions).";
+      return;
+    }
+    try {
+      const run = await (await api("POST", "/v1/evaluations", { format: $("eval-format").value,
+        problems: evaluation.files["eval-problems"], samples: evaluation.files["eval-samples"],
+        k: $("eval-k").value.split(",").map((k) => Number(k.trim())).filter((k) => k > 0),
+        timeout_ms: Number($("eval-timeout").value) })).json();
+      $("eval-status").textContent = `started ${run.id}: ${run.total} samples`;
+    } catch (err) {
+      $("eval-status").textContent = `${err.code}: ${err.message}`;
+    }
+    await listRuns();
+  });
+  listRuns();
+}
+
+function jsonl(text) {
+  return text.split("\n").filter((l) => l.trim()).map((l) => JSON.parse(l));
+}
+
+/** A results file's lines into the table: its summary line, and a row per judged sample. */
+function results(lines) {
+  evaluation.summary = lines.find((l) => l.summary)?.summary ?? null;
+  evaluation.rows = lines.filter((l) => l.task_id !== undefined)
+    .sort((a, b) => a.task_id.localeCompare(b.task_id, undefined, { numeric: true }) || a.sample - b.sample);
+}
+
+let following; // the timer that follows runs still going
+
+/** The token's runs on this server, followed every second while one goes on. */
+async function listRuns() {
+  clearTimeout(following);
+  const { evaluations } = await (await api("GET", "/v1/evaluations")).json();
+  const header = document.createElement("tr");
+  for (const h of ["run", "format", "state", "judged", "passed", "pass@k", "started", ""]) {
+    const th = document.createElement("th");
+    th.textContent = h;
+    header.append(th);
+  }
+  $("eval-runs").replaceChildren(...(evaluations.length ? [header] : []), ...evaluations.map((r) => {
+    const tr = document.createElement("tr");
+    const passAtK = Object.entries(r.summary?.pass_at_k ?? {}).map(([k, v]) => `${k} ${v.toFixed(3)}`).join(", ");
+    for (const value of [r.id.slice(0, 8), r.format, r.state + (r.error ? ` (${r.error})` : ""),
+      `${r.done} / ${r.total}`, String(r.passed), passAtK, new Date(r.created_at).toLocaleString()]) {
+      const td = document.createElement("td");
+      td.textContent = value;
+      tr.append(td);
+    }
+    const actions = document.createElement("td");
+    const open = document.createElement("button");
+    open.textContent = "open";
+    open.addEventListener("click", async () => {
+      results(jsonl(await (await api("GET", `/v1/evaluations/${r.id}/results`, undefined, "application/x-ndjson"))
+        .text()));
+      showEval();
+      document.body.dataset.evalOpened = r.id;
+    });
+    const remove = document.createElement("button");
+    remove.textContent = r.state === "running" ? "stop" : "delete";
+    remove.addEventListener("click", async () => {
+      await api("DELETE", `/v1/evaluations/${r.id}`);
+      await listRuns();
+    });
+    actions.append(open, remove);
+    tr.append(actions);
+    tr.dataset.state = r.state;
+    return tr;
+  }));
+  document.body.dataset.evalRuns = evaluations.map((r) => r.state).join(",");
+  if (evaluations.some((r) => r.state === "running")) {
+    following = setTimeout(function tick() { // while the page is hidden, it waits to be shown again
+      if ($("eval").hidden) following = setTimeout(tick, 1000);
+      else listRuns().catch(() => {});
+    }, 1000);
+  }
 }
 
 const FILTERS = {

@@ -225,6 +225,19 @@ try {
   await page.click("#eval-table tr:nth-child(2)");
   assert.match(await page.textContent("#eval-sample"), /def return1\(\):/);
   assert.match(await page.textContent("#eval-sample"), /def check\(candidate\)/);
+  // the same problems and samples run on the server: followed to the end, opened, the same verdicts
+  const fromFile = await page.evaluate(() => [...document.querySelectorAll("#eval-table tr")].map((tr) => tr.textContent
+    .replace(/\d+$/, "")));
+  await page.fill("#eval-timeout", "3000");
+  await page.click("#eval-start button");
+  await page.waitForFunction(() => document.body.dataset.evalRuns === "running" || document.body.dataset.evalRuns === "done");
+  await page.waitForFunction(() => document.body.dataset.evalRuns === "done", null, { timeout: 120_000 });
+  assert.match(await page.textContent("#eval-runs"), /6 \/ 6/);
+  await page.click("#eval-runs tr[data-state=done] button >> text=open");
+  await page.waitForFunction(() => document.body.dataset.evalOpened !== undefined);
+  const fromServer = await page.evaluate(() => [...document.querySelectorAll("#eval-table tr")].map((tr) => tr.textContent
+    .replace(/\d+$/, "")));
+  assert.deepEqual(fromServer, fromFile, "the server's run shows the verdicts of the file's (the failed ones, here)");
   await page.screenshot({ path: `${shots}/console-eval.png`, fullPage: true });
   assert.deepEqual(dialogs, [], "no dialog opened");
   assert.deepEqual(violations, [], "no Content-Security-Policy violation (the editor's and the terminal's styles carry"

@@ -174,6 +174,21 @@ class ContainerIT {
 
         assertThat(expect(called, "POST", "/v1/evaluate", "{\"language\": \"python\", \"code\": \"print(int(input()) * 2)\","
                 + " \"testcases\": [{\"stdin\": \"21\", \"expect\": \"42\"}]}", 200).body()).contains("\"passed\":1");
+        // a dataset evaluation run by the server in the container: started, followed to its end, read, deleted
+        String evaluation = JSON.readTree(expect(called, "POST", "/v1/evaluations", "{\"format\": \"humaneval\","
+                + " \"problems\": " + JSON.writeValueAsString("{\"task_id\": \"t/0\", \"prompt\": \"def f():\\n\","
+                + " \"entry_point\": \"f\", \"test\": \"def check(c):\\n    assert c() == 1\\n\","
+                + " \"canonical_solution\": \"    return 1\\n\"}") + "}", 202).body()).get("id").asString();
+        for (int turn = 0; turn < 600 && expect(called, "GET", "/v1/evaluations/" + evaluation, null, 200).body()
+                .contains("\"state\":\"running\""); turn++) {
+            Thread.sleep(100); // the run judges in the background
+        }
+        assertThat(expect(called, "GET", "/v1/evaluations/" + evaluation, null, 200).body()).contains("\"state\":\"done\"")
+                .contains("\"passed\":1");
+        assertThat(expect(called, "GET", "/v1/evaluations", null, 200).body()).contains(evaluation);
+        assertThat(expect(called, "GET", "/v1/evaluations/" + evaluation + "/results", null, 200).body())
+                .contains("\"passed\":true").contains("\"summary\"");
+        expect(called, "DELETE", "/v1/evaluations/" + evaluation, null, 200);
         String item = "{\"messages\": [{\"role\": \"user\", \"content\": \"Print 6*7. Expected output: 42\"},"
                 + " {\"role\": \"assistant\", \"content\": \"```python\\nprint(6 * 7)\\n```\"}]}";
         assertThat(expect(called, "POST", "/v1/reward", item, 200).body()).contains("\"score\":1.0");
@@ -215,6 +230,7 @@ class ContainerIT {
                 .replaceFirst("^/v1/previews/[^/]+/.+$", "/v1/previews/{token}/{path}")
                 .replaceFirst("^/v1/previews/[^/]+$", "/v1/previews/{token}")
                 .replaceFirst("^/v1/snapshots/.+$", "/v1/snapshots/{name}")
+                .replaceFirst("^/v1/evaluations/[0-9a-f]{32}", "/v1/evaluations/{id}")
                 .replaceFirst("^/ui/.+$", "/ui/{asset}"));
         return r;
     }

@@ -16,6 +16,7 @@ import dev.crucible.server.mcp.McpEndpoint;
 import dev.crucible.server.ports.PortRoutes;
 import dev.crucible.server.ports.PreviewListener;
 import dev.crucible.server.e2b.E2bApi;
+import dev.crucible.server.evaluations.EvaluationRoutes;
 import dev.crucible.server.ports.PreviewTokens;
 import dev.crucible.server.ports.UpgradePassThrough;
 import dev.crucible.server.services.Services;
@@ -81,7 +82,8 @@ public final class CrucibleServer implements AutoCloseable {
         this.guard = new BrowserGuard(config.host(), config.loopback(), config.allowedOrigins());
         this.peers = new Peers(config.cluster().peers(), config.cluster().replica(), forwarding, services.json());
         this.bodies = new Bodies(services.json(), config.maxBodyBytes());
-        this.health = new Health(services, peers::conflict);
+        this.health = new Health(services, peers::conflict, config.cluster().replicated() ? config.cluster().replica()
+                : null);
         try {
             this.previews = PreviewTokens.in(config.sessions().dataDir());
         } catch (IOException e) {
@@ -220,6 +222,7 @@ public final class CrucibleServer implements AutoCloseable {
         terminal = new TerminalSocket(services.sessions(), auth, guard);
         SessionRouter router = new SessionRouter(services.sessions(), peers, forwarding);
         CompatRoutes compat = new CompatRoutes(services.executor(), services.json(), bodies::bytes);
+        EvaluationRoutes evals = new EvaluationRoutes(services.evaluations(), auth, bodies);
         PortRoutes ports = new PortRoutes(services.sessions(), auth, bodies::read, previews, InstantSource.system(),
                 previewListener);
         Route.Access token = Route.Access.TOKEN;
@@ -235,8 +238,8 @@ public final class CrucibleServer implements AutoCloseable {
                 Route.post("/v1/execute", token, api::execute),
                 Route.get("/v1/runtimes", token, api::runtimes),
                 Route.get("/healthz", Route.Access.PUBLIC, this::health),
-                Route.get("/readyz", Route.Access.PUBLIC, this::ready),
-                Route.get("/livez", Route.Access.PUBLIC, this::live),
+                Route.get("/readyz", Route.Access.PUBLIC, health::ready),
+                Route.get("/livez", Route.Access.PUBLIC, health::live),
                 Route.get("/metrics", token, ctx -> ctx.contentType("text/plain; version=0.0.4; charset=utf-8")
                         .result(services.metrics().scrape(health.readiness().parts()))),
                 Route.get("/openapi.json", Route.Access.PUBLIC, ctx -> ctx.contentType("application/json").result(openapi)),
@@ -270,6 +273,11 @@ public final class CrucibleServer implements AutoCloseable {
                 Route.put("/v1/sessions/{id}/files/{path}", token, router.owned(s::upload)),
                 Route.delete("/v1/sessions/{id}/files/{path}", token, router.owned(s::deleteFile)),
                 Route.post("/v1/evaluate", token, api::evaluate),
+                Route.post("/v1/evaluations", token, evals::start),
+                Route.get("/v1/evaluations", token, evals::list),
+                Route.get("/v1/evaluations/{id}", token, evals::get),
+                Route.get("/v1/evaluations/{id}/results", token, evals::results),
+                Route.delete("/v1/evaluations/{id}", token, evals::delete),
                 Route.post("/v1/reward", token, api::reward),
                 Route.post("/v1/reward/batch", token, api::rewardBatch),
                 Route.get("/api/v2/runtimes", token, compat::pistonRuntimes),
@@ -341,28 +349,6 @@ public final class CrucibleServer implements AutoCloseable {
         }
         body.put("parts", readiness.parts());
         ctx.json(body);
-    }
-
-    /** {@code GET /readyz}: 200 when this replica should get traffic, else 503 with the part that is down. */
-    private void ready(Context ctx) {
-        Health.Readiness readiness = health.readiness();
-        Map<String, Object> body = new java.util.LinkedHashMap<>();
-        body.put("status", readiness.ready() ? "ready" : "not_ready");
-        if (readiness.why() != null) {
-            body.put("reason", readiness.why());
-        }
-        if (config.cluster().replicated()) {
-            body.put("replica", config.cluster().replica());
-        }
-        body.put("parts", readiness.parts());
-        ctx.status(readiness.ready() ? 200 : 503).json(body);
-    }
-
-    /** {@code GET /livez}: 200 while the process can go on by itself, else 503 (restart it). */
-    private void live(Context ctx) throws InterruptedException {
-        String notLive = health.notLive();
-        ctx.status(notLive == null ? 200 : 503).json(notLive == null ? Map.of("status", "live")
-                : Map.of("status", "not_live", "reason", notLive));
     }
 
     /**

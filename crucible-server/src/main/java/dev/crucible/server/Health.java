@@ -6,9 +6,11 @@ import dev.crucible.health.PartState;
 import dev.crucible.health.PartStatus;
 import dev.crucible.server.access.Admission;
 import dev.crucible.server.services.Services;
+import io.javalin.http.Context;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.function.Supplier;
 
 /**
@@ -24,11 +26,36 @@ final class Health {
 
     private final Services services;
     private final Supplier<String> peerConflict;
+    private final String replica;
 
     /** @param peerConflict why this replica must not serve sessions (a peer answers with its name), or null */
-    Health(Services services, Supplier<String> peerConflict) {
+    /** @param replica this replica's name when replicas serve together (the probes name it), else null */
+    Health(Services services, Supplier<String> peerConflict, String replica) {
         this.services = services;
         this.peerConflict = peerConflict;
+        this.replica = replica;
+    }
+
+    /** {@code GET /readyz}: 200 when this replica should get traffic, else 503 with the part that is down. */
+    void ready(Context ctx) {
+        Readiness readiness = readiness();
+        Map<String, Object> body = new java.util.LinkedHashMap<>();
+        body.put("status", readiness.ready() ? "ready" : "not_ready");
+        if (readiness.why() != null) {
+            body.put("reason", readiness.why());
+        }
+        if (replica != null) {
+            body.put("replica", replica);
+        }
+        body.put("parts", readiness.parts());
+        ctx.status(readiness.ready() ? 200 : 503).json(body);
+    }
+
+    /** {@code GET /livez}: 200 while the process can go on by itself, else 503 (restart it). */
+    void live(Context ctx) throws InterruptedException {
+        String notLive = notLive();
+        ctx.status(notLive == null ? 200 : 503).json(notLive == null ? Map.of("status", "live")
+                : Map.of("status", "not_live", "reason", notLive));
     }
 
     /** One readiness report: ready when no part is down. */

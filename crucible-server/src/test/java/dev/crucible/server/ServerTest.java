@@ -92,7 +92,8 @@ class ServerTest {
             if (r.statusCode() == 404 && !parts[0].equals("HEAD")) { // a session (snapshot) that does not exist
                 assertThat(json(r).get("error").get("code").asString()).as(route)
                         .isEqualTo(route.contains("/v1/snapshots/") ? "snapshot_not_found"
-                                : route.equals("GET /") ? "not_found" : "session_not_found");
+                                : route.equals("GET /") || route.contains("/v1/evaluations/") ? "not_found"
+                                : "session_not_found");
             }
         }
     }

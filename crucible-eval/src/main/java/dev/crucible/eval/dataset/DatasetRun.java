@@ -227,7 +227,15 @@ public final class DatasetRun {
                 StandardOpenOption.APPEND)) {
             try (ExecutorService threads = Executors.newVirtualThreadPerTaskExecutor()) {
                 while (!stop.get()) {
-                    limit.acquire();
+                    try {
+                        limit.acquire();
+                        if (Thread.interrupted()) {
+                            throw new InterruptedException("the run was stopped");
+                        }
+                    } catch (InterruptedException e) {
+                        threads.shutdownNow(); // the samples in flight are interrupted: their sandboxes are killed
+                        throw e;
+                    }
                     Todo next = queue.poll();
                     if (next == null || stop.get()) {
                         limit.release();

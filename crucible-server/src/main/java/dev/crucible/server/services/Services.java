@@ -7,6 +7,7 @@ import dev.crucible.exec.ExecuteRequest;
 import dev.crucible.exec.ExecuteResult;
 import dev.crucible.exec.Executor;
 import dev.crucible.server.access.Admission;
+import dev.crucible.server.evaluations.EvaluationRuns;
 import dev.crucible.server.metrics.Metrics;
 import dev.crucible.server.tools.ToolDispatcher;
 import dev.crucible.session.SessionConfig;
@@ -45,6 +46,7 @@ public final class Services implements AutoCloseable {
     private final Metrics metrics;
     private final JsonMapper json;
     private final ToolDispatcher tools;
+    private EvaluationRuns evaluations;
 
     private Services(Crucible engine, SessionManager sessions, Turns turns, InstantSource clock) {
         this.engine = engine;
@@ -90,7 +92,10 @@ public final class Services implements AutoCloseable {
         SessionManager sessions = SessionManager.start(engine.sandbox(), engine.runtimes(), sessionConfig, clock,
                 replica);
         sessions.useEgress(engine.executor().egress());
-        return new Services(engine, sessions, turns, clock);
+        Services services = new Services(engine, sessions, turns, clock);
+        services.evaluations = new EvaluationRuns(sessionConfig.dataDir(), services.judge,
+                services.admission::maxRunning, services.json, clock);
+        return services;
     }
 
     /** Judging and rewards only, no sessions (nothing is kept on disk), nothing served: one-shot commands. */
@@ -116,6 +121,16 @@ public final class Services implements AutoCloseable {
 
     public Judge judge() {
         return judge;
+    }
+
+    /**
+     * The dataset evaluations this server runs ({@code /v1/evaluations}).
+     *
+     * @throws IllegalStateException when started {@link #stateless}
+     */
+    public EvaluationRuns evaluations() {
+        sessions();
+        return evaluations;
     }
 
     public Reward reward() {
@@ -178,6 +193,9 @@ public final class Services implements AutoCloseable {
     /** Stops the sessions' interpreters; their files stay. The engine is left to its owner. */
     @Override
     public void close() {
+        if (evaluations != null) {
+            evaluations.close(); // each run recorded as stopped, what it judged kept
+        }
         if (sessions != null) {
             sessions.close();
         }
