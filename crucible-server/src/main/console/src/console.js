@@ -682,7 +682,9 @@ async function initServer() {
     const rows = ["status", "running", "queued", "max_running", "max_queued", "pool_ready", "rss_bytes", "uptime_ms"];
     table($("health"), rows.map((k) => [k, String(health[k] ?? "")]));
     table($("parts"), (health.parts ?? []).map((p) => [p.part, p.state, p.detail ?? ""]));
-    const now = metrics(await (await api("GET", "/metrics", undefined, "text/plain")).text());
+    const text = await (await api("GET", "/metrics", undefined, "text/plain")).text();
+    table($("counters"), counters(text));
+    const now = metrics(text);
     now.at = Date.now();
     if (last) {
       const seconds = (now.at - last.at) / 1000;
@@ -716,14 +718,33 @@ function metrics(text) {
   return out;
 }
 
-/** Lines of `series` (the first blue, the second red) drawn into `svg`, scaled to their maximum, which is labelled. */
+/**
+ * The engine's own counters and gauges from the Prometheus text, as rows: sessions by state, the pool, egress
+ * decisions, verdicts, OOM kills, timeouts, each part's state and replacements (the HTTP histograms are charted).
+ */
+function counters(text) {
+  const rows = [];
+  for (const line of text.split("\n")) {
+    const m = /^(crucible_[a-z_]+)(\{[^}]*\})? ([0-9.eE+-]+)$/.exec(line);
+    if (m && !m[1].startsWith("crucible_http_")) {
+      rows.push([m[1].replace(/^crucible_/, "").replace(/_total$/, ""), (m[2] ?? "").replace(/[{}"]/g, ""),
+        Number(m[3]).toLocaleString()]);
+    }
+  }
+  return rows;
+}
+
+/**
+ * Lines of `series` (the first blue, the second red) drawn into `svg`, the newest sample at the right edge, scaled to
+ * their maximum, which is labelled.
+ */
 function chart(svg, series) {
   const ns = "http://www.w3.org/2000/svg";
   const max = Math.max(1e-9, ...series.flat());
   const lines = series.map((values, i) => {
     const line = document.createElementNS(ns, "polyline");
     line.setAttribute("class", i === 0 ? "a" : "b");
-    line.setAttribute("points", values.map((v, x) => `${(x / (HISTORY - 1)) * 300},${78 - (v / max) * 70}`)
+    line.setAttribute("points", values.map((v, x) => `${((HISTORY - values.length + x) / (HISTORY - 1)) * 300},${78 - (v / max) * 70}`)
       .join(" "));
     return line;
   });

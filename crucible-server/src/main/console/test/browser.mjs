@@ -87,6 +87,8 @@ try {
   await page.click('nav a[data-page="server"]');
   await page.waitForFunction(() => document.getElementById("health").textContent.includes("status"));
   assert.match(await page.textContent("#health"), /statusok/);
+  await page.waitForFunction(() => document.getElementById("counters").textContent.includes("pool_ready"));
+  assert.match(await page.textContent("#parts"), /admission.*slots/, "each part's state");
   // the dashboard under load: runs from outside the page while it samples the server
   const load = Array.from({ length: 12 }, (_, i) => fetch(`${url}/v1/execute`, { method: "POST",
     headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/json" },
