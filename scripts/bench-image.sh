@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Image benchmarks (issue 13), ratios against baselines taken in the same run:
 #   1. pull of one image from a loopback registry (Debian's docker-registry): `crucible image pull` (download,
-#      verify, unpack) against `skopeo copy` to an OCI directory (download and verify only), alternating rounds;
+#      verify, unpack) against `skopeo copy` to an OCI directory (download and verify only), alternating rounds; then
+#      the same of a five-layer image (the layers download three at a time), and both in a warm JVM;
 #   2. the first run after the pull against a run on the host's /usr;
 #   3. warm POST /v1/execute p50 in the image runtime against the host runtime (crucible bench --image).
 # Needs root, docker-registry, skopeo, umoci and mmdebstrap (apt-get install docker-registry skopeo umoci mmdebstrap).
@@ -73,10 +74,39 @@ echo "pull (median of $rounds, one layer of $files entries):"
 echo "  download + verify: crucible ${d} ms; skopeo copy to an OCI dir ${s} ms; ratio $(awk "BEGIN {printf \"%.2f\", $d / $s}")"
 echo "  download + verify + unpack: crucible image pull ${c} ms; skopeo copy + umoci unpack ${u} ms; ratio $(awk "BEGIN {printf \"%.2f\", $c / $u}")"
 
+# a multi-layer image (the Debian root and four layers of 16 MiB of random files): layers download three at a time
+# (issue 33), as skopeo copies them; the download phase against skopeo's, CLI and warm JVM alike
+umoci new --image "$work/layout:layers" >/dev/null
+umoci raw add-layer --image "$work/layout:layers" "$tarball" >/dev/null
+for i in 1 2 3 4; do
+  mkdir -p "$work/rand$i/data$i"
+  head -c $((16 << 20)) /dev/urandom > "$work/rand$i/data$i/blob"
+  tar -C "$work/rand$i" -cf "$work/rand$i.tar" "data$i"
+  umoci raw add-layer --image "$work/layout:layers" "$work/rand$i.tar" >/dev/null
+done
+skopeo copy -q --dest-tls-verify=false "oci:$work/layout:layers" "docker://127.0.0.1:$port/bench/layers:1"
+lref="127.0.0.1:$port/bench/layers:1"
+ldownload_ms=(); lskopeo_ms=()
+for r in $(seq "$rounds"); do
+  rm -rf "$work/oci" "$work/ldata"
+  sync
+  t=$(date +%s%N); skopeo copy -q --src-tls-verify=false "docker://$lref" "oci:$work/oci:layers"; lskopeo_ms+=("$(ms "$t")")
+  sync
+  t=$(date +%s%N)
+  "$root/crucible" image pull --data-dir "$work/ldata" "$lref" 2>&1 >/dev/null | while IFS= read -r line; do
+    case "$line" in unpacking*) echo $(( ($(date +%s%N) - t) / 1000000 )) > "$work/download.ms";; esac
+  done
+  ldownload_ms+=("$(cat "$work/download.ms")")
+done
+ld=$(median "${ldownload_ms[@]}"); ls_=$(median "${lskopeo_ms[@]}")
+echo "pull of 5 layers (median of $rounds): download + verify: crucible ${ld} ms; skopeo copy ${ls_} ms; ratio $(awk "BEGIN {printf \"%.2f\", $ld / $ls_}")"
+
 # the same pull in a warm JVM (a server's --allow-pull), fresh store each time; the last rounds are the warm ones
 java="${JAVA_HOME:-/usr/lib/jvm/temurin-25-jdk-amd64}/bin/java"
 "$java" --enable-native-access=ALL-UNNAMED -cp "$root/crucible-cli/target/crucible.jar" "$root/scripts/PullBench.java" \
   "$ref" "$work" $((rounds + 2)) 2>/dev/null | tail -n "$rounds"
+"$java" --enable-native-access=ALL-UNNAMED -cp "$root/crucible-cli/target/crucible.jar" "$root/scripts/PullBench.java" \
+  "$lref" "$work" $((rounds + 2)) 2>/dev/null | tail -n "$rounds"
 
 t=$(date +%s%N); echo 'import tabulate; print(1)' | CRUCIBLE_DATA_DIR="$work/data" "$root/crucible" run --image "$ref" -l python - >/dev/null; first=$(ms "$t")
 t=$(date +%s%N); echo 'print(1)' | CRUCIBLE_DATA_DIR="$work/data" "$root/crucible" run -l python - >/dev/null; host=$(ms "$t")

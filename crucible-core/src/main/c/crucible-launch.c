@@ -477,8 +477,20 @@ __attribute__((noreturn)) static void init_forever(void) {
     for (;;) pause();
 }
 
+/* When the host runs out of memory, the kernel's OOM killer takes a sandbox before the server or anything else of
+   the host's: the highest score, set while root (it is then also the floor: nothing in the sandbox can lower it),
+   inherited by bubblewrap, runsc, the zygote and all they start. Best effort: a kernel without the file kills by size. */
+static void oom_first(void) {
+    int fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
+    if (fd >= 0) {
+        if (write(fd, "1000", 4) != 4) { /* refused: the OOM killer goes by size */ }
+        close(fd);
+    }
+}
+
 int main(int argc, char **argv) {
     if (argc == 2 && strcmp(argv[1], "--init") == 0) init_forever();
+    oom_first();
     if (argc == 3 && strcmp(argv[1], "--probe-idmap") == 0) probe_idmap(argv[2]);
     const char *seccomp = NULL;
     const char *userns_map = NULL;

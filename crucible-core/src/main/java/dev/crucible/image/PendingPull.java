@@ -28,8 +28,10 @@ final class PendingPull implements ImagePuller.Progress {
     private volatile long done;
     private volatile long size;
     private volatile int unpackingLayers = -1;
-    /** Whether the pull waits for the registry now (a manifest, a blob's bytes), not for its own disk or hashing. */
-    private volatile boolean awaitingRegistry = true;
+    /** The blobs whose bytes the pull waits for now (several layers download at once). */
+    private final java.util.Set<String> downloading = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    /** Whether a blob has started: before, the pull waits for the registry's manifest. */
+    private volatile boolean blobs;
     private volatile Thread thread;
 
     PendingPull(ImageRef ref, Duration readTimeout) {
@@ -63,7 +65,10 @@ final class PendingPull implements ImagePuller.Progress {
         blob = digest;
         this.size = size;
         done = already;
-        awaitingRegistry = already < size;
+        if (already < size) {
+            downloading.add(digest);
+        }
+        blobs = true;
         lastNanos = System.nanoTime();
     }
 
@@ -72,21 +77,27 @@ final class PendingPull implements ImagePuller.Progress {
         blob = digest;
         this.done = done;
         this.size = size;
-        awaitingRegistry = done < size; // the last byte is in: syncing and storing it is the store's work
+        if (done >= size) {
+            downloading.remove(digest); // the last byte is in: syncing and storing it is the store's work
+        }
         lastNanos = System.nanoTime();
     }
 
     @Override
     public void blobDone(String digest, long size, boolean fetched) {
-        awaitingRegistry = false; // until the next blob's download starts (a kept part is hashed first)
+        downloading.remove(digest); // until the next blob's download starts (a kept part is hashed first)
         lastNanos = System.nanoTime();
     }
 
     @Override
     public void unpacking(int layers) {
         unpackingLayers = layers;
-        awaitingRegistry = false;
         lastNanos = System.nanoTime();
+    }
+
+    /** Whether the pull waits for the registry now (a manifest, a blob's bytes), not for its own disk or hashing. */
+    private boolean awaitingRegistry() {
+        return unpackingLayers < 0 && (!blobs || !downloading.isEmpty());
     }
 
     /**
@@ -97,7 +108,7 @@ final class PendingPull implements ImagePuller.Progress {
     RequestException overdue(String reference, Duration waited) {
         long quiet = System.nanoTime() - lastNanos;
         String current = blob;
-        if (awaitingRegistry && quiet >= STALLED.toNanos()) {
+        if (awaitingRegistry() && quiet >= STALLED.toNanos()) {
             return new RequestException(ErrorCode.IMAGE_PULL_TIMEOUT, "registry " + ref.registry()
                     + " has sent nothing for " + seconds(quiet) + " s while pulling " + reference
                     + (current == null ? " (before its first blob)" : " (blob " + current + ", at byte " + done

@@ -256,6 +256,19 @@ public interface Sandbox extends AutoCloseable {
     /** Kills every sandbox running or waiting now (shutdown after the grace period); their runs end as killed. */
     void killRunning();
 
+    /**
+     * Holds the memory of all sessions together to {@code bytes} (the sessions' budget), each session keeping its own
+     * limit: sessions admitted by what they are expected to use may overcommit, and then the kernel reclaims and
+     * OOM-kills inside their group, never outside. Sessions opened later nest in it. Nothing where limits cannot be.
+     */
+    default void limitSessions(long bytes) throws java.io.IOException {
+    }
+
+    /** The memory all sessions together are charged now, in bytes; -1 when unknown. */
+    default long sessionsMemoryBytes() {
+        return -1;
+    }
+
     /** Whether memory and pids limits can be changed after launch (cgroups present), as a warm pool needs. */
     boolean limitsAdjustable();
 

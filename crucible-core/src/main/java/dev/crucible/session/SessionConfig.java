@@ -19,20 +19,29 @@ import java.time.Duration;
  * @param grace how long an interrupted cell may take to stop before the session is restarted
  * @param limits default limits of a session
  * @param reapEvery how often expired sessions are looked for
- * @param memoryBudgetMb the sum of the memory limits of all sessions may not pass this (each limit is enforced by
- *     the session's own cgroup, so the sum bounds what sessions can take); 0 = the host's memory less 1 GiB
+ * @param memoryBudgetMb the memory all sessions together may use: their cgroups nest in one held to it, where the
+ *     kernel reclaims and OOM-kills when they overcommit (each session keeps its own limit too), and the sum of their
+ *     requests may not pass it; 0 = the host's memory less 1 GiB
  * @param diskBudgetBytes the sum of the workspace quotas of all sessions may not pass this (each quota is enforced
  *     by the workspace's own file system when loop mounts work); 0 = 90% of the data directory's file system
+ * @param memoryRequestMb what a session is admitted for against the memory budget: what it is expected to use, as a
+ *     Kubernetes request (its limit is what it may use); a session whose limit is smaller is admitted for its limit;
+ *     0 = every session for its whole limit (nothing overcommitted)
  */
 public record SessionConfig(
         Path dataDir, int maxSessions, int maxPerOwner, Duration idleTimeout, Duration maxLifetime, int maxCellBytes,
         long maxFileBytes, long workspaceQuota, Duration grace, SessionLimits limits, Duration reapEvery,
-        long memoryBudgetMb, long diskBudgetBytes) {
+        long memoryBudgetMb, long diskBudgetBytes, long memoryRequestMb) {
     /**
      * How long a session's interpreter may take to start and say it is ready (a resume, a restart after a stuck or dead
      * one): the part of a cell's answer beyond its timeout and grace that a replacement may add.
      */
     public static final long RESTART_BOUND_MS = 20_000;
+    /**
+     * What an idle Python session uses, rounded up: a PSS of 6.2 MiB, about 8 MiB charged to its cgroup (measured by
+     * {@code crucible bench --sessions --idle}): its request, unless the operator says otherwise.
+     */
+    public static final long DEFAULT_MEMORY_REQUEST_MB = 10;
 
     public SessionConfig {
         if (maxSessions < 1 || maxSessions > 3000) {
@@ -40,30 +49,31 @@ public record SessionConfig(
         }
     }
 
-    /** Defaults: 1000 sessions (250 per token), 30 min idle, 24 h life, 1 MiB cells, 32 MiB files, 1 GiB quota. */
+    /** Defaults: 3000 sessions (250 per token), 30 min idle, 24 h life, 1 MiB cells, 32 MiB files, 1 GiB quota. */
     public static SessionConfig defaults(Path dataDir) {
-        return new SessionConfig(dataDir, 1000, 250, Duration.ofMinutes(30), Duration.ofHours(24), 1024 * 1024,
-                32L * 1024 * 1024, 1024L * 1024 * 1024, Duration.ofSeconds(2), SessionLimits.DEFAULT, Duration.ofSeconds(5), 0, 0);
+        return new SessionConfig(dataDir, 3000, 250, Duration.ofMinutes(30), Duration.ofHours(24), 1024 * 1024,
+                32L * 1024 * 1024, 1024L * 1024 * 1024, Duration.ofSeconds(2), SessionLimits.DEFAULT, Duration.ofSeconds(5), 0, 0,
+                DEFAULT_MEMORY_REQUEST_MB);
     }
 
     public SessionConfig withDataDir(Path dir) {
         return new SessionConfig(dir, maxSessions, maxPerOwner, idleTimeout, maxLifetime, maxCellBytes, maxFileBytes,
-                workspaceQuota, grace, limits, reapEvery, memoryBudgetMb, diskBudgetBytes);
+                workspaceQuota, grace, limits, reapEvery, memoryBudgetMb, diskBudgetBytes, memoryRequestMb);
     }
 
     public SessionConfig withMaxSessions(int global, int perOwner) {
         return new SessionConfig(dataDir, global, perOwner, idleTimeout, maxLifetime, maxCellBytes, maxFileBytes,
-                workspaceQuota, grace, limits, reapEvery, memoryBudgetMb, diskBudgetBytes);
+                workspaceQuota, grace, limits, reapEvery, memoryBudgetMb, diskBudgetBytes, memoryRequestMb);
     }
 
     public SessionConfig withTimes(Duration idle, Duration lifetime, Duration reap) {
         return new SessionConfig(dataDir, maxSessions, maxPerOwner, idle, lifetime, maxCellBytes, maxFileBytes,
-                workspaceQuota, grace, limits, reap, memoryBudgetMb, diskBudgetBytes);
+                workspaceQuota, grace, limits, reap, memoryBudgetMb, diskBudgetBytes, memoryRequestMb);
     }
 
     public SessionConfig withCaps(int cellBytes, long fileBytes, long quota) {
         return new SessionConfig(dataDir, maxSessions, maxPerOwner, idleTimeout, maxLifetime, cellBytes, fileBytes,
-                quota, grace, limits, reapEvery, memoryBudgetMb, diskBudgetBytes);
+                quota, grace, limits, reapEvery, memoryBudgetMb, diskBudgetBytes, memoryRequestMb);
     }
 
     /** Budgets over all sessions: 0 leaves one automatic (see the components). */
@@ -72,13 +82,25 @@ public record SessionConfig(
             throw new IllegalArgumentException("session budgets must be positive (0 = automatic)");
         }
         return new SessionConfig(dataDir, maxSessions, maxPerOwner, idleTimeout, maxLifetime, maxCellBytes, maxFileBytes,
-                workspaceQuota, grace, limits, reapEvery, memoryMb, diskBytes);
+                workspaceQuota, grace, limits, reapEvery, memoryMb, diskBytes, memoryRequestMb);
     }
 
-    /** The session numbers and budgets of this configuration (the automatic budgets from the host and {@code store}). */
-    public dev.crucible.session.budget.SessionNumbers numbers(dev.crucible.session.store.SessionStore store)
-            throws java.io.IOException {
-        return dev.crucible.session.budget.SessionNumbers.of(maxSessions, maxPerOwner, memoryBudgetMb, diskBudgetBytes,
-                workspaceQuota, store);
+    /** What each session is admitted for: {@code mb} of its memory (0 = its whole limit). */
+    public SessionConfig withMemoryRequest(long mb) {
+        if (mb < 0) {
+            throw new IllegalArgumentException("a session's memory request is 0 (its whole limit) or more MiB");
+        }
+        return new SessionConfig(dataDir, maxSessions, maxPerOwner, idleTimeout, maxLifetime, maxCellBytes, maxFileBytes,
+                workspaceQuota, grace, limits, reapEvery, memoryBudgetMb, diskBudgetBytes, mb);
+    }
+
+    /**
+     * The session numbers and budgets of this configuration (the automatic budgets from the host and {@code store}),
+     * the sessions of {@code sandbox} held to the memory budget together.
+     */
+    public dev.crucible.session.budget.SessionNumbers numbers(dev.crucible.session.store.SessionStore store,
+            dev.crucible.sandbox.Sandbox sandbox) throws java.io.IOException {
+        return dev.crucible.session.budget.SessionNumbers.of(new dev.crucible.session.budget.SessionNumbers.Caps(
+                maxSessions, maxPerOwner, memoryBudgetMb, diskBudgetBytes, workspaceQuota, memoryRequestMb), store, sandbox);
     }
 }

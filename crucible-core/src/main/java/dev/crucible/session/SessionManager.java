@@ -70,7 +70,7 @@ public final class SessionManager implements AutoCloseable {
         this.clock = clock;
         JsonMapper json = JsonMapper.builder().build();
         this.store = new SessionStore(config.dataDir(), sandbox.sessionUid(0) >= 0, json);
-        this.numbers = config.numbers(store);
+        this.numbers = config.numbers(store, sandbox);
         this.network = new SessionNetwork(runtimes, store, config.dataDir());
         this.runner = new SessionRunner(sandbox, runtimes, store, network, json, config);
         this.commands = new SessionCommands(runner, config);
@@ -270,9 +270,10 @@ public final class SessionManager implements AutoCloseable {
     }
 
     /** How many sessions exist (all owners). */
-    public int size() {
-        return sessions.size();
-    }
+    public int size() { return sessions.size(); }
+
+    /** The sessions' numbers and budgets: the memory budget, what sessions reserve of it and use (/metrics, /readyz). */
+    public SessionNumbers numbers() { return numbers; }
 
     /**
      * Runs one cell.

@@ -146,7 +146,8 @@ class SessionDiskHostileTest {
 
     @Test
     void sessionsAreAdmittedAgainstTheMemoryBudget(@TempDir Path data) throws Exception {
-        try (SessionManager sessions = start(config(data).withBudgets(1024, 0))) {
+        // each admitted for its whole limit (requests off); SessionOvercommitTest admits them by their requests
+        try (SessionManager sessions = start(config(data).withBudgets(1024, 0).withMemoryRequest(0))) {
             SessionLimits half = SessionLimits.DEFAULT.with(512, null, null, null, null);
             String first = sessions.create(ME, new SessionManager.CreateRequest("python", half, null, null)).id();
             sessions.create(ME, new SessionManager.CreateRequest("python", half, null, null));

@@ -68,7 +68,7 @@ final class Health {
         }
     }
 
-    /** Every part's state now: admission, the launcher's slots and zygotes, the peers. Cheap: no part is asked. */
+    /** Every part's state now: admission, the launcher's slots and zygotes, the sessions' memory, the peers. Cheap: no part is asked. */
     Readiness readiness() {
         List<PartStatus> parts = new ArrayList<>();
         Admission admission = services.admission();
@@ -77,6 +77,7 @@ final class Health {
         parts.add(admission.closed() ? PartStatus.down("admission", "draining: new work is refused")
                 : PartStatus.ok("admission", turns));
         parts.addAll(services.engine().sandbox().parts());
+        parts.add(services.sessions().numbers().memoryPart());
         String conflict = peerConflict.get();
         if (conflict != null) {
             parts.add(PartStatus.down("peers", conflict));

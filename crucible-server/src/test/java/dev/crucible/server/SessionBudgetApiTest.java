@@ -10,14 +10,18 @@ import org.junit.jupiter.api.Test;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 
-/** Issue 10, class 3 over HTTP: a full memory budget is a 429 with Retry-After, a full disk budget a 507. */
+/**
+ * Issue 10, class 3 over HTTP: a full memory budget is a 429 with Retry-After, a full disk budget a 507 (each session
+ * admitted for its whole limit here; SessionOvercommitTest admits them by their requests).
+ */
 class SessionBudgetApiTest {
     static final JsonMapper JSON = JsonMapper.builder().build();
 
     static HttpResponse<String> createWith(long memoryBudgetMb, long diskBudgetBytes) throws Exception {
         ServerConfig config = Http.config();
         try (CrucibleServer server = CrucibleServer.start(config.withPort(0).withTokens(Set.of("t")).withPool(Map.of())
-                .withSessions(config.sessions().withBudgets(memoryBudgetMb, diskBudgetBytes)), TestHost.crucible())) {
+                .withSessions(config.sessions().withBudgets(memoryBudgetMb, diskBudgetBytes).withMemoryRequest(0)),
+                TestHost.crucible())) {
             return Http.to(server, "t").postJson("/v1/sessions", "{\"limits\": {\"memory_mb\": 256}}");
         }
     }

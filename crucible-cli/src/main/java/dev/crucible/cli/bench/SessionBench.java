@@ -208,17 +208,31 @@ final class SessionBench {
         out.printf("%-34s %8.2f %8.2f %8.2f %8.2f%n", name, ms(t, 50), ms(t, 90), ms(t, 99), t[t.length - 1] / 1e6);
     }
 
-    /** Creates n idle sessions, measures them, deletes them. */
+    /**
+     * Creates up to n idle sessions (fewer when the server refuses one: its budgets admit no more), measures them,
+     * deletes them.
+     */
     private void idle(PrintWriter out, int n) throws Exception {
         long serverBefore = call("GET", "/healthz", null).path("rss_bytes").asLong();
         long[] before = sessionMemory();
         List<String> ids = new ArrayList<>();
         long t0 = System.nanoTime();
         try {
-            for (int i = 0; i < n; i++) {
-                ids.add(call("POST", "/v1/sessions", "{\"language\": \"python\"}").get("id").asString());
+            String refused = null;
+            for (int i = 0; i < n && refused == null; i++) {
+                try {
+                    ids.add(call("POST", "/v1/sessions", "{\"language\": \"python\"}").get("id").asString());
+                } catch (IOException e) {
+                    refused = e.getMessage();
+                }
+            }
+            if (ids.isEmpty()) {
+                throw new IOException("no session was admitted: " + refused);
             }
             double createSeconds = (System.nanoTime() - t0) / 1e9;
+            out.printf("admitted %d idle sessions of %d asked%s%n", ids.size(), n, refused == null ? ""
+                    : "; then " + refused.replaceFirst("(?s)^(.{0,240}).*$", "$1"));
+            n = ids.size();
             Thread.sleep(2000);
             long[] after = sessionMemory();
             long serverAfter = call("GET", "/healthz", null).path("rss_bytes").asLong();
@@ -236,11 +250,27 @@ final class SessionBench {
                     + " %.2f MiB%n", rss / 1048576, pss / 1048576, server / 1048576);
             out.printf("sessions that fit in this machine's %.1f GiB at PSS + server share: %d (by RSS: %d)%n",
                     total / 1073741824.0, (long) (total / (pss + server)), (long) (total / (rss + server)));
+            HttpRequest.Builder scrape = HttpRequest.newBuilder(base.resolve("metrics"));
+            if (token != null) {
+                scrape.header("Authorization", "Bearer " + token);
+            }
+            String metrics = http.send(scrape.build(), HttpResponse.BodyHandlers.ofString()).body();
+            out.printf("the sessions' memory on the server: budget %.0f MiB, reserved %.0f MiB (%.1f MiB a session),"
+                    + " used %.0f MiB (their group's charge, %.1f MiB a session)%n", gauge(metrics, "budget"),
+                    gauge(metrics, "reserved"), gauge(metrics, "reserved") / n, gauge(metrics, "used"),
+                    gauge(metrics, "used") / n);
         } finally {
             for (String id : ids) {
                 call("DELETE", "/v1/sessions/" + id, null);
             }
         }
+    }
+
+    /** {@code crucible_sessions_memory_<what>_bytes} from the Prometheus text, in MiB; NaN when absent. */
+    private static double gauge(String metrics, String what) {
+        String name = "crucible_sessions_memory_" + what + "_bytes ";
+        return metrics.lines().filter(l -> l.startsWith(name)).mapToDouble(l -> Double.parseDouble(l.substring(
+                name.length())) / 1048576).findFirst().orElse(Double.NaN);
     }
 
     /** Sum of RSS and PSS (bytes) and the count of processes owned by session uids (62000-64999). */

@@ -58,16 +58,28 @@ public final class ServeCommand implements Callable<Integer> {
             + " for a drain that kills nothing; the orchestrator's grace period must be longer).")
     Integer shutdownGraceSeconds;
 
-    @Option(names = "--max-sessions", paramLabel = "N", description = "Sessions at once, all tokens (default 1000).")
+    @Option(names = "--max-sessions", paramLabel = "N", description = "Sessions at once, all tokens (default 3000,"
+            + " the most: each has uids of its own).")
     Integer maxSessions;
 
     @Option(names = "--max-sessions-per-token", paramLabel = "N",
             description = "Sessions at once per token (default 250).")
     Integer maxSessionsPerToken;
 
-    @Option(names = "--sessions-memory-mb", paramLabel = "MIB", description = "The sum of all sessions' memory limits"
-            + " may not pass this; beyond it creating a session answers 429 (default: the host's memory less 1 GiB).")
+    @Option(names = "--sessions-memory-mb", paramLabel = "MIB", description = "The memory all sessions together may"
+            + " use: the kernel holds their group to it, and the sum of their requests may not pass it (beyond, creating"
+            + " a session answers 429; default: the host's memory less 1 GiB).")
     Long sessionsMemoryMb;
+
+    @Option(names = "--workspace-quota-mb", paramLabel = "MIB", description = "Each session's workspace: a file system"
+            + " of this size, its blocks allocated at creation, counted against --sessions-disk-mb (default 1024,"
+            + " at least 16).")
+    Long workspaceQuotaMb;
+
+    @Option(names = "--session-memory-request-mb", paramLabel = "MIB", description = "What each session is admitted"
+            + " for against --sessions-memory-mb: what it is expected to use; its memory_mb stays its limit (default 10:"
+            + " an idle Python session; 0: its whole limit, nothing overcommitted).")
+    Long sessionMemoryRequestMb;
 
     @Option(names = "--sessions-disk-mb", paramLabel = "MIB", description = "The sum of all sessions' workspace quotas"
             + " may not pass this; beyond it creating a session answers 507 (default: 90%% of the data dir's disk).")
@@ -186,6 +198,16 @@ public final class ServeCommand implements Callable<Integer> {
                 config = config.withSessions(config.sessions().withMaxSessions(
                         maxSessions == null ? config.sessions().maxSessions() : maxSessions,
                         maxSessionsPerToken == null ? config.sessions().maxPerOwner() : maxSessionsPerToken));
+            }
+            if (workspaceQuotaMb != null) {
+                if (workspaceQuotaMb < 16) {
+                    throw new IllegalArgumentException("--workspace-quota-mb is at least 16");
+                }
+                config = config.withSessions(config.sessions().withCaps(config.sessions().maxCellBytes(),
+                        config.sessions().maxFileBytes(), workspaceQuotaMb * 1024 * 1024));
+            }
+            if (sessionMemoryRequestMb != null) {
+                config = config.withSessions(config.sessions().withMemoryRequest(sessionMemoryRequestMb));
             }
             if (sessionsMemoryMb != null || sessionsDiskMb != null) {
                 config = config.withSessions(config.sessions().withBudgets(

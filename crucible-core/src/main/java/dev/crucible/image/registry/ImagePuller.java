@@ -29,6 +29,8 @@ import java.util.stream.Collectors;
 public final class ImagePuller {
     /** The cap on an image config (read into memory); configs are kilobytes. */
     static final long MAX_CONFIG = 16L << 20;
+    /** Layers downloaded at once (docker's and containerd's default). */
+    static final int PARALLEL = 3;
 
     /**
      * @param insecureRegistries registries (host[:port]) that may be spoken to over plain HTTP besides loopback ones;
@@ -53,7 +55,7 @@ public final class ImagePuller {
         }
     }
 
-    /** Receives progress; called from the pulling thread. */
+    /** Receives progress; called from the pulling threads (layers are fetched several at a time). */
     public interface Progress {
         Progress NONE = new Progress() {};
 
@@ -100,13 +102,63 @@ public final class ImagePuller {
             ImageFormats.Manifest manifest = resolved.manifest();
             checkSize(ref, resolved);
             BlobFetch blobs = new BlobFetch(client, store, ref, progress);
-            blobs.fetch(manifest.config());
-            List<String> layers = new ArrayList<>();
-            for (ImageFormats.Descriptor layer : manifest.layers()) {
-                blobs.fetch(layer);
-                layers.add(layer.digest());
-            }
+            blobs.fetch(manifest.config()); // first, alone: it authenticates the client for the layers
+            fetchAll(blobs, manifest.layers());
+            List<String> layers = manifest.layers().stream().map(ImageFormats.Descriptor::digest).toList();
             return new Fetched(resolved.digest(), resolved.bytes(), config(store, manifest.config(), ref), layers);
+        }
+    }
+
+    /**
+     * Fetches the layers, {@value #PARALLEL} at a time as docker and containerd do: a registry serves each blob at the
+     * speed of one connection, and several fill the link. Every layer is tried; the first failure is thrown once all
+     * have ended (what each fetched or kept stays for the next pull). An interrupt stops them all.
+     */
+    private static void fetchAll(BlobFetch blobs, List<ImageFormats.Descriptor> layers) throws IOException {
+        if (layers.size() <= 1) {
+            for (ImageFormats.Descriptor layer : layers) {
+                blobs.fetch(layer);
+            }
+            return;
+        }
+        java.util.concurrent.Semaphore turns = new java.util.concurrent.Semaphore(PARALLEL);
+        List<java.util.concurrent.Future<Boolean>> running = new ArrayList<>();
+        try (var threads = java.util.concurrent.Executors.newThreadPerTaskExecutor(Thread.ofPlatform().daemon()
+                .name("crucible-image-layer-", 0).factory())) {
+            for (ImageFormats.Descriptor layer : layers) {
+                running.add(threads.submit(() -> {
+                    turns.acquire();
+                    try {
+                        return blobs.fetch(layer);
+                    } finally {
+                        turns.release();
+                    }
+                }));
+            }
+            IOException first = null;
+            for (java.util.concurrent.Future<Boolean> layer : running) {
+                try {
+                    layer.get();
+                } catch (InterruptedException e) {
+                    running.forEach(other -> other.cancel(true)); // their blocked reads end; what arrived is kept
+                    Thread.currentThread().interrupt(); // and the executor's close stops at once
+                    throw new java.io.InterruptedIOException("the pull was interrupted");
+                } catch (java.util.concurrent.ExecutionException e) {
+                    Throwable cause = e.getCause();
+                    if (cause instanceof IOException io) {
+                        first = first == null ? io : first;
+                    } else if (cause instanceof InterruptedException) {
+                        first = first == null ? new java.io.InterruptedIOException("the pull was interrupted") : first;
+                    } else if (cause instanceof RuntimeException r) {
+                        throw r;
+                    } else {
+                        throw new IllegalStateException(cause);
+                    }
+                }
+            }
+            if (first != null) {
+                throw first;
+            }
         }
     }
 

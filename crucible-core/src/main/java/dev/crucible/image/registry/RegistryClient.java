@@ -55,7 +55,8 @@ final class RegistryClient implements AutoCloseable {
     private final HttpClient http;
     private final URI base;
     private final RegistryAuth auth;
-    private String authorization;
+    /** The Authorization header the registry last asked for; layers fetched at once share it. */
+    private volatile String authorization;
 
     RegistryClient(ImageRef ref, ImagePuller.Options options) {
         this(ref, options, false);

@@ -1,6 +1,12 @@
 package dev.crucible.sandbox.bwrap;
 
 import dev.crucible.sandbox.Isolation;
+import dev.crucible.sandbox.Limits;
+import dev.crucible.sandbox.SandboxResult;
+import dev.crucible.sandbox.SandboxSpec;
+import dev.crucible.sandbox.SandboxUnavailableException;
+import dev.crucible.sandbox.Verdict;
+import java.nio.charset.StandardCharsets;
 import dev.crucible.sandbox.SandboxConfig;
 import dev.crucible.sandbox.SandboxHost;
 import dev.crucible.sandbox.cgroup.Cgroups;
@@ -80,5 +86,22 @@ record BwrapHost(List<String> describe, List<String> warnings, Path workRoot, in
     @Override
     public int liveRunGroups() {
         return slots.liveRunGroups();
+    }
+
+    /** Runs {@code /bin/true} once in {@code sandbox}: a host that cannot build namespaces fails at start, in bwrap's words. */
+    static void selfTest(BwrapSandbox sandbox) {
+        try {
+            SandboxResult r = sandbox.run(SandboxSpec.of(List.of("/usr/bin/true"), Limits.DEFAULT));
+            if (r.verdict() != Verdict.OK) {
+                String why = r.sandboxError() != null ? r.sandboxError()
+                        : new String(r.stderr(), StandardCharsets.UTF_8).strip();
+                sandbox.close();
+                throw new SandboxUnavailableException("the sandbox cannot start on this host: " + why
+                        + " (user namespaces disabled? see docs/security.md)");
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new SandboxUnavailableException("interrupted during the sandbox self-test", e);
+        }
     }
 }

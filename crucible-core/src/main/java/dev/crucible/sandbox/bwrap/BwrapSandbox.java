@@ -4,11 +4,9 @@ import dev.crucible.sandbox.Limits;
 import dev.crucible.sandbox.Sandbox;
 import dev.crucible.sandbox.SandboxConfig;
 import dev.crucible.sandbox.SandboxHost;
-import dev.crucible.sandbox.SandboxResult;
 import dev.crucible.sandbox.SandboxRoot;
 import dev.crucible.sandbox.SandboxSpec;
 import dev.crucible.sandbox.SandboxUnavailableException;
-import dev.crucible.sandbox.Verdict;
 import dev.crucible.sandbox.cgroup.CgroupTuning;
 import dev.crucible.sandbox.cgroup.Cgroups;
 import dev.crucible.sandbox.launch.HostTools;
@@ -21,7 +19,6 @@ import dev.crucible.sandbox.zygote.Zygotes;
 import dev.crucible.util.Once;
 import java.io.IOException;
 import java.nio.channels.SocketChannel;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
@@ -106,29 +103,12 @@ public final class BwrapSandbox implements Sandbox {
         try {
             BwrapSandbox sandbox = new BwrapSandbox(config, tools, program);
             if (config.selfTest()) {
-                sandbox.selfTest();
+                BwrapHost.selfTest(sandbox);
             }
             return sandbox;
         } catch (IOException e) {
             throw new SandboxUnavailableException("cannot prepare a work directory in " + config.workParent() + ": "
                     + e.getMessage(), e);
-        }
-    }
-
-    /** Runs {@code /bin/true} once so that a host which cannot build namespaces fails at start, with bwrap's words. */
-    private void selfTest() {
-        try {
-            SandboxResult r = run(SandboxSpec.of(List.of("/usr/bin/true"), Limits.DEFAULT));
-            if (r.verdict() != Verdict.OK) {
-                String why = r.sandboxError() != null ? r.sandboxError()
-                        : new String(r.stderr(), StandardCharsets.UTF_8).strip();
-                close();
-                throw new SandboxUnavailableException("the sandbox cannot start on this host: " + why
-                        + " (user namespaces disabled? see docs/security.md)");
-            }
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new SandboxUnavailableException("interrupted during the sandbox self-test", e);
         }
     }
 
@@ -353,6 +333,12 @@ public final class BwrapSandbox implements Sandbox {
     public void killRunning() {
         live.forEach(Process::destroyForcibly);
     }
+
+    @Override
+    public void limitSessions(long bytes) throws IOException { slots.limitSessions(bytes); }
+
+    @Override
+    public long sessionsMemoryBytes() { return slots.sessionsMemoryBytes(); }
 
     @Override
     public boolean limitsAdjustable() {

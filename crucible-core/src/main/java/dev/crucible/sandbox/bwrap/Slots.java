@@ -41,6 +41,8 @@ final class Slots {
     private final ExecutorService io;
     private final BlockingQueue<Integer> free;
     private final Map<Integer, Cgroups.RunGroup> prepared = new ConcurrentHashMap<>();
+    /** The group the sessions' groups nest in ({@link #limitSessions}); null until then. */
+    private volatile Cgroups sessionCgroups;
     /** Names of this instance's run groups start with it: {@code run-<pid>-<instance tag>}. */
     private final String groupPrefix = "run-" + ProcessHandle.current().pid() + "-" + Integer.toHexString(
             ThreadLocalRandom.current().nextInt(0x1000, 0x10000));
@@ -161,12 +163,32 @@ final class Slots {
         return uidBase;
     }
 
+    /**
+     * Puts this launcher's sessions in one group of their own whose memory is held to {@code bytes} (the sessions'
+     * budget; each session keeps its own limit): sessions admitted by what they are expected to use may together
+     * overcommit, and then the kernel reclaims and OOM-kills inside that group, never the server or the host. Their
+     * CPU together weighs as much as all the slots' runs. Sessions made before keep their groups.
+     */
+    void limitSessions(long bytes) throws IOException {
+        if (!(cgroups instanceof Cgroups.None)) {
+            // run-<pid>-sessions<tag>: swept when this process is gone, and not counted among the runs' groups
+            sessionCgroups = cgroups.nested(groupPrefix.replaceFirst("-([0-9a-f]+)$", "-sessions$1"), bytes, count);
+        }
+    }
+
+    /** The memory the sessions' group is charged now (every session together); -1 without one. */
+    long sessionsMemoryBytes() {
+        Cgroups group = sessionCgroups;
+        return group == null ? -1 : group.memoryUsedBytes();
+    }
+
     /** New cgroups of a session with {@code limits} and {@code cpus} cores written; null without cgroups. */
     Cgroups.RunGroup sessionGroup(Limits limits, double cpus) throws IOException {
         if (cgroups instanceof Cgroups.None) {
             return null;
         }
-        Cgroups.RunGroup group = cgroups.create(groupPrefix + "s" + randomHex(), limits);
+        Cgroups parent = sessionCgroups == null ? cgroups : sessionCgroups;
+        Cgroups.RunGroup group = parent.create(groupPrefix + "s" + randomHex(), limits);
         try {
             group.cpuQuota(cpus);
             return group;
@@ -310,7 +332,9 @@ final class Slots {
 
     /** How many run and session cgroups of this launcher exist now, not counting those made ahead. */
     int liveRunGroups() {
-        return cgroups.liveGroups(groupPrefix) - prepared.size();
+        Cgroups sessions = sessionCgroups;
+        return cgroups.liveGroups(groupPrefix) - prepared.size()
+                + (sessions == null ? 0 : sessions.liveGroups(groupPrefix));
     }
 
     /**
@@ -326,6 +350,9 @@ final class Slots {
         }
         prepared.values().forEach(Cgroups.RunGroup::destroy);
         prepared.clear();
+        if (sessionCgroups != null) {
+            sessionCgroups.removeNested(); // when its sessions' groups are gone; else the next start's sweep
+        }
     }
 
     /** Gives the uid block back to the host; last, after the work root is gone. */

@@ -72,20 +72,36 @@ final class CgroupFiles {
                 String[] parts = group.getFileName().toString().split("-");
                 if (parts.length == 3 && parts[0].equals("run") && parts[1].matches("\\d{1,10}")
                         && ProcessHandle.of(Long.parseLong(parts[1])).isEmpty()) {
-                    Path procs = group.resolve("cgroup.procs");
-                    for (int i = 0; i < 50 && !readPids(procs).isEmpty(); i++) {
-                        killMembers(group);
-                        Thread.sleep(10);
-                    }
-                    if (readPids(procs).isEmpty()) {
-                        Files.deleteIfExists(group);
-                    }
+                    removeTree(group);
                 }
             }
         } catch (IOException e) {
             // best effort: a group still in use stays
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
+        }
+    }
+
+    /** Empties and removes a stale group and the groups nested in it (a sessions' parent's), deepest first. */
+    private static void removeTree(Path group) throws InterruptedException {
+        try (var children = Files.list(group)) {
+            for (Path child : children.filter(Files::isDirectory).toList()) {
+                removeTree(child);
+            }
+        } catch (IOException e) {
+            return; // gone meanwhile
+        }
+        Path procs = group.resolve("cgroup.procs");
+        for (int i = 0; i < 50 && !readPids(procs).isEmpty(); i++) {
+            killMembers(group);
+            Thread.sleep(10);
+        }
+        try {
+            if (readPids(procs).isEmpty()) {
+                Files.deleteIfExists(group);
+            }
+        } catch (IOException e) {
+            // still in use: stays
         }
     }
 

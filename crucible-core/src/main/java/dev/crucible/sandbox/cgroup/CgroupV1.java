@@ -64,6 +64,43 @@ public record CgroupV1(Path memory, Path pids, Path cpu, Path cpuacct) implement
         return "cgroup v1 (memory " + memory + ", pids " + pids + ", cpu " + cpu + ", cpuacct " + cpuacct + ")";
     }
 
+    @Override
+    public Cgroups nested(String name, long memoryBytes, int cpuWeight) throws IOException {
+        CgroupV1 inner = new CgroupV1(memory.resolve(name), pids.resolve(name), cpu.resolve(name), cpuacct.resolve(name));
+        for (Path dir : List.of(inner.memory, inner.pids, inner.cpu, inner.cpuacct)) {
+            Files.createDirectories(dir);
+        }
+        Path limit = inner.memory.resolve("memory.limit_in_bytes");
+        Path memsw = inner.memory.resolve("memory.memsw.limit_in_bytes");
+        String bytes = Long.toString(memoryBytes);
+        if (Files.exists(memsw) && CgroupFiles.readLong(limit) < memoryBytes) {
+            CgroupFiles.write(memsw, bytes); // raised: memory and swap first, never below the memory limit
+        }
+        CgroupFiles.write(limit, bytes);
+        if (Files.exists(memsw)) {
+            CgroupFiles.write(memsw, bytes); // no swap beyond it
+        }
+        CgroupFiles.write(inner.cpu.resolve("cpu.shares"), Integer.toString(Math.min(262_144, 1024 * Math.max(1,
+                cpuWeight))));
+        return inner;
+    }
+
+    @Override
+    public long memoryUsedBytes() {
+        return CgroupFiles.readLong(memory.resolve("memory.usage_in_bytes"));
+    }
+
+    @Override
+    public void removeNested() {
+        for (Path dir : List.of(memory, pids, cpu, cpuacct)) {
+            try {
+                Files.deleteIfExists(dir);
+            } catch (IOException e) {
+                // a group still in it: the stale sweep of a later start removes it
+            }
+        }
+    }
+
     /**
      * The groups of one run, used again by the slot's later runs ({@link #reuse}) when the run left little charged: v1
      * lets the memory peak be reset ({@code memory.max_usage_in_bytes}); the OOM-kill counter cannot be, so it is

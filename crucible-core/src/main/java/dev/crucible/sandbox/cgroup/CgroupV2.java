@@ -76,6 +76,34 @@ record CgroupV2(Path parent) implements Cgroups {
         return "cgroup v2 (" + parent + ")";
     }
 
+    @Override
+    public Cgroups nested(String name, long memoryBytes, int cpuWeight) throws IOException {
+        Path dir = parent.resolve(name);
+        Files.createDirectories(dir);
+        CgroupFiles.write(dir.resolve("cgroup.subtree_control"), CONTROLLERS);
+        CgroupFiles.write(dir.resolve("memory.max"), Long.toString(memoryBytes));
+        Path swap = dir.resolve("memory.swap.max");
+        if (Files.exists(swap)) {
+            CgroupFiles.write(swap, "0");
+        }
+        CgroupFiles.write(dir.resolve("cpu.weight"), Integer.toString(Math.min(10_000, 100 * Math.max(1, cpuWeight))));
+        return new CgroupV2(dir);
+    }
+
+    @Override
+    public long memoryUsedBytes() {
+        return CgroupFiles.readLong(parent.resolve("memory.current"));
+    }
+
+    @Override
+    public void removeNested() {
+        try {
+            Files.deleteIfExists(parent);
+        } catch (IOException e) {
+            // a group still in it: the stale sweep of a later start removes it
+        }
+    }
+
     record Run(Path dir) implements RunGroup {
         @Override
         public void limit(Limits limits) throws IOException {

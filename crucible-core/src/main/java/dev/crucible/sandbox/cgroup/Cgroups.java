@@ -41,6 +41,20 @@ public sealed interface Cgroups permits CgroupV1, CgroupV2, Cgroups.None {
     /** One line for logs and {@code crucible doctor}: which cgroup version and where. */
     String describe();
 
+    /**
+     * A group named {@code name} under this one's parent, in which the groups it {@link #prepare}s nest: their memory
+     * together is held to {@code memoryBytes} (each keeps its own limit), so that when they overcommit the kernel
+     * reclaims and OOM-kills inside it and never outside; their CPU together weighs {@code cpuWeight} runs' worth.
+     * Made when missing, its limit written each time.
+     */
+    Cgroups nested(String name, long memoryBytes, int cpuWeight) throws IOException;
+
+    /** The memory charged to this group's parent now (all of its groups together), in bytes; -1 when unknown. */
+    long memoryUsedBytes();
+
+    /** Removes a group made by {@link #nested} once it is empty (its groups destroyed); never throws. */
+    void removeNested();
+
     /** The groups of one run. Methods never throw for a group that has gone already. */
     interface RunGroup {
         /** Writes the memory and pids limits of the run. */
@@ -117,6 +131,21 @@ public sealed interface Cgroups permits CgroupV1, CgroupV2, Cgroups.None {
         @Override
         public String describe() {
             return "none (" + reason + ")";
+        }
+
+        @Override
+        public Cgroups nested(String name, long memoryBytes, int cpuWeight) {
+            return this;
+        }
+
+        @Override
+        public long memoryUsedBytes() {
+            return -1;
+        }
+
+        @Override
+        public void removeNested() {
+            // nothing was made
         }
     }
 

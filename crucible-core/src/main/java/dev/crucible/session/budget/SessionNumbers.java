@@ -2,6 +2,7 @@ package dev.crucible.session.budget;
 
 import dev.crucible.error.ErrorCode;
 import dev.crucible.error.RequestException;
+import dev.crucible.sandbox.Sandbox;
 import dev.crucible.session.store.SessionStore;
 import dev.crucible.session.workspace.WorkspaceDisk;
 import java.io.IOException;
@@ -12,12 +13,16 @@ import java.util.Map;
 
 /**
  * Session numbers (each picks a session's uid, see {@code Sandbox.sessionUid}) and what each number reserves: the
- * session's memory limit and one workspace quota. A number is taken only within the caps: sessions in all, per owner,
- * the memory budget (the sum of the sessions' memory limits, each enforced by its own cgroup) and the disk budget
- * (the sum of the workspace quotas). Thread-safe.
+ * session's memory request (what it is expected to use; its limit when that is smaller, or when requests are off) and
+ * one workspace quota. A number is taken only within the caps: sessions in all, per owner, the memory budget (the sum
+ * of the requests, while the sessions' group, held to the budget by the kernel, is not nearly full) and the disk
+ * budget (the sum of the workspace quotas). Thread-safe.
  */
 public final class SessionNumbers {
     private record Reservation(String owner, int memoryMb) {}
+
+    /** New sessions are refused while the sessions' group is charged this share of the budget or more. */
+    static final double PRESSURE = 0.9;
 
     private final int maxSessions;
     private final int maxPerOwner;
@@ -26,27 +31,88 @@ public final class SessionNumbers {
     private final long quotaBytes;
     private final BitSet taken = new BitSet();
     private final Map<Integer, Reservation> reservations = new HashMap<>();
+    private final long requestMb;
     private java.util.function.LongSupplier snapshotBytes = () -> 0;
+    /** What the sessions' group is charged now, in bytes (-1: unknown). */
+    private java.util.function.LongSupplier usedBytes = () -> -1;
 
-    public SessionNumbers(int maxSessions, int maxPerOwner, long memoryBudgetMb, long diskBudgetBytes, long quotaBytes) {
+    /** @param requestMb what each session reserves of the memory budget at most; 0: its whole limit */
+    public SessionNumbers(int maxSessions, int maxPerOwner, long memoryBudgetMb, long diskBudgetBytes, long quotaBytes,
+            long requestMb) {
         this.maxSessions = maxSessions;
         this.maxPerOwner = maxPerOwner;
         this.memoryBudgetMb = memoryBudgetMb;
         this.diskBudgetBytes = diskBudgetBytes;
         this.quotaBytes = Math.max(WorkspaceDisk.MIN_BYTES, quotaBytes);
+        this.requestMb = requestMb;
+    }
+
+    /** The caps and budgets a configuration sets (0: automatic), as {@code SessionConfig} holds them. */
+    public record Caps(int maxSessions, int maxPerOwner, long memoryBudgetMb, long diskBudgetBytes, long quotaBytes,
+            long memoryRequestMb) {}
+
+    /**
+     * The numbers {@code config}'s caps allow, over its budgets or (0) the automatic ones: the host's memory less 1 GiB
+     * (at least 1 GiB), and 90% of the file system {@code store} keeps sessions on. The sessions of {@code sandbox}
+     * are held to the memory budget together, in one group; where that group cannot be made, a warning says so and
+     * each session is admitted for its whole limit (requests need the group: without it nothing may overcommit).
+     */
+    public static SessionNumbers of(Caps config, SessionStore store, Sandbox sandbox) throws IOException {
+        long memory = config.memoryBudgetMb() > 0 ? config.memoryBudgetMb() : Math.max(1024,
+                ((com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean())
+                        .getTotalMemorySize() / (1024 * 1024) - 1024);
+        long disk = config.diskBudgetBytes() > 0 ? config.diskBudgetBytes() : store.defaultDiskBudget();
+        String why;
+        try {
+            sandbox.limitSessions(memory * 1024 * 1024);
+            why = sandbox.sessionsMemoryBytes() < 0 ? "this host gives sandboxes no cgroups" : null;
+        } catch (IOException e) {
+            why = e.getMessage();
+        }
+        if (why != null && config.memoryRequestMb() > 0) {
+            System.getLogger("crucible.sessions").log(System.Logger.Level.WARNING, "cannot hold the sessions to their"
+                    + " memory budget together (" + why + "): each is admitted for its whole limit, none overcommitted");
+        }
+        SessionNumbers numbers = new SessionNumbers(config.maxSessions(), config.maxPerOwner(), memory, disk,
+                config.quotaBytes(), why == null ? config.memoryRequestMb() : 0);
+        if (why == null) {
+            numbers.usedBytes = sandbox::sessionsMemoryBytes;
+        }
+        return numbers;
+    }
+
+    /** The memory budget, in MiB. */
+    public long memoryBudgetMb() {
+        return memoryBudgetMb;
+    }
+
+    /** The memory the sessions reserve now (the sum of their requests), in MiB. */
+    public synchronized long memoryReservedMb() {
+        return reservations.values().stream().mapToLong(Reservation::memoryMb).sum();
+    }
+
+    /** The memory the sessions use now (their group's charge), in bytes; -1 when unknown. */
+    public long memoryUsedBytes() {
+        return usedBytes.getAsLong();
     }
 
     /**
-     * The numbers these caps allow, over these budgets or (0) the automatic ones: the host's memory less 1 GiB (at
-     * least 1 GiB), and 90% of the file system {@code store} keeps sessions on.
+     * The sessions' memory as {@code /readyz} shows it: degraded (new sessions refused, those there served) while
+     * their group is charged {@value #PRESSURE} of the budget or more, or while their requests fill it.
      */
-    public static SessionNumbers of(int maxSessions, int maxPerOwner, long memoryBudgetMb, long diskBudgetBytes,
-            long quotaBytes, SessionStore store) throws IOException {
-        long memory = memoryBudgetMb > 0 ? memoryBudgetMb : Math.max(1024,
-                ((com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean())
-                        .getTotalMemorySize() / (1024 * 1024) - 1024);
-        long disk = diskBudgetBytes > 0 ? diskBudgetBytes : store.defaultDiskBudget();
-        return new SessionNumbers(maxSessions, maxPerOwner, memory, disk, quotaBytes);
+    public dev.crucible.health.PartStatus memoryPart() {
+        long reserved = memoryReservedMb();
+        long used = memoryUsedBytes();
+        String detail = "sessions reserve " + reserved + " of " + memoryBudgetMb + " MiB" + (used < 0 ? ""
+                : ", use " + (used >> 20) + " MiB");
+        boolean full = reserved >= memoryBudgetMb || used >= PRESSURE * memoryBudgetMb * 1024 * 1024;
+        return full ? dev.crucible.health.PartStatus.degraded("session_memory", detail + ": new sessions are refused")
+                : dev.crucible.health.PartStatus.ok("session_memory", detail);
+    }
+
+    /** What a session with a limit of {@code limitMb} reserves. */
+    int request(int limitMb) {
+        return requestMb <= 0 ? limitMb : (int) Math.min(limitMb, requestMb);
     }
 
     /**
@@ -66,10 +132,17 @@ public final class SessionNumbers {
                     + " sessions; delete one first");
         }
         long memory = reservations.values().stream().mapToLong(Reservation::memoryMb).sum();
-        if (memory + memoryMb > memoryBudgetMb) {
+        int request = request(memoryMb);
+        if (memory + request > memoryBudgetMb) {
             throw new RequestException(ErrorCode.MEMORY_BUDGET_EXHAUSTED, "sessions already reserve " + memory
-                    + " of the " + memoryBudgetMb + " MiB of memory the server gives them; this one needs " + memoryMb
+                    + " of the " + memoryBudgetMb + " MiB of memory the server gives them; this one needs " + request
                     + ": delete a session, ask for a smaller memory_mb, or wait for idle ones to expire");
+        }
+        long used = usedBytes.getAsLong();
+        if (used >= PRESSURE * memoryBudgetMb * 1024 * 1024) {
+            throw new RequestException(ErrorCode.MEMORY_BUDGET_EXHAUSTED, "sessions use " + (used >> 20) + " of the "
+                    + memoryBudgetMb + " MiB of memory the server gives them now: delete a session, or wait for"
+                    + " idle ones to expire");
         }
         long disk = (long) reservations.size() * quotaBytes + snapshotBytes.getAsLong();
         if (disk + quotaBytes > diskBudgetBytes) {
@@ -79,7 +152,7 @@ public final class SessionNumbers {
                     + " or wait for idle sessions to expire");
         }
         int number = taken.nextClearBit(0);
-        reserve(number, owner, memoryMb);
+        reserve(number, owner, request);
         return number;
     }
 
@@ -91,7 +164,7 @@ public final class SessionNumbers {
      */
     public synchronized int retake(int wanted, String owner, int memoryMb) {
         int number = wanted >= maxSessions || taken.get(wanted) ? taken.nextClearBit(0) : wanted;
-        reserve(number, owner, memoryMb);
+        reserve(number, owner, request(memoryMb));
         return number;
     }
 

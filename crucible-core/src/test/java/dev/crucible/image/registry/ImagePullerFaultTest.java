@@ -86,6 +86,51 @@ class ImagePullerFaultTest {
         return thrown.getMessage();
     }
 
+    /** Pushes an image of {@code count} layers of about {@code bytes} random bytes each; returns its manifest. */
+    private ImageFormats.Manifest pushLayers(String repository, int count, int bytes) throws Exception {
+        byte[][] layers = new byte[count][];
+        for (int i = 0; i < count; i++) {
+            byte[] random = new byte[bytes / 2];
+            new Random().nextBytes(random);
+            layers[i] = layer("data" + i + ".hex", HexFormat.of().formatHex(random));
+        }
+        String digest = registry.pushImage(repository, "v1", layers);
+        return ImageFormats.manifest(registry.manifest(repository, digest), digest);
+    }
+
+    @Test
+    void theLayersOfAnImageDownloadSeveralAtOnceAndNoMore() throws Exception {
+        ImageFormats.Manifest manifest = pushLayers("parallel/app", 6, 200_000);
+        proxy.throttleBlobs(400_000); // half a second a layer: downloads that overlap are seen to
+        Image image = puller().pull(viaProxy("parallel/app:v1"), ImageStore.open(temp.resolve("store")),
+                ImagePuller.Progress.NONE);
+        assertThat(image.layers()).containsExactlyElementsOf(manifest.layers().stream()
+                .map(ImageFormats.Descriptor::digest).toList());
+        for (int i = 0; i < 6; i++) {
+            assertThat(image.rootfs().resolve("data" + i + ".hex")).isRegularFile();
+        }
+        assertThat(proxy.maxBlobsAtOnce()).as("layers fetched at once, as docker does").isEqualTo(ImagePuller.PARALLEL);
+    }
+
+    @Test
+    void aLayerCutWhileOthersDownloadFailsThePullAndKeepsWhatTheOthersFetched() throws Exception {
+        ImageFormats.Manifest manifest = pushLayers("parallel/cut", 4, 400_000);
+        ImageFormats.Descriptor cut = manifest.layers().get(1);
+        proxy.cutOnce(path -> path.endsWith("/blobs/" + cut.digest()), 100_000);
+        Path dir = temp.resolve("store");
+        assertFails(ImageException.Failure.UNREACHABLE, "pull again to resume",
+                () -> puller().fetch(viaProxy("parallel/cut:v1"), ImageStore.open(dir), ImagePuller.Progress.NONE));
+        ImageStore store = ImageStore.open(dir);
+        for (ImageFormats.Descriptor layer : manifest.layers()) {
+            assertThat(store.hasBlob(layer.digest())).as(layer.digest()).isEqualTo(layer != cut);
+        }
+        proxy.clearRequests();
+        Image image = puller().pull(viaProxy("parallel/cut:v1"), store, ImagePuller.Progress.NONE);
+        assertThat(image.rootfs().resolve("data1.hex")).isRegularFile();
+        assertThat(proxy.requests()).filteredOn(TestProxy.Seen::isBlob).as("only the cut layer, from where it broke")
+                .singleElement().satisfies(seen -> assertThat(seen.range()).startsWith("bytes="));
+    }
+
     @Test
     void aPullCutMidBlobResumesWithARangeAndFetchesNoVerifiedBlobAgain() throws Exception {
         ImageFormats.Manifest manifest = push("resume/app", 1 << 20);

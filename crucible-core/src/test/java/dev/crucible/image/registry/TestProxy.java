@@ -30,6 +30,9 @@ import java.util.function.UnaryOperator;
  * blob GETs with a redirect to "storage" it serves itself under another host name (as registries redirect to S3).
  */
 public final class TestProxy implements AutoCloseable {
+    private final java.util.concurrent.atomic.AtomicInteger blobsNow = new java.util.concurrent.atomic.AtomicInteger();
+    private final java.util.concurrent.atomic.AtomicInteger maxBlobsAtOnce =
+            new java.util.concurrent.atomic.AtomicInteger();
     /** A request as it reached the proxy. */
     public record Seen(String method, String path, String range, String authorization) {
         public boolean isBlob() {
@@ -95,6 +98,11 @@ public final class TestProxy implements AutoCloseable {
         cutOnce(path, bytes);
     }
 
+    /** The most blob GETs that were being answered at the same time. */
+    public int maxBlobsAtOnce() {
+        return maxBlobsAtOnce.get();
+    }
+
     /** Blob bodies are sent at about {@code bytesPerSecond} (a slow link: the pull progresses, slowly). */
     public void throttleBlobs(long bytesPerSecond) {
         blobBytesPerSecond = bytesPerSecond;
@@ -123,27 +131,41 @@ public final class TestProxy implements AutoCloseable {
             Seen request = new Seen(exchange.getRequestMethod(), path, exchange.getRequestHeaders().getFirst("Range"),
                     exchange.getRequestHeaders().getFirst("Authorization"));
             seen.add(request);
-            if (path.startsWith("/storage/")) {
-                Stored stored = storage.get(path.substring("/storage/".length()));
-                respond(exchange, stored.status(), stored.headers(), stored.body());
-                return;
+            boolean blob = request.isBlob() && request.method().equals("GET");
+            if (blob) {
+                maxBlobsAtOnce.accumulateAndGet(blobsNow.incrementAndGet(), Math::max);
             }
-            HttpResponse<InputStream> response = forward(exchange, path);
-            int status = response.statusCode();
-            if (redirectHost != null && request.isBlob() && (status == 200 || status == 206)) {
-                String id = UUID.randomUUID().toString();
-                storage.put(id, new Stored(status, response.headers(), readAll(response)));
-                exchange.getResponseHeaders().set("Location", "http://" + redirectHost + ":"
-                        + server.getAddress().getPort() + "/storage/" + id);
-                exchange.sendResponseHeaders(307, -1);
-            } else if (alterPath != null && alterPath.test(path)) {
-                respond(exchange, status, response.headers(), alteration.apply(readAll(response)));
-            } else if (cutPath != null && cutPath.test(path)) {
-                cutPath = null;
-                cut(exchange, response);
-            } else {
-                stream(exchange, response, request.isBlob() ? blobBytesPerSecond : 0);
+            try {
+                answer(exchange, request, path);
+            } finally {
+                if (blob) {
+                    blobsNow.decrementAndGet();
+                }
             }
+        }
+    }
+
+    private void answer(HttpExchange exchange, Seen request, String path) throws IOException {
+        if (path.startsWith("/storage/")) {
+            Stored stored = storage.get(path.substring("/storage/".length()));
+            respond(exchange, stored.status(), stored.headers(), stored.body());
+            return;
+        }
+        HttpResponse<InputStream> response = forward(exchange, path);
+        int status = response.statusCode();
+        if (redirectHost != null && request.isBlob() && (status == 200 || status == 206)) {
+            String id = UUID.randomUUID().toString();
+            storage.put(id, new Stored(status, response.headers(), readAll(response)));
+            exchange.getResponseHeaders().set("Location", "http://" + redirectHost + ":"
+                    + server.getAddress().getPort() + "/storage/" + id);
+            exchange.sendResponseHeaders(307, -1);
+        } else if (alterPath != null && alterPath.test(path)) {
+            respond(exchange, status, response.headers(), alteration.apply(readAll(response)));
+        } else if (cutPath != null && cutPath.test(path)) {
+            cutPath = null;
+            cut(exchange, response);
+        } else {
+            stream(exchange, response, request.isBlob() ? blobBytesPerSecond : 0);
         }
     }
 

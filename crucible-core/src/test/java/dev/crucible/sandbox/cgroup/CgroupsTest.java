@@ -70,4 +70,26 @@ class CgroupsTest {
         assertThat(run.pids()).containsExactly(42L, 43L);
         assertThat(v2.liveGroups("run-")).isEqualTo(1);
     }
+
+    /** The sessions' group on v2: its subtree delegated, its memory held to the budget, no swap, its CPU weight. */
+    @Test
+    void aNestedV2GroupHoldsItsGroupsToOneBudget(@TempDir Path own) throws Exception {
+        Files.writeString(own.resolve("cgroup.procs"), "");
+        Files.writeString(own.resolve("cgroup.subtree_control"), "");
+        CgroupV2 v2 = CgroupV2.prepare(own);
+        Path dir = own.resolve("crucible/run-1-sessionsab");
+        Files.createDirectories(dir);
+        Files.writeString(dir.resolve("memory.swap.max"), "max");
+        Cgroups sessions = v2.nested("run-1-sessionsab", 512L << 20, 4);
+        assertThat(Files.readString(dir.resolve("memory.max"))).isEqualTo(Long.toString(512L << 20));
+        assertThat(Files.readString(dir.resolve("memory.swap.max"))).isEqualTo("0");
+        assertThat(Files.readString(dir.resolve("cgroup.subtree_control"))).isEqualTo("+memory +pids +cpu");
+        assertThat(Files.readString(dir.resolve("cpu.weight"))).isEqualTo("400");
+        sessions.create("run-1-abs1", new Limits(1000, 1000, 256, 1024, 32));
+        assertThat(Files.readString(dir.resolve("run-1-abs1/memory.max"))).isEqualTo(Long.toString(256L << 20));
+        Files.writeString(dir.resolve("memory.current"), "12345\n");
+        assertThat(sessions.memoryUsedBytes()).isEqualTo(12345);
+        assertThat(sessions.liveGroups("run-1-ab")).isEqualTo(1);
+        assertThat(v2.liveGroups("run-1-ab")).as("the sessions' group is no run's").isZero();
+    }
 }

@@ -65,6 +65,12 @@ public final class Metrics {
     public void countSessions(SessionManager sessions) {
         Gauge.builder("crucible_sessions", sessions, SessionManager::size).description("sessions kept")
                 .register(registry);
+        Gauge.builder("crucible_sessions_memory_budget_bytes", sessions, s -> s.numbers().memoryBudgetMb() << 20)
+                .description("the memory all sessions together may use (their group's limit)").register(registry);
+        Gauge.builder("crucible_sessions_memory_reserved_bytes", sessions, s -> s.numbers().memoryReservedMb() << 20)
+                .description("what sessions are admitted for: the sum of their requests").register(registry);
+        Gauge.builder("crucible_sessions_memory_used_bytes", sessions, s -> s.numbers().memoryUsedBytes())
+                .description("what sessions use now: their group's charge (-1: no group)").register(registry);
     }
 
     private static WarmPool pool(Executor executor) {
