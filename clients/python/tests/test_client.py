@@ -31,6 +31,30 @@ def test_evaluation_and_rewards(crucible: Crucible) -> None:
     assert batch["results"][0]["score"] == 0
 
 
+def test_a_dataset_evaluated_by_the_server(crucible: Crucible) -> None:
+    import json
+    problems = json.dumps({"task_id": "t/0", "prompt": "def one():\n", "entry_point": "one",
+                           "test": "def check(candidate):\n    assert candidate() == 1\n",
+                           "canonical_solution": "    return 1\n"})
+    samples = "\n".join(json.dumps({"task_id": "t/0", "completion": c}) for c in ("    return 1\n", "    return 2\n"))
+    started = crucible.start_evaluation("humaneval", problems, samples, k=[1], timeout_ms=5000)
+    assert started["state"] == "running" and started["total"] == 2
+    run = crucible.await_evaluation(started["id"], every_s=0.1)
+    assert run["state"] == "done" and run["passed"] == 1
+    assert run["summary"]["pass_at_k"]["pass@1"] == 0.5
+    results = crucible.evaluation_results(started["id"])
+    assert sorted((r["sample"], r["passed"]) for r in results if "task_id" in r) == [(0, True), (1, False)]
+    assert "summary" in results[-1]
+    assert any(r["id"] == started["id"] for r in crucible.evaluation_runs())
+    with pytest.raises(CrucibleError) as refused:
+        crucible.start_evaluation("cobol", problems)
+    assert refused.value.status == 400 and refused.value.code == "invalid_request"
+    crucible.delete_evaluation(started["id"])
+    with pytest.raises(CrucibleError) as gone:
+        crucible.evaluation_run(started["id"])
+    assert gone.value.code == "not_found"
+
+
 def test_a_session_cells_files_commands_processes_ports_and_previews(crucible: Crucible) -> None:
     with crucible.create_session("python") as s:
         s.run("x = 41")

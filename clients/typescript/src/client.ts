@@ -1,13 +1,14 @@
 import { CallOptions, ClientOptions, Transport, events } from "./http.js";
 import { Session } from "./session.js";
 import type {
-  CreateSessionRequest, EvaluateRequest, EvaluateResult, ExecuteRequest, ExecuteResult, RewardRequest, RewardResult,
-  RuntimeInfo, SessionInfo, SnapshotInfo, StreamEvent, ToolOutcome,
+  CreateSessionRequest, EvaluateRequest, EvaluateResult, EvaluationRequest, EvaluationRun, ExecuteRequest, ExecuteResult,
+  RewardRequest, RewardResult, RuntimeInfo, SessionInfo, SnapshotInfo, StreamEvent, ToolOutcome,
 } from "./types.js";
+import { CrucibleError } from "./errors.js";
 
 /**
- * A client of one Crucible server: stateless runs (streamed or not), runtimes, evaluation, rewards, sessions, snapshots
- * and tool calls. Every failure is a `CrucibleError` with the API's code; a refusal that says when to ask again
+ * A client of one Crucible server: stateless runs (streamed or not), runtimes, evaluation (one program, or a dataset run
+ * by the server), rewards, sessions, snapshots and tool calls. Every failure is a `CrucibleError` with the API's code; a refusal that says when to ask again
  * (`Retry-After`) is asked again; every call takes an `AbortSignal`.
  *
  * ```ts
@@ -86,6 +87,47 @@ export class Crucible {
   /** Deletes a snapshot (sessions made from it are not touched). */
   async deleteSnapshot(name: string, options?: CallOptions): Promise<void> {
     await this.http.json("DELETE", `/v1/snapshots/${encodeURIComponent(name)}`, undefined, options);
+  }
+
+  /**
+   * Runs a dataset evaluation on the server in the background (`crucible eval dataset`): the problems and samples
+   * files as their JSONL text. Follow it with `evaluationRun(id)`; its results with `evaluationResults(id)`.
+   */
+  startEvaluation(request: EvaluationRequest, options?: CallOptions): Promise<EvaluationRun> {
+    return this.http.json("POST", "/v1/evaluations", request, options);
+  }
+
+  /** This token's evaluations, newest first. */
+  async evaluationRuns(options?: CallOptions): Promise<EvaluationRun[]> {
+    return (await this.http.json<{ evaluations: EvaluationRun[] }>("GET", "/v1/evaluations", undefined, options))
+      .evaluations;
+  }
+
+  /** One evaluation: its state, progress and (once done) summary. */
+  evaluationRun(id: string, options?: CallOptions): Promise<EvaluationRun> {
+    return this.http.json("GET", `/v1/evaluations/${encodeURIComponent(id)}`, undefined, options);
+  }
+
+  /** Waits until the evaluation is no longer running (asking every `everyMs`), and answers it. */
+  async awaitEvaluation(id: string, everyMs = 1000, options?: CallOptions): Promise<EvaluationRun> {
+    for (;;) {
+      const run = await this.evaluationRun(id, options);
+      if (run.state !== "running") return run;
+      await new Promise((resolve) => setTimeout(resolve, everyMs));
+      if (options?.signal?.aborted) throw new CrucibleError(0, "aborted", "the wait was aborted");
+    }
+  }
+
+  /** The evaluation's results file so far (`--out`'s lines): one object a judged sample, then `{summary}`. */
+  async evaluationResults(id: string, options?: CallOptions): Promise<Array<Record<string, unknown>>> {
+    const text = await this.http.read("GET", `/v1/evaluations/${encodeURIComponent(id)}/results`,
+      { accept: "application/x-ndjson" }, options ?? {}, (response) => response.text());
+    return text.split("\n").filter((line) => line.trim()).map((line) => JSON.parse(line));
+  }
+
+  /** Stops the evaluation if it goes on, and deletes it with its files. */
+  async deleteEvaluation(id: string, options?: CallOptions): Promise<void> {
+    await this.http.json("DELETE", `/v1/evaluations/${encodeURIComponent(id)}`, undefined, options);
   }
 
   /**

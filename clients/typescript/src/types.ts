@@ -258,6 +258,34 @@ export interface ForkResult {
   took_ms: number;
 }
 
+/** `POST /v1/evaluations`: a dataset as `crucible eval dataset` takes it, its files as their text. */
+export interface EvaluationRequest {
+  format: "humaneval" | "mbpp" | "stdio";
+  /** The problems file's JSONL. */
+  problems: string;
+  /** The samples file's JSONL (`{task_id, completion}` a line); absent: the dataset's reference solutions. */
+  samples?: string;
+  k?: number[];
+  timeout_ms?: number;
+  image?: string;
+}
+
+/** A dataset evaluation run by the server. */
+export interface EvaluationRun {
+  id: string;
+  format: string;
+  state: "running" | "done" | "failed" | "stopped";
+  total: number;
+  done: number;
+  passed: number;
+  k: number[];
+  created_at: string;
+  finished_at?: string;
+  /** The results file's summary (`pass_at_k`, `problems`, `samples`, `passed`, …), once done. */
+  summary?: { pass_at_k: Record<string, number>; [key: string]: unknown };
+  error?: string;
+}
+
 export interface SnapshotInfo {
   name: string;
   session_id: string;

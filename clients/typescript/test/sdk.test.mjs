@@ -181,3 +181,26 @@ test("tool calls as a model makes them, with the server's definitions", async ()
   const wrong = await c.callTool("no_such_tool", {});
   assert.equal(wrong.is_error, true);
 });
+
+test("a dataset evaluated by the server, followed to its end, read and deleted", async () => {
+  const c = crucible();
+  const problems = JSON.stringify({ task_id: "t/0", prompt: "def one():\n", entry_point: "one",
+    test: "def check(candidate):\n    assert candidate() == 1\n", canonical_solution: "    return 1\n" });
+  const samples = [JSON.stringify({ task_id: "t/0", completion: "    return 1\n" }),
+    JSON.stringify({ task_id: "t/0", completion: "    return 2\n" })].join("\n");
+  const started = await c.startEvaluation({ format: "humaneval", problems, samples, k: [1], timeout_ms: 5000 });
+  assert.equal(started.state, "running");
+  assert.equal(started.total, 2);
+  const run = await c.awaitEvaluation(started.id, 100);
+  assert.equal(run.state, "done");
+  assert.equal(run.passed, 1);
+  assert.equal(run.summary.pass_at_k["pass@1"], 0.5);
+  const results = await c.evaluationResults(started.id);
+  assert.deepEqual(results.filter((r) => r.task_id).map((r) => [r.sample, r.passed]).sort(), [[0, true], [1, false]]);
+  assert.ok(results.at(-1).summary);
+  assert.ok((await c.evaluationRuns()).some((r) => r.id === started.id));
+  await assert.rejects(c.startEvaluation({ format: "cobol", problems }), (e) => e.status === 400
+    && e.code === "invalid_request");
+  await c.deleteEvaluation(started.id);
+  await assert.rejects(c.evaluationRun(started.id), (e) => e.status === 404 && e.code === "not_found");
+});

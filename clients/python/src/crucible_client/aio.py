@@ -83,6 +83,28 @@ class AsyncCrucible:
     async def delete_snapshot(self, name: str) -> None:
         await asyncio.to_thread(self.sync.delete_snapshot, name)
 
+    async def start_evaluation(self, fmt: str, problems: str, samples: Optional[str] = None, **options: Any) -> JSON:
+        return await asyncio.to_thread(self.sync.start_evaluation, fmt, problems, samples, **options)
+
+    async def evaluation_runs(self) -> List[JSON]:
+        return await asyncio.to_thread(self.sync.evaluation_runs)
+
+    async def evaluation_run(self, evaluation_id: str) -> JSON:
+        return await asyncio.to_thread(self.sync.evaluation_run, evaluation_id)
+
+    async def await_evaluation(self, evaluation_id: str, every_s: float = 1.0) -> JSON:
+        while True:
+            run = await self.evaluation_run(evaluation_id)
+            if run["state"] != "running":
+                return run
+            await asyncio.sleep(every_s)
+
+    async def evaluation_results(self, evaluation_id: str) -> List[JSON]:
+        return await asyncio.to_thread(self.sync.evaluation_results, evaluation_id)
+
+    async def delete_evaluation(self, evaluation_id: str) -> None:
+        await asyncio.to_thread(self.sync.delete_evaluation, evaluation_id)
+
     async def tools(self, fmt: str = "openai", tool_set: str = "all") -> List[JSON]:
         return await asyncio.to_thread(self.sync.tools, fmt, tool_set)
 

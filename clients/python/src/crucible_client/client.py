@@ -12,7 +12,9 @@ Answers are the API's JSON as dicts (docs/api.md names every field); every refus
 `code`; one that says when to ask again (Retry-After) is asked again first.
 """
 
+import json
 import os
+import time
 import urllib.parse
 from typing import Any, Dict, Iterator, List, Optional, Union
 
@@ -83,6 +85,41 @@ class Crucible:
 
     def delete_snapshot(self, name: str) -> None:
         self._call("DELETE", "/v1/snapshots/" + urllib.parse.quote(name, safe=""))
+
+    # -- dataset evaluations run by the server --
+
+    def start_evaluation(self, fmt: str, problems: str, samples: Optional[str] = None, **options: Any) -> JSON:
+        """Runs a dataset (`crucible eval dataset`) on the server in the background: `fmt` humaneval, mbpp or stdio,
+        the problems and samples files as their JSONL text; `options` k, timeout_ms, image."""
+        body = {"format": fmt, "problems": problems, **options}
+        if samples is not None:
+            body["samples"] = samples
+        return self._call("POST", "/v1/evaluations", body)
+
+    def evaluation_runs(self) -> List[JSON]:
+        """This token's evaluations, newest first."""
+        return self._call("GET", "/v1/evaluations")["evaluations"]
+
+    def evaluation_run(self, evaluation_id: str) -> JSON:
+        return self._call("GET", "/v1/evaluations/" + urllib.parse.quote(evaluation_id, safe=""))
+
+    def await_evaluation(self, evaluation_id: str, every_s: float = 1.0) -> JSON:
+        """Asks every `every_s` until the evaluation is no longer running; answers it."""
+        while True:
+            run = self.evaluation_run(evaluation_id)
+            if run["state"] != "running":
+                return run
+            time.sleep(every_s)
+
+    def evaluation_results(self, evaluation_id: str) -> List[JSON]:
+        """Its results file so far (`--out`'s lines): one object a judged sample, then `{"summary": ...}`."""
+        text = _request(self.url + "/v1/evaluations/" + urllib.parse.quote(evaluation_id, safe="") + "/results",
+                        self.token, "GET", None, self.timeout, raw=True)
+        return [json.loads(line) for line in text.splitlines() if line.strip()]
+
+    def delete_evaluation(self, evaluation_id: str) -> None:
+        """Stops the evaluation if it goes on, and deletes it with its files."""
+        self._call("DELETE", "/v1/evaluations/" + urllib.parse.quote(evaluation_id, safe=""))
 
     # -- tools --
 
