@@ -463,7 +463,7 @@ async function listPorts() {
 
 // -- a terminal: xterm.js over the session's terminal WebSocket --
 
-let terminal; // { term, socket }
+let terminal; // { term, socket, fit, pid: its shell's, once known }
 
 function openTerminal() {
   if (!current) return;
@@ -477,22 +477,48 @@ function openTerminal() {
   const protocols = ["crucible.terminal"];
   const token = sessionStorage.getItem(TOKEN_KEY);
   if (token) protocols.push(`crucible.bearer.${base64url(token)}`);
+  const session = current;
   const scheme = location.protocol === "https:" ? "wss" : "ws";
-  const socket = new WebSocket(`${scheme}://${location.host}/v1/sessions/${current}/terminal`
+  const socket = new WebSocket(`${scheme}://${location.host}/v1/sessions/${session}/terminal`
     + `?rows=${term.rows}&cols=${term.cols}`, protocols);
   socket.binaryType = "arraybuffer";
   term.loadAddon(new AttachAddon(socket));
-  socket.addEventListener("open", () => {
+  socket.addEventListener("open", async () => {
     document.body.dataset.terminal = "open";
     term.focus();
+    // its shell: the newest process on a terminal with a socket attached (the server answers the upgrade, not its
+    // pid, and starts the shell just after it: asked again for a few seconds)
+    for (let tries = 0; tries < 50 && terminal?.socket === socket; tries++) {
+      const { processes } = await (await api("GET", `/v1/sessions/${session}/processes`)).json();
+      const shell = processes.filter((p) => p.running && p.pty && p.terminals > 0)
+        .sort((a, b) => b.started_at.localeCompare(a.started_at))[0];
+      if (shell) {
+        terminal.pid = shell.pid;
+        document.body.dataset.terminalPid = String(shell.pid);
+        return;
+      }
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+  });
+  term.onResize(({ rows, cols }) => {
+    if (terminal?.term === term && terminal.pid) {
+      api("POST", `/v1/sessions/${session}/processes/${terminal.pid}/resize`, { rows, cols }).catch(() => {});
+    }
   });
   socket.addEventListener("close", (e) => {
     if (terminal?.socket === socket) document.body.dataset.terminal = "closed";
     term.write(`\r\n[the terminal closed: ${e.code}${e.reason ? ` ${e.reason}` : ""}]\r\n`);
   });
-  terminal = { term, socket };
+  terminal = { term, socket, fit, pid: undefined };
   window.crucibleTerminal = term; // for the browser tests: what the screen shows
 }
+
+// the window resized: the terminal takes the panel's new size, and its shell is told (SIGWINCH)
+let resizing;
+window.addEventListener("resize", () => {
+  clearTimeout(resizing);
+  resizing = setTimeout(() => terminal?.fit.fit(), 100);
+});
 
 function closeTerminal() {
   if (!terminal) return;
@@ -502,6 +528,7 @@ function closeTerminal() {
   window.crucibleTerminal = undefined;
   $("terminal").replaceChildren();
   delete document.body.dataset.terminal;
+  delete document.body.dataset.terminalPid;
 }
 
 function base64url(text) {

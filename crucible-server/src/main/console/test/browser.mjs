@@ -173,6 +173,20 @@ try {
       .some((line) => line === "42-from-the-terminal");
   }, null, { timeout: 30_000 }).catch(async (e) => { throw new Error(`the terminal shows:\n${await screen()}\n${e}`); });
 
+  // a wider window: the terminal takes the new width, and its shell is told (stty shows the size it now has)
+  await page.waitForSelector("body[data-terminal-pid]");
+  const before = await page.evaluate(() => window.crucibleTerminal.cols);
+  await page.setViewportSize({ width: 1400, height: 760 });
+  await page.waitForFunction((c) => window.crucibleTerminal.cols > c, before);
+  const size = await page.evaluate(() => `${window.crucibleTerminal.rows} ${window.crucibleTerminal.cols}`);
+  await page.keyboard.type("stty size\n");
+  await page.waitForFunction((expected) => {
+    const buffer = window.crucibleTerminal.buffer.active;
+    return Array.from({ length: buffer.length }, (_, i) => buffer.getLine(i)?.translateToString(true))
+      .some((line) => line === expected);
+  }, size, { timeout: 30_000 }).catch(async (e) => { throw new Error(`want ${size}; the terminal shows:\n${await screen()}\n${e}`); });
+  await page.setViewportSize({ width: 1100, height: 760 });
+
   // processes: a server started from the page, found listening, previewed in a tab fenced off from the console
   await page.click('.tabs button[data-tab="processes"]');
   await page.waitForFunction(() => Number(document.body.dataset.processes) >= 1); // the terminal's shell

@@ -21,7 +21,7 @@ import picocli.CommandLine.Command;
         description = "Sandboxed code execution for AI agents and LLM evaluation.",
         subcommands = {ServeCommand.class, RunCommand.class, SessionCommand.class, EvalCommand.class, RewardCommand.class,
             RuntimesCommand.class, ImageCommand.class, McpCommand.class, BenchCommand.class,
-            dev.crucible.cli.serve.TrainStartupCommand.class})
+            TrainStartupCommand.class})
 public final class CrucibleCommand implements Runnable {
     @CommandLine.Spec
     CommandLine.Model.CommandSpec spec;

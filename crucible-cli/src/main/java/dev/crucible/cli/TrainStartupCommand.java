@@ -1,6 +1,5 @@
-package dev.crucible.cli.serve;
+package dev.crucible.cli;
 
-import dev.crucible.cli.CrucibleCommand;
 import dev.crucible.cli.support.CliSupport;
 import dev.crucible.server.CrucibleServer;
 import dev.crucible.server.ServerConfig;
