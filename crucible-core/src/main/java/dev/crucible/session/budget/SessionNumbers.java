@@ -31,6 +31,8 @@ public final class SessionNumbers {
     private final long quotaBytes;
     private final BitSet taken = new BitSet();
     private final Map<Integer, Reservation> reservations = new HashMap<>();
+    /** The sum of the reservations' memory, kept as they come and go (read by every /healthz and /readyz). */
+    private long reservedMb;
     private final long requestMb;
     private java.util.function.LongSupplier snapshotBytes = () -> 0;
     /** What the sessions' group is charged now, in bytes (-1: unknown). */
@@ -88,7 +90,7 @@ public final class SessionNumbers {
 
     /** The memory the sessions reserve now (the sum of their requests), in MiB. */
     public synchronized long memoryReservedMb() {
-        return reservations.values().stream().mapToLong(Reservation::memoryMb).sum();
+        return reservedMb;
     }
 
     /** The memory the sessions use now (their group's charge), in bytes; -1 when unknown. */
@@ -131,7 +133,7 @@ public final class SessionNumbers {
             throw new RequestException(ErrorCode.TOO_MANY_SESSIONS, "this token holds its maximum of " + maxPerOwner
                     + " sessions; delete one first");
         }
-        long memory = reservations.values().stream().mapToLong(Reservation::memoryMb).sum();
+        long memory = reservedMb;
         int request = request(memoryMb);
         if (memory + request > memoryBudgetMb) {
             throw new RequestException(ErrorCode.MEMORY_BUDGET_EXHAUSTED, "sessions already reserve " + memory
@@ -170,7 +172,8 @@ public final class SessionNumbers {
 
     private void reserve(int number, String owner, int memoryMb) {
         taken.set(number);
-        reservations.put(number, new Reservation(owner, memoryMb));
+        Reservation earlier = reservations.put(number, new Reservation(owner, memoryMb));
+        reservedMb += memoryMb - (earlier == null ? 0 : earlier.memoryMb());
     }
 
     /** Counts what {@code bytes} says the snapshots hold against the disk budget from now on. */
@@ -196,6 +199,7 @@ public final class SessionNumbers {
     /** Frees {@code number} and what it reserved. */
     public synchronized void release(int number) {
         taken.clear(number);
-        reservations.remove(number);
+        Reservation gone = reservations.remove(number);
+        reservedMb -= gone == null ? 0 : gone.memoryMb();
     }
 }
