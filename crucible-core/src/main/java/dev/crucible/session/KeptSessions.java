@@ -97,9 +97,12 @@ final class KeptSessions {
         return loaded;
     }
 
-    /** Loads a stored session as DORMANT under {@code lease} (null on a single node); past its lifetime it is removed. */
+    /**
+     * Loads a stored session as DORMANT under {@code lease} (null on a single node); one past its lifetime, or a spare
+     * made ahead and never taken, is removed.
+     */
     private boolean load(SessionStore.Stored stored, SessionLease lease) {
-        if (clock.millis() > stored.endOfLifeMs()) {
+        if (clock.millis() > stored.endOfLifeMs() || stored.owner().equals(SessionMaker.SPARE)) { // no one's
             store.remove(stored, store.workspace(stored, sandbox.sessionUid(stored.number())));
             if (lease != null) {
                 lease.close();

@@ -4,6 +4,7 @@ import dev.crucible.error.ErrorCode;
 import dev.crucible.error.RequestException;
 import dev.crucible.runtime.LanguageRuntime;
 import dev.crucible.runtime.RuntimeRegistry;
+import dev.crucible.session.spec.SessionConfig;
 import dev.crucible.session.spec.SessionLimits;
 import java.time.Duration;
 

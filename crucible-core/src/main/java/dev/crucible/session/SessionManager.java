@@ -2,10 +2,8 @@ package dev.crucible.session;
 
 import dev.crucible.egress.Egress;
 import dev.crucible.egress.NetworkRequest;
-import dev.crucible.egress.policy.EgressPolicy;
 import dev.crucible.error.ErrorCode;
 import dev.crucible.error.RequestException;
-import dev.crucible.runtime.LanguageRuntime;
 import dev.crucible.runtime.RuntimeRegistry;
 import dev.crucible.sandbox.Sandbox;
 import dev.crucible.session.interpreter.Interpreter;
@@ -13,14 +11,14 @@ import dev.crucible.sandbox.OutputListener;
 import dev.crucible.session.process.CommandRequest;
 import dev.crucible.session.process.CommandResult;
 import dev.crucible.session.spec.CellResult;
+import dev.crucible.session.spec.SessionConfig;
 import dev.crucible.session.spec.SessionInfo;
 import dev.crucible.session.spec.SessionLimits;
 import dev.crucible.session.snapshot.SnapshotStore;
-import dev.crucible.session.store.SessionLease;
 import dev.crucible.session.budget.SessionNumbers;
 import dev.crucible.session.store.SessionIds;
 import dev.crucible.session.store.SessionStore;
-import dev.crucible.session.workspace.DataDirFull;
+import dev.crucible.session.workspace.SessionFiles;
 import java.io.IOException;
 import java.time.InstantSource;
 import java.util.Comparator;
@@ -55,6 +53,7 @@ public final class SessionManager implements AutoCloseable {
     private final SessionCommands commands;
     private final KeptSessions kept;
     private final SnapshotStore snapshots;
+    private final SessionMaker maker;
     private SessionReaper reaper;
     private volatile boolean closed;
     /** This replica's name when replicas share the data directory (ids carry it), or null on a single node. */
@@ -70,13 +69,15 @@ public final class SessionManager implements AutoCloseable {
         this.clock = clock;
         JsonMapper json = JsonMapper.builder().build();
         this.store = new SessionStore(config.dataDir(), sandbox.sessionUid(0) >= 0, json);
-        this.numbers = config.numbers(store, sandbox);
+        this.numbers = SessionNumbers.of(config, store, sandbox);
         this.network = new SessionNetwork(runtimes, store, config.dataDir());
         this.runner = new SessionRunner(sandbox, runtimes, store, network, json, config);
         this.commands = new SessionCommands(runner, config);
         this.kept = new KeptSessions(replica, store, numbers, sandbox, clock, sessions);
         this.snapshots = new SnapshotStore(config.dataDir(), json);
         numbers.countSnapshots(snapshots::totalBytes);
+        this.maker = new SessionMaker(config, runtimes, network, numbers, store, sandbox, runner, ids, replica, clock,
+                sessions, this::remove);
     }
 
     /** Loads the sessions kept under the data directory (those past their lifetime removed); starts the reaper. */
@@ -106,6 +107,7 @@ public final class SessionManager implements AutoCloseable {
         }
         manager.reaper = new SessionReaper(() -> List.copyOf(manager.sessions.values()), manager::remove,
                 s -> manager.runner.pause(s, true), config.reapEvery());
+        manager.maker.fill();
         return manager;
     }
 
@@ -194,54 +196,7 @@ public final class SessionManager implements AutoCloseable {
         if (request.snapshot() != null) { // the snapshot's copy, brought up at once
             return pauses(owner, (Session) null).fromSnapshot(snapshots.require(owner, request.snapshot()), request);
         }
-        return create(owner, request, true).info();
-    }
-
-    /** As {@link #create(String, CreateRequest)}; without {@code start}, no interpreter yet (a fork's, filled next). */
-    private Session create(String owner, CreateRequest request, boolean start) throws InterruptedException {
-        NewSession checked = NewSession.check(request, config, runtimes);
-        LanguageRuntime runtime = checked.runtime();
-        EgressPolicy granted = network.grant(request.network(), runtime);
-        int number = numbers.take(owner, checked.limits().memoryMb());
-        long now = clock.millis();
-        String id = ids.fresh(replica);
-        SessionStore.Stored stored = new SessionStore.Stored(id, owner, runtime.language(), checked.limits(),
-                checked.idleTimeoutS(), now, now + config.maxLifetime().toMillis(), checked.restore(), number,
-                runtime.image(), granted == null ? null : granted.entries(), checked.onIdle());
-        Session session = new Session(stored, store.workspace(stored, sandbox.sessionUid(number)), Session.State.LIVE,
-                clock);
-        try {
-            boolean rooted = runtime.image() == null && store.roomForRoots() && sandbox.rootUnavailable() == null
-                    && runtime.tier() == dev.crucible.sandbox.Isolation.NAMESPACES; // gVisor's root is its kernel's
-            store.create(stored, config.workspaceQuota(), rooted);
-            checked.seed(start, store.dir(id).resolve("workspace"), sandbox.sessionUid(number));
-            if (rooted) {
-                sandbox.prepareRoot(store.rootOf(stored), number, runtime.binds());
-            }
-            if (replica != null) {
-                session.lease = SessionLease.tryTake(store.dir(id), replica).orElseThrow(
-                        () -> new IOException("the new session's directory is held by another replica"));
-            }
-            session.lock.lock();
-            try {
-                sessions.put(stored.id(), session);
-                session.interpreter = start ? runner.start(session) : null;
-            } finally {
-                session.lock.unlock();
-            }
-            return session;
-        } catch (IOException | RuntimeException e) {
-            sessions.remove(stored.id());
-            store.remove(stored, session.workspace);
-            session.releaseLease();
-            numbers.release(number);
-            if (e instanceof RuntimeException re) {
-                throw re;
-            }
-            throw DataDirFull.orElse((IOException) e, config.dataDir(), "the new session", new RequestException(
-                    ErrorCode.INTERPRETER_UNAVAILABLE, "cannot start the " + runtime.language() + " interpreter: "
-                            + e.getMessage()));
-        }
+        return maker.create(owner, request, true).info();
     }
 
     /** The session {@code id} of {@code owner}; anyone else's, or none, is not found. */
@@ -271,6 +226,9 @@ public final class SessionManager implements AutoCloseable {
 
     /** How many sessions exist (all owners). */
     public int size() { return sessions.size(); }
+
+    /** How many spare sessions are made ahead and ready now. */
+    public int sparesReady() { return maker.ready(); }
 
     /** The sessions' numbers and budgets: the memory budget, what sessions reserve of it and use (/metrics, /readyz). */
     public SessionNumbers numbers() { return numbers; }
@@ -316,7 +274,7 @@ public final class SessionManager implements AutoCloseable {
     }
 
     private SessionPauses pauses(String owner, Session session) {
-        return new SessionPauses(session, runner, request -> create(owner, request, false), this::remove, sandbox,
+        return new SessionPauses(session, runner, request -> maker.create(owner, request, false), this::remove, sandbox,
                 store, snapshots, numbers::admitSnapshot, runtimes.images());
     }
 
@@ -353,6 +311,7 @@ public final class SessionManager implements AutoCloseable {
     /** Deletes the session: its interpreter, its files, its log. */
     public void delete(String owner, String id) {
         remove(find(owner, id));
+        maker.fill(); // its place may be a spare's again
     }
 
     private void remove(Session session) {
@@ -391,6 +350,7 @@ public final class SessionManager implements AutoCloseable {
         }
         closed = true;
         reaper.close();
+        maker.close(); // the spares removed: no one's sessions
         for (Session session : sessions.values()) {
             session.stopAll();
             store.detach(session.stored); // the files stay in the image; the next start mounts it again

@@ -13,6 +13,7 @@ import dev.crucible.session.interpreter.Interpreter;
 import dev.crucible.session.process.Supervisor;
 import dev.crucible.session.spec.CellResult;
 import dev.crucible.session.spec.CellStatus;
+import dev.crucible.session.spec.SessionConfig;
 import dev.crucible.session.spec.SessionLimits;
 import dev.crucible.session.store.SavedMemory;
 import dev.crucible.session.store.SessionStore;

@@ -9,6 +9,7 @@ import dev.crucible.error.ErrorCode;
 import dev.crucible.image.spec.Image;
 import dev.crucible.image.store.TestImages;
 import dev.crucible.session.spec.CellResult;
+import dev.crucible.session.spec.SessionConfig;
 import dev.crucible.session.spec.SessionInfo;
 import java.nio.file.Path;
 import org.junit.jupiter.api.Test;

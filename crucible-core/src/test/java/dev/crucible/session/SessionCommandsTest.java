@@ -11,6 +11,7 @@ import dev.crucible.error.RequestException;
 import dev.crucible.session.process.CommandRequest;
 import dev.crucible.session.process.CommandResult;
 import dev.crucible.session.spec.CellResult;
+import dev.crucible.session.spec.SessionConfig;
 import dev.crucible.session.spec.SessionInfo;
 import java.nio.file.Path;
 import java.time.Duration;

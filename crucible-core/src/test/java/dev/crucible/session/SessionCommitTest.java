@@ -11,6 +11,7 @@ import dev.crucible.image.store.ImageStore;
 import dev.crucible.image.store.TestImages;
 import dev.crucible.session.process.CommandRequest;
 import dev.crucible.session.spec.CommitResult;
+import dev.crucible.session.spec.SessionConfig;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.UUID;

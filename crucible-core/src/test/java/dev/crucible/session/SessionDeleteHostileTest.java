@@ -4,6 +4,7 @@ import dev.crucible.Crucible;
 import dev.crucible.TestHost;
 import dev.crucible.error.RequestException;
 import dev.crucible.session.spec.CellResult;
+import dev.crucible.session.spec.SessionConfig;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import org.junit.jupiter.api.Test;

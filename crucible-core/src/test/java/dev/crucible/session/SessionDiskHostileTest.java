@@ -5,6 +5,7 @@ import dev.crucible.TestHost;
 import dev.crucible.error.ErrorCode;
 import dev.crucible.error.RequestException;
 import dev.crucible.session.spec.CellResult;
+import dev.crucible.session.spec.SessionConfig;
 import dev.crucible.session.spec.SessionLimits;
 import dev.crucible.session.workspace.WorkspaceDisk;
 import java.nio.file.Files;

@@ -7,6 +7,7 @@ import dev.crucible.error.ErrorCode;
 import dev.crucible.error.RequestException;
 import dev.crucible.session.spec.CellResult;
 import dev.crucible.session.spec.CellStatus;
+import dev.crucible.session.spec.SessionConfig;
 import dev.crucible.session.spec.SessionInfo;
 import dev.crucible.session.spec.SessionLimits;
 import dev.crucible.session.workspace.Workspace;

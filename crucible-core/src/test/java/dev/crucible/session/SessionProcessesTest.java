@@ -13,6 +13,7 @@ import dev.crucible.session.process.CommandRequest;
 import dev.crucible.session.process.ProcessInfo;
 import dev.crucible.session.process.Supervisor;
 import dev.crucible.session.process.Terminal;
+import dev.crucible.session.spec.SessionConfig;
 import dev.crucible.session.spec.SessionInfo;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;

@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 import dev.crucible.Crucible;
 import dev.crucible.TestHost;
 import dev.crucible.session.spec.CellResult;
+import dev.crucible.session.spec.SessionConfig;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;

@@ -7,6 +7,7 @@ import dev.crucible.sandbox.Sandbox;
 import dev.crucible.sandbox.SandboxConfig;
 import dev.crucible.sandbox.bwrap.BwrapSandbox;
 import dev.crucible.session.spec.CellResult;
+import dev.crucible.session.spec.SessionConfig;
 import java.nio.file.Path;
 import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;

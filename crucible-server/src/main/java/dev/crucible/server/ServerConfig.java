@@ -3,7 +3,7 @@ package dev.crucible.server;
 import dev.crucible.egress.policy.EgressPolicy;
 import dev.crucible.server.access.WebOrigin;
 import dev.crucible.server.services.Services;
-import dev.crucible.session.SessionConfig;
+import dev.crucible.session.spec.SessionConfig;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.UnknownHostException;
@@ -103,16 +103,19 @@ public record ServerConfig(
         }
     }
 
+    /** Python sessions a server keeps made ahead: a create that fits takes one at once (issue 33). */
+    public static final int SPARES = 1;
+
     /**
      * Defaults, whatever the environment: 127.0.0.1:8080, no token, {@code 2 × cores} concurrent executions, 64
      * queued, 32 MiB bodies, 10 s shutdown grace, a warm pool of 2 Python and 1 JavaScript sandboxes, sessions under
-     * {@link #defaultDataDir(Map)} of an empty environment.
+     * {@link #defaultDataDir(Map)} of an empty environment with {@link #SPARES} spares.
      */
     public static ServerConfig defaults() {
         return new ServerConfig("127.0.0.1", 8080, Set.of(), 2 * Runtime.getRuntime().availableProcessors(), 64,
                 32L * 1024 * 1024, Duration.ofSeconds(10), Map.of("python", 2, "javascript", 1),
-                SessionConfig.defaults(defaultDataDir(Map.of())), EgressPolicy.none(), Cluster.single(), List.of(), null,
-                "localhost", Map.of());
+                SessionConfig.defaults(defaultDataDir(Map.of())).withSpares(SPARES), EgressPolicy.none(),
+                Cluster.single(), List.of(), null, "localhost", Map.of());
     }
 
     /**
@@ -129,7 +132,8 @@ public record ServerConfig(
         ServerConfig d = defaults();
         return new ServerConfig(d.host, d.port, tokensFrom(env.get("CRUCIBLE_TOKENS")), d.maxConcurrent, d.maxQueued,
                 d.maxBodyBytes, d.shutdownGrace, poolFrom(env.get("CRUCIBLE_POOL"), d.pool),
-                SessionConfig.defaults(defaultDataDir(env)), egressFrom(env.get("CRUCIBLE_EGRESS_ALLOW")),
+                SessionConfig.defaults(defaultDataDir(env)).withSpares(SPARES),
+                egressFrom(env.get("CRUCIBLE_EGRESS_ALLOW")),
                 clusterFrom(env.get("CRUCIBLE_REPLICA"), env.get("CRUCIBLE_PEERS")),
                 allowedOriginsFrom(env.get("CRUCIBLE_ALLOWED_ORIGINS")), blankToNull(env.get("CRUCIBLE_PREVIEW_LISTEN")),
                 blankToNull(env.get("CRUCIBLE_PREVIEW_DOMAIN")), d.e2bTemplates);

@@ -7,7 +7,7 @@ import dev.crucible.TestHost;
 import dev.crucible.egress.policy.EgressPolicy;
 import dev.crucible.egress.PackageIndex;
 import dev.crucible.egress.StalledOrigin;
-import dev.crucible.session.SessionConfig;
+import dev.crucible.session.spec.SessionConfig;
 import dev.crucible.testhost.NetnsHost;
 import java.net.URI;
 import java.net.http.HttpRequest;

@@ -150,6 +150,7 @@ final class SessionBench {
         } finally {
             call("DELETE", "/v1/sessions/" + id, null);
         }
+        creates(out, Math.max(10, iterations / 20));
         if (idle > 0) {
             idle(out, idle);
         }
@@ -197,6 +198,68 @@ final class SessionBench {
             socket.abort();
             call("POST", "/v1/sessions/" + id + "/processes/" + pid + "/signal", "{\"signal\": \"KILL\"}");
         }
+    }
+
+    /**
+     * {@code POST /v1/sessions} and its first cell ({@code 1 + 1}), then the delete, {@code n} times each way, in turns:
+     * a create that takes a spare (the defaults, a spare waited for first) against one the server makes when asked
+     * (other limits: no spare fits), as a client creating now and then sees them; then {@code n} of the defaults back
+     * to back, as a burst sees them (spares made as fast as they are taken, or not).
+     */
+    private void creates(PrintWriter out, int n) throws Exception {
+        String made = "{\"language\": \"python\", \"limits\": {\"memory_mb\": 500}}";
+        String fits = "{\"language\": \"python\"}";
+        long[] spare = new long[n];
+        long[] asked = new long[n];
+        boolean spares = true;
+        for (int i = 0; i < n; i++) {
+            spares = spares && spareReady();
+            spare[i] = createAndCell(fits);
+            asked[i] = createAndCell(made);
+        }
+        long[] burst = new long[n];
+        for (int i = 0; i < n; i++) {
+            burst[i] = createAndCell(fits);
+        }
+        Arrays.sort(spare);
+        Arrays.sort(asked);
+        Arrays.sort(burst);
+        out.printf("%d creates each way, a create and its first cell (1 + 1) over HTTP%s:%n", n, spares ? ""
+                : " (this server keeps no spare: serve --session-spares)");
+        report(out, "create + first cell, a spare", spare);
+        report(out, "create + first cell, made when asked", asked);
+        report(out, "create + first cell, back to back", burst);
+        out.printf("a spare's create p50 / made when asked p50: %.2f (goal: a spare's <= 20 ms)%n",
+                ms(spare, 50) / ms(asked, 50));
+    }
+
+    /** Whether the server has a spare ready (waited for up to 10 s). */
+    private boolean spareReady() throws IOException, InterruptedException {
+        long end = System.nanoTime() + 10_000_000_000L;
+        while (System.nanoTime() < end) {
+            HttpRequest.Builder scrape = HttpRequest.newBuilder(base.resolve("metrics"));
+            if (token != null) {
+                scrape.header("Authorization", "Bearer " + token);
+            }
+            if (http.send(scrape.build(), HttpResponse.BodyHandlers.ofString()).body().lines()
+                    .anyMatch(l -> l.startsWith("crucible_sessions_spares ") && !l.endsWith(" 0.0"))) {
+                return true;
+            }
+            Thread.sleep(20);
+        }
+        return false;
+    }
+
+    private long createAndCell(String body) throws Exception {
+        long t0 = System.nanoTime();
+        String id = call("POST", "/v1/sessions", body).get("id").asString();
+        JsonNode r = call("POST", "/v1/sessions/" + id + "/execute", "{\"code\": \"1 + 1\"}");
+        long took = System.nanoTime() - t0;
+        call("DELETE", "/v1/sessions/" + id, null);
+        if (!r.path("result").asString("").equals("2")) {
+            throw new IOException("unexpected answer " + r);
+        }
+        return took;
     }
 
     private static long[] merge(List<long[]> parts) {

@@ -6,7 +6,7 @@ import dev.crucible.cli.support.ExitCodes;
 import dev.crucible.server.ServerConfig;
 import dev.crucible.server.mcp.McpEndpoint;
 import dev.crucible.server.services.Services;
-import dev.crucible.session.SessionConfig;
+import dev.crucible.session.spec.SessionConfig;
 import io.modelcontextprotocol.server.McpSyncServer;
 import java.io.FilterInputStream;
 import java.io.IOException;

@@ -81,6 +81,10 @@ public final class ServeCommand implements Callable<Integer> {
             + " an idle Python session; 0: its whole limit, nothing overcommitted).")
     Long sessionMemoryRequestMb;
 
+    @Option(names = "--session-spares", paramLabel = "N", description = "Python sessions kept made ahead, so that a"
+            + " create asking for the default limits and no network answers at once (default 1; 0: none; at most 16).")
+    Integer sessionSpares;
+
     @Option(names = "--sessions-disk-mb", paramLabel = "MIB", description = "The sum of all sessions' workspace quotas"
             + " may not pass this; beyond it creating a session answers 507 (default: 90%% of the data dir's disk).")
     Long sessionsDiskMb;
@@ -208,6 +212,9 @@ public final class ServeCommand implements Callable<Integer> {
             }
             if (sessionMemoryRequestMb != null) {
                 config = config.withSessions(config.sessions().withMemoryRequest(sessionMemoryRequestMb));
+            }
+            if (sessionSpares != null) {
+                config = config.withSessions(config.sessions().withSpares(sessionSpares));
             }
             if (sessionsMemoryMb != null || sessionsDiskMb != null) {
                 config = config.withSessions(config.sessions().withBudgets(

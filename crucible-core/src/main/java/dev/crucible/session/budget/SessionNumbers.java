@@ -3,6 +3,7 @@ package dev.crucible.session.budget;
 import dev.crucible.error.ErrorCode;
 import dev.crucible.error.RequestException;
 import dev.crucible.sandbox.Sandbox;
+import dev.crucible.session.spec.SessionConfig;
 import dev.crucible.session.store.SessionStore;
 import dev.crucible.session.workspace.WorkspaceDisk;
 import java.io.IOException;
@@ -49,17 +50,13 @@ public final class SessionNumbers {
         this.requestMb = requestMb;
     }
 
-    /** The caps and budgets a configuration sets (0: automatic), as {@code SessionConfig} holds them. */
-    public record Caps(int maxSessions, int maxPerOwner, long memoryBudgetMb, long diskBudgetBytes, long quotaBytes,
-            long memoryRequestMb) {}
-
     /**
      * The numbers {@code config}'s caps allow, over its budgets or (0) the automatic ones: the host's memory less 1 GiB
      * (at least 1 GiB), and 90% of the file system {@code store} keeps sessions on. The sessions of {@code sandbox}
      * are held to the memory budget together, in one group; where that group cannot be made, a warning says so and
      * each session is admitted for its whole limit (requests need the group: without it nothing may overcommit).
      */
-    public static SessionNumbers of(Caps config, SessionStore store, Sandbox sandbox) throws IOException {
+    public static SessionNumbers of(SessionConfig config, SessionStore store, Sandbox sandbox) throws IOException {
         long memory = config.memoryBudgetMb() > 0 ? config.memoryBudgetMb() : Math.max(1024,
                 ((com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean())
                         .getTotalMemorySize() / (1024 * 1024) - 1024);
@@ -76,7 +73,7 @@ public final class SessionNumbers {
                     + " memory budget together (" + why + "): each is admitted for its whole limit, none overcommitted");
         }
         SessionNumbers numbers = new SessionNumbers(config.maxSessions(), config.maxPerOwner(), memory, disk,
-                config.quotaBytes(), why == null ? config.memoryRequestMb() : 0);
+                config.workspaceQuota(), why == null ? config.memoryRequestMb() : 0);
         if (why == null) {
             numbers.usedBytes = sandbox::sessionsMemoryBytes;
         }
@@ -124,38 +121,81 @@ public final class SessionNumbers {
      *     {@code disk_budget_exhausted}, saying what to do
      */
     public synchronized int take(String owner, int memoryMb) {
-        if (reservations.size() >= maxSessions) {
-            throw new RequestException(ErrorCode.TOO_MANY_SESSIONS, "the server holds its maximum of " + maxSessions
+        int request = request(memoryMb);
+        RequestException refused = refusal(owner, request, 0);
+        if (refused != null) {
+            throw refused;
+        }
+        int number = taken.nextClearBit(0);
+        reserve(number, owner, request);
+        return number;
+    }
+
+    /**
+     * As {@link #take}, for a session made ahead of being asked for: only while the caps leave room for another of
+     * the same size besides it; -1 otherwise.
+     */
+    public synchronized int takeAhead(String owner, int memoryMb) {
+        int request = request(memoryMb);
+        if (refusal(owner, request, 1) != null) {
+            return -1;
+        }
+        int number = taken.nextClearBit(0);
+        reserve(number, owner, request);
+        return number;
+    }
+
+    /**
+     * Gives {@code number} (a session made ahead) to {@code owner}, for a session of {@code memoryMb}.
+     *
+     * @throws RequestException {@code too_many_sessions} when {@code owner} holds its maximum
+     */
+    public synchronized void adopt(int number, String owner, int memoryMb) {
+        if (!ownerHasRoom(owner)) {
+            throw ownerFull();
+        }
+        reserve(number, owner, request(memoryMb));
+    }
+
+    /** Whether {@code owner} holds fewer sessions than its cap. */
+    public synchronized boolean ownerHasRoom(String owner) {
+        return reservations.values().stream().filter(r -> r.owner().equals(owner)).count() < maxPerOwner;
+    }
+
+    private RequestException ownerFull() {
+        return new RequestException(ErrorCode.TOO_MANY_SESSIONS, "this token holds its maximum of " + maxPerOwner
+                + " sessions; delete one first");
+    }
+
+    /** Why a session reserving {@code request} MiB cannot be had now with room for {@code besides} more; null if it can. */
+    private RequestException refusal(String owner, int request, int besides) {
+        if (reservations.size() + besides >= maxSessions) {
+            return new RequestException(ErrorCode.TOO_MANY_SESSIONS, "the server holds its maximum of " + maxSessions
                     + " sessions; delete one or wait for idle ones to expire");
         }
-        long mine = reservations.values().stream().filter(r -> r.owner().equals(owner)).count();
-        if (mine >= maxPerOwner) {
-            throw new RequestException(ErrorCode.TOO_MANY_SESSIONS, "this token holds its maximum of " + maxPerOwner
-                    + " sessions; delete one first");
+        if (!ownerHasRoom(owner)) {
+            return ownerFull();
         }
         long memory = reservedMb;
-        int request = request(memoryMb);
-        if (memory + request > memoryBudgetMb) {
-            throw new RequestException(ErrorCode.MEMORY_BUDGET_EXHAUSTED, "sessions already reserve " + memory
+        if (memory + (long) request * (1 + besides) > memoryBudgetMb) {
+            return new RequestException(ErrorCode.MEMORY_BUDGET_EXHAUSTED, "sessions already reserve " + memory
                     + " of the " + memoryBudgetMb + " MiB of memory the server gives them; this one needs " + request
                     + ": delete a session, ask for a smaller memory_mb, or wait for idle ones to expire");
         }
         long used = usedBytes.getAsLong();
         if (used >= PRESSURE * memoryBudgetMb * 1024 * 1024) {
-            throw new RequestException(ErrorCode.MEMORY_BUDGET_EXHAUSTED, "sessions use " + (used >> 20) + " of the "
+            return new RequestException(ErrorCode.MEMORY_BUDGET_EXHAUSTED, "sessions use " + (used >> 20) + " of the "
                     + memoryBudgetMb + " MiB of memory the server gives them now: delete a session, or wait for"
                     + " idle ones to expire");
         }
         long disk = (long) reservations.size() * quotaBytes + snapshotBytes.getAsLong();
-        if (disk + quotaBytes > diskBudgetBytes) {
-            throw new RequestException(ErrorCode.DISK_BUDGET_EXHAUSTED, "sessions and snapshots already reserve "
+        if (disk + quotaBytes * (1 + besides) > diskBudgetBytes) {
+            return new RequestException(ErrorCode.DISK_BUDGET_EXHAUSTED, "sessions and snapshots already reserve "
                     + disk / (1 << 20) + " of the " + diskBudgetBytes / (1 << 20) + " MiB of disk the server gives them"
                     + " and each workspace takes " + quotaBytes / (1 << 20) + " MiB: delete a session or a snapshot,"
                     + " or wait for idle sessions to expire");
         }
-        int number = taken.nextClearBit(0);
-        reserve(number, owner, request);
-        return number;
+        return null;
     }
 
     /**

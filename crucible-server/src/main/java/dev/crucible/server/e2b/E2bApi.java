@@ -7,7 +7,7 @@ import dev.crucible.server.access.Auth;
 import dev.crucible.server.access.BrowserGuard;
 import dev.crucible.server.ports.PreviewTokens;
 import dev.crucible.session.SessionManager;
-import dev.crucible.session.SessionConfig;
+import dev.crucible.session.spec.SessionConfig;
 import jakarta.servlet.Filter;
 import jakarta.servlet.FilterChain;
 import jakarta.servlet.ServletException;

@@ -2,7 +2,7 @@ package dev.crucible.server.e2b;
 
 import dev.crucible.error.ErrorCode;
 import dev.crucible.error.RequestException;
-import dev.crucible.session.SessionFiles;
+import dev.crucible.session.workspace.SessionFiles;
 import dev.crucible.session.SessionManager;
 import jakarta.servlet.MultipartConfigElement;
 import jakarta.servlet.http.HttpServletRequest;

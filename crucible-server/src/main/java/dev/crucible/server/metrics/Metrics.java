@@ -65,6 +65,8 @@ public final class Metrics {
     public void countSessions(SessionManager sessions) {
         Gauge.builder("crucible_sessions", sessions, SessionManager::size).description("sessions kept")
                 .register(registry);
+        Gauge.builder("crucible_sessions_spares", sessions, SessionManager::sparesReady)
+                .description("sessions made ahead, ready for a create that fits").register(registry);
         Gauge.builder("crucible_sessions_memory_budget_bytes", sessions, s -> s.numbers().memoryBudgetMb() << 20)
                 .description("the memory all sessions together may use (their group's limit)").register(registry);
         Gauge.builder("crucible_sessions_memory_reserved_bytes", sessions, s -> s.numbers().memoryReservedMb() << 20)

@@ -7,7 +7,7 @@ import dev.crucible.egress.NetworkRequest;
 import dev.crucible.server.access.Auth;
 import dev.crucible.server.metrics.Metrics;
 import dev.crucible.session.spec.CellResult;
-import dev.crucible.session.SessionFiles;
+import dev.crucible.session.workspace.SessionFiles;
 import dev.crucible.session.spec.SessionLimits;
 import dev.crucible.session.SessionManager;
 import io.javalin.http.Context;

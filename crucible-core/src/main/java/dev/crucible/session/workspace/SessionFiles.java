@@ -1,9 +1,8 @@
-package dev.crucible.session;
+package dev.crucible.session.workspace;
 
 import dev.crucible.error.ErrorCode;
 import dev.crucible.error.RequestException;
 import dev.crucible.session.edit.EditFiles;
-import dev.crucible.session.workspace.Workspace;
 import java.util.List;
 
 /**
@@ -23,11 +22,11 @@ public final class SessionFiles {
 
     /** The session's whole file system as its user or its root reaches it, its sandbox started when it has none. */
     @FunctionalInterface
-    interface Roots {
+    public interface Roots {
         Workspace of(boolean root) throws InterruptedException;
     }
 
-    SessionFiles(Workspace workspace, long maxFileBytes, long quota, Roots roots) {
+    public SessionFiles(Workspace workspace, long maxFileBytes, long quota, Roots roots) {
         this(workspace, maxFileBytes, quota, roots, false);
     }
 

@@ -1,6 +1,5 @@
-package dev.crucible.session;
+package dev.crucible.session.spec;
 
-import dev.crucible.session.spec.SessionLimits;
 import java.nio.file.Path;
 import java.time.Duration;
 
@@ -27,11 +26,14 @@ import java.time.Duration;
  * @param memoryRequestMb what a session is admitted for against the memory budget: what it is expected to use, as a
  *     Kubernetes request (its limit is what it may use); a session whose limit is smaller is admitted for its limit;
  *     0 = every session for its whole limit (nothing overcommitted)
+ * @param spares Python sessions of the default limits kept made ahead (workspace, root and interpreter started), so
+ *     that a create that asks for nothing else takes one at once; each counts against the caps and budgets as a
+ *     session does; 0 = none
  */
 public record SessionConfig(
         Path dataDir, int maxSessions, int maxPerOwner, Duration idleTimeout, Duration maxLifetime, int maxCellBytes,
         long maxFileBytes, long workspaceQuota, Duration grace, SessionLimits limits, Duration reapEvery,
-        long memoryBudgetMb, long diskBudgetBytes, long memoryRequestMb) {
+        long memoryBudgetMb, long diskBudgetBytes, long memoryRequestMb, int spares) {
     /**
      * How long a session's interpreter may take to start and say it is ready (a resume, a restart after a stuck or dead
      * one): the part of a cell's answer beyond its timeout and grace that a replacement may add.
@@ -47,33 +49,45 @@ public record SessionConfig(
         if (maxSessions < 1 || maxSessions > 3000) {
             throw new IllegalArgumentException("maxSessions must be between 1 and 3000");
         }
+        if (spares < 0 || spares > 16) {
+            throw new IllegalArgumentException("spare sessions must be between 0 and 16");
+        }
     }
 
-    /** Defaults: 3000 sessions (250 per token), 30 min idle, 24 h life, 1 MiB cells, 32 MiB files, 1 GiB quota. */
+    /**
+     * Defaults: 3000 sessions (250 per token), 30 min idle, 24 h life, 1 MiB cells, 32 MiB files, 1 GiB quota, no
+     * spares (a server keeps one: {@code ServerConfig}).
+     */
     public static SessionConfig defaults(Path dataDir) {
         return new SessionConfig(dataDir, 3000, 250, Duration.ofMinutes(30), Duration.ofHours(24), 1024 * 1024,
                 32L * 1024 * 1024, 1024L * 1024 * 1024, Duration.ofSeconds(2), SessionLimits.DEFAULT, Duration.ofSeconds(5), 0, 0,
-                DEFAULT_MEMORY_REQUEST_MB);
+                DEFAULT_MEMORY_REQUEST_MB, 0);
     }
 
     public SessionConfig withDataDir(Path dir) {
         return new SessionConfig(dir, maxSessions, maxPerOwner, idleTimeout, maxLifetime, maxCellBytes, maxFileBytes,
-                workspaceQuota, grace, limits, reapEvery, memoryBudgetMb, diskBudgetBytes, memoryRequestMb);
+                workspaceQuota, grace, limits, reapEvery, memoryBudgetMb, diskBudgetBytes, memoryRequestMb, spares);
     }
 
     public SessionConfig withMaxSessions(int global, int perOwner) {
         return new SessionConfig(dataDir, global, perOwner, idleTimeout, maxLifetime, maxCellBytes, maxFileBytes,
-                workspaceQuota, grace, limits, reapEvery, memoryBudgetMb, diskBudgetBytes, memoryRequestMb);
+                workspaceQuota, grace, limits, reapEvery, memoryBudgetMb, diskBudgetBytes, memoryRequestMb, spares);
     }
 
     public SessionConfig withTimes(Duration idle, Duration lifetime, Duration reap) {
         return new SessionConfig(dataDir, maxSessions, maxPerOwner, idle, lifetime, maxCellBytes, maxFileBytes,
-                workspaceQuota, grace, limits, reap, memoryBudgetMb, diskBudgetBytes, memoryRequestMb);
+                workspaceQuota, grace, limits, reap, memoryBudgetMb, diskBudgetBytes, memoryRequestMb, spares);
     }
 
     public SessionConfig withCaps(int cellBytes, long fileBytes, long quota) {
         return new SessionConfig(dataDir, maxSessions, maxPerOwner, idleTimeout, maxLifetime, cellBytes, fileBytes,
-                quota, grace, limits, reapEvery, memoryBudgetMb, diskBudgetBytes, memoryRequestMb);
+                quota, grace, limits, reapEvery, memoryBudgetMb, diskBudgetBytes, memoryRequestMb, spares);
+    }
+
+    /** Keeps {@code n} Python sessions made ahead (0: none). */
+    public SessionConfig withSpares(int n) {
+        return new SessionConfig(dataDir, maxSessions, maxPerOwner, idleTimeout, maxLifetime, maxCellBytes, maxFileBytes,
+                workspaceQuota, grace, limits, reapEvery, memoryBudgetMb, diskBudgetBytes, memoryRequestMb, n);
     }
 
     /** Budgets over all sessions: 0 leaves one automatic (see the components). */
@@ -82,7 +96,7 @@ public record SessionConfig(
             throw new IllegalArgumentException("session budgets must be positive (0 = automatic)");
         }
         return new SessionConfig(dataDir, maxSessions, maxPerOwner, idleTimeout, maxLifetime, maxCellBytes, maxFileBytes,
-                workspaceQuota, grace, limits, reapEvery, memoryMb, diskBytes, memoryRequestMb);
+                workspaceQuota, grace, limits, reapEvery, memoryMb, diskBytes, memoryRequestMb, spares);
     }
 
     /** What each session is admitted for: {@code mb} of its memory (0 = its whole limit). */
@@ -91,16 +105,6 @@ public record SessionConfig(
             throw new IllegalArgumentException("a session's memory request is 0 (its whole limit) or more MiB");
         }
         return new SessionConfig(dataDir, maxSessions, maxPerOwner, idleTimeout, maxLifetime, maxCellBytes, maxFileBytes,
-                workspaceQuota, grace, limits, reapEvery, memoryBudgetMb, diskBudgetBytes, mb);
-    }
-
-    /**
-     * The session numbers and budgets of this configuration (the automatic budgets from the host and {@code store}),
-     * the sessions of {@code sandbox} held to the memory budget together.
-     */
-    public dev.crucible.session.budget.SessionNumbers numbers(dev.crucible.session.store.SessionStore store,
-            dev.crucible.sandbox.Sandbox sandbox) throws java.io.IOException {
-        return dev.crucible.session.budget.SessionNumbers.of(new dev.crucible.session.budget.SessionNumbers.Caps(
-                maxSessions, maxPerOwner, memoryBudgetMb, diskBudgetBytes, workspaceQuota, memoryRequestMb), store, sandbox);
+                workspaceQuota, grace, limits, reapEvery, memoryBudgetMb, diskBudgetBytes, mb, spares);
     }
 }

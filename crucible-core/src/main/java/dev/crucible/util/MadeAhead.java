@@ -1,0 +1,145 @@
+package dev.crucible.util;
+
+import java.util.ArrayDeque;
+import java.util.Deque;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+
+/**
+ * Things made ahead of being asked for, up to a target, by one background thread: what {@link #take} hands out is
+ * made again behind it. A maker that cannot make one now (a cap reached) returns null, and one that fails is logged;
+ * either way making stops until the next {@link #fill}, so a host that cannot make them costs one try per take, in the
+ * background. What is made but never taken is handed to the discarder: by {@link #discardOne} and at {@link #close}.
+ * Thread-safe.
+ *
+ * @param <T> what is made
+ */
+public final class MadeAhead<T> implements AutoCloseable {
+    /** Makes one; null when it cannot now. */
+    @FunctionalInterface
+    public interface Maker<T> {
+        T make() throws Exception;
+    }
+
+    private static final System.Logger LOG = System.getLogger("crucible.ahead");
+
+    private final String what;
+    private final int target;
+    private final Maker<T> maker;
+    private final Consumer<T> discarder;
+    private final Deque<T> ready = new ArrayDeque<>();
+    private final ExecutorService thread;
+    private boolean making;
+    private boolean closed;
+    private boolean failedBefore;
+
+    /** Keeps {@code target} of {@code what} (named in logs and the thread) made by {@code maker}; none until filled. */
+    public MadeAhead(String what, int target, Maker<T> maker, Consumer<T> discarder) {
+        this.what = what;
+        this.target = target;
+        this.maker = maker;
+        this.discarder = discarder;
+        this.thread = Executors.newSingleThreadExecutor(Thread.ofPlatform().daemon().name("crucible-ahead-" + what)
+                .factory());
+    }
+
+    /** Starts making up to the target in the background, unless that is under way or there are enough. */
+    public synchronized void fill() {
+        if (closed || making || ready.size() >= target) {
+            return;
+        }
+        making = true;
+        thread.execute(this::makeUpToTarget);
+    }
+
+    private void makeUpToTarget() {
+        try {
+            while (true) {
+                synchronized (this) {
+                    if (closed || ready.size() >= target) {
+                        return;
+                    }
+                }
+                T made;
+                try {
+                    made = maker.make();
+                } catch (Exception e) {
+                    LOG.log(failedBefore ? System.Logger.Level.DEBUG : System.Logger.Level.WARNING, "cannot make "
+                            + what + " ahead: " + e.getMessage() + " (made when asked instead)");
+                    failedBefore = true;
+                    return;
+                }
+                if (made == null) {
+                    return;
+                }
+                synchronized (this) {
+                    if (!closed) {
+                        ready.addLast(made);
+                        continue;
+                    }
+                }
+                discarder.accept(made); // closed while it was made
+                return;
+            }
+        } finally {
+            synchronized (this) {
+                making = false;
+            }
+        }
+    }
+
+    /** One made ahead that {@code fits}, or null; making another starts behind it. */
+    public T take(java.util.function.Predicate<T> fits) {
+        T taken = null;
+        synchronized (this) {
+            for (var it = ready.iterator(); it.hasNext(); ) {
+                T t = it.next();
+                if (fits.test(t)) {
+                    it.remove();
+                    taken = t;
+                    break;
+                }
+            }
+        }
+        fill();
+        return taken;
+    }
+
+    /** Discards one made ahead (what it holds is wanted for something asked for now); whether there was one. */
+    public boolean discardOne() {
+        T t;
+        synchronized (this) {
+            t = ready.pollFirst();
+        }
+        if (t != null) {
+            discarder.accept(t);
+        }
+        return t != null;
+    }
+
+    /** How many are made and waiting. */
+    public synchronized int ready() {
+        return ready.size();
+    }
+
+    /** Stops making (one being made is finished, then discarded) and discards every one made. */
+    @Override
+    public void close() {
+        synchronized (this) {
+            closed = true;
+        }
+        thread.shutdown();
+        try {
+            if (!thread.awaitTermination(30, TimeUnit.SECONDS)) {
+                LOG.log(System.Logger.Level.WARNING, "making " + what + " ahead did not end in 30 s");
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        while (discardOne()) {
+            // each discarded in turn
+        }
+    }
+}
