@@ -29,6 +29,12 @@ final class Libc {
         return LINKER.downcallHandle(LIBC.find(name).orElseThrow(), descriptor, Linker.Option.captureCallState("errno"));
     }
 
+    /** As {@link #errno}, for a variadic {@code name} whose arguments from {@code first} on are the variadic ones. */
+    static MethodHandle variadic(String name, FunctionDescriptor descriptor, int first) {
+        return LINKER.downcallHandle(LIBC.find(name).orElseThrow(), descriptor, Linker.Option.captureCallState("errno"),
+                Linker.Option.firstVariadicArg(first));
+    }
+
     /** {@code name}, for a call that cannot fail or reports nothing through {@code errno}. */
     static MethodHandle plain(String name, FunctionDescriptor descriptor) {
         return LINKER.downcallHandle(LIBC.find(name).orElseThrow(), descriptor);

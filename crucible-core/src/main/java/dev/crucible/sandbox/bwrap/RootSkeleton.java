@@ -4,8 +4,13 @@ import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * The first state of a session's own root ({@code SandboxRoot.Overlaid}): the top-level directories a program expects,
@@ -30,59 +35,112 @@ final class RootSkeleton {
 
     static void write(Path root, Path syntheticEtc, List<String> hostFiles, long rootUid, int userUid)
             throws IOException {
-        Files.createDirectories(root);
-        for (String d : DIRS) {
-            Files.createDirectories(root.resolve(d));
+        List<Path> made = new java.util.ArrayList<>();
+        made.add(Files.createDirectories(root));
+        for (String d : DIRS) { // each with the directories above it that it made
+            for (Path q = Files.createDirectories(root.resolve(d)); !q.equals(root); q = q.getParent()) {
+                made.add(q);
+            }
         }
         for (String link : List.of("bin", "lib", "sbin")) {
-            Files.createSymbolicLink(root.resolve(link), Path.of("usr", link));
+            made.add(Files.createSymbolicLink(root.resolve(link), Path.of("usr", link)));
         }
         if (Files.isDirectory(Path.of("/usr/lib64"))) {
-            Files.createSymbolicLink(root.resolve("lib64"), Path.of("usr/lib64"));
+            made.add(Files.createSymbolicLink(root.resolve("lib64"), Path.of("usr/lib64")));
         }
-        Path etc = root.resolve("etc");
+        for (Entry e : template(syntheticEtc, hostFiles)) {
+            made.add(e.writeUnder(root));
+        }
+        Path home = Files.createDirectories(root.resolve("home/user"));
+        made.add(home);
+        made.add(Files.createDirectories(root.resolve("root")));
+        Files.setPosixFilePermissions(root.resolve("root"), PosixFilePermissions.fromString("rwx------"));
+        Files.setPosixFilePermissions(root.resolve("var/tmp").getParent(), PosixFilePermissions.fromString("rwxr-xr-x"));
+        made.add(Files.createDirectories(root.resolve("var/tmp")));
+        Files.setAttribute(root.resolve("var/tmp"), "unix:mode", 01777);
+        for (Path p : made) { // what was made, not a walk of it: a name is kept by its bytes
+            int uid = p.startsWith(home) ? userUid : (int) rootUid;
+            Files.setAttribute(p, "unix:uid", uid, LinkOption.NOFOLLOW_LINKS);
+            Files.setAttribute(p, "unix:gid", uid, LinkOption.NOFOLLOW_LINKS);
+        }
+        // the user may make directories at the top (E2B's templates let it: makeDir('/code')), sticky: nothing there
+        // that is not its own can it remove or rename
+        Files.setAttribute(root, "unix:mode", 01777);
+    }
+
+    /** One thing a skeleton copies from the host, at its path under the root: a directory, a link or a file. */
+    private record Entry(Path at, Path link, byte[] bytes, Set<PosixFilePermission> mode) {
+        static Entry directory(Path at) {
+            return new Entry(at, null, null, null);
+        }
+
+        /** Writes it under {@code root}, where nothing but a directory is at its path yet; where it was written. */
+        Path writeUnder(Path root) throws IOException {
+            Path target = root.resolve(at);
+            if (link != null) {
+                return Files.createSymbolicLink(target, link);
+            }
+            if (bytes == null) {
+                return Files.createDirectories(target);
+            }
+            Files.write(target, bytes, java.nio.file.StandardOpenOption.CREATE_NEW);
+            return Files.setPosixFilePermissions(target, mode);
+        }
+    }
+
+    /** What the host gave skeletons, read once a minute at most: the sessions made together read it once. */
+    private record Template(long readAtNanos, List<Entry> entries) {}
+
+    private static final long TEMPLATE_LIFE_NANOS = 60_000_000_000L;
+    private static final Map<List<Object>, Template> TEMPLATES = new ConcurrentHashMap<>();
+
+    /**
+     * What of {@code syntheticEtc}, the runtime's read-only host files and the host's packaging configuration a new
+     * skeleton copies, in the order written (a later entry at the same path replaces an earlier one), and its
+     * accounts.
+     */
+    private static List<Entry> template(Path syntheticEtc, List<String> hostFiles) throws IOException {
+        List<Object> key = List.of(syntheticEtc, hostFiles);
+        Template t = TEMPLATES.get(key);
+        long now = System.nanoTime();
+        if (t != null && now - t.readAtNanos() < TEMPLATE_LIFE_NANOS) {
+            return t.entries();
+        }
+        Map<Path, Entry> entries = new LinkedHashMap<>();
+        Path etc = Path.of("etc");
         try (var walk = Files.walk(syntheticEtc)) {
             for (Path from : walk.toList()) {
                 Path to = etc.resolve(syntheticEtc.relativize(from)); // by bytes: a name need not decode
                 if (Files.isSymbolicLink(from)) {
-                    Files.createSymbolicLink(to, Files.readSymbolicLink(from));
+                    entries.put(to, new Entry(to, Files.readSymbolicLink(from), null, null));
                 } else if (Files.isDirectory(from)) {
-                    Files.createDirectories(to);
+                    entries.put(to, Entry.directory(to));
                 } else if (Files.size(from) > 0) { // an empty file is a mount point of another bind
-                    Files.copy(from, to);
+                    entries.put(to, read(from, to));
                 }
             }
         }
         for (String host : hostFiles) { // a runtime's read-only binds (/etc/matplotlibrc, a JDK's /etc): copies
             Path from = Path.of(host);
             if (from.isAbsolute() && Files.exists(from, LinkOption.NOFOLLOW_LINKS)) {
-                copyTree(from, root.resolve(host.substring(1)), false);
+                read(from, Path.of(host.substring(1)), false, entries);
             }
         }
         for (String host : PACKAGING) {
             Path from = Path.of(host);
-            if (Files.exists(from, LinkOption.NOFOLLOW_LINKS) && !Files.exists(root.resolve(host.substring(1)),
-                    LinkOption.NOFOLLOW_LINKS)) {
-                copyTree(from, root.resolve(host.substring(1)), true);
+            if (Files.exists(from, LinkOption.NOFOLLOW_LINKS) && !entries.containsKey(Path.of(host.substring(1)))) {
+                read(from, Path.of(host.substring(1)), true, entries);
             }
         }
-        accounts(etc);
-        Path home = Files.createDirectories(root.resolve("home/user"));
-        Files.createDirectories(root.resolve("root"));
-        Files.setPosixFilePermissions(root.resolve("root"), PosixFilePermissions.fromString("rwx------"));
-        Files.setPosixFilePermissions(root.resolve("var/tmp").getParent(), PosixFilePermissions.fromString("rwxr-xr-x"));
-        Files.createDirectories(root.resolve("var/tmp"));
-        Files.setAttribute(root.resolve("var/tmp"), "unix:mode", 01777);
-        try (var walk = Files.walk(root)) {
-            for (Path p : walk.toList()) {
-                boolean users = p.startsWith(home);
-                Files.setAttribute(p, "unix:uid", users ? userUid : (int) rootUid, LinkOption.NOFOLLOW_LINKS);
-                Files.setAttribute(p, "unix:gid", users ? userUid : (int) rootUid, LinkOption.NOFOLLOW_LINKS);
-            }
-        }
-        // the user may make directories at the top (E2B's templates let it: makeDir('/code')), sticky: nothing there
-        // that is not its own can it remove or rename
-        Files.setAttribute(root, "unix:mode", 01777);
+        accounts(etc, entries);
+        List<Entry> read = List.copyOf(entries.values());
+        TEMPLATES.put(key, new Template(now, read));
+        return read;
+    }
+
+    private static Entry read(Path from, Path at) throws IOException {
+        return new Entry(at, null, Files.readAllBytes(from), Files.getPosixFilePermissions(from,
+                LinkOption.NOFOLLOW_LINKS));
     }
 
     /**
@@ -90,7 +148,7 @@ final class RootSkeleton {
      * (1000), and the host's system accounts (below 1000, and 65534), whose names the host's packages refer to (dpkg's
      * {@code statoverride}, {@code _apt}, {@code ssl-cert}); no host user's, no password (every one is {@code *}).
      */
-    private static void accounts(Path etc) throws IOException {
+    private static void accounts(Path etc, Map<Path, Entry> entries) throws IOException {
         StringBuilder passwd = new StringBuilder("root:x:0:0:root:/root:/bin/bash\n");
         StringBuilder group = new StringBuilder("root:x:0:\n");
         StringBuilder shadow = new StringBuilder("root:*:20000:0:99999:7:::\n");
@@ -115,11 +173,12 @@ final class RootSkeleton {
             group.append("nogroup:x:65534:\n");
             gshadow.append("nogroup:*::\n");
         }
-        Files.writeString(etc.resolve("passwd"), passwd);
-        Files.writeString(etc.resolve("group"), group);
-        for (var secret : java.util.Map.of("shadow", shadow, "gshadow", gshadow).entrySet()) {
-            Files.writeString(etc.resolve(secret.getKey()), secret.getValue());
-            Files.setPosixFilePermissions(etc.resolve(secret.getKey()), PosixFilePermissions.fromString("rw-r-----"));
+        Set<PosixFilePermission> open = PosixFilePermissions.fromString("rw-r--r--");
+        Set<PosixFilePermission> secret = PosixFilePermissions.fromString("rw-r-----");
+        for (var file : Map.of("passwd", passwd, "group", group, "shadow", shadow, "gshadow", gshadow).entrySet()) {
+            Path at = etc.resolve(file.getKey());
+            entries.put(at, new Entry(at, null, file.getValue().toString().getBytes(java.nio.charset.StandardCharsets.UTF_8),
+                    file.getKey().endsWith("shadow") ? secret : open));
         }
     }
 
@@ -152,20 +211,33 @@ final class RootSkeleton {
      * a directory without its search bit, apt's {@code auth.conf.d}), and nothing under what is left out.
      */
     static void copyTree(Path from, Path to, boolean publicOnly) throws IOException {
+        Map<Path, Entry> entries = new LinkedHashMap<>();
+        read(from, to.getFileName(), publicOnly, entries);
         Files.createDirectories(to.getParent());
+        for (Entry e : entries.values()) {
+            e.writeUnder(to.getParent());
+        }
+    }
+
+    /** As {@link #copyTree}, into {@code entries} at {@code at} (a path under the root) instead of onto the disk. */
+    private static void read(Path from, Path at, boolean publicOnly, Map<Path, Entry> entries) throws IOException {
+        List<Path> above = new java.util.ArrayList<>();
+        for (Path q = at.getParent(); q != null; q = q.getParent()) {
+            above.addFirst(q);
+        }
+        above.forEach(q -> entries.putIfAbsent(q, Entry.directory(q)));
         try (var walk = Files.walk(from)) {
             for (Path p : walk.toList()) {
                 if (publicOnly && !readableByAll(from, p)) {
                     continue;
                 }
-                Path target = to.resolve(from.relativize(p)); // by bytes: a name need not decode (LANG=C)
+                Path target = at.resolve(from.relativize(p)); // by bytes: a name need not decode (LANG=C)
                 if (Files.isSymbolicLink(p)) {
-                    Files.deleteIfExists(target);
-                    Files.createSymbolicLink(target, Files.readSymbolicLink(p));
+                    entries.put(target, new Entry(target, Files.readSymbolicLink(p), null, null));
                 } else if (Files.isDirectory(p, LinkOption.NOFOLLOW_LINKS)) {
-                    Files.createDirectories(target);
+                    entries.putIfAbsent(target, Entry.directory(target));
                 } else if (Files.isRegularFile(p, LinkOption.NOFOLLOW_LINKS)) {
-                    Files.copy(p, target, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+                    entries.put(target, read(p, target));
                 }
             }
         }

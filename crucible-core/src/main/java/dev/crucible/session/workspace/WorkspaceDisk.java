@@ -1,6 +1,7 @@
 package dev.crucible.session.workspace;
 
 import dev.crucible.os.Linux;
+import dev.crucible.os.Mounts;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -112,7 +113,7 @@ public sealed interface WorkspaceDisk {
             Files.createDirectory(disk.resolve("w"));
             Files.setPosixFilePermissions(Files.createDirectory(disk.resolve("r")),
                     PosixFilePermissions.fromString("rwxr-xr-x"));
-            run("mount", "--bind", disk.resolve("w").toString(), workspace.toString());
+            Mounts.bind(disk.resolve("w"), workspace);
         }
 
         /** The image of {@code bytes}, allocated whole, with an empty ext4 file system. */
@@ -147,7 +148,7 @@ public sealed interface WorkspaceDisk {
                     if (!mounted(disk)) {
                         mount(image, disk);
                     }
-                    run("mount", "--bind", disk.resolve("w").toString(), workspace.toString());
+                    Mounts.bind(disk.resolve("w"), workspace);
                 } else {
                     mount(image, workspace);
                 }
@@ -166,9 +167,9 @@ public sealed interface WorkspaceDisk {
             try {
                 if (mounted(dir)) {
                     try {
-                        run("umount", dir.toString());
+                        Mounts.unmount(dir, false);
                     } catch (IOException e) {
-                        run("umount", "-l", dir.toString()); // still busy: detached now, freed when idle
+                        Mounts.unmount(dir, true); // still busy: detached now, freed when idle
                     }
                 }
             } catch (IOException e) {
@@ -216,8 +217,7 @@ public sealed interface WorkspaceDisk {
          * under a CPU hog). Uninitialised tables are safe to leave so: ext4 knows their groups' unused inodes.
          */
         private static void mount(Path image, Path workspace) throws IOException {
-            run("mount", "-t", "ext4", "-o", "loop,nosuid,nodev,noatime,noinit_itable", image.toString(),
-                    workspace.toString());
+            Mounts.loop(image, workspace, "ext4", Mounts.MS_NOSUID | Mounts.MS_NODEV | Mounts.MS_NOATIME, "noinit_itable");
         }
 
         /** Whether {@code dir} is a mount point now, from {@code /proc/self/mountinfo}. */
