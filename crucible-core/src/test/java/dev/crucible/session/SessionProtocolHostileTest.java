@@ -133,6 +133,30 @@ class SessionProtocolHostileTest {
         assertThat(sessions.execute(ME, id, "print('still here')", null, null).restarted()).isFalse();
     }
 
+    /**
+     * A process left writing without end (the cell's output is read as it comes, and what is left once the cell ended
+     * is read up to what the pipe held then): later cells answer, each with its own output first, within its caps.
+     */
+    @Test
+    void aProcessThatNeverStopsWritingHoldsNoCellsAnswer() throws Exception {
+        String id = session("python");
+        CellResult started = sessions.execute(ME, id, "import subprocess\n"
+                + "yes = subprocess.Popen(['sh', '-c', 'while :; do echo noise; echo noise >&2; done'])", null, null);
+        assertThat(started.status().wireName()).as(started.toString()).isEqualTo("ok");
+        for (int i = 0; i < 5; i++) {
+            CellResult r = sessions.execute(ME, id, "print('mine'); 6 * 7", null, 5_000L);
+            assertThat(r.status().wireName()).as(r.toString()).isEqualTo("ok");
+            assertThat(r.result()).isEqualTo("42");
+            assertThat(r.stdout()).contains("mine\n");
+            assertThat(r.stdout().length()).isLessThanOrEqualTo(1 << 20);
+        }
+        CellResult stopped = sessions.execute(ME, id, "yes.kill(); yes.wait()", null, null);
+        assertThat(stopped.status().wireName()).isEqualTo("ok");
+        CellResult quiet = sessions.execute(ME, id, "import time; time.sleep(0.2); print('alone')", null, null);
+        assertThat(quiet.stdout()).endsWith("alone\n");
+        assertThat(quiet.restarted()).isFalse();
+    }
+
     @Test
     void aJavaScriptCellCannotAnswerALaterRequestEither() throws Exception {
         String id = session("javascript");
