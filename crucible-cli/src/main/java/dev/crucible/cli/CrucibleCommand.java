@@ -27,7 +27,14 @@ public final class CrucibleCommand implements Runnable {
     CommandLine.Model.CommandSpec spec;
 
     public static void main(String[] args) {
-        System.exit(execute(args));
+        int code = ExitCodes.SANDBOX_ERROR;
+        try {
+            code = execute(args);
+        } catch (Throwable t) { // an Error out of a command (its JAR replaced under it): one line, and the JVM still ends
+            System.err.println("crucible: " + t);
+        } finally {
+            System.exit(code); // a library's non-daemon thread (the MCP SDK's session sweeper) must not keep it alive
+        }
     }
 
     /** Runs the command line and returns the exit code (for tests and {@link #main}). */

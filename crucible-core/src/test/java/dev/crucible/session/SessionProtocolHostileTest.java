@@ -135,7 +135,7 @@ class SessionProtocolHostileTest {
 
     /**
      * A process left writing without end (the cell's output is read as it comes, and what is left once the cell ended
-     * is read up to what the pipe held then): later cells answer, each with its own output first, within its caps.
+     * is read up to what the pipe held then): later cells answer, each with its output within its cap.
      */
     @Test
     void aProcessThatNeverStopsWritingHoldsNoCellsAnswer() throws Exception {
@@ -147,8 +147,10 @@ class SessionProtocolHostileTest {
             CellResult r = sessions.execute(ME, id, "print('mine'); 6 * 7", null, 5_000L);
             assertThat(r.status().wireName()).as(r.toString()).isEqualTo("ok");
             assertThat(r.result()).isEqualTo("42");
-            assertThat(r.stdout()).contains("mine\n");
             assertThat(r.stdout().length()).isLessThanOrEqualTo(1 << 20);
+            if (!r.stdoutTruncated()) { // the noise may fill the cap before the cell prints: then its line is cut
+                assertThat(r.stdout()).contains("mine"); // print writes "mine" and "\n" apart: noise may come between
+            }
         }
         CellResult stopped = sessions.execute(ME, id, "yes.kill(); yes.wait()", null, null);
         assertThat(stopped.status().wireName()).isEqualTo("ok");
