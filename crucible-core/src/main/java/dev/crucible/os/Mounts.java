@@ -9,6 +9,7 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.MemorySegment;
 import java.lang.invoke.MethodHandle;
+import java.nio.file.Files;
 import java.nio.file.Path;
 
 /**
@@ -93,6 +94,48 @@ public final class Mounts {
             }
             Linux.close(control);
         }
+    }
+
+    /**
+     * As {@link #loop}, for an image that may still be on a loop device: one whose file system was unmounted here
+     * while a sandbox's mount namespace, not yet gone, still held it. That device is mounted again, so the kernel
+     * gives the same file system (its writes not yet on the image included); a second device on the same file would
+     * read the image as it is on disk, and two file systems would then write it. {@code mount -o loop} looks for such
+     * a device every time; here only an image mounted before is looked for, by its file's device and inode, among the
+     * loop devices in use ({@code /sys/block/loop*}/{@code loop/backing_file}).
+     */
+    public static void loopAgain(Path image, Path target, String type, long flags, String data) throws IOException {
+        String device = deviceOf(image);
+        if (device != null) {
+            try {
+                mount(device, target, type, flags, data);
+                return;
+            } catch (Linux.ErrnoException e) {
+                // let go meanwhile (its last user gone, autoclear): a device of its own, as for a new image
+            }
+        }
+        loop(image, target, type, flags, data);
+    }
+
+    /** The loop device backing {@code image} now ({@code /dev/loopN}), or null. */
+    static String deviceOf(Path image) throws IOException {
+        Object dev = Files.getAttribute(image, "unix:dev");
+        Object ino = Files.getAttribute(image, "unix:ino");
+        try (var blocks = Files.newDirectoryStream(Path.of("/sys/block"), "loop*")) {
+            for (Path block : blocks) {
+                Path backing = block.resolve("loop/backing_file"); // present only while the device is in use
+                try {
+                    Path file = Path.of(Files.readString(backing).strip());
+                    if (dev.equals(Files.getAttribute(file, "unix:dev")) && ino.equals(Files.getAttribute(file,
+                            "unix:ino"))) {
+                        return "/dev/" + block.getFileName();
+                    }
+                } catch (IOException | java.nio.file.InvalidPathException e) {
+                    // not in use, let go meanwhile, or its file deleted ("… (deleted)"): not this image's
+                }
+            }
+        }
+        return null;
     }
 
     /** Binds {@code source} on {@code target} (not recursive: what is mounted under {@code source} is not carried). */

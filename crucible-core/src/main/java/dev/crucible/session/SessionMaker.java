@@ -81,7 +81,7 @@ final class SessionMaker implements AutoCloseable {
     Session create(String owner, SessionManager.CreateRequest request, boolean start) throws InterruptedException {
         NewSession checked = NewSession.check(request, config, runtimes);
         EgressPolicy granted = network.grant(request.network(), checked.runtime());
-        if (start && granted == null && checked.runtime().image() == null) {
+        if (start && granted == null && checked.runtime().image() == null && numbers.ownerHasRoom(owner)) {
             Session spare = spares.take(s -> s.stored.language().equals(checked.runtime().language())
                     && sameSandbox(s.stored.limits(), checked.limits()) && s.interpreter != null
                     && s.interpreter.alive());

@@ -92,6 +92,47 @@ class MountsTest {
         }
     }
 
+    /**
+     * An image whose file system is still held elsewhere (as a sandbox's namespace, not yet gone, holds a session's
+     * workspace after the server unmounted it) is mounted again on the same device: the same file system, with what
+     * was written through the holder; never a second device and file system over the same file.
+     */
+    @Test
+    void anImageStillHeldElsewhereIsMountedAgainOnItsDevice() throws Exception {
+        assumeTrue(root());
+        Path dir = TestDirs.create("crucible-mounts-");
+        Path a = image(dir, "a.img");
+        Path first = Files.createDirectory(dir.resolve("first"));
+        Path holder = Files.createDirectory(dir.resolve("holder"));
+        Path again = Files.createDirectory(dir.resolve("again"));
+        Mounts.loop(a, first, "ext4", 0, null);
+        Mounts.bind(first, holder);
+        Mounts.unmount(first, false);
+        try {
+            assertThat(devicesOf(a)).as("held by the bind").hasSize(1);
+            String device = devicesOf(a).get(0);
+            Files.writeString(holder.resolve("written-by-the-holder"), "still here");
+            Mounts.loopAgain(a, again, "ext4", 0, null);
+            try {
+                assertThat(devicesOf(a)).as("no second device on the same file").containsExactly(device);
+                assertThat(Files.readString(again.resolve("written-by-the-holder"))).isEqualTo("still here");
+            } finally {
+                Mounts.unmount(again, false);
+            }
+        } finally {
+            Mounts.unmount(holder, false);
+        }
+        org.awaitility.Awaitility.await("let go").atMost(java.time.Duration.ofSeconds(10))
+                .pollInterval(java.time.Duration.ofMillis(20)).until(() -> devicesOf(a).isEmpty());
+        Mounts.loopAgain(a, again, "ext4", 0, null); // on no device any more: a device of its own
+        try {
+            assertThat(devicesOf(a)).hasSize(1);
+            assertThat(Files.readString(again.resolve("written-by-the-holder"))).isEqualTo("still here");
+        } finally {
+            Mounts.unmount(again, false);
+        }
+    }
+
     @Test
     void aMountThatFailsLeavesNoDeviceConfigured() throws Exception {
         assumeTrue(root());

@@ -146,11 +146,11 @@ public sealed interface WorkspaceDisk {
                 if (rooted(sessionDir)) {
                     Path disk = sessionDir.resolve(DISK);
                     if (!mounted(disk)) {
-                        mount(image, disk);
+                        mountAgain(image, disk);
                     }
                     Mounts.bind(disk.resolve("w"), workspace);
                 } else {
-                    mount(image, workspace);
+                    mountAgain(image, workspace);
                 }
             }
         }
@@ -217,8 +217,18 @@ public sealed interface WorkspaceDisk {
          * under a CPU hog). Uninitialised tables are safe to leave so: ext4 knows their groups' unused inodes.
          */
         private static void mount(Path image, Path workspace) throws IOException {
-            Mounts.loop(image, workspace, "ext4", Mounts.MS_NOSUID | Mounts.MS_NODEV | Mounts.MS_NOATIME, "noinit_itable");
+            Mounts.loop(image, workspace, "ext4", OPTIONS, "noinit_itable");
         }
+
+        /**
+         * Mounts an image mounted before, on the loop device it may still be on (a sandbox's namespace still holding
+         * its file system): then the same file system, never a second one over the same file.
+         */
+        private static void mountAgain(Path image, Path workspace) throws IOException {
+            Mounts.loopAgain(image, workspace, "ext4", OPTIONS, "noinit_itable");
+        }
+
+        private static final long OPTIONS = Mounts.MS_NOSUID | Mounts.MS_NODEV | Mounts.MS_NOATIME;
 
         /** Whether {@code dir} is a mount point now, from {@code /proc/self/mountinfo}. */
         static boolean mounted(Path dir) throws IOException {

@@ -114,13 +114,19 @@ public final class EvaluationRuns implements AutoCloseable {
         }
         EvaluationInfo info = new EvaluationInfo(id, request.format(), "running", total, 0, 0, k, clock.instant(),
                 null, null, null);
-        write(dir, new Stored(owner, info));
         DatasetRun.Options options = new DatasetRun.Options(request.format(), problems, samples, k,
                 dir.resolve("results.jsonl"), Math.max(1, turns.getAsInt() / 2), timeoutMs, request.image());
         AtomicReference<EvaluationInfo> now = new AtomicReference<>(info);
         Thread thread = Thread.ofPlatform().name("crucible-evaluation-" + id.substring(0, 8)).daemon().unstarted(
                 () -> run(dir, owner, options, now));
-        live.put(id, new Live(thread, now));
+        live.put(id, new Live(thread, now)); // before run.json says running: no reader finds it running and not live
+        try {
+            write(dir, new Stored(owner, info));
+        } catch (IOException | RuntimeException e) {
+            live.remove(id);
+            delete(dir);
+            throw e;
+        }
         thread.start();
         return info;
     }
@@ -194,11 +200,18 @@ public final class EvaluationRuns implements AutoCloseable {
         delete(root.resolve(id));
     }
 
-    /** What is live wins over what {@code run.json} says; a run recorded as running that is not live here stopped. */
-    private EvaluationInfo current(EvaluationInfo stored) {
+    /**
+     * What is live wins over what {@code run.json} says; a run recorded as running that is not live here stopped. A run
+     * records its end before it leaves {@link #live}: one read as running that has just left is read again.
+     */
+    private EvaluationInfo current(EvaluationInfo stored) throws IOException {
         Live running = live.get(stored.id());
         if (running != null) {
             return running.info().get();
+        }
+        if (stored.state().equals("running")) {
+            Stored again = read(root.resolve(stored.id()));
+            stored = again == null ? stored : again.info();
         }
         return stored.state().equals("running") ? stored.ended("stopped", null, null, "the server stopped during it")
                 : stored;
