@@ -180,8 +180,9 @@ class ServeIT {
     @Test
     void killMinusNineOfTheServerLeavesNoSandboxBehind(@TempDir Path data) throws Exception {
         // no pool: a pool refill caught by the kill inside bubblewrap's own set-up leaves bubblewrap's init waiting for
-        // its dead parent until the next start sweeps it (StaleGroupsTest); this test is about the running sandbox
-        Served s = serve(data, "--pool", "python=0,javascript=0");
+        // its dead parent until the next start sweeps it (StaleGroupsTest); this test is about the running sandbox.
+        // No spare session either: a kill -9 leaves a session's workspace mounted for the next start (ReplicasIT)
+        Served s = serve(data, "--pool", "python=0,javascript=0", "--session-spares", "0");
         Thread request = Thread.ofVirtual().start(() -> {
             try {
                 post(s.port(), "{\"language\":\"python\",\"code\":\"import time\\ntime.sleep(60)\",\"limits\":{\"timeout_ms\":90000}}");

@@ -21,7 +21,7 @@ import java.util.function.Consumer;
 
 /**
  * Makes new sessions: made when asked (a directory, a workspace image, a root of its own, an interpreter started:
- * about 110 ms here), or taken from the spares, Python sessions of the default limits made ahead
+ * about 115 ms here), or taken from the spares, Python sessions of the default limits made ahead
  * ({@link SessionConfig#spares}) whose record then gets its owner, times and modes. A spare is made for no one: its
  * owner is {@link #SPARE}, which no token hashes to; nothing of a request reaches it before it is taken, and it is
  * taken once. A spare is never listed, reaped or kept across a restart (the next start removes it). Spares are made
