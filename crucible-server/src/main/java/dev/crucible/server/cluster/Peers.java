@@ -44,7 +44,7 @@ public final class Peers implements AutoCloseable {
     static final Duration CHECK_EVERY = Duration.ofSeconds(5);
 
     private final List<String> configured;
-    private final HttpClient client;
+    private final java.util.function.Supplier<HttpClient> client;
     private final JsonMapper json;
     private final String replica;
     private final String instance = UUID.randomUUID().toString();
@@ -57,7 +57,8 @@ public final class Peers implements AutoCloseable {
      * @param configured the peers as configured ({@code ServerConfig.Cluster.peers()})
      * @param replica this replica's name; null on a single node (nothing is checked)
      */
-    public Peers(List<String> configured, String replica, HttpClient client, JsonMapper json) {
+    public Peers(List<String> configured, String replica, java.util.function.Supplier<HttpClient> client,
+            JsonMapper json) {
         this.configured = List.copyOf(configured);
         this.replica = replica;
         this.client = client;
@@ -167,7 +168,7 @@ public final class Peers implements AutoCloseable {
     /** Peer {@code base}'s name and instance from its {@code /healthz}, whatever its status; null without one. */
     private Answer ask(URI base) throws InterruptedException {
         try {
-            HttpResponse<String> r = client.send(HttpRequest.newBuilder(base.resolve("/healthz")).timeout(ASK)
+            HttpResponse<String> r = client.get().send(HttpRequest.newBuilder(base.resolve("/healthz")).timeout(ASK)
                     .GET().build(), HttpResponse.BodyHandlers.ofString());
             JsonNode body = json.readTree(r.body());
             JsonNode name = body.get("replica");
