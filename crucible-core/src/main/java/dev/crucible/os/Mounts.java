@@ -80,7 +80,11 @@ public final class Mounts {
                     try {
                         mount(device, target, type, flags, data);
                     } catch (IOException | RuntimeException e) {
-                        ioctl("ioctl(LOOP_CLR_FD)", loop, LOOP_CLR_FD, 0);
+                        try {
+                            ioctl("ioctl(LOOP_CLR_FD)", loop, LOOP_CLR_FD, 0);
+                        } catch (IOException left) {
+                            e.addSuppressed(left);
+                        }
                         throw e;
                     }
                     return; // the mount holds the device; closing ours leaves it to AUTOCLEAR at the unmount

@@ -82,9 +82,9 @@ final class SessionMaker implements AutoCloseable {
         NewSession checked = NewSession.check(request, config, runtimes);
         EgressPolicy granted = network.grant(request.network(), checked.runtime());
         if (start && granted == null && checked.runtime().image() == null && numbers.ownerHasRoom(owner)) {
+            spares.discardIf(s -> s.interpreter == null || !s.interpreter.alive()); // died while it waited
             Session spare = spares.take(s -> s.stored.language().equals(checked.runtime().language())
-                    && sameSandbox(s.stored.limits(), checked.limits()) && s.interpreter != null
-                    && s.interpreter.alive());
+                    && sameSandbox(s.stored.limits(), checked.limits()));
             if (spare != null) {
                 return adopt(spare, owner, checked);
             }

@@ -107,6 +107,24 @@ public final class MadeAhead<T> implements AutoCloseable {
         return taken;
     }
 
+    /** Discards every one made ahead that {@code spoiled} (gone bad while it waited); making others starts behind. */
+    public void discardIf(java.util.function.Predicate<T> spoiled) {
+        java.util.List<T> bad = new java.util.ArrayList<>();
+        synchronized (this) {
+            for (var it = ready.iterator(); it.hasNext(); ) {
+                T t = it.next();
+                if (spoiled.test(t)) {
+                    it.remove();
+                    bad.add(t);
+                }
+            }
+        }
+        bad.forEach(discarder);
+        if (!bad.isEmpty()) {
+            fill();
+        }
+    }
+
     /** Discards one made ahead (what it holds is wanted for something asked for now); whether there was one. */
     public boolean discardOne() {
         T t;

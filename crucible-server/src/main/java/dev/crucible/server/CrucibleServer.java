@@ -58,11 +58,8 @@ public final class CrucibleServer implements AutoCloseable {
     private final Auth auth;
     private final BrowserGuard guard;
     private TerminalSocket terminal;
-    /**
-     * Speaks to the other replicas (forwarded session requests, their health); made when first used: a single node
-     * never forwards, and a JDK client sets up TLS (the default trust store) when it is made.
-     */
-    private final dev.crucible.util.Once<HttpClient> forwarding = new dev.crucible.util.Once<>(SessionRouter::client);
+    /** Speaks to the other replicas: forwarded session requests and their health. */
+    private final HttpClient forwarding = SessionRouter.client();
     /** The other replicas; {@link Peers#conflict()} says when one answers to this replica's name. */
     private final Peers peers;
     private final Bodies bodies;
@@ -83,7 +80,7 @@ public final class CrucibleServer implements AutoCloseable {
         this.ownsServices = ownsServices;
         this.auth = new Auth(config.tokens());
         this.guard = new BrowserGuard(config.host(), config.loopback(), config.allowedOrigins());
-        this.peers = new Peers(config.cluster().peers(), config.cluster().replica(), forwarding::get, services.json());
+        this.peers = new Peers(config.cluster().peers(), config.cluster().replica(), forwarding, services.json());
         this.bodies = new Bodies(services.json(), config.maxBodyBytes());
         this.health = new Health(services, peers::conflict, config.cluster().replicated() ? config.cluster().replica()
                 : null);
@@ -223,7 +220,7 @@ public final class CrucibleServer implements AutoCloseable {
         SessionRoutes s = new SessionRoutes(services.sessions(), auth, bodies::read, services.metrics());
         ProcessRoutes p = new ProcessRoutes(services.sessions(), auth, bodies::read, services.json());
         terminal = new TerminalSocket(services.sessions(), auth, guard);
-        SessionRouter router = new SessionRouter(services.sessions(), peers, forwarding::get);
+        SessionRouter router = new SessionRouter(services.sessions(), peers, forwarding);
         CompatRoutes compat = new CompatRoutes(services.executor(), services.json(), bodies::bytes);
         EvaluationRoutes evals = new EvaluationRoutes(services.evaluations(), auth, bodies);
         PortRoutes ports = new PortRoutes(services.sessions(), auth, bodies::read, previews, InstantSource.system(),

@@ -80,6 +80,31 @@ class SessionSparesTest {
     }
 
     @Test
+    void aSpareWhoseInterpreterDiedWhileItWaitedIsNeverHandedOut() throws Exception {
+        Path data = dev.crucible.TestDirs.create("crucible-spares-");
+        try (CrucibleServer server = CrucibleServer.start(config(data, 20, 5), TestHost.crucible())) {
+            Http a = Http.to(server, "token-a");
+            String spare = awaitSpare(a, data, List.of());
+            int uid = (Integer) Files.getAttribute(data.resolve("sessions").resolve(spare).resolve("workspace"),
+                    "unix:uid");
+            Process kill = new ProcessBuilder("pkill", "-KILL", "-U", Integer.toString(uid)).start();
+            assertThat(kill.waitFor()).as("the spare's processes killed").isZero();
+            await("the spare's sandbox gone, its launcher too").atMost(Duration.ofSeconds(10))
+                    .pollInterval(Duration.ofMillis(20)).until(() -> TestHost.processesOfUids(uid, uid + 1) == 0
+                            && ProcessHandle.current().descendants().noneMatch(p -> p.isAlive()
+                                    && p.info().arguments().map(args -> String.join(" ", args).contains(spare))
+                                    .orElse(false)));
+            String id = SessionApiTest.create(a, "{}");
+            assertThat(id).as("a session made for it, not the dead spare").isNotEqualTo(spare);
+            JsonNode cell = SessionApiTest.cell(a, id, "6 * 7");
+            assertThat(cell.path("result").asString()).isEqualTo("42");
+            assertThat(cell.path("restarted").asBoolean()).isFalse();
+            assertThat(sessionDirs(data)).as("the dead spare removed").doesNotContain(spare);
+            assertThat(a.delete("/v1/sessions/" + id).statusCode()).isEqualTo(200);
+        }
+    }
+
+    @Test
     void aSpareLeftByACrashIsRemovedAtTheNextStartNeverKeptAsASession() throws Exception {
         Path data = dev.crucible.TestDirs.create("crucible-spares-");
         byte[] record;

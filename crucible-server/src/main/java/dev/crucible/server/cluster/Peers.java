@@ -44,12 +44,16 @@ public final class Peers implements AutoCloseable {
     static final Duration CHECK_EVERY = Duration.ofSeconds(5);
 
     private final List<String> configured;
-    private final java.util.function.Supplier<HttpClient> client;
+    private final HttpClient client;
     private final JsonMapper json;
     private final String replica;
     private final String instance = UUID.randomUUID().toString();
     private final Map<String, URI> byName = new ConcurrentHashMap<>();
     private final AtomicLong askedAt = new AtomicLong(System.nanoTime() - REASK.toNanos());
+    /** Rounds begun so far, the latest of them to have ended, and the lock callers waiting for a name take turns on. */
+    private final java.util.concurrent.atomic.AtomicInteger rounds = new java.util.concurrent.atomic.AtomicInteger();
+    private final java.util.concurrent.atomic.AtomicInteger ended = new java.util.concurrent.atomic.AtomicInteger();
+    private final Object waiting = new Object();
     private volatile String conflict;
     private volatile ScheduledExecutorService checks;
 
@@ -57,8 +61,7 @@ public final class Peers implements AutoCloseable {
      * @param configured the peers as configured ({@code ServerConfig.Cluster.peers()})
      * @param replica this replica's name; null on a single node (nothing is checked)
      */
-    public Peers(List<String> configured, String replica, java.util.function.Supplier<HttpClient> client,
-            JsonMapper json) {
+    public Peers(List<String> configured, String replica, HttpClient client, JsonMapper json) {
         this.configured = List.copyOf(configured);
         this.replica = replica;
         this.client = client;
@@ -102,13 +105,32 @@ public final class Peers implements AutoCloseable {
         }
     }
 
-    /** The base URL of replica {@code name}, asking the peers when it is not known; null when none answers to it. */
+    /**
+     * The base URL of replica {@code name}, asking the peers when it is not known; null when none answers to it. A round
+     * is asked for this call, after the caller came: when the last was under a second ago it waits for the next (a
+     * round that found no answer, just after a start, would otherwise leave a session that lives "lost"), and callers
+     * that came while one waited take its answer rather than ask again.
+     */
     URI urlOf(String name) {
         URI known = byName.get(name);
         if (known != null) {
             return known;
         }
-        refresh();
+        int seen = rounds.get();
+        synchronized (waiting) {
+            known = byName.get(name);
+            if (known != null || ended.get() > seen) {
+                return known; // a round begun after this call came has ended: its answer stands
+            }
+            long wait;
+            while ((wait = askedAt.get() + REASK.toNanos() - System.nanoTime()) > 0) {
+                java.util.concurrent.locks.LockSupport.parkNanos(wait);
+                if (Thread.currentThread().isInterrupted()) {
+                    return null;
+                }
+            }
+            refresh();
+        }
         return byName.get(name);
     }
 
@@ -135,6 +157,16 @@ public final class Peers implements AutoCloseable {
         if (now - last < REASK.toNanos() || !askedAt.compareAndSet(last, now)) {
             return;
         }
+        int round = rounds.incrementAndGet();
+        try {
+            askAll();
+        } finally {
+            ended.accumulateAndGet(round, Math::max);
+        }
+    }
+
+    /** Every peer asked at once: their names learned, a name conflict noted. */
+    private void askAll() {
         List<URI> bases = bases();
         List<Future<Answer>> answers = new ArrayList<>();
         URI clash = null;
@@ -168,7 +200,7 @@ public final class Peers implements AutoCloseable {
     /** Peer {@code base}'s name and instance from its {@code /healthz}, whatever its status; null without one. */
     private Answer ask(URI base) throws InterruptedException {
         try {
-            HttpResponse<String> r = client.get().send(HttpRequest.newBuilder(base.resolve("/healthz")).timeout(ASK)
+            HttpResponse<String> r = client.send(HttpRequest.newBuilder(base.resolve("/healthz")).timeout(ASK)
                     .GET().build(), HttpResponse.BodyHandlers.ofString());
             JsonNode body = json.readTree(r.body());
             JsonNode name = body.get("replica");

@@ -35,9 +35,9 @@ public final class SessionRouter {
 
     private final SessionManager sessions;
     private final Peers peers;
-    private final java.util.function.Supplier<HttpClient> client;
+    private final HttpClient client;
 
-    public SessionRouter(SessionManager sessions, Peers peers, java.util.function.Supplier<HttpClient> client) {
+    public SessionRouter(SessionManager sessions, Peers peers, HttpClient client) {
         this.sessions = sessions;
         this.peers = peers;
         this.client = client;
@@ -140,7 +140,7 @@ public final class SessionRouter {
         }
         request.header(FORWARDED, sessions.replica());
         request.timeout(Duration.ofMillis(answerBound(ctx.path(), body)));
-        HttpResponse<InputStream> response = client.get().send(request.build(), HttpResponse.BodyHandlers.ofInputStream());
+        HttpResponse<InputStream> response = client.send(request.build(), HttpResponse.BodyHandlers.ofInputStream());
         ctx.status(response.statusCode());
         for (String header : RESPONSE_HEADERS) {
             response.headers().firstValue(header).ifPresent(value -> ctx.header(header, value));
