@@ -4,6 +4,7 @@ import dev.crucible.egress.address.AddressClass;
 import dev.crucible.egress.address.AddressRules;
 import dev.crucible.egress.address.Target;
 import dev.crucible.egress.policy.EgressReason;
+import dev.crucible.os.Splice;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -185,8 +186,8 @@ final class ProxyConnection implements Runnable {
         if (forced == null) {
             forced = why;
         }
-        closeQuietly(client);
-        closeQuietly(upstream);
+        Splice.shutDown(client); // shut down, not only closed: a relay's splice holds descriptors of its own
+        Splice.shutDown(upstream);
     }
 
     private static void closeQuietly(SocketChannel channel) {

@@ -1,15 +1,17 @@
 package dev.crucible.egress.proxy;
 
+import dev.crucible.os.Splice;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.SocketChannel;
 import java.util.concurrent.atomic.AtomicLong;
 
 /**
- * Copies bytes both ways between a client and an upstream channel, charging each to the budget: the caller's thread
- * copies upstream to client, a second platform thread client to upstream (both block on their sockets). A side that
- * ends is half-closed on the other; a failure, a spent budget or, for forward HTTP, the end of
- * the response closes both.
+ * Moves bytes both ways between a client and an upstream channel, charging each to the budget: the caller's thread
+ * moves upstream to client, a second platform thread client to upstream (both block on their sockets). The bytes go
+ * through a pipe in the kernel ({@link Splice}), or through a buffer of this process where the JDK's descriptors cannot
+ * be read. A side that ends is half-closed on the other; a failure, a spent budget or, for forward HTTP, the end of the
+ * response shuts both down and closes them.
  */
 final class Relay {
     private static final int BUFFER = 256 * 1024;
@@ -58,6 +60,40 @@ final class Relay {
     }
 
     private void pump(SocketChannel from, SocketChannel to, AtomicLong count) {
+        if (Splice.available()) {
+            splice(from, to, count);
+        } else {
+            copy(from, to, count);
+        }
+    }
+
+    /** Through the kernel: what the source has goes into a pipe, then what the budget grants goes on. */
+    private void splice(SocketChannel from, SocketChannel to, AtomicLong count) {
+        try (Splice splice = Splice.between(from, to)) {
+            while (true) {
+                long filled = splice.fill(Splice.CHUNK);
+                if (filled == 0) {
+                    to.shutdownOutput();
+                    return;
+                }
+                touch.run();
+                long granted = budget.take(filled);
+                splice.drain(granted);
+                touch.run();
+                count.addAndGet(granted);
+                if (granted < filled) {
+                    capped = true;
+                    closeBoth();
+                    return;
+                }
+            }
+        } catch (IOException e) {
+            failed |= !closing;
+            closeBoth();
+        }
+    }
+
+    private void copy(SocketChannel from, SocketChannel to, AtomicLong count) {
         ByteBuffer buffer = ByteBuffer.allocateDirect(BUFFER); // direct: no copy through a temporary buffer per read
         try {
             while (true) {
@@ -101,17 +137,10 @@ final class Relay {
         return true;
     }
 
+    /** Shut down first: a splice blocked on either socket holds its own descriptor, which a close alone leaves open. */
     private void closeBoth() {
         closing = true;
-        try {
-            client.close();
-        } catch (IOException ignored) {
-            // closing is all that is left to do
-        }
-        try {
-            upstream.close();
-        } catch (IOException ignored) {
-            // as above
-        }
+        Splice.shutDown(client);
+        Splice.shutDown(upstream);
     }
 }

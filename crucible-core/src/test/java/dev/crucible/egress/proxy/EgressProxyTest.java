@@ -16,6 +16,7 @@ import java.net.StandardProtocolFamily;
 import java.net.UnixDomainSocketAddress;
 import java.net.UnknownHostException;
 import java.nio.ByteBuffer;
+import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -27,6 +28,7 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.Predicate;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -34,6 +36,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -42,6 +45,7 @@ import org.junit.jupiter.api.io.TempDir;
  * The origin is on 127.0.0.1: it is reached only where the test policy lists {@code 127.0.0.1:PORT} verbatim. A private
  * origin, on a {@link NetnsHost}, is reached the same way: only at its address listed verbatim.
  */
+@Timeout(value = 2, unit = TimeUnit.MINUTES) // a relay that never ends fails here rather than holding the build
 class EgressProxyTest {
     @RegisterExtension
     static final NetnsHost HOST = NetnsHost.extension();
@@ -334,6 +338,60 @@ class EgressProxyTest {
             assertThat(tunnel.read(ByteBuffer.allocate(16))).isEqualTo(-1);
         }
         assertThat(awaitDecision(proxy, d -> d.allowed()).ending()).isEqualTo(EgressEnding.IDLE_TIMEOUT);
+    }
+
+    /**
+     * A tunnel whose client stopped reading an endless answer holds the relay in a write (a splice that holds
+     * descriptors of its own, which closing the channels alone leaves open): closing the proxy still ends it, the
+     * client's stream ends and the tunnel's threads are gone.
+     */
+    @Test
+    void closingTheProxyEndsATunnelBlockedWritingToAClientThatStoppedReading() throws Exception {
+        AtomicLong written = new AtomicLong();
+        try (ServerSocketChannel endless = ServerSocketChannel.open()) {
+            endless.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
+            Thread.ofVirtual().start(() -> {
+                try (SocketChannel answer = endless.accept()) {
+                    ByteBuffer zeros = ByteBuffer.allocate(64 * 1024);
+                    while (true) {
+                        written.addAndGet(answer.write(zeros.clear()));
+                    }
+                } catch (IOException e) {
+                    // the proxy closed its side: the test goes on
+                }
+            });
+            int endlessPort = ((InetSocketAddress) endless.getLocalAddress()).getPort();
+            EgressProxy proxy = proxy("127.0.0.1:" + endlessPort);
+            try (SocketChannel tunnel = SocketChannel.open(proxy.listenLoopback())) {
+                request(tunnel, "CONNECT 127.0.0.1:" + endlessPort + " HTTP/1.1\r\n\r\n");
+                ByteBuffer some = ByteBuffer.allocate(1 << 20);
+                while (some.hasRemaining() && tunnel.read(some) >= 0) {
+                    // the first MiB: the relay is moving bytes
+                }
+                long[] last = {-1};
+                await("every buffer on the way is full: the relay waits to write").atMost(Duration.ofSeconds(20))
+                        .pollInterval(Duration.ofMillis(200)).until(() -> {
+                            long now = written.get();
+                            boolean still = now == last[0];
+                            last[0] = now;
+                            return still;
+                        });
+                proxy.close();
+                tunnel.socket().setSoTimeout(10_000); // a read that hangs fails the test
+                java.io.InputStream in = tunnel.socket().getInputStream();
+                long after = 0;
+                for (int n; (n = in.read(some.array())) >= 0;) {
+                    after += n;
+                    assertThat(after).as("the stream ended with the proxy").isLessThan(256L << 20);
+                }
+            } catch (java.net.SocketException e) {
+                // a reset also ends the stream
+            }
+            await("the tunnel's threads ended").atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(10))
+                    .until(() -> proxy.counters().open(), open -> open == 0);
+            await().atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(10)).until(() -> Thread
+                    .getAllStackTraces().keySet().stream().noneMatch(t -> t.getName().equals("crucible-egress-up")));
+        }
     }
 
     /**
