@@ -26,7 +26,23 @@ public final class Processes {
             FunctionDescriptor.of(JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG, JAVA_LONG));
     private static final MethodHandle KILL = errno("kill", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT));
 
+    private static final MethodHandle SETPRIORITY = errno("setpriority",
+            FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT));
+
     private Processes() {}
+
+    /**
+     * Lowers the calling platform thread's scheduling priority to {@code nice} (1-19; Linux keeps a nice value per
+     * thread, and the processes this thread starts inherit it). Any user may lower its own priority; a failure is
+     * ignored (the thread then runs as before).
+     */
+    public static void lowerThisThreadsPriority(int nice) {
+        try (java.lang.foreign.Arena arena = java.lang.foreign.Arena.ofConfined()) {
+            int ignored = (int) SETPRIORITY.invokeExact(arena.allocate(CALL_STATE), 0, 0, nice); // PRIO_PROCESS, self
+        } catch (Throwable t) {
+            // as documented: the thread keeps its priority
+        }
+    }
 
     /**
      * Sends {@code signal} to the process {@code pid} names, but only if {@code stillMeant} says it is the process

@@ -356,5 +356,6 @@ public final class SessionManager implements AutoCloseable {
             store.detach(session.stored); // the files stay in the image; the next start mounts it again
             session.releaseLease();
         }
+        store.awaitProbe(); // nothing of ours is left mounted under the data directory
     }
 }

@@ -1,5 +1,6 @@
 package dev.crucible.util;
 
+import dev.crucible.os.Processes;
 import java.util.ArrayDeque;
 import java.util.Deque;
 import java.util.concurrent.ExecutorService;
@@ -11,7 +12,8 @@ import java.util.function.Consumer;
  * Things made ahead of being asked for, up to a target, by one background thread: what {@link #take} hands out is
  * made again behind it. A maker that cannot make one now (a cap reached) returns null, and one that fails is logged;
  * either way making stops until the next {@link #fill}, so a host that cannot make them costs one try per take, in the
- * background. What is made but never taken is handed to the discarder: by {@link #discardOne} and at {@link #close}.
+ * background. The making thread runs at a lower priority (nice {@value #BACKGROUND_NICE}, as do the processes it starts):
+ * on a busy host, requests go first. What is made but never taken is handed to the discarder: by {@link #discardOne} and at {@link #close}.
  * Thread-safe.
  *
  * @param <T> what is made
@@ -24,6 +26,8 @@ public final class MadeAhead<T> implements AutoCloseable {
     }
 
     private static final System.Logger LOG = System.getLogger("crucible.ahead");
+    /** The making thread's nice value: what is made ahead yields the cores to what was asked for now. */
+    static final int BACKGROUND_NICE = 10;
 
     private final String what;
     private final int target;
@@ -41,8 +45,11 @@ public final class MadeAhead<T> implements AutoCloseable {
         this.target = target;
         this.maker = maker;
         this.discarder = discarder;
-        this.thread = Executors.newSingleThreadExecutor(Thread.ofPlatform().daemon().name("crucible-ahead-" + what)
-                .factory());
+        java.util.concurrent.ThreadFactory platform = Thread.ofPlatform().daemon().name("crucible-ahead-" + what).factory();
+        this.thread = Executors.newSingleThreadExecutor(run -> platform.newThread(() -> {
+            Processes.lowerThisThreadsPriority(BACKGROUND_NICE);
+            run.run();
+        }));
     }
 
     /** Starts making up to the target in the background, unless that is under way or there are enough. */

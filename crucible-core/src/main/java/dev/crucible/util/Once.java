@@ -32,6 +32,19 @@ public final class Once<T> {
     }
 
     /**
+     * As {@link #startInBackground}, the thread at a lower priority (nice 10): for what is not on the way to an answer,
+     * so that on a busy host (a server starting on two cores) it takes the cores only when nothing else needs them.
+     */
+    public void startWhenIdle(String name) {
+        if (started.compareAndSet(false, true)) {
+            Thread.ofPlatform().name(name).daemon().start(() -> {
+                dev.crucible.os.Processes.lowerThisThreadsPriority(MadeAhead.BACKGROUND_NICE);
+                task.run();
+            });
+        }
+    }
+
+    /**
      * The value, computing it here when no one has started it. Waits through interrupts (the computation is short
      * and bounded by its own timeouts) and keeps the interrupt for the caller.
      *

@@ -93,4 +93,27 @@ class MadeAheadTest {
         ahead.fill(); // closed: nothing is made
         assertThat(ahead.take(s -> true)).isNull();
     }
+
+    /** What is made ahead yields the cores: the making thread, and a process it starts, run at nice 10. */
+    @Test
+    void theMakingThreadAndWhatItStartsRunAtALowerPriority() throws Exception {
+        try (MadeAhead<String> ahead = new MadeAhead<>("niceness", 1, () -> {
+            String thread = java.nio.file.Files.readString(java.nio.file.Path.of("/proc/thread-self/stat"));
+            Process child = new ProcessBuilder("sh", "-c", "cut -d' ' -f19 /proc/self/stat").start();
+            String started = new String(child.getInputStream().readAllBytes()).trim();
+            child.waitFor();
+            return niceOf(thread) + " " + started;
+        }, s -> { })) {
+            ahead.fill();
+            awaitReady(ahead, 1);
+            assertThat(ahead.take(s -> true)).isEqualTo(MadeAhead.BACKGROUND_NICE + " " + MadeAhead.BACKGROUND_NICE);
+        }
+        String self = java.nio.file.Files.readString(java.nio.file.Path.of("/proc/thread-self/stat"));
+        assertThat(niceOf(self)).as("the caller's thread keeps its priority").isZero();
+    }
+
+    /** The nice value in a /proc stat line (the 19th field; the command name, in parentheses, may hold spaces). */
+    private static int niceOf(String stat) {
+        return Integer.parseInt(stat.substring(stat.lastIndexOf(')') + 2).split(" ")[16]);
+    }
 }

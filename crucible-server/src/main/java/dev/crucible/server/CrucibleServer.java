@@ -13,6 +13,7 @@ import dev.crucible.server.cluster.SessionRouter;
 import dev.crucible.server.compat.CompatRoutes;
 import dev.crucible.server.http.Bodies;
 import dev.crucible.server.mcp.McpEndpoint;
+import dev.crucible.server.mcp.McpHttp;
 import dev.crucible.server.ports.PortRoutes;
 import dev.crucible.server.ports.PreviewListener;
 import dev.crucible.server.e2b.E2bApi;
@@ -71,7 +72,7 @@ public final class CrucibleServer implements AutoCloseable {
     private Javalin app;
     /** The listener of previews' own ({@link ServerConfig#previewListen()}); null when there is none. */
     private PreviewListener previewListener;
-    private McpEndpoint.Http mcp;
+    private McpHttp mcp;
     private E2bApi e2b;
 
     private CrucibleServer(ServerConfig config, Services services, boolean ownsServices) {
@@ -175,6 +176,7 @@ public final class CrucibleServer implements AutoCloseable {
     }
 
     private static void serveApi(CrucibleServer server, ServerConfig config, Services services) {
+        server.mcp = McpHttp.startInBackground(services.tools(), services.sessions(), services.json(), server.auth);
         server.routes = server.routeTable();
         server.app = Javalin.create(cfg -> {
             cfg.concurrency.useVirtualThreads = true;
@@ -195,7 +197,6 @@ public final class CrucibleServer implements AutoCloseable {
                 services.metrics().request(route == null ? "unmatched" : route.path(), ctx.method().name(),
                         ctx.statusCode(), (long) (ms * 1_000_000));
             });
-            server.mcp = McpEndpoint.http(services.tools(), services.sessions(), services.json(), server.auth);
             server.e2b = E2bApi.start(server.auth, server.guard, server.previews, services.json(), services.sessions(),
                     services.engine().runtimes(), config.sessions(), config.e2bTemplates(),
                     server.previewListener == null ? null : config.previewDomain() + ":" + server.previewListener.port());
@@ -373,7 +374,7 @@ public final class CrucibleServer implements AutoCloseable {
             Thread.currentThread().interrupt();
         }
         peers.close();
-        mcp.server().closeGracefully(); // MCP clients' open streams end before Jetty stops
+        mcp.close(); // MCP clients' open streams end before Jetty stops
         app.stop();
         e2b.close();
         if (previewListener != null) {

@@ -48,6 +48,8 @@ class SessionSparesTest {
                     .path("result").asString()).isEqualTo("[]");
             assertThat(SessionApiTest.cell(a, id, "x + 1").path("result").asString()).isEqualTo("42");
             assertThat(SessionApiTest.cell(a, id, "os.getuid()").path("result").asString()).isEqualTo("1000");
+            assertThat(SessionApiTest.cell(a, id, "os.nice(0)").path("result").asString())
+                    .as("made at a lower priority, but its interpreter runs at the normal one").isEqualTo("0");
             assertThat(SessionApiTest.json(a.get("/v1/sessions")).path("sessions")).hasSize(1);
             assertThat(b.get("/v1/sessions/" + id).statusCode()).as("another token's").isEqualTo(404);
             assertThat(b.postJson("/v1/sessions/" + id + "/execute", "{\"code\": \"1\"}").statusCode()).isEqualTo(404);

@@ -88,14 +88,16 @@ public final class SessionStore {
                 }
             }
         }
-        this.disk = WorkspaceDisk.detect(dataDir, perSessionUids);
-        LOG.log(disk.enforced() ? System.Logger.Level.DEBUG : System.Logger.Level.WARNING, "sessions: "
-                + disk.describe());
+        this.disk = WorkspaceDisk.detectWhenIdle(dataDir, perSessionUids, found -> LOG.log(found.enforced()
+                ? System.Logger.Level.DEBUG : System.Logger.Level.WARNING, "sessions: " + found.describe()));
     }
 
-    public Path root() {
-        return root;
+    /** Waits for the disk's probe: it mounts and removes an image of its own under the data directory. */
+    public void awaitProbe() {
+        disk.enforced();
     }
+
+    public Path root() { return root; }
 
     public Path dir(String id) {
         return root.resolve(id);
@@ -116,10 +118,7 @@ public final class SessionStore {
         create(stored, quota, false);
     }
 
-    /**
-     * As {@link #create(Stored, long)}; {@code rooted}: with room on the same disk for a root of its own
-     * ({@link #rootOf}), whose layers the caller then writes.
-     */
+    /** As {@link #create(Stored, long)}; {@code rooted}: with room for a root of its own ({@link #rootOf}) too. */
     public void create(Stored stored, long quota, boolean rooted) throws IOException {
         Path dir = dir(stored.id());
         Files.createDirectory(dir);

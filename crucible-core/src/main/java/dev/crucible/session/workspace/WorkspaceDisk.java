@@ -2,6 +2,7 @@ package dev.crucible.session.workspace;
 
 import dev.crucible.os.Linux;
 import dev.crucible.os.Mounts;
+import dev.crucible.util.Once;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -58,6 +59,53 @@ public sealed interface WorkspaceDisk {
     boolean enforced();
 
     String describe();
+
+    /**
+     * As {@link #detect}, probed on a thread of its own at a lower priority (off the path to a server's first answer);
+     * each call waits for the probe, then {@code found} hears what it found.
+     */
+    static WorkspaceDisk detectWhenIdle(Path dataDir, boolean root, java.util.function.Consumer<WorkspaceDisk> found) {
+        Once<WorkspaceDisk> probed = new Once<>(() -> {
+            WorkspaceDisk disk = detect(dataDir, root);
+            found.accept(disk);
+            return disk;
+        });
+        probed.startWhenIdle("crucible-disk-probe");
+        return new Probed(probed);
+    }
+
+    /** A disk still being probed: every call waits for the probe, then goes to what it found. */
+    record Probed(Once<WorkspaceDisk> disk) implements WorkspaceDisk {
+        @Override
+        public void createRooted(Path sessionDir, long bytes) throws IOException {
+            disk.get().createRooted(sessionDir, bytes);
+        }
+
+        @Override
+        public void create(Path sessionDir, long bytes) throws IOException {
+            disk.get().create(sessionDir, bytes);
+        }
+
+        @Override
+        public void attach(Path sessionDir) throws IOException {
+            disk.get().attach(sessionDir);
+        }
+
+        @Override
+        public void detach(Path sessionDir) {
+            disk.get().detach(sessionDir);
+        }
+
+        @Override
+        public boolean enforced() {
+            return disk.get().enforced();
+        }
+
+        @Override
+        public String describe() {
+            return disk.get().describe();
+        }
+    }
 
     /** The loop-mounted image when this host can, else {@link Unbounded} with the reason. */
     static WorkspaceDisk detect(Path dataDir, boolean root) {
