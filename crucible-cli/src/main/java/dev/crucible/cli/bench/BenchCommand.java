@@ -18,9 +18,9 @@ import picocli.CommandLine.Spec;
 import tools.jackson.databind.JsonNode;
 
 /**
- * {@code crucible bench}: Python {@code print(1)} through a running server over HTTP (default) or in a cold
- * sandbox of this process ({@code --cold}), against bare {@code python3 -c} spawns from the same JVM in the same
- * run; prints percentiles, throughput and the ratios.
+ * {@code crucible bench}: Python {@code print(1)} (or JavaScript: {@code --language}) through a running server over
+ * HTTP (default) or in a cold sandbox of this process ({@code --cold}), against bare {@code python3 -c} (or
+ * {@code node -e}) spawns from the same JVM in the same run; prints percentiles, throughput and the ratios.
  */
 @Command(name = "bench", mixinStandardHelpOptions = true,
         description = {"Benchmark against bare interpreter spawns in the same run.",
@@ -93,12 +93,24 @@ public final class BenchCommand implements Callable<Integer> {
     @Option(names = "--warmup", defaultValue = "10", description = "Unmeasured runs of each first (default 10).")
     int warmup;
 
-    @Option(names = "--code", defaultValue = "print(1)", description = "The Python program (default print(1)).")
+    @Option(names = "--code", description = "The program (default print(1), or console.log(1) in JavaScript).")
     String code;
+
+    @Option(names = "--language", defaultValue = "python", description = "python (default) or javascript: the"
+            + " server's runs and the bare interpreter's (python3 -c, node -e) for the default POST /v1/execute and"
+            + " --cold.")
+    String language;
 
     @Override
     public Integer call() throws Exception {
         PrintWriter out = spec.commandLine().getOut();
+        if (!List.of("python", "javascript").contains(language)) {
+            return CliSupport.fail(spec.commandLine().getErr(), new CliSupport.Failure(ExitCodes.USAGE,
+                    "--language is python or javascript, not " + language));
+        }
+        if (code == null) {
+            code = language.equals("python") ? "print(1)" : "console.log(1)";
+        }
         if (iterations < 1 || warmup < 0 || concurrency < 1 || rounds < 1 || hostileEvery < 0) {
             return CliSupport.fail(spec.commandLine().getErr(), new CliSupport.Failure(ExitCodes.USAGE,
                     "--iterations, --concurrency and --rounds must be >= 1; --warmup and --hostile-every >= 0"));
@@ -144,9 +156,9 @@ public final class BenchCommand implements Callable<Integer> {
             return CliSupport.fail(spec.commandLine().getErr(), new CliSupport.Failure(ExitCodes.NO_INPUT,
                     "no server at " + url + " (start one with ./crucible serve): " + e.getMessage()));
         }
-        List<String> bare = List.of(dev.crucible.runtime.RuntimeRegistry.builtIn().find("python").orElseThrow()
-                .runCommand().getFirst(), "-c", code);
-        String body = CliSupport.json().writeValueAsString(java.util.Map.of("language", "python", "code", code));
+        List<String> bare = bareCommand(dev.crucible.runtime.RuntimeRegistry.builtIn().find(language).orElseThrow()
+                .runCommand().getFirst());
+        String body = CliSupport.json().writeValueAsString(java.util.Map.of("language", language, "code", code));
         HttpBench.Task server = (i, start) -> {
             if (pauseMs > 0) {
                 Thread.sleep(pauseMs);
@@ -169,7 +181,7 @@ public final class BenchCommand implements Callable<Integer> {
         HttpBench.measure(warmup, concurrency, spawn);
         bench.statuses.clear();
         int perRound = Math.max(1, iterations / rounds);
-        java.util.Map<String, String> variant = new java.util.LinkedHashMap<>(java.util.Map.of("language", "python",
+        java.util.Map<String, String> variant = new java.util.LinkedHashMap<>(java.util.Map.of("language", language,
                 "code", code));
         if (image != null) {
             variant.put("image", image);
@@ -200,10 +212,10 @@ public final class BenchCommand implements Callable<Integer> {
         }
         HttpBench.Phase b = HttpBench.merge(bares);
         HttpBench.Phase s = HttpBench.merge(served);
-        out.printf("crucible bench: python %s, %d requests each, concurrency %d, think time %d ms, %d alternating rounds,"
-                + " server %s%n", code, perRound * rounds, concurrency, pauseMs, rounds, url);
+        out.printf("crucible bench: %s %s, %d requests each, concurrency %d, think time %d ms, %d alternating rounds,"
+                + " server %s%n", language, code, perRound * rounds, concurrency, pauseMs, rounds, url);
         out.printf("%-24s %8s %8s %8s %10s%n", "", "p50 ms", "p90 ms", "p99 ms", "req/s");
-        HttpBench.report(out, "bare python3 -c", b);
+        HttpBench.report(out, bareLabel(), b);
         HttpBench.report(out, "POST /v1/execute", s);
         out.printf("latency ratio server/bare (p50): %.2f%n", pct(s.latencies(), 50) / pct(b.latencies(), 50));
         out.printf("throughput ratio server/bare: %.2f%n", s.throughput() / b.throughput());
@@ -229,9 +241,9 @@ public final class BenchCommand implements Callable<Integer> {
 
     private int coldBench(PrintWriter out) throws Exception {
         return CliSupport.withEngine(spec.commandLine().getErr(), null, crucible -> {
-            LanguageRuntime python = crucible.executor().runtimeFor("python");
-            List<String> bare = List.of(python.runCommand().getFirst(), "-c", code);
-            ExecuteRequest request = ExecuteRequest.of("python", code);
+            LanguageRuntime runtime = crucible.executor().runtimeFor(language);
+            List<String> bare = bareCommand(runtime.runCommand().getFirst());
+            ExecuteRequest request = ExecuteRequest.of(language, code);
             long[] sandboxed = new long[iterations];
             long[] spawned = new long[iterations];
             for (int i = -warmup; i < iterations; i++) {
@@ -248,10 +260,10 @@ public final class BenchCommand implements Callable<Integer> {
                     spawned[i] = t2 - t1;
                 }
             }
-            out.printf("crucible bench: python %s, %d interleaved runs each (after %d warm-up)%n", code, iterations,
+            out.printf("crucible bench: %s %s, %d interleaved runs each (after %d warm-up)%n", language, code, iterations,
                     warmup);
             out.printf("%-22s %9s %9s %9s%n", "", "p50 ms", "p90 ms", "p99 ms");
-            row(out, "bare python3 -c", spawned);
+            row(out, bareLabel(), spawned);
             row(out, "sandbox (cold)", sandboxed);
             out.printf("ratio sandbox/bare (p50): %.2f%n", pct(sandboxed, 50) / pct(spawned, 50));
             crucible.sandbox().host().describe().forEach(line -> out.println("  " + line));
@@ -279,5 +291,14 @@ public final class BenchCommand implements Callable<Integer> {
         Arrays.sort(sorted);
         int index = (int) Math.ceil(p / 100.0 * sorted.length) - 1;
         return sorted[Math.max(0, Math.min(index, sorted.length - 1))] / 1e6;
+    }
+
+    private String bareLabel() {
+        return language.equals("python") ? "bare python3 -c" : "bare node -e";
+    }
+
+    /** The bare interpreter's command line for {@link #code}: {@code python3 -c} or {@code node -e}. */
+    private List<String> bareCommand(String interpreter) {
+        return List.of(interpreter, language.equals("python") ? "-c" : "-e", code);
     }
 }
