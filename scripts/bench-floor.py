@@ -8,6 +8,8 @@ answer) is timed too: /healthz reads the process's memory and every part's state
 ratio is what Crucible's HTTP stack (Jetty, Javalin, the browser guard, the route table, metrics, JSON) costs against
 the JDK's minimal server.
 
+Then, with a connection per call (a client that keeps none alive), a session cell `x + 1` and GET /healthz.
+
 Usage: scripts/bench-floor.py [REQUESTS_PER_ROUND] [ROUNDS]   (default 400 and 5)
 """
 import http.client
@@ -70,6 +72,33 @@ def timed(connection, path, count):
     return times
 
 
+def per_call(port, method, path, body, count):
+    """Each request on a connection of its own (a client that does not keep connections alive)."""
+    times = []
+    for _ in range(count):
+        start = time.perf_counter_ns()
+        connection = http.client.HTTPConnection("127.0.0.1", port)
+        connection.request(method, path, body=body, headers={"Content-Type": "application/json"} if body else {})
+        answer = connection.getresponse()
+        answer.read()
+        connection.close()
+        times.append(time.perf_counter_ns() - start)
+        if answer.status != 200:
+            sys.exit(f"bench-floor: {method} {path} answered {answer.status}")
+    return times
+
+
+def session(port):
+    connection = http.client.HTTPConnection("127.0.0.1", port)
+    connection.request("POST", "/v1/sessions", body="{}", headers={"Content-Type": "application/json"})
+    created = json.loads(connection.getresponse().read())
+    path = f"/v1/sessions/{created['id']}/execute"
+    connection.request("POST", path, body='{"code": "x = 1"}', headers={"Content-Type": "application/json"})
+    connection.getresponse().read()
+    connection.close()
+    return path
+
+
 def pct(values, p):
     ordered = sorted(values)
     return ordered[min(len(ordered) - 1, int(p / 100 * len(ordered)))] / 1e6
@@ -108,6 +137,17 @@ def main():
             print(f"  GET /livez, crucible serve     p50 {pct(live, 50):.3f} ms   p90 {pct(live, 90):.3f} ms")
             print(f"  GET a 16-byte file, jwebserver p50 {pct(jdks, 50):.3f} ms   p90 {pct(jdks, 90):.3f} ms")
             print(f"  ratio (p50): /healthz {pct(mine, 50) / pct(jdks, 50):.2f}, /livez {pct(live, 50) / pct(jdks, 50):.2f}")
+            cell = session(crucible_port)
+            cell_body = '{"code": "x + 1"}'
+            per_call(crucible_port, "POST", cell, cell_body, 300)
+            per_call(crucible_port, "GET", "/healthz", None, 300)
+            cells, floors = [], []
+            for _ in range(rounds):
+                cells += per_call(crucible_port, "POST", cell, cell_body, per_round // 2)
+                floors += per_call(crucible_port, "GET", "/healthz", None, per_round // 2)
+            print(f"a connection per call (a new TCP connection for each request), {per_round // 2 * rounds} each:")
+            print(f"  GET /healthz                   p50 {pct(floors, 50):.3f} ms   p90 {pct(floors, 90):.3f} ms")
+            print(f"  a session cell x + 1           p50 {pct(cells, 50):.3f} ms   p90 {pct(cells, 90):.3f} ms")
         finally:
             for process in (crucible, jdk):
                 process.terminate()

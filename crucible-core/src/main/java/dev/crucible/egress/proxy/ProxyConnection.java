@@ -30,6 +30,8 @@ final class ProxyConnection implements Runnable {
     private volatile SocketChannel upstream;
     private volatile long lastActive = System.nanoTime();
     private volatile EgressEnding forced;
+    /** Set once the relay has ended: a close from outside after that cut nothing. */
+    private volatile boolean relayEnded;
 
     ProxyConnection(EgressProxy proxy, SocketChannel client, boolean admitted, ServerSocketChannel listener) {
         this.proxy = proxy;
@@ -105,9 +107,11 @@ final class ProxyConnection implements Runnable {
                 started = relay.send(head.rest());
             }
             EgressEnding ending = started ? relay.run(!head.isConnect()) : relay.ending();
-            // a close from outside shows in the relay as a failed read or write; one that came after the relay had
-            // ended on its own (the sandbox ended just after its program read the last byte) changed nothing
-            EgressEnding cause = forced != null && ending == EgressEnding.ERROR ? forced : ending;
+            relayEnded = true;
+            // a close from outside (the sockets shut down) shows in the relay as an end or a failed write: the
+            // close is the cause; one that came after the relay had ended on its own (the sandbox ended just after
+            // its program read the last byte) changed nothing, and a spent budget is the budget's
+            EgressEnding cause = forced != null && ending != EgressEnding.BYTE_CAP ? forced : ending;
             proxy.record(new EgressDecision(judged, EgressReason.ALLOWED, head.method(), target.host(),
                     target.port(), address, AddressRules.classify(address), cause,
                     relay.sent.get(), relay.received.get()), relay.sent.get(), relay.received.get());
@@ -183,7 +187,7 @@ final class ProxyConnection implements Runnable {
     }
 
     void close(EgressEnding why) {
-        if (forced == null) {
+        if (forced == null && !relayEnded) {
             forced = why;
         }
         Splice.shutDown(client); // shut down, not only closed: a relay's splice holds descriptors of its own
