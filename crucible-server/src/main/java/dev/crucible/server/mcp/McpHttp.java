@@ -15,9 +15,8 @@ import tools.jackson.databind.json.JsonMapper;
  * The MCP endpoint over streamable HTTP, made on a thread of its own at a lower priority: the SDK's set-up (its JSON
  * schemas, the tools' specifications; about a sixth of the main thread's work in a server's start) is off the path to
  * the server's first answer, on a host whose cores the start keeps busy. {@link #servlet()} is mounted at once and
- * hands each request to the SDK's servlet, waiting for it while it is being made (or making it, should no core have
- * been idle yet). A failure to make it is logged and answers each MCP request 500; it never happens with a working
- * build (tests make it). Thread-safe.
+ * hands each request to the SDK's servlet, waiting for it while it is being made. A failure to make it is logged and
+ * answers each MCP request 500; it never happens with a working build (tests make it). Thread-safe.
  */
 public final class McpHttp {
     private final Once<McpEndpoint.Http> made;
@@ -50,7 +49,11 @@ public final class McpHttp {
 
     /** Ends the MCP clients' open streams (before the servlet container stops). */
     public void close() {
-        made.get().server().closeGracefully();
+        try {
+            made.get().server().closeGracefully();
+        } catch (RuntimeException e) {
+            // never made (logged when it failed): no stream to end
+        }
     }
 
     /** Mounted before the SDK's servlet exists: hands every request to it, initialised once with this one's config. */
