@@ -26,9 +26,7 @@ public final class Once<T> {
 
     /** Starts the computation on a daemon thread named {@code name}, unless it has started already. */
     public void startInBackground(String name) {
-        if (started.compareAndSet(false, true)) {
-            Thread.ofPlatform().name(name).daemon().start(task);
-        }
+        start(name, task);
     }
 
     /**
@@ -36,11 +34,15 @@ public final class Once<T> {
      * so that on a busy host (a server starting on two cores) it takes the cores only when nothing else needs them.
      */
     public void startWhenIdle(String name) {
+        start(name, () -> {
+            dev.crucible.os.Processes.lowerThisThreadsPriority(MadeAhead.BACKGROUND_NICE);
+            task.run();
+        });
+    }
+
+    private void start(String name, Runnable body) {
         if (started.compareAndSet(false, true)) {
-            Thread.ofPlatform().name(name).daemon().start(() -> {
-                dev.crucible.os.Processes.lowerThisThreadsPriority(MadeAhead.BACKGROUND_NICE);
-                task.run();
-            });
+            Thread.ofPlatform().name(name).daemon().start(body);
         }
     }
 
