@@ -55,7 +55,7 @@ crucible_ensure_sandbox_tools() {
 
 # What only the tests use (a session's matplotlib figure; tmux, the terminal that presses Ctrl-C in the session
 # test; podman and the image tools for the container test): best effort, as root with apt-get; a test whose tool is
-# missing says so and is skipped.
+# missing fails where the run promises its capabilities (./run-tests does), else it is skipped and says why.
 crucible_ensure_test_packages() {
   local missing=()
   /usr/bin/python3 -c 'import matplotlib' 2>/dev/null || missing+=(python3-matplotlib)
@@ -82,7 +82,7 @@ crucible_ensure_test_packages() {
   if [ "$(id -u)" -eq 0 ] && command -v apt-get >/dev/null 2>&1; then
     echo "crucible: installing ${missing[*]} (for the tests)" >&2
     { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
-      "${missing[@]}"; } >&2 || echo "crucible: ${missing[*]} not installed; their tests will be skipped" >&2
+      "${missing[@]}"; } >&2 || echo "crucible: ${missing[*]} not installed; the tests that need them fail where the run promises them (CRUCIBLE_TEST_PROMISE)" >&2
   fi
   return 0
 }
@@ -92,11 +92,12 @@ crucible_ensure_test_packages() {
 # and the console's (crucible-server/src/main/console: esbuild, CodeMirror, playwright-core for its browser test).
 crucible_ensure_node_packages() {
   local dir
-  command -v npm >/dev/null 2>&1 || { echo "crucible: npm not found; the npm client tests will be skipped" >&2; return 0; }
+  command -v npm >/dev/null 2>&1 || { echo "crucible: npm not found; the npm client tests fail where the run promises them" >&2; return 0; }
   for dir in "$1/clients/node-tests" "$1/clients/typescript" "$1/crucible-server/src/main/console"; do
     if ! { [ -d "$dir/node_modules" ] && [ "$dir/node_modules/.package-lock.json" -nt "$dir/package-lock.json" ]; }; then
       echo "crucible: installing the npm packages of ${dir#"$1"/}" >&2
-      (cd "$dir" && npm ci --no-audit --no-fund >&2) || echo "crucible: npm ci failed in $dir; its tests will be skipped" >&2
+      (cd "$dir" && npm ci --no-audit --no-fund >&2) \
+        || echo "crucible: npm ci failed in $dir; the tests that need it fail where the run promises them" >&2
     fi
   done
   dir="$1/clients/typescript"

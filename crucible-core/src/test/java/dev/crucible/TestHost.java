@@ -109,9 +109,7 @@ public final class TestHost {
      */
     public static void assumeGvisor(String who) {
         String why = crucible().sandbox().host().isolationUnavailable(dev.crucible.sandbox.Isolation.GVISOR);
-        if (why != null) {
-            System.out.println("[" + who + "] skipped: " + why);
-        }
-        org.junit.jupiter.api.Assumptions.assumeTrue(why == null, "skipped: " + why);
+        dev.crucible.testhost.Capability.GVISOR.require(why == null ? null
+                : why + " [" + who + "]");
     }
 }

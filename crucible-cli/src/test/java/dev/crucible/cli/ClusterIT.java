@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.crucible.cli.support.ExitCodes;
+import dev.crucible.testhost.Capability;
 import java.io.IOException;
 import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
@@ -17,7 +18,6 @@ import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 import java.util.zip.GZIPInputStream;
 import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.MethodOrderer;
 import org.junit.jupiter.api.Order;
@@ -58,8 +58,7 @@ class ClusterIT {
 
     @BeforeAll
     static void start() throws Exception {
-        Assumptions.assumeTrue(Files.isExecutable(Path.of("/usr/sbin/haproxy")),
-                "haproxy is not installed (apt-get install haproxy; scripts/common.sh does it for the tests)");
+        Capability.HAPROXY.require();
         dir.toFile().setExecutable(true, false); // the replicas' data dirs below it are searched by sandbox uids
         problems = EvalIT.resource("HumanEval.jsonl.gz");
         samples = writeSamples(dir.resolve("samples.jsonl"));

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatCode;
 
 import dev.crucible.cli.support.ExitCodes;
+import dev.crucible.testhost.Capability;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
@@ -25,7 +26,6 @@ import java.util.function.Consumer;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.junit.jupiter.params.ParameterizedTest;
@@ -319,13 +319,7 @@ class DocsSiteTest {
     }
 
     private static void assumeMkdocs() {
-        boolean found = Stream.of(System.getenv().getOrDefault("PATH", "").split(java.io.File.pathSeparator))
-                .anyMatch(dir -> !dir.isEmpty() && Files.isExecutable(Path.of(dir, "mkdocs")));
-        if (!found) {
-            System.out.println("SKIPPED the docs site build: mkdocs is not on the PATH (apt-get install mkdocs mkdocs-material;"
-                    + " ./run-tests installs them as root)");
-        }
-        Assumptions.assumeTrue(found, "mkdocs is not on the PATH");
+        Capability.MKDOCS.require();
     }
 
     record Result(int exit, String output) {}

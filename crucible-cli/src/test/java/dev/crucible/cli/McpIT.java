@@ -2,12 +2,12 @@ package dev.crucible.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.crucible.testhost.Capability;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
@@ -17,12 +17,8 @@ class McpIT {
     @Test
     void officialTypeScriptClientOverStdio() throws Exception {
         Path node = Path.of("..", "clients", "node-tests").toAbsolutePath().normalize();
-        boolean installed = Files.isDirectory(node.resolve("node_modules/@modelcontextprotocol/sdk"));
-        if (!installed) {
-            System.out.println("SKIPPED officialTypeScriptClientOverStdio: " + node + "/node_modules is missing "
-                    + "(./run-tests installs it with npm ci)");
-        }
-        Assumptions.assumeTrue(installed, "@modelcontextprotocol/sdk is not installed");
+        Capability.NPM_CLIENTS.require(Files.isDirectory(node.resolve("node_modules/@modelcontextprotocol/sdk"))
+                ? null : node + "/node_modules/@modelcontextprotocol/sdk is missing (npm ci there; ./run-tests does)");
         Path data = dev.crucible.TestDirs.create("crucible-mcp-data-"); // deleted at exit
         Process p = new ProcessBuilder("node", "mcp.mjs", "stdio",
                 Path.of(System.getProperty("java.home"), "bin", "java").toString(), "--enable-native-access=ALL-UNNAMED",

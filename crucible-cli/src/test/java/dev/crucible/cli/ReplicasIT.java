@@ -2,6 +2,7 @@ package dev.crucible.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.crucible.testhost.Capability;
 import java.io.IOException;
 import java.net.ServerSocket;
 import java.net.URI;
@@ -16,7 +17,6 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import tools.jackson.databind.JsonNode;
@@ -118,7 +118,7 @@ class ReplicasIT {
 
     @Test
     void aSessionKeepsItsStateAcrossReplicasAndResumesWhereTheDataDirIsSharedWhenItsReplicaDies() throws Exception {
-        Assumptions.assumeTrue(Files.isExecutable(Path.of("/usr/sbin/haproxy")), "skipped: haproxy is not installed");
+        Capability.HAPROXY.require();
         Path shared = dataDir(dir.resolve("data"));
         int[] ports = {freePort(), freePort(), freePort()};
         List<ServeIT.Served> replicas = new ArrayList<>();

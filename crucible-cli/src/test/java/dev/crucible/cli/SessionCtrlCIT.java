@@ -2,6 +2,7 @@ package dev.crucible.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.crucible.testhost.Capability;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -13,7 +14,6 @@ import java.util.function.BooleanSupplier;
 import java.util.stream.Stream;
 import org.awaitility.Awaitility;
 import org.awaitility.core.ConditionTimeoutException;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -79,10 +79,7 @@ class SessionCtrlCIT {
 
     @Test
     void ctrlCInterruptsTheRunningCellAndKeepsTheInterpreter(@TempDir Path dir) throws Exception {
-        if (!Files.isExecutable(TMUX)) {
-            System.err.println("SessionCtrlCIT skipped: no " + TMUX + " (scripts/common.sh installs it as root)");
-        }
-        Assumptions.assumeTrue(Files.isExecutable(TMUX), "tmux is not installed");
+        Capability.TMUX.require(Files.isExecutable(TMUX) ? null : "no " + TMUX + " (apt-get install tmux)");
         // the local engine's data dir goes under java.io.tmpdir: the sandbox uids must be able to reach it
         Files.setPosixFilePermissions(dir, java.nio.file.attribute.PosixFilePermissions.fromString("rwxr-xr-x"));
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();

@@ -1,9 +1,10 @@
 package dev.crucible.exec;
 
+import dev.crucible.TestHost;
 import dev.crucible.error.ErrorCode;
 import dev.crucible.error.RequestException;
-import dev.crucible.TestHost;
 import dev.crucible.runtime.LimitsSpec;
+import dev.crucible.testhost.Capability;
 import java.io.FileInputStream;
 import java.net.InetAddress;
 import java.net.ServerSocket;
@@ -91,10 +92,8 @@ class ExecutorTest {
     void sandboxProcessesRunAsAnUnprivilegedHostUid() throws Exception {
         ExecuteResult r = python("import os\nprint(os.getuid(), open('/proc/self/uid_map').read().split())");
         assertThat(r.stdout()).startsWith("1000 ");
-        if (TestHost.crucible().sandbox().host().sharedUid() >= 0) {
-            System.out.println("not root: sandboxes share the server's uid; per-slot uid check skipped");
-            return;
-        }
+        Capability.ROOT.require(TestHost.crucible().sandbox().host().sharedUid() < 0 ? null
+                : "sandboxes share the server's uid here: no per-slot uid to check");
         // look at a running sandbox from the host: its processes belong to a slot uid, never to root
         Thread run = Thread.ofVirtual().start(() -> {
             try {

@@ -4,12 +4,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.crucible.Crucible;
 import dev.crucible.egress.Egress;
-import dev.crucible.egress.proxy.EgressLimits;
-import dev.crucible.egress.policy.EgressPolicy;
-import dev.crucible.egress.proxy.EgressResolver;
 import dev.crucible.egress.NetworkRequest;
+import dev.crucible.egress.policy.EgressPolicy;
+import dev.crucible.egress.proxy.EgressLimits;
+import dev.crucible.egress.proxy.EgressResolver;
 import dev.crucible.runtime.LimitsSpec;
 import dev.crucible.sandbox.SandboxConfig;
+import dev.crucible.testhost.Capability;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -60,19 +61,14 @@ class FallbackLauncherTest {
     @ParameterizedTest(name = "{0}")
     @MethodSource("cases")
     void hostileCaseHoldsThroughShAndSetpriv(String id, JsonNode c, JsonNode expect) throws Exception {
-        LimitsSpec limits = expect.has("limits")
-                ? HostileCasesTest.JSON.treeToValue(expect.get("limits"), LimitsSpec.class) : null;
-        ExecuteResult r = crucible.executor().execute(
-                new ExecuteRequest(c.get("language").asString(), c.get("code").asString(), null, null, null, limits));
-        HostileCasesTest.check(expect, r, id + " -> " + r.status() + "\n" + r.stdout() + r.stderr());
+        HostileCasesTest.runAndCheck(crucible.executor(), id, " (sh + setpriv)", c, expect, request -> request);
         assertThat(crucible.sandbox().awaitIdle(Duration.ofSeconds(15))).isTrue();
         assertThat(crucible.sandbox().host().liveRunGroups()).isZero();
     }
 
     @org.junit.jupiter.api.Test
     void egressJoinsTheServersNamespaceThroughNsenter() throws Exception {
-        org.junit.jupiter.api.Assumptions.assumeTrue(crucible.sandbox().egressUnavailable() == null,
-                () -> "skipped: " + crucible.sandbox().egressUnavailable());
+        Capability.EGRESS.require(crucible.sandbox().egressUnavailable());
         Egress egress = Egress.of(EgressPolicy.parse("pypi.org"), EgressResolver.system(), EgressLimits.defaults(),
                 java.time.InstantSource.system());
         crucible.executor().useEgress(egress);

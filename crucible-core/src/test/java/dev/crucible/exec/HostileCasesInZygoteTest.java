@@ -6,13 +6,16 @@ import static org.awaitility.Awaitility.await;
 import dev.crucible.Crucible;
 import dev.crucible.pool.WarmPool;
 import dev.crucible.sandbox.SandboxConfig;
+import java.io.IOException;
 import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 import tools.jackson.databind.JsonNode;
 
@@ -36,19 +39,20 @@ class HostileCasesInZygoteTest {
     @AfterAll
     static void stop() throws Exception {
         crucible.close();
-        long python = HostileCasesTest.cases().filter(a -> ((JsonNode) a.get()[1]).get("language").asString()
-                .equals("python")).count();
+        long python = pythonCases().count();
         // a case with a memory limit of its own runs spawned (a zygote's box is made for the runtime's limit)
         assertThat(inZygote.get()).as("Python cases served by a zygote child").isGreaterThan((int) (python * 3 / 4));
     }
 
+    /** The Python cases: the zygote serves Python only (every case runs on the spawn path in HostileCasesTest). */
+    static Stream<Arguments> pythonCases() throws IOException {
+        return HostileCasesTest.cases().filter(a -> ((JsonNode) a.get()[1]).get("language").asString()
+                .equals("python"));
+    }
+
     @ParameterizedTest(name = "{0}")
-    @MethodSource("dev.crucible.exec.HostileCasesTest#cases")
+    @MethodSource("pythonCases")
     void pythonCaseGetsItsExpectedOutcomeInAZygoteChild(String id, JsonNode c, JsonNode expect) throws Exception {
-        if (!c.get("language").asString().equals("python")) {
-            System.out.println(id + ": not Python; the zygote serves Python only (spawn path: HostileCasesTest)");
-            return;
-        }
         // a bound, not a timing
         await("a warm agent in the pool").atMost(Duration.ofMinutes(2)).pollInterval(Duration.ofMillis(10))
                 .until(pool::size, n -> n >= 1);

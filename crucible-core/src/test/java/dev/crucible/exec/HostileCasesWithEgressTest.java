@@ -4,16 +4,16 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.crucible.TestHost;
 import dev.crucible.egress.Egress;
-import dev.crucible.egress.proxy.EgressLimits;
-import dev.crucible.egress.policy.EgressPolicy;
-import dev.crucible.egress.proxy.EgressResolver;
 import dev.crucible.egress.NetworkRequest;
+import dev.crucible.egress.policy.EgressPolicy;
+import dev.crucible.egress.proxy.EgressLimits;
+import dev.crucible.egress.proxy.EgressResolver;
+import dev.crucible.testhost.Capability;
 import java.io.IOException;
 import java.time.InstantSource;
 import java.util.List;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
@@ -33,7 +33,7 @@ class HostileCasesWithEgressTest {
     static void allowEgress() {
         Executor executor = TestHost.crucible().executor();
         String unavailable = TestHost.crucible().sandbox().egressUnavailable();
-        Assumptions.assumeTrue(unavailable == null, () -> "skipped: " + unavailable);
+        Capability.EGRESS.require(unavailable);
         before = executor.egress();
         executor.useEgress(Egress.of(EgressPolicy.parse("pypi.org"), EgressResolver.system(), EgressLimits.defaults(),
                 InstantSource.system()));

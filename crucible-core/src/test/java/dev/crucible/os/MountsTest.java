@@ -2,9 +2,9 @@ package dev.crucible.os;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.crucible.TestDirs;
+import dev.crucible.testhost.Capability;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.List;
@@ -16,13 +16,6 @@ import org.junit.jupiter.api.Test;
  * devices: root only.
  */
 class MountsTest {
-    private static boolean root() {
-        boolean root = "root".equals(System.getProperty("user.name")) && Files.exists(Path.of("/dev/loop-control"));
-        if (!root) {
-            System.out.println("MountsTest skipped: loop devices need root and /dev/loop-control");
-        }
-        return root;
-    }
 
     private static Path image(Path dir, String name) throws Exception {
         Path image = dir.resolve(name);
@@ -52,7 +45,7 @@ class MountsTest {
 
     @Test
     void anImageIsMountedOnADeviceOfItsOwnHeldToItsSizeAndTheDeviceGoesWithTheUnmount() throws Exception {
-        assumeTrue(root());
+        Capability.WORKSPACE_DISK.require(); // loop devices: root and /dev/loop-control
         Path dir = TestDirs.create("crucible-mounts-");
         Path a = image(dir, "a.img");
         Path b = image(dir, "b.img");
@@ -99,7 +92,7 @@ class MountsTest {
      */
     @Test
     void anImageStillHeldElsewhereIsMountedAgainOnItsDevice() throws Exception {
-        assumeTrue(root());
+        Capability.WORKSPACE_DISK.require(); // loop devices: root and /dev/loop-control
         Path dir = TestDirs.create("crucible-mounts-");
         Path a = image(dir, "a.img");
         Path first = Files.createDirectory(dir.resolve("first"));
@@ -135,7 +128,7 @@ class MountsTest {
 
     @Test
     void aMountThatFailsLeavesNoDeviceConfigured() throws Exception {
-        assumeTrue(root());
+        Capability.WORKSPACE_DISK.require(); // loop devices: root and /dev/loop-control
         Path dir = TestDirs.create("crucible-mounts-");
         Path junk = dir.resolve("junk.img");
         Files.write(junk, new byte[4 * 1024 * 1024]); // no file system in it

@@ -142,11 +142,15 @@ class WarmPoolTest {
     @Test
     void limitsApplyFromTheMomentARequestClaimsTheSandbox() throws Exception {
         awaitReady(3);
-        Thread.sleep(300); // the pooled sandbox has been waiting; its clock starts at the claim
-        ExecuteResult r = crucible.executor().execute(ExecuteRequest.of("python", "import time\ntime.sleep(0.5)\nprint('done')")
-                .withLimits(new LimitsSpec(2000L, null, null, null, null)));
-        assertThat(r.status().wireName()).isEqualTo("ok");
-        assertThat(r.wallMs()).isLessThan(1500);
+        long full = System.nanoTime();
+        // the state under test: the sandbox to be claimed has waited longer than the request's whole timeout, so a
+        // clock started when it was made, not at the claim, would end the run as a timeout
+        await("a pooled sandbox older than the request's timeout").atMost(Duration.ofMinutes(1))
+                .pollInterval(Duration.ofMillis(20)).until(() -> System.nanoTime() - full > 1_800_000_000L);
+        ExecuteResult r = crucible.executor().execute(ExecuteRequest.of("python", "import time\ntime.sleep(0.3)\nprint('done')")
+                .withLimits(new LimitsSpec(1500L, null, null, null, null)));
+        assertThat(r.status().wireName()).as(r.toString()).isEqualTo("ok");
+        assertThat(r.stdout()).isEqualTo("done\n");
         ExecuteResult spin = crucible.executor().execute(ExecuteRequest.of("python", "while True: pass")
                 .withLimits(new LimitsSpec(800L, null, null, null, null)));
         assertThat(spin.status().wireName()).isEqualTo("timeout");

@@ -8,10 +8,10 @@ import dev.crucible.session.spec.CellResult;
 import dev.crucible.session.spec.SessionConfig;
 import dev.crucible.session.spec.SessionLimits;
 import dev.crucible.session.workspace.WorkspaceDisk;
+import dev.crucible.testhost.Capability;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.stream.Stream;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import static org.assertj.core.api.Assertions.assertThat;
@@ -36,10 +36,7 @@ class SessionDiskHostileTest {
 
     static void assumeKernelBound(Path data) {
         WorkspaceDisk disk = WorkspaceDisk.detect(data, TestHost.crucible().sandbox().sessionUid(0) >= 0);
-        if (!disk.enforced()) {
-            System.err.println("SessionDiskHostileTest skipped: " + disk.describe());
-        }
-        Assumptions.assumeTrue(disk.enforced(), disk.describe());
+        Capability.WORKSPACE_DISK.require(disk.enforced() ? null : disk.describe());
     }
 
     static long bytesUnder(Path dir) throws Exception {

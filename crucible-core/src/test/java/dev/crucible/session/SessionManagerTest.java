@@ -11,6 +11,7 @@ import dev.crucible.session.spec.SessionConfig;
 import dev.crucible.session.spec.SessionInfo;
 import dev.crucible.session.spec.SessionLimits;
 import dev.crucible.session.workspace.Workspace;
+import dev.crucible.testhost.Capability;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -89,12 +90,7 @@ class SessionManagerTest {
 
     @Test
     void aMatplotlibFigureComesBackAsPng() throws Exception {
-        boolean installed = new ProcessBuilder("/usr/bin/python3", "-c", "import matplotlib").start().waitFor() == 0;
-        if (!installed) {
-            System.out.println("SKIPPED aMatplotlibFigureComesBackAsPng: matplotlib is not installed on this host"
-                    + " (./run-tests installs python3-matplotlib as root)");
-        }
-        org.junit.jupiter.api.Assumptions.assumeTrue(installed, "matplotlib is not installed on this host");
+        Capability.MATPLOTLIB.require();
         SessionInfo s = python();
         try {
             CellResult r = run(s, "import matplotlib.pyplot as plt\nplt.plot([1, 2, 3], [1, 4, 9])\nplt.title('squares')\nNone");

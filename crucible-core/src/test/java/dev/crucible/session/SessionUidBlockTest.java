@@ -8,8 +8,8 @@ import dev.crucible.sandbox.SandboxConfig;
 import dev.crucible.sandbox.bwrap.BwrapSandbox;
 import dev.crucible.session.spec.CellResult;
 import dev.crucible.session.spec.SessionConfig;
+import dev.crucible.testhost.Capability;
 import java.nio.file.Path;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -20,8 +20,7 @@ import org.junit.jupiter.api.io.TempDir;
 class SessionUidBlockTest {
     @Test
     void aSessionKeptOnDiskWorksAfterARestartOnAnotherUidBlock(@TempDir Path data) throws Exception {
-        Assumptions.assumeTrue(new com.sun.security.auth.module.UnixSystem().getUid() == 0,
-                "needs root: only root runs sessions as uids of their own");
+        Capability.ROOT.require(); // only root runs sessions as uids of their own
         RuntimeRegistry runtimes = RuntimeRegistry.load(null);
         SessionConfig config = SessionConfig.defaults(data);
         String id;

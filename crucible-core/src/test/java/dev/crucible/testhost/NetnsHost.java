@@ -24,7 +24,6 @@ import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.stream.Stream;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Nested;
 import org.junit.jupiter.api.extension.AfterAllCallback;
 import org.junit.jupiter.api.extension.ExtensionContext;
@@ -212,10 +211,7 @@ public final class NetnsHost implements AfterAllCallback, AutoCloseable {
     private synchronized Made made() {
         if (made == null) {
             String why = unavailable();
-            if (why != null) {
-                System.err.println("skipped: " + why);
-            }
-            Assumptions.assumeTrue(why == null, () -> "skipped: " + why);
+            Capability.NETNS.require(why);
             try {
                 made = make();
             } catch (IOException e) {

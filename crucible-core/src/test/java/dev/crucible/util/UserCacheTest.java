@@ -2,11 +2,11 @@ package dev.crucible.util;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.crucible.testhost.Capability;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -72,8 +72,7 @@ class UserCacheTest {
 
     @Test
     void anotherUsersCacheIsNeitherReadNorWritten() throws Exception {
-        Assumptions.assumeTrue(System.getProperty("user.name").equals("root"),
-                "needs root to give the cache to another uid (as a sudo that kept HOME would find it)");
+        Capability.ROOT.require(); // to give the cache to another uid (as a sudo that kept HOME would find it)
         cache().write("entry", bytes("theirs"));
         Path dir = home.resolve("crucible");
         Files.setAttribute(dir.resolve("entry"), "unix:uid", 65534);

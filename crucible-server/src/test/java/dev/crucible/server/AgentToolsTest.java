@@ -6,6 +6,7 @@ import dev.crucible.TestHost;
 import dev.crucible.client.CodeTools;
 import dev.crucible.client.CrucibleClient;
 import dev.crucible.client.Tools;
+import dev.crucible.testhost.Capability;
 import java.net.URI;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
@@ -165,11 +166,8 @@ class AgentToolsTest {
 
             boolean matplotlib = crucible.execute(dev.crucible.client.ExecuteRequest.of("python",
                     "import matplotlib")).ok();
-            if (!matplotlib) {
-                System.out.println("SKIPPED the figure part of sessionToolsKeepStateAndShowFigures: matplotlib is not "
-                        + "installed (./run-tests installs python3-matplotlib)");
-                return;
-            }
+            Capability.MATPLOTLIB.require(matplotlib ? null
+                    : "the sandbox cannot import matplotlib (./run-tests installs python3-matplotlib)");
             JsonNode figure = tools.fromResponse(anthropic("run_in_session", Map.of("code",
                     "import matplotlib.pyplot as plt\nplt.plot(data)\nplt.show()"))).getFirst().at("/content/0/content");
             assertThat(figure.findValuesAsString("type")).contains("text", "image");

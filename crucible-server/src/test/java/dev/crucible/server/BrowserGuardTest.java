@@ -3,6 +3,7 @@ package dev.crucible.server;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.crucible.testhost.Capability;
 import java.io.ByteArrayOutputStream;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -17,7 +18,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
 import org.junit.jupiter.api.io.TempDir;
@@ -195,7 +195,7 @@ class BrowserGuardTest {
      */
     @Test
     void aBalancersDefaultHealthCheckMarksTheServerUp(@TempDir Path dir) throws Exception {
-        Assumptions.assumeTrue(Files.isExecutable(Path.of("/usr/sbin/haproxy")), "skipped: haproxy is not installed");
+        Capability.HAPROXY.require();
         Path socket = dir.resolve("stats.sock");
         Path cfg = Files.writeString(dir.resolve("haproxy.cfg"), """
                 global

@@ -2,6 +2,7 @@ package dev.crucible.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.crucible.testhost.Capability;
 import java.net.URI;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
@@ -187,12 +188,8 @@ class CompatTest {
     @Test
     void pistonClientFromNpmWorksUnchanged() throws Exception {
         java.nio.file.Path dir = java.nio.file.Path.of("..", "clients", "node-tests").toAbsolutePath().normalize();
-        boolean installed = java.nio.file.Files.isDirectory(dir.resolve("node_modules/piston-client"));
-        if (!installed) {
-            System.out.println("SKIPPED pistonClientFromNpmWorksUnchanged: " + dir + "/node_modules is missing (./run-tests"
-                    + " installs it with npm ci)");
-        }
-        org.junit.jupiter.api.Assumptions.assumeTrue(installed, "piston-client is not installed");
+        Capability.NPM_CLIENTS.require(java.nio.file.Files.isDirectory(dir.resolve("node_modules/piston-client"))
+                ? null : dir + "/node_modules/piston-client is missing (npm ci there; ./run-tests does)");
         Process node = new ProcessBuilder("node", "piston.mjs", SERVER.http().base()).directory(dir.toFile())
                 .redirectErrorStream(true).start();
         String out = new String(node.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);

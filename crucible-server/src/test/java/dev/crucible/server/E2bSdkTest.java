@@ -3,6 +3,7 @@ package dev.crucible.server;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.crucible.TestHost;
+import dev.crucible.testhost.Capability;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
@@ -15,7 +16,6 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import tools.jackson.databind.JsonNode;
@@ -48,13 +48,9 @@ class E2bSdkTest {
     /** Runs {@code node e2b.mjs scenario} in clients/node-tests against the server; what it printed, line by line. */
     static Run nodeScenario(String scenario) throws Exception {
         Path dir = Path.of("..", "clients", "node-tests").toAbsolutePath().normalize();
-        boolean installed = Files.isDirectory(dir.resolve("node_modules/e2b"))
-                && Files.isDirectory(dir.resolve("node_modules/@e2b/code-interpreter"));
-        if (!installed) {
-            System.out.println("SKIPPED an E2B SDK test: " + dir + "/node_modules/e2b or @e2b/code-interpreter is missing "
-                    + "(./run-tests installs them with npm ci)");
-        }
-        Assumptions.assumeTrue(installed, "the e2b npm packages are not installed");
+        Capability.NPM_CLIENTS.require(Files.isDirectory(dir.resolve("node_modules/e2b"))
+                && Files.isDirectory(dir.resolve("node_modules/@e2b/code-interpreter")) ? null
+                : dir + "/node_modules/e2b or @e2b/code-interpreter is missing (npm ci there; ./run-tests does)");
         ProcessBuilder builder = new ProcessBuilder("node", "e2b.mjs", scenario).directory(dir.toFile())
                 .redirectError(ProcessBuilder.Redirect.INHERIT);
         Map<String, String> env = builder.environment();

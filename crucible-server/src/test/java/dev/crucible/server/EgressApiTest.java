@@ -3,8 +3,9 @@ package dev.crucible.server;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.crucible.TestHost;
-import dev.crucible.egress.policy.EgressPolicy;
 import dev.crucible.egress.PackageIndex;
+import dev.crucible.egress.policy.EgressPolicy;
+import dev.crucible.testhost.Capability;
 import dev.crucible.testhost.NetnsHost;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
@@ -14,7 +15,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -40,7 +40,7 @@ class EgressApiTest {
     @BeforeAll
     static void startTheIndex() throws Exception {
         String unavailable = TestHost.crucible().sandbox().egressUnavailable();
-        Assumptions.assumeTrue(unavailable == null, () -> "skipped: " + unavailable);
+        Capability.EGRESS.require(unavailable);
         index = PackageIndex.start(HOST);
         Files.setPosixFilePermissions(dataDir, PosixFilePermissions.fromString("rwxr-xr-x"));
     }

@@ -4,10 +4,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.crucible.TestHost;
-import dev.crucible.egress.policy.EgressPolicy;
 import dev.crucible.egress.PackageIndex;
 import dev.crucible.egress.StalledOrigin;
+import dev.crucible.egress.policy.EgressPolicy;
 import dev.crucible.session.spec.SessionConfig;
+import dev.crucible.testhost.Capability;
 import dev.crucible.testhost.NetnsHost;
 import java.net.URI;
 import java.net.http.HttpRequest;
@@ -20,7 +21,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.Set;
 import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -50,7 +50,7 @@ class EgressStallTest {
     @BeforeAll
     static void startTheIndex() throws Exception {
         String unavailable = TestHost.crucible().sandbox().egressUnavailable();
-        Assumptions.assumeTrue(unavailable == null, () -> "skipped: " + unavailable);
+        Capability.EGRESS.require(unavailable);
         index = PackageIndex.start(HOST);
         Files.setPosixFilePermissions(dataDir, PosixFilePermissions.fromString("rwxr-xr-x"));
     }

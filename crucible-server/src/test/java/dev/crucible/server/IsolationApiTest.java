@@ -1,11 +1,11 @@
 package dev.crucible.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.crucible.Crucible;
 import dev.crucible.sandbox.Isolation;
 import dev.crucible.sandbox.SandboxConfig;
+import dev.crucible.testhost.Capability;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -84,8 +84,7 @@ class IsolationApiTest {
             HttpResponse<String> refused = http.postJson("/v1/execute", "{\"language\": \"python\", \"code\": \"1\"}");
             assertThat(refused.statusCode()).isEqualTo(422);
             assertThat(refused.body()).contains("isolation_unavailable");
-            System.out.println("[IsolationApiTest] the gVisor runs skipped: " + why);
-            assumeTrue(false, "skipped: " + why);
+            Capability.GVISOR.require(why);
         }
         String hostKernel = Files.readString(Path.of("/proc/version"));
         String probe = "print(open('/proc/version').read(), end='')";
@@ -107,7 +106,7 @@ class IsolationApiTest {
     @Test
     void aSessionOfAGvisorRuntimeKeepsItsInterpreterAndFilesBehindGvisor() throws Exception {
         String why = engine.sandbox().host().isolationUnavailable(Isolation.GVISOR);
-        assumeTrue(why == null, "skipped: " + why);
+        Capability.GVISOR.require(why);
         JsonNode created = SessionApiTest.json(http.postJson("/v1/sessions", "{\"language\": \"python\"}"));
         String id = created.get("id").asString();
         try {

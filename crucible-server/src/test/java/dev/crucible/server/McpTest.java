@@ -3,6 +3,7 @@ package dev.crucible.server;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.crucible.TestHost;
+import dev.crucible.testhost.Capability;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.Socket;
@@ -17,7 +18,6 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import tools.jackson.databind.JsonNode;
@@ -51,12 +51,8 @@ class McpTest {
     /** Runs clients/node-tests/mcp.mjs with {@code args}; the JSON it printed. */
     static JsonNode nodeClient(String... args) throws Exception {
         Path dir = Path.of("..", "clients", "node-tests").toAbsolutePath().normalize();
-        boolean installed = Files.isDirectory(dir.resolve("node_modules/@modelcontextprotocol/sdk"));
-        if (!installed) {
-            System.out.println("SKIPPED an MCP client test: " + dir + "/node_modules is missing (./run-tests installs "
-                    + "it with npm ci)");
-        }
-        Assumptions.assumeTrue(installed, "@modelcontextprotocol/sdk is not installed");
+        Capability.NPM_CLIENTS.require(Files.isDirectory(dir.resolve("node_modules/@modelcontextprotocol/sdk"))
+                ? null : dir + "/node_modules/@modelcontextprotocol/sdk is missing (npm ci there; ./run-tests does)");
         List<String> command = new java.util.ArrayList<>(List.of("node", "mcp.mjs"));
         command.addAll(List.of(args));
         Process node = new ProcessBuilder(command).directory(dir.toFile()).redirectError(ProcessBuilder.Redirect.INHERIT)

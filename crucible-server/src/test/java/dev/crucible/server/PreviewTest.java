@@ -1,9 +1,9 @@
 package dev.crucible.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.crucible.TestHost;
+import dev.crucible.testhost.Capability;
 import java.net.URI;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
@@ -82,7 +82,7 @@ class PreviewTest {
     static String pageOutput(String url, Path profile) throws Exception {
         Path chromium = List.of(Path.of("/usr/bin/chromium"), Path.of("/usr/bin/chromium-browser")).stream()
                 .filter(Files::isExecutable).findFirst().orElse(null);
-        assumeTrue(chromium != null, "skipped: no Chromium (apt-get install chromium) to load a preview page in");
+        Capability.CHROMIUM.require(chromium != null ? null : "no Chromium (apt-get install chromium) to load a preview page in");
         Process browser = new ProcessBuilder(chromium.toString(), "--headless", "--no-sandbox", "--disable-gpu",
                 "--user-data-dir=" + profile, "--virtual-time-budget=15000", "--dump-dom", url)
                 .redirectError(ProcessBuilder.Redirect.DISCARD).start();

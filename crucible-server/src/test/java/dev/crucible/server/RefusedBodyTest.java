@@ -3,6 +3,7 @@ package dev.crucible.server;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.crucible.TestHost;
+import dev.crucible.testhost.Capability;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -58,7 +59,7 @@ class RefusedBodyTest {
 
     @Test
     void anOversizedBodyGetsItsJson413() throws Exception {
-        org.junit.jupiter.api.Assumptions.assumeTrue(Files.isExecutable(PYTHON), "no " + PYTHON);
+        Capability.PYTHON3.require();
         for (int i = 0; i < 3; i++) { // a reset is a race: the same answer every time
             assertThat(urllib("POST", "/v1/execute", 40, true)).startsWith("413 ").contains("payload_too_large");
         }
@@ -73,7 +74,7 @@ class RefusedBodyTest {
 
     @Test
     void aBodyRefusedForAnotherReasonIsReadableToo() throws Exception {
-        org.junit.jupiter.api.Assumptions.assumeTrue(Files.isExecutable(PYTHON), "no " + PYTHON);
+        Capability.PYTHON3.require();
         assertThat(urllib("POST", "/v1/execute", 20, false)).startsWith("401 ");
         assertThat(urllib("POST", "/v1/no-such-route", 20, true)).startsWith("404 ");
     }

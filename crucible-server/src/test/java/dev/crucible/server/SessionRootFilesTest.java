@@ -1,9 +1,9 @@
 package dev.crucible.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.crucible.TestHost;
+import dev.crucible.testhost.Capability;
 import java.net.URLEncoder;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
@@ -74,7 +74,7 @@ class SessionRootFilesTest {
 
     @Test
     void anAbsolutePathIsTheSandboxsAndRootWritesWhatTheUserMayNot() throws Exception {
-        assumeTrue(rooted(), "skipped: this host gives sessions no root of their own (not root, no loop mounts)");
+        Capability.SESSION_ROOTS.require(rooted() ? null : "this host gives sessions no root of their own (not root, no loop mounts)");
         byte[] conf = "port = 8080\n".getBytes(StandardCharsets.UTF_8);
         assertError(http.put(files("/etc/app.conf", null), conf), 403, "permission_denied");
         HttpResponse<String> put = http.put(files("/etc/app.conf", "root"), conf);
@@ -102,7 +102,7 @@ class SessionRootFilesTest {
 
     @Test
     void noLinkLeadsOutOfTheSandboxsRoot() throws Exception {
-        assumeTrue(rooted(), "skipped: this host gives sessions no root of their own (not root, no loop mounts)");
+        Capability.SESSION_ROOTS.require(rooted() ? null : "this host gives sessions no root of their own (not root, no loop mounts)");
         run("root", String.join("; ",
                 "echo the-sessions > /root/" + MARK,
                 "ln -sf /root/" + MARK + " /home/user/absolute",

@@ -1,9 +1,9 @@
 package dev.crucible.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.crucible.TestHost;
+import dev.crucible.testhost.Capability;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
@@ -40,8 +40,8 @@ class SessionRootTest {
             Http http = Http.to(server, null);
             id = SessionApiTest.json(http.postJson("/v1/sessions", "{\"language\": \"python\"}")).get("id").asString();
             Path dir = sessionsDir.resolve(id);
-            assumeTrue(Files.isDirectory(dir.resolve("disk")), "skipped: this host gives sessions no root of their"
-                    + " own (not root, no loop mounts, or a kernel before 5.19)");
+            Capability.SESSION_ROOTS.require(Files.isDirectory(dir.resolve("disk")) ? null
+                    : "this host gives sessions no root of their own (not root, no loop mounts, or a kernel before 5.19)");
 
             JsonNode user = run(http, id, null, "id -un; touch /usr/lib/" + MARK + " 2>/dev/null || echo usr-denied;"
                     + " echo hi > /home/user/f && echo home; (echo x > /etc/" + MARK + ") 2>/dev/null || echo etc-denied");
@@ -136,10 +136,9 @@ class SessionRootTest {
         try (CrucibleServer server = CrucibleServer.start(config, TestHost.crucible())) {
             Http http = Http.to(server, null);
             id = SessionApiTest.json(http.postJson("/v1/sessions", "{\"language\": \"python\"}")).get("id").asString();
-            assumeTrue(Files.isDirectory(config.sessions().dataDir().resolve("sessions").resolve(id).resolve("disk")),
-                    "skipped: this host gives sessions no root of their own (not root, no loop mounts, or a kernel"
-                            + " before 5.19)");
-            assumeTrue(Files.isRegularFile(Path.of("/var/lib/dpkg/status")), "skipped: the host has no dpkg");
+            Capability.SESSION_ROOTS.require(Files.isDirectory(config.sessions().dataDir().resolve("sessions").resolve(id).resolve("disk")) ? null
+                    : "this host gives sessions no root of their own (not root, no loop mounts, or a kernel before 5.19)");
+            Capability.DPKG.require();
             String deb = "/opt/repo/" + pkg + "_1.0_all.deb";
             JsonNode install = run(http, id, "root", String.join("\n",
                     "set -e",

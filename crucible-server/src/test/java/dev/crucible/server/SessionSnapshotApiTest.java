@@ -1,9 +1,9 @@
 package dev.crucible.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.crucible.sandbox.Isolation;
+import dev.crucible.testhost.Capability;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -97,7 +97,7 @@ class SessionSnapshotApiTest extends TwoTierServer.Fixture {
     @Test
     void aSnapshotBehindGvisorKeepsTheMemoryAndOutlivesItsSessionAndTheServer() throws Exception {
         String why = engine.sandbox().host().isolationUnavailable(Isolation.GVISOR);
-        assumeTrue(why == null, "skipped: " + why);
+        Capability.GVISOR.require(why);
         String id = post("/v1/sessions", "{\"language\": \"python\"}").get("id").asString();
         assertThat(cell(id, "x = 41; f = open('notes.txt', 'w'); f.write('one '); f.flush(); x + 1")).isEqualTo("42");
         JsonNode snap = post("/v1/sessions/" + id + "/snapshots", "{\"name\": \"episode\"}");

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.crucible.TestHost;
 import dev.crucible.error.ErrorCode;
+import dev.crucible.testhost.Capability;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -12,7 +13,6 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -27,13 +27,9 @@ class TypeScriptSdkTest {
 
     @Test
     void theSdkAndTheFrameworkLoopsPassAgainstThisServer() throws Exception {
-        boolean built = Files.isRegularFile(DIR.resolve("dist/index.js"))
-                && Files.isDirectory(DIR.resolve("node_modules/ai"));
-        if (!built) {
-            System.out.println("SKIPPED the TypeScript SDK's tests: " + DIR + " is not installed and built (./run-tests"
-                    + " runs npm ci and npm run build there)");
-        }
-        Assumptions.assumeTrue(built, "clients/typescript is not installed and built");
+        Capability.TYPESCRIPT_SDK.require(Files.isRegularFile(DIR.resolve("dist/index.js"))
+                && Files.isDirectory(DIR.resolve("node_modules/ai")) ? null
+                : DIR + " is not installed and built (./run-tests runs npm ci and npm run build there)");
         try (CrucibleServer server = CrucibleServer.start(Http.config().withPort(0).withTokens(Set.of(TOKEN))
                 .withPool(Map.of()).withConcurrency(1, 0), TestHost.crucible())) {
             ProcessBuilder builder = new ProcessBuilder("node", "--experimental-websocket", "--test",
@@ -57,8 +53,7 @@ class TypeScriptSdkTest {
     @Test
     void thePackedTarballInstallsAndTheReadmesExampleRunsFromIt(@org.junit.jupiter.api.io.TempDir Path project)
             throws Exception {
-        Assumptions.assumeTrue(Files.isDirectory(DIR.resolve("node_modules/typescript")), "clients/typescript is not"
-                + " installed");
+        Capability.TYPESCRIPT_SDK.require();
         String packed = run(DIR, Map.of(), "npm", "pack", "--silent", "--pack-destination", project.toString()).strip();
         assertThat(project.resolve(packed)).exists();
         Files.writeString(project.resolve("package.json"), "{\"name\": \"newcomer\", \"private\": true, \"type\": \"module\"}");

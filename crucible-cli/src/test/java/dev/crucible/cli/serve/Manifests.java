@@ -2,6 +2,7 @@ package dev.crucible.cli.serve;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.crucible.testhost.Capability;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -9,11 +10,10 @@ import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.Executor;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Predicate;
 import java.util.stream.Stream;
-import org.junit.jupiter.api.Assumptions;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 
@@ -61,11 +61,7 @@ final class Manifests {
     /** Skips the calling test, saying why, when kubectl or npm is missing; installs the validator when needed. */
     static void assumeTools() throws Exception {
         for (String tool : List.of("kubectl", "npm", "node")) {
-            boolean found = onPath(tool);
-            if (!found) {
-                System.out.println("SKIPPED the Kubernetes manifest tests: " + tool + " is not on the PATH");
-            }
-            Assumptions.assumeTrue(found, tool + " is not on the PATH");
+            (tool.equals("kubectl") ? Capability.KUBECTL : Capability.NODE).require(onPath(tool) ? null : tool + " is not on the PATH");
         }
         Path installed = VALIDATOR.resolve("node_modules/.package-lock.json");
         if (!Files.exists(installed)

@@ -12,6 +12,7 @@ import dev.crucible.sandbox.Sandbox;
 import dev.crucible.sandbox.SandboxResult;
 import dev.crucible.sandbox.SandboxSpec;
 import dev.crucible.sandbox.Verdict;
+import dev.crucible.testhost.Capability;
 import dev.crucible.testhost.NetnsHost;
 import java.io.IOException;
 import java.net.InetAddress;
@@ -23,7 +24,6 @@ import java.util.ArrayList;
 import java.util.List;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -77,8 +77,7 @@ class EgressSandboxTest {
 
     private static Sandbox sandbox() {
         Sandbox sandbox = TestHost.crucible().sandbox();
-        Assumptions.assumeTrue(sandbox.egressUnavailable() == null,
-                () -> "skipped: " + sandbox.egressUnavailable());
+        Capability.EGRESS.require(sandbox.egressUnavailable());
         return sandbox;
     }
 

@@ -4,8 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.crucible.TestHost;
-import dev.crucible.egress.policy.EgressPolicy;
 import dev.crucible.egress.PackageIndex;
+import dev.crucible.egress.policy.EgressPolicy;
 import dev.crucible.exec.ExecuteRequest;
 import dev.crucible.exec.ExecuteResult;
 import dev.crucible.image.spec.Image;
@@ -13,6 +13,7 @@ import dev.crucible.image.spec.ImageException;
 import dev.crucible.image.store.ImageStore;
 import dev.crucible.image.store.TestImages;
 import dev.crucible.sandbox.Verdict;
+import dev.crucible.testhost.Capability;
 import dev.crucible.testhost.NetnsHost;
 import java.io.BufferedInputStream;
 import java.io.IOException;
@@ -148,8 +149,7 @@ class ImageBuildTest {
 
     @Test
     void stepsWithEgressFetchFromTheListedIndexOnlyAndTheBuiltImageRunsOffline() throws Exception {
-        org.junit.jupiter.api.Assumptions.assumeTrue(TestHost.crucible().sandbox().egressUnavailable() == null,
-                () -> "skipped: " + TestHost.crucible().sandbox().egressUnavailable());
+        Capability.EGRESS.require(TestHost.crucible().sandbox().egressUnavailable());
         try (PackageIndex index = PackageIndex.start(HOST)) {
             String wheel = "http://" + index.allowEntry() + "/files/crucible_demo_b-1.0-py3-none-any.whl";
             String fetch = "python3 -c \"import urllib.request; urllib.request.urlretrieve('" + wheel

@@ -12,6 +12,7 @@ import java.io.PipedInputStream;
 import java.io.PipedOutputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
+import java.time.Duration;
 import java.util.Arrays;
 import java.util.List;
 import java.util.zip.GZIPOutputStream;
@@ -98,15 +99,14 @@ class LayerUnpackerCapsTest extends UnpackBesideSentinels {
     private void refusesBomb(Compressor compressor, String digest) throws IOException {
         long size = 512L << 20;
         try (InputStream bomb = streamed(compressor, size)) {
-            long start = System.nanoTime();
-            ImageException e = catchThrowableOfType(ImageException.class, () -> unpacker.apply(bomb, digest));
-            long millis = (System.nanoTime() - start) / 1_000_000;
+            // a deadline, not a timing: reading the whole bomb through would take minutes on a loaded host
+            ImageException e = org.junit.jupiter.api.Assertions.assertTimeoutPreemptively(Duration.ofSeconds(60),
+                    () -> catchThrowableOfType(ImageException.class, () -> unpacker.apply(bomb, digest)));
 
             assertThat(e).isNotNull();
             assertThat(e.failure()).isEqualTo(Failure.TOO_LARGE);
             assertThat(e.getMessage()).contains(digest, "'zeros'", "decompression bomb");
-            assertThat(millis).as("milliseconds to refuse a 512 MiB bomb").isLessThan(3000);
-            assertThat(unpacker.bytes()).isLessThan(4L << 20);
+            assertThat(unpacker.bytes()).as("bytes unpacked before the refusal").isLessThan(4L << 20);
             assertThat(Files.size(root.resolve("zeros"))).isLessThan(4L << 20);
         }
     }

@@ -1,5 +1,6 @@
 package dev.crucible.image.layer;
 
+import dev.crucible.testhost.Capability;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.io.InputStream;
@@ -24,7 +25,6 @@ import static dev.crucible.image.layer.Sentinels.mode;
 import static dev.crucible.image.layer.Sentinels.names;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 /**
  * What {@link LayerUnpacker} makes of an image's shape: skipped entry types, the modes and owner it keeps, no extended
@@ -169,8 +169,8 @@ class LayerUnpackerShapesTest extends UnpackBesideSentinels {
     void aRealDebianFileTreeUnpacks() throws IOException {
         Path packages = Path.of("/usr/lib/python3/dist-packages");
         List<String> subsets = List.of("pip", "pygments", "matplotlib/backends");
-        assumeTrue(subsets.stream().allMatch(s -> Files.isDirectory(packages.resolve(s))),
-                "the host has no " + packages + " with " + subsets);
+        Capability.MATPLOTLIB.require(subsets.stream().allMatch(s -> Files.isDirectory(packages.resolve(s)))
+                ? null : "the host has no " + packages + " with " + subsets + " (python3-matplotlib, python3-pip)");
         Path layer = scratch.resolve("debian.tar.gz");
         String prefix = "usr/lib/python3/dist-packages/";
         Map<String, String> expected = new TreeMap<>();

@@ -13,6 +13,7 @@ import dev.crucible.image.spec.ImageFormats;
 import dev.crucible.image.spec.ImageRef;
 import dev.crucible.image.store.ImageStore;
 import dev.crucible.image.store.StoreFixtures;
+import dev.crucible.testhost.Capability;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.nio.file.Path;
@@ -23,7 +24,6 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.UUID;
 import org.junit.jupiter.api.AfterAll;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -233,10 +233,8 @@ class ImagePullerTest {
     @Test
     void aNonLoopbackNameIsSpokenToOverHttpsUnlessListedAsInsecure() throws Exception {
         Optional<String> alias = loopbackAlias();
-        if (alias.isEmpty()) {
-            System.err.println("skipped: no host name that is not 'localhost' resolves to 127.0.0.1 here");
-        }
-        Assumptions.assumeTrue(alias.isPresent(), "no non-loopback-looking name resolves to 127.0.0.1");
+        Capability.LOOPBACK_ALIAS.require(alias.isPresent() ? null
+                : "no host name that is not 'localhost' resolves to 127.0.0.1 here (/etc/hosts)");
         registry.pushImage("alias/app", "v1", layer("x", "x"));
         String name = alias.get() + ":" + registry.port();
         ImageRef ref = ImageRef.parse(name + "/alias/app:v1");

@@ -5,7 +5,7 @@ import dev.crucible.image.spec.ImageException;
 import dev.crucible.image.spec.ImageFormats;
 import dev.crucible.image.spec.ImageRef;
 import dev.crucible.image.store.StoreFixtures;
-import static org.awaitility.Awaitility.await;
+import dev.crucible.testhost.Capability;
 import java.io.IOException;
 import java.net.InetAddress;
 import java.net.ServerSocket;
@@ -23,7 +23,7 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.awaitility.core.ConditionTimeoutException;
 import org.awaitility.core.TerminalFailureException;
-import org.junit.jupiter.api.Assumptions;
+import static org.awaitility.Awaitility.await;
 
 /**
  * A real OCI registry for tests: Debian's {@code docker-registry} (CNCF distribution 2.8) serving its own config (not
@@ -57,11 +57,7 @@ public final class TestRegistry implements AutoCloseable {
 
     /** Skips the calling test, saying why, unless {@code docker-registry} is installed. */
     public static void assumeInstalled() {
-        if (!Files.isExecutable(BINARY)) {
-            System.err.println("skipped: " + BINARY + " is not installed (./run-tests installs docker-registry as"
-                    + " root)");
-        }
-        Assumptions.assumeTrue(Files.isExecutable(BINARY), BINARY + " is not installed");
+        Capability.DOCKER_REGISTRY.require();
     }
 
     /** A registry anyone may push to and pull from, storing under {@code dir}. */

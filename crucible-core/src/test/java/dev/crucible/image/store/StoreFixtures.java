@@ -6,6 +6,7 @@ import dev.crucible.image.spec.Digests;
 import dev.crucible.image.spec.Image;
 import dev.crucible.image.spec.ImageFormats;
 import dev.crucible.image.spec.ImageRef;
+import dev.crucible.testhost.Capability;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -18,7 +19,6 @@ import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
-import org.junit.jupiter.api.Assumptions;
 
 /** Images and archives for the store and import tests: layer tars built here, OCI layouts by umoci and skopeo. */
 public final class StoreFixtures {
@@ -94,12 +94,7 @@ public final class StoreFixtures {
 
     /** Skips the test, saying why, unless {@code tool} is installed ({@code ./run-tests} installs it). */
     public static void assumeTool(String tool) {
-        boolean present = Stream.of(System.getenv().getOrDefault("PATH", "/usr/bin:/bin").split(":"))
-                .anyMatch(dir -> Files.isExecutable(Path.of(dir, tool)));
-        if (!present) {
-            System.err.println("skipped: " + tool + " is not installed (./run-tests installs it as root)");
-        }
-        Assumptions.assumeTrue(present, tool + " is not installed (./run-tests installs it as root)");
+        Capability.valueOf(tool.toUpperCase(java.util.Locale.ROOT).replace('-', '_')).require();
     }
 
     /** Runs a tool in {@code dir}; fails the test with its output unless it exits 0. */

@@ -2,6 +2,7 @@ package dev.crucible.image.store;
 
 import dev.crucible.image.spec.Image;
 import dev.crucible.image.spec.ImageRef;
+import dev.crucible.testhost.Capability;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -15,7 +16,6 @@ import java.security.NoSuchAlgorithmException;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.Assumptions;
 
 /**
  * Real images for tests: a Debian bookworm root built by {@code mmdebstrap} (minbase, Python 3 and
@@ -50,11 +50,8 @@ public final class TestImages {
         if (Files.isRegularFile(tar)) {
             return tar;
         }
-        if (!Files.isExecutable(Path.of(MMDEBSTRAP))) {
-            String why = "mmdebstrap is not installed (apt-get install mmdebstrap; ./run-tests installs it): no Debian image";
-            System.err.println("skipped: " + why);
-            Assumptions.abort(why);
-        }
+        Capability.MMDEBSTRAP.require(Files.isExecutable(Path.of(MMDEBSTRAP)) ? null
+                : "mmdebstrap is not installed (apt-get install mmdebstrap; ./run-tests installs it): no Debian image");
         Files.createDirectories(CACHE);
         Path partial = CACHE.resolve("building-" + ProcessHandle.current().pid() + ".tar");
         Files.deleteIfExists(partial);

@@ -11,6 +11,7 @@ import dev.crucible.sandbox.SandboxSpec;
 import dev.crucible.sandbox.cgroup.CgroupV1;
 import dev.crucible.sandbox.cgroup.Cgroups;
 import dev.crucible.sandbox.zygote.ZygoteTest;
+import dev.crucible.testhost.Capability;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -117,10 +118,10 @@ class CgroupReuseTest {
     /** On cgroup v1 the slot keeps one set of groups across runs (no mkdir and rmdir per run). */
     @Test
     void theSlotKeepsItsGroupsAcrossRuns() throws Exception {
-        if (!(Cgroups.detect() instanceof CgroupV1 v1)) {
-            System.out.println("skipped: cgroup v2 here; its groups are made afresh for every run (no reuse)");
-            return;
-        }
+        Cgroups cgroups = Cgroups.detect();
+        Capability.CGROUP_V1.require(cgroups instanceof CgroupV1 ? null
+                : "cgroup v2 here; its groups are made afresh for every run (no reuse)");
+        CgroupV1 v1 = (CgroupV1) cgroups;
         run("pass", 64);
         Set<String> before = groups(v1.memory());
         for (int i = 0; i < 5; i++) {

@@ -1,9 +1,9 @@
 package dev.crucible.sandbox.bwrap;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.crucible.TestHost;
+import dev.crucible.testhost.Capability;
 import org.junit.jupiter.api.Test;
 
 /** Whether a host can give sessions a root of their own: the kernel's release, and crucible-launch's probe. */
@@ -20,11 +20,12 @@ class SessionRootsTest {
 
     @Test
     void theProbeTellsAnIdmappableFileSystemFromOneThatIsNot() throws Exception {
-        assumeTrue(ProcessHandle.current().info().user().orElse("").equals("root"), "skipped: the probe needs root");
+        Capability.ROOT.require();
         java.nio.file.Path helper = TestHost.crucible().sandbox().host().workRoot().resolve("crucible-launch");
-        assumeTrue(java.nio.file.Files.isExecutable(helper), "skipped: this build has no crucible-launch");
+        Capability.GCC.require(java.nio.file.Files.isExecutable(helper) ? null
+                : "this build has no crucible-launch (no C compiler when it was built)");
         assertThat(probe(helper, "/proc")).as("procfs has no idmapped mounts").isNotZero();
-        assumeTrue(probe(helper, "/usr") == 0, "skipped: this host's /usr cannot be idmapped");
+        Capability.SESSION_ROOTS.require(probe(helper, "/usr") == 0 ? null : "this host's /usr cannot be idmapped");
         assertThat(TestHost.crucible().sandbox().rootUnavailable()).isNull();
     }
 

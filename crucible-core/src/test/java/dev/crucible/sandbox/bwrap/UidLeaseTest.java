@@ -9,6 +9,7 @@ import dev.crucible.sandbox.Sandbox;
 import dev.crucible.sandbox.SandboxConfig;
 import dev.crucible.sandbox.SandboxSpec;
 import dev.crucible.sandbox.SandboxUnavailableException;
+import dev.crucible.testhost.Capability;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
@@ -17,7 +18,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -101,8 +101,7 @@ class UidLeaseTest {
     /** Two real launchers at once: each runs its sandboxes as uids of its own block. */
     @Test
     void twoRunningLaunchersNeverShareASandboxUid() throws Exception {
-        Assumptions.assumeTrue(new com.sun.security.auth.module.UnixSystem().getUid() == 0,
-                "needs root: only root runs sandboxes as per-slot uids");
+        Capability.ROOT.require(); // only root runs sandboxes as per-slot uids
         try (Sandbox a = BwrapSandbox.create(SandboxConfig.defaults().withSlots(2));
                 Sandbox b = BwrapSandbox.create(SandboxConfig.defaults().withSlots(2))) {
             assertThat(Math.abs(a.host().uidBase() - b.host().uidBase())).isGreaterThanOrEqualTo(UidLease.BLOCK);

@@ -5,12 +5,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.crucible.os.Processes;
 import dev.crucible.pool.WarmPool;
 import dev.crucible.sandbox.OutputListener;
-import dev.crucible.sandbox.Sandbox;
 import dev.crucible.sandbox.Sandbox.Launch.Readiness;
+import dev.crucible.sandbox.Sandbox;
 import dev.crucible.sandbox.SandboxConfig;
 import dev.crucible.sandbox.SandboxResult;
 import dev.crucible.sandbox.SandboxSpec;
 import dev.crucible.sandbox.zygote.ZygoteTest;
+import dev.crucible.testhost.Capability;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Set;
@@ -74,11 +75,8 @@ class WarmAgentReadinessTest {
     @org.junit.jupiter.api.Test
     void anAgentThatGetsNoCpuIsBehindNotStuckAndItsRunSaysItNeverRan() throws Exception {
         java.nio.file.Path freezers = java.nio.file.Path.of("/sys/fs/cgroup/freezer");
-        if (!java.nio.file.Files.isWritable(freezers)) {
-            System.out.println("SKIPPED anAgentThatGetsNoCpuIsBehindNotStuck…: no writable cgroup v1 freezer here (it"
-                    + " freezes the agent to starve it with certainty)");
-            return;
-        }
+        Capability.CGROUP_V1.require(java.nio.file.Files.isWritable(freezers) ? null
+                : "no writable cgroup v1 freezer here (it freezes the agent to starve it with certainty)");
         try (BwrapSandbox sandbox = BwrapSandbox.create(SandboxConfig.defaults().withSlots(2).withZygote(false))) {
             SandboxSpec spec = ZygoteTest.poolSpec();
             Waiting waiting = waitingAgent(sandbox, spec);

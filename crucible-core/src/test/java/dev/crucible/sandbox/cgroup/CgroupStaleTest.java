@@ -1,5 +1,6 @@
 package dev.crucible.sandbox.cgroup;
 
+import dev.crucible.testhost.Capability;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.crucible.sandbox.Limits;
@@ -18,10 +19,7 @@ class CgroupStaleTest {
     @Test
     void theGroupsOfAProcessThatIsGoneAreSweptTheNestedOnesFirst() throws Exception {
         Cgroups cgroups = Cgroups.detect();
-        if (cgroups instanceof Cgroups.None none) {
-            System.out.println("SKIPPED the stale-group sweep: no writable cgroups here (" + none.reason() + ")");
-        }
-        Assumptions.assumeFalse(cgroups instanceof Cgroups.None, "no writable cgroups");
+        Capability.CGROUPS.require(cgroups instanceof Cgroups.None none ? none.reason() : null);
         Process gone = new ProcessBuilder("true").start();
         gone.waitFor();
         String prefix = "run-" + gone.pid() + "-";

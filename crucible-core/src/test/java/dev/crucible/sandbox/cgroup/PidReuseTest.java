@@ -1,5 +1,6 @@
 package dev.crucible.sandbox.cgroup;
 
+import dev.crucible.testhost.Capability;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.crucible.os.Processes;
@@ -22,7 +23,7 @@ class PidReuseTest {
     @Test
     void aPidThatNowBelongsToAProcessOutsideTheGroupIsNeverKilled() throws Exception {
         Cgroups cgroups = Cgroups.detect();
-        Assumptions.assumeFalse(cgroups instanceof Cgroups.None, "needs a writable cgroup: " + cgroups.describe());
+        Capability.CGROUPS.require(cgroups instanceof Cgroups.None ? cgroups.describe() : null);
         String name = "run-" + ProcessHandle.current().pid() + "-pidreuse" + System.nanoTime();
         Cgroups.RunGroup group = cgroups.prepare(name);
         Process member = sleeper();

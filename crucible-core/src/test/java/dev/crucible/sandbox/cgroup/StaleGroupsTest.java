@@ -1,5 +1,6 @@
 package dev.crucible.sandbox.cgroup;
 
+import dev.crucible.testhost.Capability;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.crucible.sandbox.Sandbox;
@@ -15,7 +16,7 @@ class StaleGroupsTest {
     @Test
     void emptyGroupsOfDeadProcessesAreRemovedAtStart() throws Exception {
         Cgroups cgroups = Cgroups.detect();
-        Assumptions.assumeTrue(cgroups instanceof CgroupV1, "needs the writable cgroup v1 of this machine: " + cgroups.describe());
+        Capability.CGROUP_V1.require(cgroups instanceof CgroupV1 ? null : cgroups.describe());
         Path parent = ((CgroupV1) cgroups).pids();
         Path stale = Files.createDirectory(parent.resolve("run-999999999-dead0000000000000000")); // pid > pid_max
         Path alive = Files.createDirectory(parent.resolve("run-" + ProcessHandle.current().pid() + "-live0000000000"));
@@ -36,7 +37,7 @@ class StaleGroupsTest {
     @Test
     void whatIsStillInAStaleGroupIsKilledFirst() throws Exception {
         Cgroups cgroups = Cgroups.detect();
-        Assumptions.assumeTrue(cgroups instanceof CgroupV1, "needs the writable cgroup v1 of this machine: " + cgroups.describe());
+        Capability.CGROUP_V1.require(cgroups instanceof CgroupV1 ? null : cgroups.describe());
         Path stale = Files.createDirectory(((CgroupV1) cgroups).pids().resolve("run-999999998-orphan00000000000000"));
         // a stand-in for bubblewrap's init left blocked by a server killed in the middle of a launch
         Process orphan = new ProcessBuilder("/usr/bin/sleep", "300").start();

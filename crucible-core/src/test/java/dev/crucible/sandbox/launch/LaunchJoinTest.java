@@ -1,8 +1,8 @@
 package dev.crucible.sandbox.launch;
 
 import static org.assertj.core.api.Assertions.assertThat;
-import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
+import dev.crucible.testhost.Capability;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -22,8 +22,8 @@ class LaunchJoinTest {
 
     private String launch(long pid) throws Exception {
         Path helper = LaunchCommand.extractHelper(dir);
-        assumeTrue(helper != null, "skipped: no crucible-launch in this build (no C compiler)");
-        assumeTrue(HostTools.currentUid() == 0, "skipped: not root (crucible-launch's uid switch needs it)");
+        Capability.GCC.require(helper != null ? null : "no crucible-launch in this build (no C compiler)");
+        Capability.ROOT.require(); // crucible-launch's uid switch needs it
         Path seccomp = Files.writeString(dir.resolve("seccomp"), "x");
         Process p = new ProcessBuilder(List.of(helper.toString(), "--uid", "65534", "--join", Long.toString(pid),
                 "--seccomp", seccomp.toString(), "--", "/usr/bin/true")).redirectErrorStream(true).start();
