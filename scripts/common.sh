@@ -60,6 +60,7 @@ crucible_ensure_test_packages() {
   local missing=()
   /usr/bin/python3 -c 'import matplotlib' 2>/dev/null || missing+=(python3-matplotlib)
   command -v tmux >/dev/null 2>&1 || missing+=(tmux)
+  command -v jq >/dev/null 2>&1 || missing+=(jq)                           # the docs examples (DocsExamplesIT) pipe through it
   [ -x /usr/sbin/mkfs.ext4 ] || [ -x /sbin/mkfs.ext4 ] || missing+=(e2fsprogs) # session workspace images
   command -v umoci >/dev/null 2>&1 || missing+=(umoci)                     # OCI layouts for the image tests
   command -v skopeo >/dev/null 2>&1 || missing+=(skopeo)                   # docker-save and OCI archives

@@ -146,8 +146,8 @@ public class HostileCasesTest {
         expect = onThisHost(expect);
         try (Listener listener = Listener.open(expect.path("listener").asString(""))) {
             String code = c.get("code").asString().replace("{HOST_PORT}", Integer.toString(listener.port()));
-            LimitsSpec limits = expect.has("limits") ? JSON.treeToValue(expect.get("limits"), LimitsSpec.class)
-                    : untimed(expect);
+            LimitsSpec limits = untimed(expect, expect.has("limits")
+                    ? JSON.treeToValue(expect.get("limits"), LimitsSpec.class) : null);
             ExecuteRequest request = shape.apply(new ExecuteRequest(c.get("language").asString(), code, null, null,
                     null, limits));
             ExecuteResult result = executor.execute(request);
@@ -165,17 +165,23 @@ public class HostileCasesTest {
     }
 
     /**
-     * The limits of a case whose expectation names its own none: where a timeout is not among its outcomes, the wall
-     * clock and CPU time are generous (30 s), so that on a loaded host the memory, pid or output limit the case is
-     * about is met first; the clock is not what such a case tests. Otherwise the defaults.
+     * The limits a case runs with: where a timeout is not among its outcomes, its wall clock and CPU time are at least
+     * {@link #UNTIMED_MS}, so that on a loaded host the memory, pid or output limit the case is about is met first
+     * (the clock is not what such a case tests, and a longer one cannot turn a right outcome wrong); otherwise
+     * {@code given} (null: the defaults).
      */
-    static LimitsSpec untimed(JsonNode expect) {
+    static LimitsSpec untimed(JsonNode expect, LimitsSpec given) {
         for (JsonNode status : expect.get("status")) {
             if (status.asString().equals("timeout")) {
-                return null;
+                return given;
             }
         }
-        return new LimitsSpec(UNTIMED_MS, UNTIMED_MS, null, null, null);
+        if (given == null) {
+            return new LimitsSpec(UNTIMED_MS, UNTIMED_MS, null, null, null);
+        }
+        return new LimitsSpec(Math.max(UNTIMED_MS, given.timeoutMs() == null ? 0 : given.timeoutMs()),
+                Math.max(UNTIMED_MS, given.cpuMs() == null ? 0 : given.cpuMs()), given.memoryMb(), given.outputBytes(),
+                given.pids());
     }
 
     static final long UNTIMED_MS = 30_000;

@@ -2,6 +2,7 @@ package dev.crucible.session;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
 
 import dev.crucible.Crucible;
 import dev.crucible.FakeClock;
@@ -248,17 +249,16 @@ class SessionProcessesTest {
     void processesEndWithTheirSandboxEvenADoubleForkedEscapee() throws Exception {
         SessionInfo s = session();
         BackgroundProcess p = start(s, "(setsid sleep 4242 &); exec sleep 4343");
-        while (!hostRuns("sleep 4242") || !hostRuns("sleep 4343")) {
-            Thread.sleep(20);
-        }
+        await("both sleeps running on the host").atMost(Duration.ofMinutes(1)).pollInterval(Duration.ofMillis(20))
+                .until(() -> hostRuns("sleep 4242") && hostRuns("sleep 4343"));
         sessions.restart(ME, s.id());
         drain(p);
         assertThat(p.info().lost()).isTrue();
         assertThat(p.info().running()).isFalse();
         assertThat(sessions.processes(ME, s.id()).list()).isEmpty();
-        for (int turns = 0; turns < 100 && (hostRuns("sleep 4242") || hostRuns("sleep 4343")); turns++) {
-            Thread.sleep(100);
-        }
+        // a bound, not a timing: the kill reaches the escapee as soon as the host gets to it
+        await("the sandbox's processes gone").atMost(Duration.ofMinutes(1)).pollInterval(Duration.ofMillis(50))
+                .until(() -> !hostRuns("sleep 4242") && !hostRuns("sleep 4343"));
         assertThat(hostRuns("sleep 4242")).as("the double-forked escapee").isFalse();
         assertThat(hostRuns("sleep 4343")).isFalse();
         sessions.delete(ME, s.id());

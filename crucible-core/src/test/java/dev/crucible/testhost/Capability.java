@@ -54,6 +54,10 @@ public enum Capability {
     SKOPEO(true, () -> onPath("skopeo", "skopeo (apt-get install skopeo)")),
     UMOCI(true, () -> onPath("umoci", "umoci (apt-get install umoci)")),
     MMDEBSTRAP(true, () -> onPath("mmdebstrap", "mmdebstrap (apt-get install mmdebstrap)")),
+    GETFATTR(true, () -> executable("/usr/bin/getfattr", "getfattr (apt-get install attr)")),
+    /** File names are UTF-8 in this JVM (its locale; the build's surefire sets LC_ALL=C.UTF-8). */
+    UTF8_PATHS(true, () -> "UTF-8".equals(System.getProperty("sun.jnu.encoding")) ? null
+            : "paths are " + System.getProperty("sun.jnu.encoding") + " in this JVM's locale, not UTF-8 (LC_ALL=C.UTF-8)"),
     OPENSSL(true, () -> onPath("openssl", "openssl (apt-get install openssl)")),
     /** A name other than {@code localhost} that resolves to 127.0.0.1 ({@code /etc/hosts}): a shape of the host. */
     LOOPBACK_ALIAS(false, () -> "the test's own probe says"),

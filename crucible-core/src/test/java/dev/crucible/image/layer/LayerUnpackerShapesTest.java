@@ -95,10 +95,7 @@ class LayerUnpackerShapesTest extends UnpackBesideSentinels {
         Path file = root.resolve("usr/bin/ping");
         assertThat(file).hasContent("PING");
         assertThat(mode(file)).isEqualTo(0755);
-        if (!Files.isExecutable(Path.of("/usr/bin/getfattr"))) {
-            System.out.println("LayerUnpackerShapesTest: /usr/bin/getfattr is missing (package attr); xattrs not checked");
-            return;
-        }
+        Capability.GETFATTR.require();
         Process getfattr = new ProcessBuilder("/usr/bin/getfattr", "-d", "-m", "-", file.toString())
                 .redirectErrorStream(true).start();
         String attributes = new String(getfattr.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
