@@ -37,9 +37,24 @@ public final class CrucibleCommand implements Runnable {
         }
     }
 
+    /**
+     * The command line, every subcommand given the version: each one's {@code --help} lists {@code -V, --version}
+     * (their {@code mixinStandardHelpOptions}), so each must print it, not an empty line.
+     */
+    public static CommandLine commandLine() {
+        CommandLine cli = new CommandLine(new CrucibleCommand());
+        giveVersion(cli, new Version());
+        return cli;
+    }
+
+    private static void giveVersion(CommandLine command, CommandLine.IVersionProvider version) {
+        command.getCommandSpec().versionProvider(version);
+        command.getSubcommands().values().forEach(sub -> giveVersion(sub, version));
+    }
+
     /** Runs the command line and returns the exit code (for tests and {@link #main}). */
     public static int execute(String... args) {
-        CommandLine cli = new CommandLine(new CrucibleCommand());
+        CommandLine cli = commandLine();
         cli.setParameterExceptionHandler((ex, a) -> {
             // one line, no usage dump: the user asked for something we do not take
             ex.getCommandLine().getErr().println("crucible: " + ex.getMessage() + " (see --help)");

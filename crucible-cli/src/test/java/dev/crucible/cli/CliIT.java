@@ -82,6 +82,16 @@ class CliIT {
                 .doesNotContain("dev.crucible.").doesNotContain("\tat ");
     }
 
+    /** {@code --help} of every subcommand lists {@code -V, --version}; the JAR prints the version for them. */
+    @Test
+    void serveAndRunPrintTheVersion(@TempDir Path dir) throws Exception {
+        for (String[] args : List.of(new String[] {"serve", "--version"}, new String[] {"run", "-V"})) {
+            Outcome o = crucible(dir, args);
+            assertThat(o.exit()).as(String.join(" ", args) + ": " + o.stderr()).isZero();
+            assertThat(o.stdout()).as(String.join(" ", args)).startsWith("crucible ").endsWith("\n");
+        }
+    }
+
     @Test
     void runJsonPrintsTheExecuteResult(@TempDir Path dir) throws Exception {
         Files.writeString(dir.resolve("main.c"), "#include <stdio.h>\nint main(void){puts(\"c works\");return 0;}\n");

@@ -146,11 +146,28 @@ class DocsSiteTest {
                     String where = REPO.relativize(page) + ": " + method.toUpperCase(Locale.ROOT) + " " + path;
                     assertThat(routes.entrySet()).as(where + " is a route of " + REPO.relativize(openapi))
                             .anyMatch(r -> r.getKey().matcher(path).matches() && r.getValue().contains(method));
+                    if (method.equals("post") && !COMPATIBLE.matcher(path).lookingAt()) {
+                        assertThat(sendsJson(words)).as(where + " is sent with -H 'Content-Type: application/json'"
+                                + " (without it the server answers 415)").isTrue();
+                    }
                     called.add(where);
                 }
             }
         }
         assertThat(called).as("the curls found").hasSizeGreaterThan(20);
+    }
+
+    /** The routes that take a POST without JSON from a client that is not a browser (Piston's client sends text). */
+    private static final Pattern COMPATIBLE = Pattern.compile("/(api/v2/|run_code|replit/)");
+
+    private static boolean sendsJson(List<String> words) {
+        for (int i = 0; i + 1 < words.size(); i++) {
+            if (words.get(i).equals("-H") && words.get(i + 1).toLowerCase(Locale.ROOT)
+                    .matches("content-type:\\s*application/json.*")) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** Every exit code of the command is in a table of the docs, and every such table names only codes it has. */
