@@ -2,7 +2,10 @@ package dev.crucible.exec;
 
 import com.fasterxml.jackson.annotation.JsonProperty;
 import dev.crucible.egress.NetworkRequest;
+import dev.crucible.error.ErrorCode;
+import dev.crucible.error.RequestException;
 import dev.crucible.runtime.LimitsSpec;
+import dev.crucible.sandbox.Isolation;
 import java.util.List;
 
 /**
@@ -28,7 +31,7 @@ public record ExecuteRequest(
         @JsonProperty("limits") LimitsSpec limits,
         @JsonProperty("image") String image,
         @JsonProperty("network") NetworkRequest network,
-        @JsonProperty("isolation") String isolation) {
+        @JsonProperty("isolation") Isolation isolation) {
 
     /** A request behind its runtime's own tier. */
     public ExecuteRequest(String language, String code, String stdin, List<String> args, List<FileInput> files,
@@ -68,9 +71,23 @@ public record ExecuteRequest(
         return new ExecuteRequest(language, code, stdin, args, files, overrides, image, network, isolation);
     }
 
-    /** This request behind {@code tier} ({@code "gvisor"}), or its runtime's own (null). */
-    public ExecuteRequest withIsolation(String tier) {
+    /** This request behind {@code tier}, or its runtime's own (null). */
+    public ExecuteRequest withIsolation(Isolation tier) {
         return new ExecuteRequest(language, code, stdin, args, files, limits, image, network, tier);
+    }
+
+    /**
+     * This request behind the tier named {@code tier} ({@code "gvisor"}, any case, as the CLI takes it), or its
+     * runtime's own (null).
+     *
+     * @throws RequestException {@code invalid_request} naming the tiers, for a name that is none of them
+     */
+    public ExecuteRequest withIsolation(String tier) {
+        try {
+            return withIsolation(tier == null ? null : Isolation.parse(tier));
+        } catch (IllegalArgumentException e) {
+            throw new RequestException(ErrorCode.INVALID_REQUEST, e.getMessage());
+        }
     }
 
     /** This request with egress to {@code allow} (within the operator's list). */

@@ -238,21 +238,15 @@ public final class Executor {
     }
 
     /**
-     * {@code runtime} behind the tier {@code asked} (null: its own): a request may ask for a stronger wall than its
+     * {@code runtime} behind the tier {@code wanted} (null: its own): a request may ask for a stronger wall than its
      * runtime's, never a weaker one.
      *
-     * @throws RequestException {@code invalid_request} for an unknown or weaker tier, {@code isolation_unavailable}
+     * @throws RequestException {@code invalid_request} for a weaker tier, {@code isolation_unavailable}
      *     when this host cannot give the tier (with the reason)
      */
-    public LanguageRuntime behind(LanguageRuntime runtime, String asked) {
+    public LanguageRuntime behind(LanguageRuntime runtime, Isolation wanted) {
         Isolation tier = runtime.tier();
-        if (asked != null) {
-            Isolation wanted;
-            try {
-                wanted = Isolation.parse(asked);
-            } catch (IllegalArgumentException e) {
-                throw new RequestException(ErrorCode.INVALID_REQUEST, e.getMessage());
-            }
+        if (wanted != null) {
             if (wanted.compareTo(tier) < 0) {
                 throw new RequestException(ErrorCode.INVALID_REQUEST, "runtime " + runtime.language() + " runs behind "
                         + tier.wire() + "; a request may ask for a stronger isolation, never a weaker one");

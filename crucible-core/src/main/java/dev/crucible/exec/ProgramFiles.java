@@ -114,19 +114,14 @@ final class ProgramFiles {
 
     private static byte[] decode(FileInput f) {
         String content = f.content() == null ? "" : f.content();
-        String encoding = f.encoding() == null ? "utf8" : f.encoding().toLowerCase(java.util.Locale.ROOT);
-        return switch (encoding) {
-            case "utf8", "utf-8" -> content.getBytes(StandardCharsets.UTF_8);
-            case "base64" -> {
-                try {
-                    yield Base64.getDecoder().decode(content.replaceAll("\\s", ""));
-                } catch (IllegalArgumentException e) {
-                    throw new RequestException(ErrorCode.INVALID_FILE, "file '" + f.path() + "' is not valid base64");
-                }
-            }
-            default -> throw new RequestException(ErrorCode.INVALID_FILE, "file '" + f.path()
-                    + "' has unknown encoding '" + f.encoding() + "' (utf8 or base64)");
-        };
+        if (f.encoding() != FileInput.Encoding.BASE64) {
+            return content.getBytes(StandardCharsets.UTF_8);
+        }
+        try {
+            return Base64.getDecoder().decode(content.replaceAll("\\s", ""));
+        } catch (IllegalArgumentException e) {
+            throw new RequestException(ErrorCode.INVALID_FILE, "file '" + f.path() + "' is not valid base64");
+        }
     }
 
     private static byte[] randomId() {

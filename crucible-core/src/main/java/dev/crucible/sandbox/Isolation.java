@@ -1,5 +1,7 @@
 package dev.crucible.sandbox;
 
+import com.fasterxml.jackson.annotation.JsonCreator;
+import com.fasterxml.jackson.annotation.JsonValue;
 import java.util.Locale;
 
 /**
@@ -25,6 +27,7 @@ public enum Isolation {
     }
 
     /** The name in the API, the TOML and the CLI: {@code namespaces}, {@code gvisor}. */
+    @JsonValue
     public String wire() {
         return wire;
     }
@@ -39,6 +42,7 @@ public enum Isolation {
      *
      * @throws IllegalArgumentException naming the tiers there are
      */
+    @JsonCreator
     public static Isolation parse(String name) {
         String n = name == null ? "" : name.strip().toLowerCase(Locale.ROOT);
         for (Isolation i : values()) {

@@ -121,10 +121,6 @@ final class SessionCommands {
             throw new RequestException(ErrorCode.INVALID_REQUEST, "stdin_open keeps a background command's stdin"
                     + " open; a foreground command reads only its stdin");
         }
-        if (r.user() != null && !r.user().equals("user") && !r.user().equals("root")) {
-            throw new RequestException(ErrorCode.INVALID_REQUEST, "user is \"user\" (uid 1000, the default) or"
-                    + " \"root\" (root of the session's own user namespace, in a session with a root of its own)");
-        }
         if ((r.command() == null) == (r.argv() == null)) {
             throw new RequestException(ErrorCode.INVALID_REQUEST, "give either command (a shell line) or argv (a list"
                     + " of strings), not both");
@@ -145,7 +141,7 @@ final class SessionCommands {
         }
         // root's own home by default: a root command started in the user's /workspace would read what the user
         // planted there (.local site-packages, .gitconfig, …) as root
-        String cwd = r.cwd() != null ? r.cwd() : "root".equals(r.user()) ? "/root" : DEFAULT_CWD;
+        String cwd = r.cwd() != null ? r.cwd() : r.user() == CommandRequest.User.ROOT ? "/root" : DEFAULT_CWD;
         if (!cwd.startsWith("/") || cwd.indexOf('\0') >= 0) {
             throw new RequestException(ErrorCode.INVALID_REQUEST, "cwd must be an absolute path in the session, such"
                     + " as /workspace");
@@ -155,7 +151,7 @@ final class SessionCommands {
             throw new RequestException(ErrorCode.INVALID_REQUEST, "pty runs a background command on a terminal of"
                     + " {\"rows\", \"cols\"} from 1 to " + Terminal.MAX + ", e.g. {\"rows\": 24, \"cols\": 80}");
         }
-        return new Command(argv, env, cwd, stdin, r.pty(), "root".equals(r.user()));
+        return new Command(argv, env, cwd, stdin, r.pty(), r.user() == CommandRequest.User.ROOT);
     }
 
     /** The files of a session, with the caps and the quota of this manager. */

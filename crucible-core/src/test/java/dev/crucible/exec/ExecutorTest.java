@@ -135,7 +135,7 @@ class ExecutorTest {
         ExecuteRequest request = new ExecuteRequest("py", "import sys\nprint(sys.argv[1:], input(), open('data/in.txt').read(),"
                 + " open('blob.bin','rb').read())", "line one\n", List.of("a", "b c"),
                 List.of(new FileInput("data/in.txt", "text file", null),
-                        new FileInput("blob.bin", Base64.getEncoder().encodeToString(new byte[] {0, 1, (byte) 255}), "base64")),
+                        new FileInput("blob.bin", Base64.getEncoder().encodeToString(new byte[] {0, 1, (byte) 255}), FileInput.Encoding.BASE64)),
                 null);
         ExecuteResult r = executor.execute(request);
         assertThat(r.stdout()).isEqualTo("['a', 'b c'] line one text file b'\\x00\\x01\\xff'\n");
@@ -203,7 +203,7 @@ class ExecutorTest {
                     .extracting(e -> ((RequestException) e).code()).isEqualTo(ErrorCode.INVALID_FILE);
         }
         assertThatThrownBy(() -> executor.execute(new ExecuteRequest("python", "1", null, null,
-                List.of(new FileInput("a.bin", "!!!", "base64")), null))).hasMessageContaining("not valid base64");
+                List.of(new FileInput("a.bin", "!!!", FileInput.Encoding.BASE64)), null))).hasMessageContaining("not valid base64");
         assertThatThrownBy(() -> executor.execute(new ExecuteRequest("python", "1", null, List.of("a\u0000b"), null, null)))
                 .extracting(e -> ((RequestException) e).code()).isEqualTo(ErrorCode.INVALID_REQUEST);
     }

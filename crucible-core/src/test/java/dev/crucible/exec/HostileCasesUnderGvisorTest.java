@@ -43,8 +43,8 @@ class HostileCasesUnderGvisorTest {
         Executor executor = TestHost.crucible().executor();
         var gvisorRuntime = executor.runtimeFor("python").withIsolation(Isolation.GVISOR);
         assertThat(executor.behind(gvisorRuntime, null).tier()).isEqualTo(Isolation.GVISOR);
-        assertThat(executor.behind(gvisorRuntime, "gvisor").tier()).isEqualTo(Isolation.GVISOR);
-        org.assertj.core.api.Assertions.assertThatThrownBy(() -> executor.behind(gvisorRuntime, "namespaces"))
+        assertThat(executor.behind(gvisorRuntime, Isolation.GVISOR).tier()).isEqualTo(Isolation.GVISOR);
+        org.assertj.core.api.Assertions.assertThatThrownBy(() -> executor.behind(gvisorRuntime, Isolation.NAMESPACES))
                 .isInstanceOf(dev.crucible.error.RequestException.class).hasMessageContaining("never a weaker one");
         org.assertj.core.api.Assertions.assertThatThrownBy(() -> executor.execute(ExecuteRequest.of("python", "1")
                 .withIsolation("firecracker"))).isInstanceOf(dev.crucible.error.RequestException.class)

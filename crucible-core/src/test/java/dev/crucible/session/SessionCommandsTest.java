@@ -227,7 +227,7 @@ class SessionCommandsTest {
             // sandbox), never anything outside
             assertThat(sh(s, "kill -9 2 2>/dev/null || echo refused").stdout()).isEqualTo("refused\n");
             assertThatThrownBy(() -> sessions.command(ME, s.id(), new CommandRequest("kill -9 2; sleep 5", null, null,
-                    null, null, null, "root", null))).isInstanceOfSatisfying(RequestException.class,
+                    null, null, null, CommandRequest.User.ROOT, null))).isInstanceOfSatisfying(RequestException.class,
                             e -> assertThat(e.code()).isEqualTo(ErrorCode.INTERPRETER_UNAVAILABLE));
             CellResult after = sessions.execute(ME, s.id(), "1 + 1", null, null);
             assertThat(after.result()).isEqualTo("2");
@@ -346,8 +346,7 @@ class SessionCommandsTest {
                     new CommandRequest(null, List.of(), null, null, null, null, null, null),
                     new CommandRequest(null, List.of("echo", "a\0b"), null, null, null, null, null, null),
                     new CommandRequest("true", null, Map.of("A=B", "c"), null, null, null, null, null),
-                    new CommandRequest("true", null, null, "relative", null, null, null, null),
-                    new CommandRequest("true", null, null, null, null, null, "admin", null))) {
+                    new CommandRequest("true", null, null, "relative", null, null, null, null))) {
                 assertThatThrownBy(() -> sessions.command(ME, s.id(), bad)).as(bad.toString())
                         .isInstanceOfSatisfying(RequestException.class,
                                 e -> assertThat(e.code()).isEqualTo(ErrorCode.INVALID_REQUEST));

@@ -70,7 +70,7 @@ class IsolationApiTest {
         HttpResponse<String> unknown = http.postJson("/v1/execute",
                 "{\"language\": \"javascript\", \"code\": \"1\", \"isolation\": \"firecracker\"}");
         assertThat(unknown.statusCode()).isEqualTo(400);
-        assertThat(unknown.body()).contains("\\\"namespaces\\\" or \\\"gvisor\\\"");
+        assertThat(unknown.body()).contains("`isolation` is one of `namespaces`, `gvisor`");
         HttpResponse<String> egress = http.postJson("/v1/execute", "{\"language\": \"javascript\", \"code\": \"1\","
                 + " \"isolation\": \"gvisor\", \"network\": {\"allow\": [\"pypi.org\"]}}");
         assertThat(egress.statusCode()).as(egress.body()).isIn(400, 403, 422);

@@ -36,7 +36,7 @@ class ServerTest {
     void executeRunsAProgramAndAnswersTheResult() throws Exception {
         HttpResponse<String> r = SERVER.http().postJson("/v1/execute", """
                 {"language": "python", "code": "import sys\\nprint(input().upper(), sys.argv[1:])", "stdin": "hi\\n",
-                 "args": ["x"], "limits": {"timeout_ms": 5000}, "unknown_field": "tolerated"}""");
+                 "args": ["x"], "limits": {"timeout_ms": 5000}}""");
         assertThat(r.statusCode()).isEqualTo(200);
         assertThat(r.headers().firstValue("Content-Type").orElse("")).startsWith("application/json");
         JsonNode body = json(r);

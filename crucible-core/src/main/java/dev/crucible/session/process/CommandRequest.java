@@ -1,7 +1,9 @@
 package dev.crucible.session.process;
 
 import com.fasterxml.jackson.annotation.JsonProperty;
+import com.fasterxml.jackson.annotation.JsonValue;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 
 /**
@@ -18,15 +20,28 @@ public record CommandRequest(
         @JsonProperty("cwd") String cwd,
         @JsonProperty("timeout_ms") Long timeoutMs,
         @JsonProperty("stdin") String stdin,
-        @JsonProperty("user") String user,
+        @JsonProperty("user") User user,
         @JsonProperty("background") Boolean background,
         @JsonProperty("stdin_open") Boolean stdinOpen,
         @JsonProperty("pty") Terminal pty) {
 
     /** A request without {@code stdin_open} or {@code pty}. */
     public CommandRequest(String command, List<String> argv, Map<String, String> env, String cwd, Long timeoutMs,
-            String stdin, String user, Boolean background) {
+            String stdin, User user, Boolean background) {
         this(command, argv, env, cwd, timeoutMs, stdin, user, background, null, null);
+    }
+
+    /** Whom a command runs as; {@link #wireName()} on the wire. */
+    public enum User {
+        /** uid 1000, the session's user (the default). */
+        USER,
+        /** Root of the session's own user namespace, in a session with a root of its own. */
+        ROOT;
+
+        @JsonValue
+        public String wireName() {
+            return name().toLowerCase(Locale.ROOT);
+        }
     }
 
     /** A shell line with every default. */

@@ -1,5 +1,6 @@
 package dev.crucible.eval.reward;
 
+import com.fasterxml.jackson.annotation.JsonIgnoreProperties;
 import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonProperty;
 import dev.crucible.error.ErrorCode;
@@ -50,6 +51,12 @@ public final class Reward {
         this.judge = judge;
     }
 
+    /**
+     * A chat message in OpenAI's or Anthropic's shape: only {@code role} and {@code content} are read, and whatever
+     * else a trainer's conversation carries ({@code name}, {@code tool_calls}, …) is ignored, as those APIs' own
+     * messages are taken: the one lenient object of {@code /v1/reward}'s otherwise strict body.
+     */
+    @JsonIgnoreProperties(ignoreUnknown = true)
     public record Message(@JsonProperty("role") String role, @JsonProperty("content") Object content) {
         /** The text of the content: a string, or the text parts of a list of parts (OpenAI / Anthropic shapes). */
         String text() {

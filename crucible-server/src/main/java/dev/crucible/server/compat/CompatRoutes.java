@@ -284,7 +284,7 @@ public final class CompatRoutes {
         List<FileInput> files = new ArrayList<>();
         if (b.has("files") && b.get("files").isObject()) {
             for (var e : b.get("files").properties()) {
-                files.add(new FileInput(e.getKey(), e.getValue().asString(), "base64"));
+                files.add(new FileInput(e.getKey(), e.getValue().asString(), FileInput.Encoding.BASE64));
             }
         }
         Double runTimeout = b.has("run_timeout") && b.get("run_timeout").isNumber() ? b.get("run_timeout").asDouble() : null;

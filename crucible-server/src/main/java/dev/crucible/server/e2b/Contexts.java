@@ -179,7 +179,7 @@ final class Contexts {
         env.putIfAbsent("HOME", s.home());
         SessionProcesses processes = sessions.processes(s.owner(), s.id());
         ProcessInfo started = processes.startQuiet(new CommandRequest(null, runtime.sessionArgv(limits), env, c.cwd,
-                null, null, "user", true, true, null));
+                null, null, CommandRequest.User.USER, true, true, null));
         ProcessBox box = new ProcessBox(processes, processes.get(started.pid()));
         try {
             return Interpreter.start(box, json, READY_MS, Path.of("/nonexistent"));

@@ -132,7 +132,8 @@ final class ProcessRpc {
         JsonNode size = m.path("pty").path("size");
         Terminal pty = size.isObject() ? new Terminal(size.path("rows").asInt(24), size.path("cols").asInt(80)) : null;
         boolean stdin = pty != null || m.path("stdin").asBoolean(true);
-        ProcessInfo info = processes.start(new CommandRequest(null, argv, env, cwd, timeoutMs, null, call.user(), true,
+        ProcessInfo info = processes.start(new CommandRequest(null, argv, env, cwd, timeoutMs, null,
+                call.user().equals("root") ? CommandRequest.User.ROOT : CommandRequest.User.USER, true,
                 stdin ? Boolean.TRUE : null, pty));
         follow(processes.get(info.pid()), 0, res);
     }

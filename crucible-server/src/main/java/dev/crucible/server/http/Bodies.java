@@ -5,20 +5,34 @@ import dev.crucible.error.RequestException;
 import io.javalin.http.Context;
 import java.io.IOException;
 import java.io.InputStream;
+import java.util.Arrays;
 import java.util.Locale;
+import java.util.stream.Collectors;
+import tools.jackson.databind.DatabindException;
+import tools.jackson.databind.DeserializationFeature;
+import tools.jackson.databind.cfg.EnumFeature;
+import tools.jackson.databind.exc.InvalidFormatException;
+import tools.jackson.databind.exc.UnrecognizedPropertyException;
+import tools.jackson.databind.exc.ValueInstantiationException;
 import tools.jackson.databind.json.JsonMapper;
 
 /**
- * Request bodies: read with the size cap and the content type checked; a refused one drained before the answer.
- * Thread-safe.
+ * Request bodies of Crucible's own API: read with the size cap and the content type checked, strictly (a field the
+ * route does not know, or a value an enumerated field does not take, is a {@code 400 invalid_request} that names it
+ * and what to write instead); a refused one drained before the answer. The compatible APIs read {@link #bytes} with
+ * a lenient mapper of their own, as their originals do. Thread-safe.
  */
 public final class Bodies {
     private final JsonMapper json;
     private final long maxBytes;
 
-    /** @param maxBytes the largest body taken; beyond it, 413 */
+    /**
+     * @param json the API's mapper; bodies are read with its settings, unknown fields refused
+     * @param maxBytes the largest body taken; beyond it, 413
+     */
     public Bodies(JsonMapper json, long maxBytes) {
-        this.json = json;
+        this.json = json.rebuild().enable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES)
+                .enable(EnumFeature.FAIL_ON_NUMBERS_FOR_ENUMS).build();
         this.maxBytes = maxBytes;
     }
 
@@ -33,11 +47,40 @@ public final class Bodies {
         if (bytes.length == 0) {
             throw new RequestException(ErrorCode.INVALID_JSON, "the body is empty; send a JSON object");
         }
-        T value = json.readValue(bytes, type);
+        T value = strictly(bytes, type);
         if (value == null) {
             throw new RequestException(ErrorCode.INVALID_JSON, "the body is JSON null; send a JSON object");
         }
         return value;
+    }
+
+    private <T> T strictly(byte[] bytes, Class<T> type) {
+        try {
+            return json.readValue(bytes, type);
+        } catch (UnrecognizedPropertyException e) {
+            throw new RequestException(ErrorCode.INVALID_REQUEST, UnknownField.message(e, json));
+        } catch (InvalidFormatException e) {
+            throw notOneOf(e, e.getTargetType(), e.getValue());
+        } catch (ValueInstantiationException e) {
+            throw notOneOf(e, e.getType() == null ? null : e.getType().getRawClass(), null);
+        }
+    }
+
+    /** For a value an enumerated field does not take: the field and the values it does; else {@code e} itself. */
+    private RuntimeException notOneOf(DatabindException e, Class<?> target, Object value) {
+        if (target == null || !target.isEnum()) {
+            return e;
+        }
+        String allowed = Arrays.stream(target.getEnumConstants())
+                .map(c -> "`" + json.valueToTree(c).asString() + "`").collect(Collectors.joining(", "));
+        return new RequestException(ErrorCode.INVALID_REQUEST, "`" + UnknownField.path(e.getPath()) + "` is one of "
+                + allowed + (value == null ? "" : ", not `" + printable(String.valueOf(value)) + "`"));
+    }
+
+    /** A name or value from a body fit for a message: control characters replaced, at most 64 characters. */
+    static String printable(String s) {
+        String clean = s.replaceAll("\\p{Cntrl}", "?");
+        return clean.length() > 64 ? clean.substring(0, 64) + "…" : clean;
     }
 
     /** The raw body, refused with 413 past the cap (by its Content-Length first, then by what arrives). */

@@ -167,7 +167,11 @@ public final class Services implements AutoCloseable {
         return metrics;
     }
 
-    /** The JSON mapper of the API's bodies (unknown properties ignored). */
+    /**
+     * The server's JSON mapper, lenient (unknown properties ignored): what the compatible APIs (Piston, SandboxFusion,
+     * Replit, E2B, MCP) and tool arguments are read with, as their originals take them. Crucible's own bodies are read
+     * through {@code Bodies}, which refuses unknown fields.
+     */
     public JsonMapper json() {
         return json;
     }

@@ -6,7 +6,10 @@ import dev.crucible.error.RequestException;
 import dev.crucible.egress.NetworkRequest;
 import dev.crucible.server.access.Auth;
 import dev.crucible.server.metrics.Metrics;
+import dev.crucible.session.spec.CellMode;
 import dev.crucible.session.spec.CellResult;
+import dev.crucible.session.spec.IdleAction;
+import dev.crucible.session.spec.RestoreMode;
 import dev.crucible.session.workspace.SessionFiles;
 import dev.crucible.session.spec.SessionLimits;
 import dev.crucible.session.SessionManager;
@@ -47,15 +50,15 @@ public final class SessionRoutes {
             @JsonProperty("language") String language,
             @JsonProperty("limits") LimitsBody limits,
             @JsonProperty("idle_timeout_s") Long idleTimeoutS,
-            @JsonProperty("restore") String restore,
+            @JsonProperty("restore") RestoreMode restore,
             @JsonProperty("image") String image,
             @JsonProperty("network") NetworkRequest network,
-            @JsonProperty("on_idle") String onIdle,
+            @JsonProperty("on_idle") IdleAction onIdle,
             @JsonProperty("snapshot") String snapshot) {}
 
     record ExecuteBody(
             @JsonProperty("code") String code,
-            @JsonProperty("mode") String mode,
+            @JsonProperty("mode") CellMode mode,
             @JsonProperty("timeout_ms") Long timeoutMs) {}
 
     private String owner(Context ctx) {
@@ -70,7 +73,8 @@ public final class SessionRoutes {
         SessionLimits limits = l == null ? null
                 : SessionLimits.DEFAULT.with(l.memoryMb(), l.pids(), l.cpus(), l.timeoutMs(), l.outputBytes());
         ctx.status(201).json(sessions.create(owner(ctx), new SessionManager.CreateRequest(body.language(), limits,
-                body.idleTimeoutS(), body.restore(), body.image(), body.network(), body.onIdle(), body.snapshot())));
+                body.idleTimeoutS(), body.restore() == null ? null : body.restore().wireName(), body.image(),
+                body.network(), body.onIdle() == null ? null : body.onIdle().wireName(), body.snapshot())));
     }
 
     /** Narrows the session's egress for good: {@code {"allow": []}} locks it. */
@@ -97,7 +101,8 @@ public final class SessionRoutes {
         String id = ctx.pathParam("id");
         sessions.require(owner(ctx), id); // an unknown session is a 404 before the body is judged
         ExecuteBody body = bodies.read(ctx, ExecuteBody.class);
-        CellResult result = sessions.execute(owner(ctx), id, body.code(), body.mode(), body.timeoutMs());
+        CellResult result = sessions.execute(owner(ctx), id, body.code(),
+                body.mode() == null ? null : body.mode().wireName(), body.timeoutMs());
         metrics.verdict(result.status());
         ctx.json(result);
     }
