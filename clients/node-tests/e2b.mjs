@@ -278,6 +278,19 @@ async function scenarioAll() {
     return 'true, false';
   });
 
+  await step("files.exists('/'), getInfo('/'): the root is a directory, however spelt; '..' stops at it", ['sbx'], async () => {
+    eq(await sbx().files.exists('/'), true, 'exists /');
+    const root = await sbx().files.getInfo('/');
+    eq(root.type, 'dir', 'type of /');
+    eq(root.path, '/', 'path of /');
+    eq((await sbx().files.getInfo('/home/user/../../..')).path, '/', 'path of /home/user/../../..');
+    eq((await sbx().files.getInfo('.')).type, 'dir', 'type of .');
+    eq(await sbx().files.exists('..'), true, 'exists ..');
+    const names = (await sbx().files.list('/workspace/..')).map((e) => e.name);
+    check(names.includes('home') && names.includes('usr'), `list /workspace/.. ${JSON.stringify(names)}`);
+    return JSON.stringify(root);
+  });
+
   await step("files.list('/code') has a.txt as file", ['a'], async () => {
     const entries = await sbx().files.list('/code');
     const a = entries.find((e) => e.name === 'a.txt');

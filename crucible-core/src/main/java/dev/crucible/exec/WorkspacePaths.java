@@ -45,6 +45,29 @@ public final class WorkspacePaths {
         return path;
     }
 
+    /**
+     * An absolute path with its {@code .}, {@code ..} and empty components resolved by name, as the kernel resolves them
+     * from a root and Go's {@code filepath.Clean} writes them: {@code ..} at {@code /} is {@code /}, so nothing climbs
+     * above the root it is resolved in ({@code /workspace/..} is {@code /}, {@code /../etc} is {@code /etc}). The
+     * components left are not otherwise checked ({@link #validate} does that).
+     *
+     * @throws IllegalArgumentException for a path that is not absolute
+     */
+    public static String cleanAbsolute(String path) {
+        if (path == null || !path.startsWith("/")) {
+            throw new IllegalArgumentException("not an absolute path: " + path);
+        }
+        java.util.ArrayDeque<String> kept = new java.util.ArrayDeque<>();
+        for (String part : path.split("/")) {
+            if (part.equals("..")) {
+                kept.pollLast();
+            } else if (!part.isEmpty() && !part.equals(".")) {
+                kept.addLast(part);
+            }
+        }
+        return "/" + String.join("/", kept);
+    }
+
     private static RequestException invalid(String path, String why) {
         String shown = path == null ? "null" : path.replaceAll("\\p{Cntrl}", "?");
         return new RequestException(ErrorCode.INVALID_FILE, "file path '" + shown + "' " + why);

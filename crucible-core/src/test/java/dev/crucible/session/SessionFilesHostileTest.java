@@ -207,11 +207,15 @@ class SessionFilesHostileTest {
 
     @Test
     void filesUploadWeirdNames() {
-        List<String> names = List.of("a\u0000b", "..", ".", "", "a/../../b", "a\\..\\b", "x/", "\u202etxt.exe",
+        List<String> names = List.of("a\u0000b", "..", "a/../../b", "a\\..\\b", "x/", "\u202etxt.exe",
                 "a".repeat(4096), "./a", "a//b");
         for (String name : names) {
             assertThatThrownBy(() -> files.upload(name, new byte[] {1})).as(name)
                     .isInstanceOf(RequestException.class).extracting("code").isEqualTo(ErrorCode.INVALID_FILE);
+        }
+        for (String workspace : List.of(".", "")) { // the workspace itself: a directory, no file's name
+            assertThatThrownBy(() -> files.upload(workspace, new byte[] {1})).as(workspace)
+                    .isInstanceOf(RequestException.class).extracting("code").isEqualTo(ErrorCode.NOT_A_FILE);
         }
         assertThat(files.list("")).isEmpty();
         files.upload("CON", new byte[] {1}); // an ordinary name on Linux, kept inside the workspace

@@ -202,6 +202,23 @@ class E2bApiTest {
         HttpResponse<String> stat = unary(s, "filesystem.Filesystem/Stat", Map.of("path", "/code/none"));
         assertThat(stat.statusCode()).isEqualTo(404);
         assertThat(JSON.readTree(stat.body()).get("code").asString()).isEqualTo("not_found");
+        // the root is a directory as any other, however it is spelt; '..' stops at it (issue 48)
+        for (String root : List.of("/", "/home/user/../..", "/../..", "/.", "../../..", "..")) {
+            HttpResponse<String> top = unary(s, "filesystem.Filesystem/Stat", Map.of("path", root));
+            assertThat(top.statusCode()).as(root + ": " + top.body()).isEqualTo(200);
+            JsonNode entry = JSON.readTree(top.body()).get("entry");
+            assertThat(entry.get("type").asString()).as(root).isEqualTo("FILE_TYPE_DIRECTORY");
+            if (!root.equals("..")) { // the home's parent
+                assertThat(entry.get("path").asString()).as(root).isEqualTo("/");
+                assertThat(entry.get("name").asString()).as(root).isEqualTo("/");
+            }
+        }
+        JsonNode top = JSON.readTree(unary(s, "filesystem.Filesystem/ListDir", Map.of("path", "/workspace/..")).body());
+        assertThat(top.get("entries").findValuesAsString("path")).contains("/workspace", "/home", "/usr");
+        assertThat(JSON.readTree(unary(s, "filesystem.Filesystem/Stat", Map.of("path", "/workspace")).body())
+                .get("entry").get("type").asString()).isEqualTo("FILE_TYPE_DIRECTORY");
+        assertThat(unary(s, "filesystem.Filesystem/Remove", Map.of("path", "/home/user/../../")).statusCode())
+                .isEqualTo(400);
 
         // the process service: a stream of start, data and end, then the end of the stream
         List<Object[]> frames = stream(s, "process.Process/Start", Map.of("process", Map.of("cmd", "/bin/bash",

@@ -9,6 +9,7 @@ import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Map;
 import java.util.stream.StreamSupport;
 import org.junit.jupiter.api.AfterAll;
@@ -117,7 +118,8 @@ class SessionRootFilesTest {
         assertError(http.get(files("/home/user/magic", "root")), 400, "invalid_file");
         assertError(http.get("/v1/sessions/" + id + "/files?user=root&dir=%2Fhome%2Fuser%2Fmagicdir"), 400,
                 "invalid_file");
-        assertError(http.get(files("/../../root/" + MARK, "root")), 400, "invalid_file");
+        assertThat(new String(http.bytes(files("/../../root/" + MARK, "root")).body()))
+                .as("'..' stops at the sandbox's root, as the kernel resolves it").isEqualTo("the-sessions\n");
         assertError(http.get(files("/proc/1/status", "root")), 400, "not_a_file");
         assertError(http.get(files("/proc/1/environ", "root")), 400, "not_a_file");
         assertError(http.get(files("/tmp/" + MARK + ".fifo", null)), 400, "not_a_file");
@@ -151,7 +153,34 @@ class SessionRootFilesTest {
                 .contains("/workspace/both.txt");
         assertError(http.get("/v1/sessions/" + id + "/files?path=%2Fworkspace%2Fnone"), 404, "file_not_found");
         assertError(http.put("/v1/sessions/" + id + "/files?path=", "x".getBytes()), 400, "invalid_request");
-        assertError(http.put(files("/etc//x", "root"), "x".getBytes()), 400, "invalid_file");
+        assertError(http.put(files("/etc/a\u0001b", "root"), "x".getBytes()), 400, "invalid_file");
         assertError(http.get(files("/etc/hosts", "admin")), 400, "invalid_request");
+    }
+
+    @Test
+    void theRootIsADirectoryHoweverItIsSpeltAndDotDotStaysInside() throws Exception {
+        List<String> root = listed("/");
+        assertThat(root).contains("/workspace", "/usr", "/tmp");
+        assertThat(listed("/workspace/..")).isEqualTo(root);
+        assertThat(listed("/../..")).isEqualTo(root);
+        assertThat(http.put("/v1/sessions/" + id + "/files/dotted.txt", "x".getBytes()).statusCode()).isEqualTo(201);
+        assertThat(listed(".")).isEqualTo(listed("")).contains("dotted.txt");
+        assertError(http.get("/v1/sessions/" + id + "/files?dir=.."), 400, "invalid_file");
+        assertError(http.get(files("/", null)), 400, "not_a_file");
+        assertError(http.get(files("/workspace/..", null)), 400, "not_a_file");
+        assertError(http.put(files("/", null), "x".getBytes()), 400, "not_a_file");
+        assertError(http.delete(files("/workspace/..", null)), 400, "not_a_file");
+        assertError(http.delete(files(".", null)), 400, "not_a_file");
+        assertThat(http.put(files("/tmp/" + MARK, null), "in\n".getBytes()).statusCode()).isEqualTo(201);
+        assertThat(new String(http.bytes(files("/workspace/../../../tmp/" + MARK, null)).body())).isEqualTo("in\n");
+        assertThat(Path.of("/tmp", MARK)).as("the host's /tmp is not the session's").doesNotExist();
+    }
+
+    private static List<String> listed(String dir) throws Exception {
+        HttpResponse<String> r = http.get("/v1/sessions/" + id + "/files?dir=" + URLEncoder.encode(dir,
+                StandardCharsets.UTF_8));
+        assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
+        return StreamSupport.stream(SessionApiTest.json(r).get("files").spliterator(), false)
+                .map(f -> f.get("path").asString()).toList();
     }
 }

@@ -15,13 +15,16 @@ final class EditPaths {
      */
     static String of(String path) {
         String p = path == null ? "" : path.strip();
+        if (p.startsWith("/")) {
+            p = dev.crucible.exec.WorkspacePaths.cleanAbsolute(p); // /workspace/.. is / and .. stops at /
+        }
         if (p.equals(WORKSPACE) || p.equals(WORKSPACE + "/") || p.equals(".") || p.equals("./")) {
             return "";
         }
         if (p.startsWith(WORKSPACE + "/")) {
             p = p.substring(WORKSPACE.length() + 1);
         } else if (p.startsWith("/")) {
-            return p.length() > 1 && p.endsWith("/") ? p.substring(0, p.length() - 1) : p;
+            return p;
         }
         while (p.startsWith("./")) {
             p = p.substring(2);
@@ -35,11 +38,5 @@ final class EditPaths {
     /** The absolute path a model sees for a path of {@link #of}. */
     static String shown(String path) {
         return path.startsWith("/") ? path : path.isEmpty() ? WORKSPACE : WORKSPACE + "/" + path;
-    }
-
-    /** The directory holding {@code path} ({@link #of}'s form): {@code ""} is the workspace, {@code "/"} the root. */
-    static String parent(String path) {
-        int slash = path.lastIndexOf('/');
-        return slash < 0 ? "" : slash == 0 ? "/" : path.substring(0, slash);
     }
 }

@@ -115,12 +115,11 @@ public final class TextEditor {
         return Outcome.ok("Here's the result of running `cat -n` on " + EditPaths.shown(path) + ":\n" + shown);
     }
 
+    /** Whether {@code path} lists as a directory: however it is spelt ({@code /}, {@code ..}, {@code /workspace/..}). */
     private boolean isDirectory(String path) {
-        if (path.equals("/")) {
-            return true;
-        }
         try {
-            return files.list(EditPaths.parent(path)).stream().anyMatch(e -> e.directory() && e.path().equals(path));
+            files.list(path);
+            return true;
         } catch (RequestException e) {
             return false;
         }
@@ -134,7 +133,7 @@ public final class TextEditor {
             }
             shown.add(EditPaths.shown(entry.path()) + (entry.directory() ? "/" : ""));
             if (entry.directory()) {
-                for (EditFiles.Entry inner : files.list(entry.path())) {
+                for (EditFiles.Entry inner : inside(entry.path())) {
                     if (!hidden(inner.path())) {
                         shown.add(EditPaths.shown(inner.path()) + (inner.directory() ? "/" : ""));
                     }
@@ -143,6 +142,15 @@ public final class TextEditor {
         }
         return "Here are the files and directories up to 2 levels deep in " + EditPaths.shown(path)
                 + ", excluding hidden items:\n" + String.join("\n", shown);
+    }
+
+    /** A directory's entries in a listing, none when the user may not list it (root's home, /proc under the root). */
+    private List<EditFiles.Entry> inside(String directory) {
+        try {
+            return files.list(directory);
+        } catch (RequestException e) {
+            return List.of();
+        }
     }
 
     private static boolean hidden(String path) {

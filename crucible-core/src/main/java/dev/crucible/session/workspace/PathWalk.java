@@ -240,15 +240,28 @@ final class PathWalk {
 
     /** The entry {@code name} of the open directory {@code dirFd}, not followed when it is a link. */
     static Workspace.Entry entryOf(int dirFd, String name, String shown) throws IOException {
-        Path p = Path.of("/proc/self/fd/" + dirFd, name);
+        return entry(Path.of("/proc/self/fd/" + dirFd, name), shown, () -> Linux.readlinkat(dirFd, name),
+                LinkOption.NOFOLLOW_LINKS);
+    }
+
+    /**
+     * The file open as {@code fd} itself: its magic link in {@code /proc/self} followed, which the kernel resolves to
+     * exactly the file opened (no name is looked up again).
+     */
+    static Workspace.Entry entryOfOpen(int fd, String shown) throws IOException {
+        return entry(Path.of("/proc/self/fd/" + fd), shown, () -> null);
+    }
+
+    private static Workspace.Entry entry(Path p, String shown, IoCall<String> target, LinkOption... options)
+            throws IOException {
         java.util.Map<String, Object> a = Files.readAttributes(p, "unix:mode,uid,size,lastModifiedTime,isRegularFile,"
-                + "isDirectory,isSymbolicLink", LinkOption.NOFOLLOW_LINKS);
+                + "isDirectory,isSymbolicLink", options);
         boolean file = (Boolean) a.get("isRegularFile");
         boolean link = (Boolean) a.get("isSymbolicLink");
         String type = file ? "file" : (Boolean) a.get("isDirectory") ? "directory" : link ? "symlink" : "other";
         return new Workspace.Entry(shown, type, file ? (Long) a.get("size") : 0,
                 ((java.nio.file.attribute.FileTime) a.get("lastModifiedTime")).toMillis(), (Integer) a.get("mode"),
-                Integer.toUnsignedLong((Integer) a.get("uid")), link ? Linux.readlinkat(dirFd, name) : null);
+                Integer.toUnsignedLong((Integer) a.get("uid")), link ? target.call() : null);
     }
 
 }

@@ -56,13 +56,44 @@ public final class SessionFiles {
     }
 
     /**
-     * Checks a path's form before anything is read or started for it: relative to the workspace, or absolute.
+     * Checks a file's path before anything is read or started for it: relative to the workspace, or absolute, and not
+     * a directory the session cannot be without ({@code /}, {@code /workspace}, {@code .}).
      *
-     * @throws RequestException {@code invalid_file} as {@link dev.crucible.exec.WorkspacePaths#validate}
+     * @throws RequestException {@code invalid_file} as {@link dev.crucible.exec.WorkspacePaths#validate}, {@code
+     *     not_a_file} for those directories
      */
     public static void check(String path) {
-        dev.crucible.exec.WorkspacePaths.validate(path != null && path.startsWith("/") && path.length() > 1
-                ? path.substring(1) : path);
+        String cleaned = clean(path);
+        if (cleaned.isEmpty() || cleaned.equals("/") || cleaned.equals(WORKSPACE)) {
+            throw isADirectory(path);
+        }
+        dev.crucible.exec.WorkspacePaths.validate(cleaned.startsWith("/") ? cleaned.substring(1) : cleaned);
+    }
+
+    /**
+     * A path of the API in the one form {@link #target} reads. An absolute path is cleaned as the kernel resolves it
+     * ({@link dev.crucible.exec.WorkspacePaths#cleanAbsolute}: {@code /workspace/..} is {@code /}, and {@code ..} never
+     * climbs above {@code /}). A relative path is the workspace's, as it is given: {@code ""}, {@code .} and {@code ./}
+     * are the workspace itself, any other is checked by {@link dev.crucible.exec.WorkspacePaths#validate} when it is
+     * used, and one that climbs out with {@code ..} is refused here ({@code files-upload-path-traversal}).
+     *
+     * @throws RequestException {@code invalid_file} for a relative path with a {@code ..} component
+     */
+    static String clean(String path) {
+        if (path == null || path.isEmpty() || path.equals(".") || path.equals("./")) {
+            return "";
+        }
+        if (path.startsWith("/")) {
+            return dev.crucible.exec.WorkspacePaths.cleanAbsolute(path);
+        }
+        for (String part : path.split("/")) {
+            if (part.equals("..")) {
+                throw new RequestException(ErrorCode.INVALID_FILE, "'" + path.replaceAll("\\p{Cntrl}", "?")
+                        + "' has a '..' component: a relative path names a file in /workspace; name one outside it"
+                        + " absolutely (e.g. /, /etc/hosts)");
+            }
+        }
+        return path;
     }
 
     /** Where a path of the API lies: the workspace's tree, or the sandbox's root, and the path relative to it. */
@@ -70,32 +101,41 @@ public final class SessionFiles {
         String shown(String relative) {
             return shownAs + relative;
         }
+
+        /** The path of a file, never the top of the tree ({@code /} or the workspace). */
+        String file(String asked) {
+            if (path.isEmpty()) {
+                throw isADirectory(asked);
+            }
+            return path;
+        }
     }
 
-    private Target target(String path, boolean directory) {
-        if (path == null || path.isEmpty() || !path.startsWith("/")) {
-            String relative = path == null ? "" : path;
-            return root ? rooted(relative.isEmpty() ? WORKSPACE : WORKSPACE + "/" + relative, directory)
-                    : new Target(workspace, relative, "", true);
+    private static RequestException isADirectory(String asked) {
+        return new RequestException(ErrorCode.NOT_A_FILE, "'" + (asked == null ? "" : asked).replaceAll("\\p{Cntrl}",
+                "?") + "' is a directory the session cannot be without; name a file in it");
+    }
+
+    private Target target(String asked) {
+        String path = clean(asked);
+        if (!path.startsWith("/")) {
+            return root ? rooted(path.isEmpty() ? WORKSPACE : WORKSPACE + "/" + path)
+                    : new Target(workspace, path, "", true);
         }
-        if (!root && (path.equals(WORKSPACE) || path.equals(WORKSPACE + "/"))) {
+        if (!root && path.equals(WORKSPACE)) {
             return new Target(workspace, "", WORKSPACE + "/", true);
         }
         if (!root && path.startsWith(WORKSPACE + "/")) {
             return new Target(workspace, path.substring(WORKSPACE.length() + 1), WORKSPACE + "/", true);
         }
-        return rooted(path, directory);
+        return rooted(path);
     }
 
-    private Target rooted(String path, boolean directory) {
+    /** An absolute, cleaned path in the sandbox's root ({@code /} itself is {@code ""}). */
+    private Target rooted(String path) {
         String relative = path.substring(1);
-        if (directory && relative.endsWith("/")) {
-            relative = relative.substring(0, relative.length() - 1);
-        }
         if (!relative.isEmpty()) {
             dev.crucible.exec.WorkspacePaths.validate(relative); // the same rules as a workspace path, under /
-        } else if (!directory) {
-            throw new RequestException(ErrorCode.NOT_A_FILE, "'/' is a directory");
         }
         try {
             // the workspace by any name counts against its quota, whoever writes there
@@ -122,7 +162,8 @@ public final class SessionFiles {
             throw new RequestException(ErrorCode.FILE_TOO_LARGE, "the file has " + data.length + " bytes; uploads are capped at "
                     + maxFileBytes);
         }
-        Target target = target(path, false);
+        Target target = target(path);
+        String file = target.file(path);
         if (target.workspace()) {
             long used = workspace.usage();
             if (used + data.length > quota) {
@@ -130,17 +171,17 @@ public final class SessionFiles {
                         + " file it would pass its quota of " + quota);
             }
         } // elsewhere the session's disk (or its sandbox's memory, for /tmp) bounds what is written
-        target.files().write(target.path(), data);
+        target.files().write(file, data);
     }
 
     public byte[] download(String path) {
-        Target target = target(path, false);
-        return target.files().read(target.path(), maxFileBytes);
+        Target target = target(path);
+        return target.files().read(target.file(path), maxFileBytes);
     }
 
     /** Lists one directory; each entry's path relative when the directory's was (as the user), else absolute. */
     public List<Workspace.Entry> list(String directory) {
-        Target target = target(directory, true);
+        Target target = target(directory);
         List<Workspace.Entry> entries = target.files().list(target.path());
         if (target.shownAs().isEmpty()) {
             return entries;
@@ -150,13 +191,16 @@ public final class SessionFiles {
     }
 
     public void delete(String path) {
-        Target target = target(path, false);
-        target.files().delete(target.path());
+        Target target = target(path);
+        target.files().delete(target.file(path));
     }
 
-    /** The entry at {@code path} itself (a link shown, not followed), its path as it was asked for. */
+    /**
+     * The entry at {@code path} itself (a link shown, not followed), its path as it was asked for; {@code /}, the
+     * workspace and any spelling of them ({@code .}, {@code ..}, {@code /workspace/..}) are directories as any other.
+     */
     public Workspace.Entry stat(String path) {
-        Target target = target(path, false);
+        Target target = target(path);
         return target.files().stat(target.path()).at(path);
     }
 
@@ -166,24 +210,28 @@ public final class SessionFiles {
      * @return false when it was there already
      */
     public boolean makeDirectories(String path) {
-        Target target = target(path, false);
-        return target.files().makeDirectories(target.path());
+        Target target = target(path);
+        return !target.path().isEmpty() && target.files().makeDirectories(target.path());
     }
 
     /** Renames {@code from} to {@code to} (within one file system of the session's), making the directories above it. */
     public void move(String from, String to) {
-        Target a = target(from, false);
-        Target b = target(to, false);
+        Target a = target(from);
+        Target b = target(to);
+        a.file(from);
+        b.file(to);
         if (a.workspace() && b.workspace()) {
             workspace.move(a.path(), b.path());
             return;
         }
-        Target inRoot = rooted(absolute(from), false);
-        inRoot.files().move(inRoot.path(), rooted(absolute(to), false).path());
+        Target inRoot = rooted(absolute(from));
+        inRoot.files().move(inRoot.file(from), rooted(absolute(to)).file(to));
     }
 
+    /** The absolute form of an API path, cleaned. */
     private static String absolute(String path) {
-        return path.startsWith("/") ? path : WORKSPACE + "/" + path;
+        String cleaned = clean(path);
+        return cleaned.startsWith("/") ? cleaned : cleaned.isEmpty() ? WORKSPACE : WORKSPACE + "/" + cleaned;
     }
 
     /**

@@ -196,8 +196,22 @@ public final class Workspace {
         }, root.shown(directory == null ? "" : directory));
     }
 
-    /** The entry at {@code path} itself (a symbolic link is shown, not followed). */
+    /**
+     * The entry at {@code path} itself (a symbolic link is shown, not followed); {@code ""} is the directory paths
+     * start at (the workspace, or the sandbox's {@code /}), a directory as any other.
+     */
     public Entry stat(String path) {
+        if (path.isEmpty()) {
+            return WorkspaceCalls.run(() -> {
+                int rootFd = walk.openRoot();
+                try {
+                    walk.refuseKernelFiles(rootFd, "");
+                    return walk.asOwnerIo(() -> PathWalk.entryOfOpen(rootFd, path));
+                } finally {
+                    Linux.close(rootFd);
+                }
+            }, root.shown(path));
+        }
         String[] parts = split(path);
         return WorkspaceCalls.run(() -> {
             int rootFd = walk.openRoot();

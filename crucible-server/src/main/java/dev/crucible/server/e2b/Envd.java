@@ -10,10 +10,8 @@ import jakarta.servlet.http.HttpServletResponse;
 import jakarta.servlet.http.Part;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.Base64;
-import java.util.Deque;
 import java.util.List;
 import java.util.Map;
 import tools.jackson.databind.json.JsonMapper;
@@ -206,18 +204,7 @@ final class Envd {
             String home = sandbox.home() == null ? "/workspace" : sandbox.home();
             String p = path == null || path.isEmpty() || path.equals("~") ? home
                     : path.startsWith("~/") ? home + path.substring(1) : path.startsWith("/") ? path : home + "/" + path;
-            Deque<String> kept = new ArrayDeque<>();
-            for (String part : p.split("/")) {
-                if (part.isEmpty() || part.equals(".")) {
-                    continue;
-                }
-                if (part.equals("..")) {
-                    kept.pollLast();
-                } else {
-                    kept.addLast(part);
-                }
-            }
-            return "/" + String.join("/", kept);
+            return dev.crucible.exec.WorkspacePaths.cleanAbsolute(p); // '..' at / stays at /
         }
 
         SessionFiles files() {
