@@ -112,8 +112,8 @@ public final class ApiRoutes {
         List<Map<String, Object>> content = new ArrayList<>();
         for (ToolOutcome.Content c : outcome.content()) {
             content.add(switch (c) {
-                case ToolOutcome.Content.Image i -> Map.of("type", "image", "mime_type", i.mimeType(), "data", i.data());
-                case ToolOutcome.Content.Text t -> Map.of("type", "text", "text", t.text());
+                case ToolOutcome.Content.Image i -> ordered("type", "image", "mime_type", i.mimeType(), "data", i.data());
+                case ToolOutcome.Content.Text t -> ordered("type", "text", "text", t.text());
             });
         }
         Map<String, Object> answer = new LinkedHashMap<>();
@@ -123,5 +123,14 @@ public final class ApiRoutes {
             answer.put("result", outcome.result());
         }
         ctx.json(answer);
+    }
+
+    /** A JSON object whose fields keep the order given ({@code Map.of}'s order changes from one JVM to the next). */
+    private static Map<String, Object> ordered(Object... namesAndValues) {
+        Map<String, Object> object = new LinkedHashMap<>();
+        for (int i = 0; i < namesAndValues.length; i += 2) {
+            object.put((String) namesAndValues[i], namesAndValues[i + 1]);
+        }
+        return object;
     }
 }
