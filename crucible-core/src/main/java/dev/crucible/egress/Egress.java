@@ -79,23 +79,13 @@ public final class Egress {
         if (asked == null) {
             return null;
         }
-        String mode = asked.mode() == null ? "" : asked.mode().strip().toLowerCase(java.util.Locale.ROOT);
         boolean entries = asked.allow() != null && !asked.allow().isEmpty();
-        switch (mode) {
-            case "none" -> {
-                if (entries) {
-                    throw new RequestException(ErrorCode.INVALID_REQUEST,
-                            "network: mode none takes no allow list; drop one or the other");
-                }
-                return null;
-            }
-            case "", "allowlist" -> {
-                if (!entries) {
-                    return null;
-                }
-            }
-            default -> throw new RequestException(ErrorCode.INVALID_REQUEST,
-                    "network: unknown mode '" + asked.mode() + "'; use allowlist or none");
+        if (asked.mode() == NetworkRequest.Mode.NONE && entries) {
+            throw new RequestException(ErrorCode.INVALID_REQUEST,
+                    "network: mode none takes no allow list; drop one or the other");
+        }
+        if (asked.mode() == NetworkRequest.Mode.NONE || !entries) {
+            return null;
         }
         if (within.isNone()) {
             throw new RequestException(ErrorCode.EGRESS_NOT_ALLOWED, whenNone);

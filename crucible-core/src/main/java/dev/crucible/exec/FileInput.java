@@ -3,6 +3,7 @@ package dev.crucible.exec;
 import com.fasterxml.jackson.annotation.JsonCreator;
 import com.fasterxml.jackson.annotation.JsonProperty;
 import com.fasterxml.jackson.annotation.JsonValue;
+import dev.crucible.util.WireNames;
 import java.util.Locale;
 
 /**
@@ -35,14 +36,10 @@ public record FileInput(
          */
         @JsonCreator
         public static Encoding named(String name) {
-            String n = name == null ? "" : name.strip().toLowerCase(Locale.ROOT);
-            if (n.equals("utf-8")) {
-                return UTF8;
-            }
-            for (Encoding e : values()) {
-                if (e.wireName().equals(n)) {
-                    return e;
-                }
+            Encoding found = "utf-8".equalsIgnoreCase(name == null ? null : name.strip()) ? UTF8
+                    : WireNames.find(values(), Encoding::wireName, name);
+            if (found != null) {
+                return found;
             }
             throw new IllegalArgumentException("encoding is utf8 or base64");
         }

@@ -2,7 +2,7 @@ package dev.crucible.sandbox;
 
 import com.fasterxml.jackson.annotation.JsonCreator;
 import com.fasterxml.jackson.annotation.JsonValue;
-import java.util.Locale;
+import dev.crucible.util.WireNames;
 
 /**
  * The wall a program runs behind. Ordered weakest first: a request may ask for a stronger tier than its runtime's,
@@ -44,11 +44,9 @@ public enum Isolation {
      */
     @JsonCreator
     public static Isolation parse(String name) {
-        String n = name == null ? "" : name.strip().toLowerCase(Locale.ROOT);
-        for (Isolation i : values()) {
-            if (i.wire.equals(n)) {
-                return i;
-            }
+        Isolation found = WireNames.find(values(), Isolation::wire, name);
+        if (found != null) {
+            return found;
         }
         throw new IllegalArgumentException("isolation is \"namespaces\" or \"gvisor\", not \""
                 + String.valueOf(name).replaceAll("\\p{Cntrl}", "?") + "\"");
