@@ -169,6 +169,28 @@ class ServeIT {
         return m.group(1);
     }
 
+    /**
+     * The README's "pull, then name the image" on a fresh install: the image store appears in the data dir only after
+     * the server started, and the server's next request finds the image, without a restart.
+     */
+    @Test
+    void anImageStoredAfterTheServerStartedIsServedWithoutARestart() throws Exception {
+        Path data = dev.crucible.TestDirs.create("crucible-serve-images-");
+        Served server = serve(data, "--pool", "python=0,javascript=0");
+        try {
+            assertThat(data.resolve("images")).as("a fresh data dir has no image store yet").doesNotExist();
+            dev.crucible.image.store.TestImages.debianPython(
+                    dev.crucible.image.store.ImageStore.open(data.resolve("images"))); // as crucible image import does
+            HttpResponse<String> r = post(server.port(), "{\"language\": \"python\", \"image\": \""
+                    + dev.crucible.image.store.TestImages.DEBIAN_PYTHON
+                    + "\", \"code\": \"import tabulate; print('in the image')\"}");
+            assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
+            assertThat(field(r.body(), "stdout")).isEqualTo("in the image\\n");
+        } finally {
+            server.stop(Duration.ofSeconds(30));
+        }
+    }
+
     @Test
     void refusesToServeBeyondLoopbackWithoutAToken(@TempDir Path data) throws Exception {
         CliIT.Outcome o = CliIT.crucible(data, "serve", "--host", "0.0.0.0", "--port", "0");

@@ -10,6 +10,8 @@ import dev.crucible.image.store.ImageStore;
 import java.io.Closeable;
 import java.io.IOException;
 import java.io.UncheckedIOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -50,7 +52,10 @@ public final class Images implements AutoCloseable {
 
     private static final System.Logger LOG = System.getLogger("crucible.image");
 
-    private final ImageStore store;
+    /** Where the store is or will be; null: no store at all. */
+    private final Path dir;
+    /** The store, once opened: at once, or when {@link #dir} first exists (another process made it). */
+    private volatile ImageStore store;
     private final PullPolicy pull;
     private final Map<String, Closeable> leases = new ConcurrentHashMap<>();
     /** The pulls under way, by canonical reference. */
@@ -61,23 +66,50 @@ public final class Images implements AutoCloseable {
 
     private record Found(Image image, long atNanos) {}
 
-    private Images(ImageStore store, PullPolicy pull) {
+    private Images(Path dir, ImageStore store, PullPolicy pull) {
+        this.dir = dir;
         this.store = store;
         this.pull = pull;
     }
 
     /** No store: every image reference is unknown. */
     public static Images none() {
-        return new Images(null, PullPolicy.never());
+        return new Images(null, null, PullPolicy.never());
     }
 
     public static Images of(ImageStore store, PullPolicy pull) {
-        return new Images(store, pull);
+        return new Images(store.dir(), store, pull);
     }
 
-    /** The store, or null when there is none. */
+    /**
+     * The store at {@code dir}, opened now when it exists (or when {@code pull} lets requests pull, creating it), else
+     * as soon as it does: an image that {@code crucible image pull} or {@code import} puts into a fresh data dir while
+     * a server runs is found by the server's next request, with no restart. Nothing is created before then.
+     *
+     * @throws IOException when an existing store cannot be opened
+     */
+    public static Images at(Path dir, PullPolicy pull) throws IOException {
+        boolean now = Files.isDirectory(dir) || !pull.registries().isEmpty();
+        return new Images(dir, now ? ImageStore.open(dir) : null, pull);
+    }
+
+    /** The store, or null when there is none (yet). */
     public ImageStore store() {
-        return store;
+        ImageStore opened = store;
+        if (opened != null || dir == null || !Files.isDirectory(dir)) {
+            return opened;
+        }
+        synchronized (this) {
+            if (store == null) {
+                try {
+                    store = ImageStore.open(dir);
+                    LOG.log(System.Logger.Level.INFO, "the image store " + dir + " appeared: its images are served");
+                } catch (IOException e) {
+                    throw new UncheckedIOException("cannot open the image store " + dir, e);
+                }
+            }
+            return store;
+        }
     }
 
     /** An image was committed (a build, a session's commit): a name looked up lately may name another image now. */
@@ -87,6 +119,7 @@ public final class Images implements AutoCloseable {
 
     /** The stored image {@code reference} names, if any (never pulls). */
     public Optional<Image> find(String reference) {
+        ImageStore store = store();
         if (store == null) {
             return Optional.empty();
         }
@@ -140,10 +173,10 @@ public final class Images implements AutoCloseable {
         if (stored.isPresent()) {
             return stored.get();
         }
-        if (store == null || !pull.allows(ref)) {
+        if (store() == null || !pull.allows(ref)) {
             throw new RequestException(ErrorCode.IMAGE_NOT_FOUND, "image " + reference + " is not in this server's "
                     + "store; run: crucible image pull " + reference
-                    + (store == null ? "" : " (or let the server pull it: serve --allow-pull " + ref.registry() + ")"));
+                    + (dir == null ? "" : " (or let the server pull it: serve --allow-pull " + ref.registry() + ")"));
         }
         PendingPull pending = pullOnPlatformThread(reference, ref);
         try {
@@ -187,7 +220,7 @@ public final class Images implements AutoCloseable {
         LOG.log(System.Logger.Level.INFO, "pulling " + ref + " for a request");
         fresh.start(() -> {
             try {
-                Image image = new ImagePuller(pull.options()).pull(ref, store, fresh);
+                Image image = new ImagePuller(pull.options()).pull(ref, store(), fresh);
                 LOG.log(System.Logger.Level.INFO, "pulled " + ref);
                 return image;
             } catch (IOException | RuntimeException e) {
@@ -201,7 +234,7 @@ public final class Images implements AutoCloseable {
     private void lease(Image image) {
         leases.computeIfAbsent(image.id(), id -> {
             try {
-                return store.lease(image);
+                return store().lease(image);
             } catch (IOException e) {
                 LOG.log(System.Logger.Level.WARNING, "cannot lease image " + image.name() + ": " + e.getMessage());
                 return () -> {};

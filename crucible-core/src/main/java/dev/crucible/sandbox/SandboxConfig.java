@@ -7,7 +7,7 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * Host-side settings of the sandbox launcher. Immutable; {@link #defaults()} documents each default.
+ * Host-side settings of the sandbox launcher. Immutable; {@link #builtIn()} documents each default.
  *
  * @param workParent where this process's private work directory is created (a fresh, randomly named directory,
  *     mode 0711, holding the seccomp program, the synthetic /etc and the programs' files; removed on
@@ -49,13 +49,24 @@ public record SandboxConfig(
     }
 
     /**
-     * Defaults, whatever the environment: the work directory under {@code /dev/shm} (a tmpfs) when writable and not
-     * mounted {@code noexec} (container engines mount it so, and the launch helper is executed from there), else
-     * {@code java.io.tmpdir}, {@code max(16, 4 × cores)} slots (running and warm-pool sandboxes both hold one), uids
-     * from 61000 (below systemd's dynamic range 61184-65519 for up to 184 slots), 64 MiB files, 256 open files,
-     * 64 MiB tmpfs, the launch helper, the self-test, cgroups tuned.
+     * The settings {@code crucible} itself starts with: {@link #builtIn()} with what this process's environment sets
+     * ({@link #fromEnvironment(Map)}), so that an engine embedded in a Java program uses the same uid block, launch
+     * chain and tier as the command on the same host ({@code CRUCIBLE_SLOT_UID_BASE} and the rest).
+     *
+     * @throws IllegalArgumentException for a malformed variable, naming it
      */
     public static SandboxConfig defaults() {
+        return fromEnvironment(System.getenv());
+    }
+
+    /**
+     * The built-in defaults, whatever the environment: the work directory under {@code /dev/shm} (a tmpfs) when
+     * writable and not mounted {@code noexec} (container engines mount it so, and the launch helper is executed from
+     * there), else {@code java.io.tmpdir}, {@code max(16, 4 × cores)} slots (running and warm-pool sandboxes both hold
+     * one), uids from 61000 (below systemd's dynamic range 61184-65519 for up to 184 slots), 64 MiB files, 256 open
+     * files, 64 MiB tmpfs, the launch helper, the self-test, cgroups tuned.
+     */
+    public static SandboxConfig builtIn() {
         Path shm = Path.of("/dev/shm");
         return new SandboxConfig(
                 Files.isDirectory(shm) && Files.isWritable(shm) && !mountedNoexec(shm)
@@ -75,7 +86,7 @@ public record SandboxConfig(
     }
 
     /**
-     * The defaults with what the environment sets (read by the CLI, the edge): {@code CRUCIBLE_SLOT_UID_BASE} (the
+     * The built-in defaults with what {@code env} sets: {@code CRUCIBLE_SLOT_UID_BASE} (the
      * first slot uid), {@code CRUCIBLE_LAUNCHER=sh} (the portable launch chain), {@code CRUCIBLE_CGROUP_FAVORDYNMODS=0}
      * (leave the cgroup mount alone), {@code CRUCIBLE_ISOLATION}, {@code CRUCIBLE_RUNSC} and {@code CRUCIBLE_RUNSC_PLATFORM}
      * (the gVisor tier).
@@ -83,7 +94,7 @@ public record SandboxConfig(
      * @throws IllegalArgumentException for a uid base that is not a number or is a system uid
      */
     public static SandboxConfig fromEnvironment(Map<String, String> env) {
-        SandboxConfig d = defaults();
+        SandboxConfig d = builtIn();
         String base = env.get("CRUCIBLE_SLOT_UID_BASE");
         int uidBase;
         try {

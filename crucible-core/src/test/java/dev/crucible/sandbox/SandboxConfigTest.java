@@ -8,12 +8,12 @@ import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 
-/** The environment is read by the CLI through fromEnvironment, never by defaults(). */
+/** defaults() is the built-in settings with the environment's, for the command and an embedding program alike. */
 class SandboxConfigTest {
     @Test
     void theEnvironmentChangesOnlyWhatItNames() {
         SandboxConfig plain = SandboxConfig.fromEnvironment(Map.of());
-        assertThat(plain).isEqualTo(SandboxConfig.defaults());
+        assertThat(plain).isEqualTo(SandboxConfig.builtIn());
         SandboxConfig set = SandboxConfig.fromEnvironment(Map.of("CRUCIBLE_SLOT_UID_BASE", " 62000 ",
                 "CRUCIBLE_LAUNCHER", "sh", "CRUCIBLE_CGROUP_FAVORDYNMODS", "0"));
         assertThat(set.slotUidBase()).isEqualTo(62000);
@@ -21,6 +21,35 @@ class SandboxConfigTest {
         assertThat(set.tuneCgroups()).isFalse();
         assertThat(set.withSlots(3)).isEqualTo(new SandboxConfig(set.workParent(), 3, 62000, set.fileSizeBytes(),
                 set.openFiles(), set.tmpfsBytes(), false, set.selfTest(), false, set.zygote(), null, null, null));
+    }
+
+    /** What an embedding program's {@code SandboxConfig.defaults()} gives, printed by a JVM of its own. */
+    public static final class Embedded {
+        public static void main(String[] args) {
+            SandboxConfig c = SandboxConfig.defaults();
+            System.out.println(c.slotUidBase() + " " + c.launchHelper() + " " + c.zygote() + " " + c.tuneCgroups() + " "
+                    + c.isolation().wire() + " " + c.runscPlatform() + " " + SandboxConfig.builtIn().slotUidBase());
+        }
+    }
+
+    private static String embedded(Map<String, String> env) throws Exception {
+        ProcessBuilder pb = new ProcessBuilder(ProcessHandle.current().info().command().orElseThrow(), "-cp",
+                System.getProperty("java.class.path"), Embedded.class.getName()).redirectErrorStream(true);
+        pb.environment().keySet().removeIf(name -> name.startsWith("CRUCIBLE_"));
+        pb.environment().putAll(env);
+        Process p = pb.start();
+        String out = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+        assertThat(p.waitFor()).as(out).isZero();
+        return out.strip();
+    }
+
+    /** An engine embedded in Java reads the variables crucible reads: the uid block of its host's CLI, not 61000. */
+    @Test
+    void anEmbeddedEnginesDefaultsReadTheVariablesTheCommandReads() throws Exception {
+        assertThat(embedded(Map.of("CRUCIBLE_SLOT_UID_BASE", "64000", "CRUCIBLE_LAUNCHER", "sh", "CRUCIBLE_ZYGOTE", "0",
+                "CRUCIBLE_CGROUP_FAVORDYNMODS", "0", "CRUCIBLE_ISOLATION", "gvisor", "CRUCIBLE_RUNSC_PLATFORM", "ptrace")))
+                .isEqualTo("64000 false false false gvisor ptrace 61000");
+        assertThat(embedded(Map.of())).isEqualTo("61000 true true true namespaces null 61000");
     }
 
     @Test

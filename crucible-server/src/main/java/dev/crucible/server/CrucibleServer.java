@@ -145,6 +145,7 @@ public final class CrucibleServer implements AutoCloseable {
         }
         engine.executor().useEgress(Egress.of(config.egress(), resolver, EgressLimits.defaults(),
                 java.time.InstantSource.system()));
+        config.egress().loopbackWarnings().forEach(w -> LOG.log(System.Logger.Level.WARNING, w));
     }
 
     private static void refuseOpenWithoutToken(ServerConfig config) {

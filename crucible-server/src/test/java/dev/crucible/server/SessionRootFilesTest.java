@@ -144,6 +144,16 @@ class SessionRootFilesTest {
         assertThat(Files.readString(HOST_SECRET)).isEqualTo("the host's\n");
     }
 
+    /** docs/sessions.md's "read any file": the host's /usr is the sandbox's; its /etc is its own (no os-release). */
+    @Test
+    void theDocsReadAnyFileExampleReadsTheSandboxsUsr() throws Exception {
+        HttpResponse<byte[]> release = http.bytes(files("/usr/lib/os-release", null));
+        assertThat(release.statusCode()).isEqualTo(200);
+        assertThat(new String(release.body(), StandardCharsets.UTF_8))
+                .isEqualTo(Files.readString(Path.of("/usr/lib/os-release")));
+        assertError(http.get(files("/etc/os-release", null)), 404, "file_not_found");
+    }
+
     @Test
     void theWorkspaceIsTheSameByEitherName() throws Exception {
         assertThat(http.put(files("/workspace/both.txt", null), "one\n".getBytes()).statusCode()).isEqualTo(201);

@@ -2,14 +2,12 @@ package dev.crucible.cli.support;
 
 import dev.crucible.Crucible;
 import dev.crucible.error.RequestException;
-import dev.crucible.image.store.ImageStore;
 import dev.crucible.image.Images;
 import dev.crucible.sandbox.SandboxConfig;
 import dev.crucible.sandbox.SandboxUnavailableException;
 import dev.crucible.server.ServerConfig;
 import java.io.IOException;
 import java.io.PrintWriter;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import tools.jackson.databind.SerializationFeature;
 import tools.jackson.databind.json.JsonMapper;
@@ -114,7 +112,7 @@ public final class CliSupport {
     /** The sandbox settings with what the environment sets; a malformed variable is a usage error. */
     private static SandboxConfig sandboxConfig() {
         try {
-            return SandboxConfig.fromEnvironment(System.getenv());
+            return SandboxConfig.defaults(); // the environment's settings, as an embedded engine's
         } catch (IllegalArgumentException e) {
             throw new Failure(ExitCodes.USAGE, e.getMessage());
         }
@@ -122,16 +120,13 @@ public final class CliSupport {
 
     /**
      * The images of the store under {@code dataDir} (null: the default data dir). Without a pull policy the store is
-     * opened only when it exists, so that a plain {@code crucible run} creates nothing; a serve with {@code
-     * --allow-pull} creates it.
+     * opened only once it exists, so that a plain {@code crucible run} creates nothing, and a server started on a fresh
+     * data dir finds what {@code crucible image pull} puts there later; a serve with {@code --allow-pull} creates it.
      */
     public static Images images(Path dataDir, Images.PullPolicy pull) {
         Path dir = (dataDir != null ? dataDir : ServerConfig.defaultDataDir(System.getenv())).resolve("images");
-        if (!Files.isDirectory(dir) && pull.registries().isEmpty()) {
-            return Images.none();
-        }
         try {
-            return Images.of(ImageStore.open(dir), pull);
+            return Images.at(dir, pull);
         } catch (IOException e) {
             throw new Failure(ExitCodes.NO_INPUT, "cannot open the image store " + dir + ": " + e.getMessage());
         }

@@ -77,6 +77,21 @@ record AllowEntry(Kind kind, String name, Cidr range, int port) {
         };
     }
 
+    /**
+     * Whether this entry names what a sandbox's proxy variables keep off the proxy: {@code localhost}, or a range
+     * holding {@code 127.0.0.1} or {@code ::1} (its {@code no_proxy}, set with the proxy's address).
+     */
+    boolean namesSandboxLoopback() {
+        return switch (kind) {
+            case NAME -> name.equals("localhost");
+            case WILDCARD -> false;
+            case RANGE -> range.contains(IPV4_LOOPBACK) || range.contains(IPV6_LOOPBACK);
+        };
+    }
+
+    private static final byte[] IPV4_LOOPBACK = {127, 0, 0, 1};
+    private static final byte[] IPV6_LOOPBACK = {0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1};
+
     /** Whether this is a range entry holding {@code address} on {@code port}: the operator's verbatim exemption. */
     boolean listsAddress(InetAddress address, int port) {
         return kind == Kind.RANGE && this.port == port && range.contains(address);

@@ -134,6 +134,19 @@ public final class EgressPolicy {
         }
     }
 
+    /**
+     * A line for each entry a sandbox's own proxy variables cannot reach (e.g. {@code 127.0.0.1:8000}): inside a
+     * sandbox {@code localhost}, {@code 127.0.0.1} and {@code ::1} are its own loopback, which its {@code no_proxy}
+     * keeps off the proxy, so such an entry is reached only by a client that ignores {@code no_proxy} and uses the
+     * proxy anyway. An operator starting a server with one is told so (a warning, not a refusal: it is valid).
+     */
+    public List<String> loopbackWarnings() {
+        return entries.stream().filter(AllowEntry::namesSandboxLoopback).map(e -> "egress entry " + e.text()
+                + " names loopback, which a sandbox reaches without its proxy (no_proxy=localhost,127.0.0.1,::1: the"
+                + " sandbox's own loopback), so the host's is reached only by a client that ignores no_proxy; serve it"
+                + " on another address of the host's and list that").toList();
+    }
+
     /** Every entry of this policy and of {@code other}, this one's first. */
     public EgressPolicy union(EgressPolicy other) {
         if (other.isNone()) {

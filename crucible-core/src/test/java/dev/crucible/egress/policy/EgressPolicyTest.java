@@ -25,6 +25,18 @@ class EgressPolicyTest {
         assertThat(EgressPolicy.parse("a.test, a.test:443").entries()).containsExactly("a.test:443");
     }
 
+    /** A sandbox's no_proxy keeps its own loopback off the proxy: a loopback entry is valid but says so. */
+    @Test
+    void aLoopbackEntrySaysASandboxsProxyVariablesDoNotReachIt() {
+        EgressPolicy policy = EgressPolicy.parse("127.0.0.1:8000, pypi.org, [::1]:9000, localhost:80, 10.0.0.5:3141,"
+                + " 127.0.0.0/8:81, 127.0.0.2:82, *.example.com");
+        assertThat(policy.loopbackWarnings()).hasSize(4).allSatisfy(w -> assertThat(w).contains("no_proxy")
+                .contains("serve it on another address of the host's"));
+        assertThat(policy.loopbackWarnings()).extracting(w -> w.split(" ")[2])
+                .containsExactly("127.0.0.1:8000", "[::1]:9000", "localhost:80", "127.0.0.0/8:81");
+        assertThat(EgressPolicy.parse("pypi.org, 10.0.0.5:3141").loopbackWarnings()).isEmpty();
+    }
+
     @ParameterizedTest(name = "{0}:{1} -> {2}")
     @CsvSource({
         "pypi.org, 443, true", "PYPI.ORG., 443, true", "pypi.org, 80, false", "evil.pypi.org, 443, false",

@@ -124,7 +124,8 @@ public final class Completions {
                 r = http.send(request, HttpResponse.BodyHandlers.ofString());
             } catch (IOException e) {
                 if (attempt >= o.maxRetries()) {
-                    throw new IOException("the API did not answer: " + e.getMessage());
+                    throw new IOException("the API did not answer POST " + request.uri() + ": " + why(e)
+                            + (attempt == 0 ? "" : " (" + (attempt + 1) + " attempts)"), e);
                 }
                 counts[2]++;
                 Thread.sleep(backoff(o, attempt, null));
@@ -142,6 +143,23 @@ public final class Completions {
             String message = r.body().length() > 300 ? r.body().substring(0, 300) : r.body();
             throw new IOException("the API answered " + status + ": " + message.strip());
         }
+    }
+
+    /**
+     * What a failed request tells: the JDK's client often gives no message at all (a refused connection is a
+     * {@code ConnectException} with none, and so is its cause), so the exception's class says it, with the first
+     * message found along its causes.
+     */
+    static String why(IOException e) {
+        String message = null;
+        for (Throwable t = e; t != null && message == null; t = t.getCause()) {
+            message = t.getMessage();
+        }
+        if (e instanceof java.net.ConnectException) {
+            return "cannot connect (" + (message != null ? message : "connection refused, or no route to the host")
+                    + "; " + e.getClass().getName() + ")";
+        }
+        return e.getClass().getName() + (message == null ? "" : ": " + message);
     }
 
     private static long backoff(Options o, int attempt, String retryAfter) {

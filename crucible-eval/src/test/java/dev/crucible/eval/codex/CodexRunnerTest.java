@@ -157,6 +157,24 @@ class CodexRunnerTest {
         }
     }
 
+    /** A closed port: the problem names the URL and what failed (the JDK's client gives a refusal no message). */
+    @Test
+    void anUnreachableApiIsReportedWithTheUrlAndWhatFailed() throws Exception {
+        int closed;
+        try (java.net.ServerSocket socket = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+            closed = socket.getLocalPort();
+        }
+        ObjectNode root = CodexRunner.read(data("readme_example_v2_full.toml"));
+        Completions.Summary s = new Completions().generate(root, new Completions.Options(
+                URI.create("http://127.0.0.1:" + closed + "/v1"), "sk-test", "a-model", 1, 16, 0.5, 1,
+                Duration.ofMillis(1)));
+        assertThat(s.completions()).isZero();
+        assertThat(s.problems()).isNotEmpty().allSatisfy(problem -> assertThat(problem)
+                .contains("POST http://127.0.0.1:" + closed + "/v1/chat/completions")
+                .contains("cannot connect").contains("java.net.ConnectException").contains("(2 attempts)")
+                .doesNotContain(": null"));
+    }
+
     @Test
     void theKeyComesFromTheEnvironmentOrADotEnvFile(@TempDir Path dir) throws Exception {
         assertThat(Completions.apiKey(Map.of("OPENAI_API_KEY", "sk-env"), dir)).isEqualTo("sk-env");
