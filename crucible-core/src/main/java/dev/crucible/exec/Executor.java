@@ -245,26 +245,7 @@ public final class Executor {
      *     when this host cannot give the tier (with the reason)
      */
     public LanguageRuntime behind(LanguageRuntime runtime, String asked) {
-        Isolation tier = runtime.tier();
-        if (asked != null) {
-            Isolation wanted;
-            try {
-                wanted = Isolation.parse(asked);
-            } catch (IllegalArgumentException e) {
-                throw new RequestException(ErrorCode.INVALID_REQUEST, e.getMessage());
-            }
-            if (wanted.compareTo(tier) < 0) {
-                throw new RequestException(ErrorCode.INVALID_REQUEST, "runtime " + runtime.language() + " runs behind "
-                        + tier.wire() + "; a request may ask for a stronger isolation, never a weaker one");
-            }
-            tier = wanted;
-        }
-        String why = sandbox.host().isolationUnavailable(tier);
-        if (why != null) {
-            throw new RequestException(ErrorCode.ISOLATION_UNAVAILABLE, "isolation \"" + tier.wire()
-                    + "\" is not available on this server: " + why);
-        }
-        return tier == runtime.tier() ? runtime : runtime.withIsolation(tier);
+        return runtime.behind(asked, sandbox.host());
     }
 
     private LanguageRuntime inImage(LanguageRuntime base, String image, long waitMs) {

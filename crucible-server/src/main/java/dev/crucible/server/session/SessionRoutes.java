@@ -51,7 +51,8 @@ public final class SessionRoutes {
             @JsonProperty("image") String image,
             @JsonProperty("network") NetworkRequest network,
             @JsonProperty("on_idle") String onIdle,
-            @JsonProperty("snapshot") String snapshot) {}
+            @JsonProperty("snapshot") String snapshot,
+            @JsonProperty("isolation") String isolation) {}
 
     record ExecuteBody(
             @JsonProperty("code") String code,
@@ -64,13 +65,14 @@ public final class SessionRoutes {
 
     /** A body is optional here: none, or {}, means every default. */
     public void create(Context ctx) throws Exception {
-        CreateBody body = ctx.req().getContentLengthLong() == 0 ? new CreateBody(null, null, null, null, null, null, null, null)
+        CreateBody body = ctx.req().getContentLengthLong() == 0 ? new CreateBody(null, null, null, null, null, null, null, null, null)
                 : bodies.read(ctx, CreateBody.class);
         LimitsBody l = body.limits();
         SessionLimits limits = l == null ? null
                 : SessionLimits.DEFAULT.with(l.memoryMb(), l.pids(), l.cpus(), l.timeoutMs(), l.outputBytes());
         ctx.status(201).json(sessions.create(owner(ctx), new SessionManager.CreateRequest(body.language(), limits,
-                body.idleTimeoutS(), body.restore(), body.image(), body.network(), body.onIdle(), body.snapshot())));
+                body.idleTimeoutS(), body.restore(), body.image(), body.network(), body.onIdle(), body.snapshot(),
+                body.isolation())));
     }
 
     /** Narrows the session's egress for good: {@code {"allow": []}} locks it. */
