@@ -138,6 +138,8 @@ export interface CreateSessionRequest {
   on_idle?: "delete" | "pause";
   /** Make the session from this snapshot of the token's. */
   snapshot?: string;
+  /** The tier its sandboxes run behind: at least its runtime's (docs/isolation.md). */
+  isolation?: "namespaces" | "gvisor";
 }
 
 export interface SessionInfo {
@@ -158,6 +160,8 @@ export interface SessionInfo {
   on_idle: "delete" | "pause";
   /** In the answer that made it from a snapshot: what came back. */
   restored?: "memory" | "replay" | "files";
+  /** The tier its sandboxes run behind; absent for a session recorded before sessions had one. */
+  isolation?: "namespaces" | "gvisor";
 }
 
 export interface DisplayData {

@@ -68,7 +68,7 @@ class Crucible:
     # -- sessions --
 
     def create_session(self, language: Optional[str] = None, **options: Any) -> "Session":
-        """A new session; `options`: limits, idle_timeout_s, restore, image, network, on_idle, snapshot."""
+        """A new session; `options`: limits, idle_timeout_s, restore, image, network, on_idle, snapshot, isolation."""
         body = {k: v for k, v in {"language": language, **options}.items() if v is not None}
         info = self._call("POST", "/v1/sessions", body)
         return Session(self, info["id"], info)

@@ -185,7 +185,8 @@ let current; // the session id shown
 
 async function initSessions() {
   $("session-new").addEventListener("click", async () => {
-    const info = await (await api("POST", "/v1/sessions", { language: $("session-language").value })).json();
+    const info = await (await api("POST", "/v1/sessions", { language: $("session-language").value,
+      isolation: $("session-isolation").value })).json();
     await listSessions(info.id);
   });
   $("session-pick").addEventListener("change", () => open($("session-pick").value));
@@ -270,7 +271,7 @@ async function listSessions(select) {
   $("session-pick").replaceChildren(...sessions.map((s) => {
     const option = document.createElement("option");
     option.value = s.id;
-    option.textContent = `${s.id.slice(-8)} · ${s.language} · ${s.state}`;
+    option.textContent = `${s.id.slice(-8)} · ${s.language} · ${s.isolation ?? "namespaces"} · ${s.state}`;
     return option;
   }));
   const id = select ?? current ?? sessions[0]?.id;

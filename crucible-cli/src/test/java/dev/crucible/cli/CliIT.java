@@ -239,6 +239,18 @@ class CliIT {
         assertThat(bad.exit()).isEqualTo(ExitCodes.UNKNOWN_LANGUAGE);
     }
 
+    @Test
+    void sessionRunsBehindTheIsolationAskedFor(@TempDir Path dir) throws Exception {
+        Outcome gvisor = crucible(dir, ":info\nprint(open('/proc/version').read(), end='')\n:quit\n"
+                .getBytes(StandardCharsets.UTF_8), "session", "--isolation", "gvisor", "--history",
+                dir.resolve("history").toString());
+        assertThat(gvisor.exit()).as(gvisor.stderr()).isZero();
+        assertThat(gvisor.stdout()).containsPattern("\\(session [0-9a-f]{32}: python behind gvisor, running\\)")
+                .contains("Linux version").doesNotContain(Files.readString(Path.of("/proc/version")).strip());
+        Outcome unknown = crucible(dir, new byte[0], "session", "--isolation", "firecracker");
+        assertOneLineError(unknown, "isolation is \"namespaces\" or \"gvisor\"");
+    }
+
     /**
      * {@code crucible session --shell} in a real terminal (a PTY this test holds, driven as a user types): the shell
      * keeps its state, Ctrl-C reaches the program in the sandbox and not the CLI, a window resize reaches the

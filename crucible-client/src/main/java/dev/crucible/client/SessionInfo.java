@@ -1,8 +1,12 @@
 package dev.crucible.client;
 
-/** A session as the server describes it ({@code POST /v1/sessions}, {@code GET /v1/sessions/{id}}). */
+/**
+ * A session as the server describes it ({@code POST /v1/sessions}, {@code GET /v1/sessions/{id}}); {@code isolation}
+ * is the tier its sandboxes run behind ({@code namespaces} or {@code gvisor}; {@code createSession(Map.of("isolation",
+ * "gvisor"))} asks for one), null from a server that does not say.
+ */
 public record SessionInfo(String id, String language, String createdAt, String expiresAt, String lastUsedAt,
-        Long idleTimeoutS, String restore, String state) {
+        Long idleTimeoutS, String restore, String state, String isolation) {
 
     /**
      * What pausing or resuming a session answers ({@link CrucibleClient#pause}, {@link CrucibleClient#resume}).

@@ -245,20 +245,7 @@ public final class Executor {
      *     when this host cannot give the tier (with the reason)
      */
     public LanguageRuntime behind(LanguageRuntime runtime, Isolation wanted) {
-        Isolation tier = runtime.tier();
-        if (wanted != null) {
-            if (wanted.compareTo(tier) < 0) {
-                throw new RequestException(ErrorCode.INVALID_REQUEST, "runtime " + runtime.language() + " runs behind "
-                        + tier.wire() + "; a request may ask for a stronger isolation, never a weaker one");
-            }
-            tier = wanted;
-        }
-        String why = sandbox.host().isolationUnavailable(tier);
-        if (why != null) {
-            throw new RequestException(ErrorCode.ISOLATION_UNAVAILABLE, "isolation \"" + tier.wire()
-                    + "\" is not available on this server: " + why);
-        }
-        return tier == runtime.tier() ? runtime : runtime.withIsolation(tier);
+        return runtime.behind(wanted, sandbox.host());
     }
 
     private LanguageRuntime inImage(LanguageRuntime base, String image, long waitMs) {

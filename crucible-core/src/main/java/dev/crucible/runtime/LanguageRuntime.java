@@ -1,5 +1,7 @@
 package dev.crucible.runtime;
 
+import dev.crucible.error.ErrorCode;
+import dev.crucible.error.RequestException;
 import dev.crucible.sandbox.Limits;
 import dev.crucible.sandbox.SandboxRoot;
 import java.util.ArrayList;
@@ -72,6 +74,47 @@ public record LanguageRuntime(
     public LanguageRuntime withIsolation(dev.crucible.sandbox.Isolation tier) {
         return new LanguageRuntime(language, aliases, extensions, version, fileName, compileCommand, runCommand, env,
                 limits, compileLimits, root, binds, unavailableReason, poolCommand, sessionCommand, image, tier);
+    }
+
+    /**
+     * This runtime behind the tier {@code asked} (null: its own), for a run or a session: a request may ask for a
+     * stronger wall than the runtime's, never a weaker one.
+     *
+     * @param host says whether this host can give a tier, and why not
+     * @throws RequestException {@code invalid_request} for an unknown or weaker tier, {@code isolation_unavailable}
+     *     when this host cannot give the tier (with the reason)
+     */
+    public LanguageRuntime behind(String asked, dev.crucible.sandbox.SandboxHost host) {
+        dev.crucible.sandbox.Isolation wanted = null;
+        if (asked != null) {
+            try {
+                wanted = dev.crucible.sandbox.Isolation.parse(asked);
+            } catch (IllegalArgumentException e) {
+                throw new RequestException(ErrorCode.INVALID_REQUEST, e.getMessage());
+            }
+        }
+        return behind(wanted, host);
+    }
+
+    /**
+     * As {@link #behind(String, dev.crucible.sandbox.SandboxHost)}, with the tier already read ({@code wanted} null:
+     * this runtime's own).
+     */
+    public LanguageRuntime behind(dev.crucible.sandbox.Isolation wanted, dev.crucible.sandbox.SandboxHost host) {
+        dev.crucible.sandbox.Isolation tier = tier();
+        if (wanted != null) {
+            if (wanted.compareTo(tier) < 0) {
+                throw new RequestException(ErrorCode.INVALID_REQUEST, "runtime " + language + " runs behind "
+                        + tier.wire() + "; a request may ask for a stronger isolation, never a weaker one");
+            }
+            tier = wanted;
+        }
+        String why = host.isolationUnavailable(tier);
+        if (why != null) {
+            throw new RequestException(ErrorCode.ISOLATION_UNAVAILABLE, "isolation \"" + tier.wire()
+                    + "\" is not available on this server: " + why);
+        }
+        return tier == tier() ? this : withIsolation(tier);
     }
 
     /** This runtime behind {@code tier} when it names no tier of its own ({@code serve --isolation}). */

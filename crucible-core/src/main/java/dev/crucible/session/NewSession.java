@@ -17,10 +17,12 @@ record NewSession(LanguageRuntime runtime, SessionLimits limits, long idleTimeou
     /**
      * Checks {@code request}; an image it names that is being pulled is waited for as long as a cell may run.
      *
+     * @param host whether this host can give the tier asked for ({@code isolation}: stronger than the runtime's only)
      * @throws RequestException for an unknown language or one without sessions, an image that cannot be had, bad
-     *     limits, idle timeout, restore or on_idle
+     *     limits, idle timeout, restore or on_idle; as {@link LanguageRuntime#behind} for the isolation asked for
      */
-    static NewSession check(SessionManager.CreateRequest request, SessionConfig config, RuntimeRegistry runtimes) {
+    static NewSession check(SessionManager.CreateRequest request, SessionConfig config, RuntimeRegistry runtimes,
+            dev.crucible.sandbox.SandboxHost host) {
         String language = request.language() == null || request.language().isBlank() ? "python" : request.language();
         LanguageRuntime runtime = runtimes.find(language).orElseThrow(() -> new RequestException(
                 ErrorCode.UNKNOWN_LANGUAGE, "unknown language '" + language.strip() + "'"));
@@ -29,6 +31,7 @@ record NewSession(LanguageRuntime runtime, SessionLimits limits, long idleTimeou
             runtime = runtimes.inImage(runtime, runtimes.images().require(request.image(),
                     Duration.ofMillis(config.limits().timeoutMs())));
         }
+        runtime = runtime.behind(request.isolation(), host);
         if (!runtime.interactive()) {
             throw new RequestException(ErrorCode.RUNTIME_UNAVAILABLE, "runtime " + runtime.language()
                     + (runtime.available() ? " has no session agent; sessions run: " + interactiveLanguages(runtimes)

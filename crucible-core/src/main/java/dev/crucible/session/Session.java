@@ -2,6 +2,11 @@ package dev.crucible.session;
 
 import dev.crucible.egress.EgressReport;
 import dev.crucible.egress.proxy.EgressProxy;
+import dev.crucible.error.ErrorCode;
+import dev.crucible.error.RequestException;
+import dev.crucible.runtime.LanguageRuntime;
+import dev.crucible.runtime.RuntimeRegistry;
+import dev.crucible.sandbox.Isolation;
 import dev.crucible.sandbox.Sandbox;
 import dev.crucible.session.interpreter.Interpreter;
 import dev.crucible.session.process.BackgroundProcess;
@@ -153,7 +158,27 @@ final class Session {
                         : live != null && live.alive() ? "running" : "dormant",
                 stored.limits(), stored.image() == null ? null : stored.image().reference(),
                 stored.image() == null ? null : stored.image().digest(), network(), processes(),
-                withPorts ? ports() : null, stored.pausesWhenIdle() ? "pause" : "delete", null);
+                withPorts ? ports() : null, stored.pausesWhenIdle() ? "pause" : "delete", null, stored.isolation());
+    }
+
+    /**
+     * The runtime its sandboxes run: its language's, in the image it started on (by digest, even if the image's name
+     * now points elsewhere), behind the tier it was made behind (or its runtime's, if that is stronger now).
+     *
+     * @throws RequestException {@code interpreter_unavailable} when that runtime or image is gone
+     */
+    LanguageRuntime runtime(RuntimeRegistry runtimes) {
+        SessionStore.Stored s = stored;
+        LanguageRuntime runtime = runtimes.find(s.language()).orElseThrow(() -> new RequestException(
+                ErrorCode.INTERPRETER_UNAVAILABLE, "runtime " + s.language() + " is no longer configured"));
+        if (s.image() != null) {
+            String digest = s.image().digest();
+            runtime = runtimes.inImage(runtime, runtimes.images().find(digest).orElseThrow(() -> new RequestException(
+                    ErrorCode.INTERPRETER_UNAVAILABLE, "the session's image " + s.image().reference() + " (" + digest
+                            + ") is no longer in the store; run: crucible image pull " + s.image().reference())));
+        }
+        return s.isolation() == null ? runtime // recorded before sessions had a tier: its runtime's
+                : runtime.withIsolation(runtime.tier().atLeast(Isolation.parse(s.isolation())));
     }
 
     /** The ports something listens on in its sandbox now (the egress proxy's left out): none when not running. */

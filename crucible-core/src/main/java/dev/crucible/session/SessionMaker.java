@@ -5,6 +5,7 @@ import dev.crucible.error.ErrorCode;
 import dev.crucible.error.RequestException;
 import dev.crucible.runtime.LanguageRuntime;
 import dev.crucible.runtime.RuntimeRegistry;
+import dev.crucible.sandbox.Isolation;
 import dev.crucible.sandbox.Sandbox;
 import dev.crucible.session.budget.SessionNumbers;
 import dev.crucible.session.spec.SessionConfig;
@@ -79,11 +80,16 @@ final class SessionMaker implements AutoCloseable {
      * Without, none yet (a fork's or a snapshot's, filled next).
      */
     Session create(String owner, SessionManager.CreateRequest request, boolean start) throws InterruptedException {
-        NewSession checked = NewSession.check(request, config, runtimes);
+        NewSession checked = NewSession.check(request, config, runtimes, sandbox.host());
         EgressPolicy granted = network.grant(request.network(), checked.runtime());
+        if (granted != null && checked.runtime().tier() != Isolation.NAMESPACES) {
+            throw new RequestException(ErrorCode.ISOLATION_UNAVAILABLE, "egress behind " + checked.runtime().tier()
+                    .wire() + " is not available yet; ask for no network, or for isolation \"namespaces\"");
+        }
         if (start && granted == null && checked.runtime().image() == null && numbers.ownerHasRoom(owner)) {
             spares.discardIf(s -> s.interpreter == null || !s.interpreter.alive()); // died while it waited
             Session spare = spares.take(s -> s.stored.language().equals(checked.runtime().language())
+                    && checked.runtime().tier().wire().equals(s.stored.isolation())
                     && sameSandbox(s.stored.limits(), checked.limits()));
             if (spare != null) {
                 return adopt(spare, owner, checked);
@@ -107,7 +113,8 @@ final class SessionMaker implements AutoCloseable {
 
     /** A spare, or null when the caps leave no room for one besides a session asked for. */
     private Session spare() throws IOException, InterruptedException {
-        NewSession checked = NewSession.check(new SessionManager.CreateRequest(null, null, null, null), config, runtimes);
+        NewSession checked = NewSession.check(new SessionManager.CreateRequest(null, null, null, null), config, runtimes,
+                sandbox.host());
         if (network.grant(null, checked.runtime()) != null) {
             return null; // its runtime grants egress unasked: no create would fit a spare without network
         }
@@ -121,7 +128,7 @@ final class SessionMaker implements AutoCloseable {
         SessionStore.Stored was = spare.stored;
         SessionStore.Stored stored = new SessionStore.Stored(was.id(), owner, was.language(), checked.limits(),
                 checked.idleTimeoutS(), now, now + config.maxLifetime().toMillis(), checked.restore(), was.number(),
-                null, null, checked.onIdle());
+                null, null, checked.onIdle(), was.isolation());
         try {
             numbers.adopt(was.number(), owner, checked.limits().memoryMb());
             store.write(stored);
@@ -147,12 +154,12 @@ final class SessionMaker implements AutoCloseable {
         String id = ids.fresh(replica);
         SessionStore.Stored stored = new SessionStore.Stored(id, owner, runtime.language(), checked.limits(),
                 checked.idleTimeoutS(), now, now + config.maxLifetime().toMillis(), checked.restore(), number,
-                runtime.image(), granted == null ? null : granted.entries(), checked.onIdle());
+                runtime.image(), granted == null ? null : granted.entries(), checked.onIdle(), runtime.tier().wire());
         Session session = new Session(stored, store.workspace(stored, sandbox.sessionUid(number)), Session.State.LIVE,
                 clock);
         try {
             boolean rooted = runtime.image() == null && store.roomForRoots() && sandbox.rootUnavailable() == null
-                    && runtime.tier() == dev.crucible.sandbox.Isolation.NAMESPACES; // gVisor's root is its kernel's
+                    && runtime.tier() == Isolation.NAMESPACES; // gVisor's root is its kernel's
             store.create(stored, config.workspaceQuota(), rooted);
             checked.seed(start, store.dir(id).resolve("workspace"), sandbox.sessionUid(number));
             if (rooted) {

@@ -160,16 +160,22 @@ public final class SessionManager implements AutoCloseable {
     /**
      * A session to create: every field optional; {@code image} is an image of the store to run the session in;
      * {@code onIdle} {@code "delete"} (the default) or {@code "pause"}: what its idle timeout does to it;
-     * {@code snapshot} the name of a snapshot of the owner's to make it from.
+     * {@code snapshot} the name of a snapshot of the owner's to make it from; {@code isolation} the tier it runs behind
+     * ({@code namespaces}, {@code gvisor}; null: its runtime's), never weaker than its runtime's.
      */
     public record CreateRequest(String language, SessionLimits limits, Long idleTimeoutS, String restore, String image,
-            NetworkRequest network, String onIdle, String snapshot) {
+            NetworkRequest network, String onIdle, String snapshot, String isolation) {
         public CreateRequest(String language, SessionLimits limits, Long idleTimeoutS, String restore) {
-            this(language, limits, idleTimeoutS, restore, null, null, null, null);
+            this(language, limits, idleTimeoutS, restore, null, null, null, null, null);
         }
 
         public CreateRequest(String language, SessionLimits limits, Long idleTimeoutS, String restore, String image) {
-            this(language, limits, idleTimeoutS, restore, image, null, null, null); // without network
+            this(language, limits, idleTimeoutS, restore, image, null, null, null, null); // without network
+        }
+
+        public CreateRequest(String language, SessionLimits limits, Long idleTimeoutS, String restore, String image,
+                NetworkRequest network, String onIdle, String snapshot) {
+            this(language, limits, idleTimeoutS, restore, image, network, onIdle, snapshot, null); // the runtime's tier
         }
     }
 

@@ -3,6 +3,7 @@ package dev.crucible.session;
 import dev.crucible.error.ErrorCode;
 import dev.crucible.error.RequestException;
 import dev.crucible.egress.NetworkRequest;
+import dev.crucible.sandbox.Isolation;
 import dev.crucible.sandbox.Sandbox;
 import dev.crucible.image.Images;
 import dev.crucible.image.build.BuildResult;
@@ -141,7 +142,8 @@ public final class SessionPauses {
             for (int i = 0; i < count; i++) {
                 Session fork = creator.create(new SessionManager.CreateRequest(p.language(), p.limits(),
                         p.idleTimeoutS(), p.restore(), p.image() == null ? null : p.image().reference(),
-                        egress == null || egress.isEmpty() ? null : NetworkRequest.allow(egress), p.onIdle(), null));
+                        egress == null || egress.isEmpty() ? null : NetworkRequest.allow(egress), p.onIdle(), null,
+                        p.isolation()));
                 made.add(fork);
                 fill(fork, keeps.equals("memory"));
             }
@@ -238,7 +240,8 @@ public final class SessionPauses {
                 asked.limits() != null ? asked.limits() : s.limits(),
                 asked.idleTimeoutS() != null ? asked.idleTimeoutS() : s.idleTimeoutS(), s.restore(), image,
                 asked.network() != null ? asked.network() : s.egress() == null || s.egress().isEmpty() ? null
-                        : NetworkRequest.allow(s.egress()), asked.onIdle() != null ? asked.onIdle() : s.onIdle(), null));
+                        : NetworkRequest.allow(s.egress()), asked.onIdle() != null ? asked.onIdle() : s.onIdle(), null,
+                tier(s.isolation(), asked.isolation())));
         boolean up = false;
         made.lock.lock();
         try {
@@ -334,6 +337,29 @@ public final class SessionPauses {
             session.lock.unlock();
             throw new RequestException(ErrorCode.SESSION_NOT_FOUND, "no session " + session.stored.id());
         }
+    }
+
+    /**
+     * The tier a session made from a snapshot runs behind: the snapshot's session's ({@code kept}), or a stronger one
+     * {@code asked} for.
+     *
+     * @throws RequestException {@code invalid_request} for an unknown tier or one weaker than the snapshot's
+     */
+    static String tier(String kept, String asked) {
+        if (asked == null || kept == null) {
+            return asked != null ? asked : kept;
+        }
+        Isolation wanted;
+        try {
+            wanted = Isolation.parse(asked);
+        } catch (IllegalArgumentException e) {
+            throw new RequestException(ErrorCode.INVALID_REQUEST, e.getMessage());
+        }
+        if (wanted.compareTo(Isolation.parse(kept)) < 0) {
+            throw new RequestException(ErrorCode.INVALID_REQUEST, "the snapshot is of a session behind " + kept
+                    + "; a session made from it may ask for a stronger isolation, never a weaker one (leave it out)");
+        }
+        return wanted.wire();
     }
 
     private static long since(long start) {

@@ -114,15 +114,7 @@ final class SessionRunner {
     /** As {@link #start(Session)}; with {@code memory} not null, the sandbox a pause saved there, restored whole. */
     private Interpreter start(Session session, Path memory) throws IOException, InterruptedException {
         SessionStore.Stored stored = session.stored;
-        LanguageRuntime runtime = runtimes.find(stored.language()).orElseThrow(() -> new RequestException(
-                ErrorCode.INTERPRETER_UNAVAILABLE, "runtime " + stored.language() + " is no longer configured"));
-        if (stored.image() != null) { // the image it started on, by digest, even if its name now points elsewhere
-            String digest = stored.image().digest();
-            runtime = runtimes.inImage(runtime, runtimes.images().find(digest).orElseThrow(() -> new RequestException(
-                    ErrorCode.INTERPRETER_UNAVAILABLE, "the session's image " + stored.image().reference() + " ("
-                            + digest + ") is no longer in the store; run: crucible image pull "
-                            + stored.image().reference())));
-        }
+        LanguageRuntime runtime = session.runtime(runtimes);
         SessionLimits l = stored.limits();
         Limits limits = new Limits(Limits.MAXIMUM.timeoutMs(), Limits.MAXIMUM.cpuMs(), l.memoryMb(), 64 * 1024, l.pids());
         Path workspace = store.dir(stored.id()).resolve("workspace");

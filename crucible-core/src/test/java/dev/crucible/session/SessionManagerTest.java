@@ -99,6 +99,7 @@ class SessionManagerTest {
             assertThat(r.display().getFirst().mime()).isEqualTo("image/png");
             byte[] png = java.util.Base64.getDecoder().decode(r.display().getFirst().data());
             assertThat(java.util.Arrays.copyOf(png, 8)).containsExactly(0x89, 'P', 'N', 'G', 0x0d, 0x0a, 0x1a, 0x0a);
+            assertThat(r.stderr()).as("fontconfig finds its configuration and its cache: nothing to say").isEmpty();
             assertThat(run(s, "1").display()).isNull(); // the figure was shown once and closed
         } finally {
             sessions.delete(ME, s.id());

@@ -282,6 +282,22 @@ class E2bApiTest {
     }
 
     @Test
+    void aTemplateNamesTheSessionsTierAndGvisorIsPythonBehindGvisor() throws Exception {
+        String why = TestHost.crucible().sandbox().host().isolationUnavailable(dev.crucible.sandbox.Isolation.GVISOR);
+        org.junit.jupiter.api.Assumptions.assumeTrue(why == null, "skipped: " + why);
+        for (String template : List.of("gvisor", "python@gvisor")) {
+            HttpResponse<String> made = send(control("/v2/sandboxes", KEY).POST(body(Map.of("templateID", template))));
+            assertThat(made.statusCode()).as(made.body()).isEqualTo(201);
+            String id = JSON.readTree(made.body()).get("sandboxID").asString();
+            HttpResponse<String> info = send(HttpRequest.newBuilder(URI.create(base + "/v1/sessions/" + id))
+                    .header("Authorization", "Bearer " + KEY).timeout(Duration.ofSeconds(60)).GET());
+            assertThat(JSON.readTree(info.body()).get("isolation").asString()).as(template).isEqualTo("gvisor");
+            assertThat(JSON.readTree(info.body()).get("language").asString()).isEqualTo("python");
+            assertThat(send(control("/sandboxes/" + id, KEY).DELETE()).statusCode()).isEqualTo(204);
+        }
+    }
+
+    @Test
     void aTemplateIsWhatTheOperatorNamedAndAnUnknownOneIsE2bs404() throws Exception {
         HttpResponse<String> made = send(control("/v2/sandboxes", KEY).POST(body(Map.of("templateID", "shell-box",
                 "envVars", Map.of("GREETING", "it's $HOME")))));

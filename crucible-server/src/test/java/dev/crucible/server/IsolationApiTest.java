@@ -104,11 +104,24 @@ class IsolationApiTest {
     }
 
     @Test
+    void aSessionMayAskForAStrongerTierThanItsRuntimesNeverAWeakerOneNorEgressBehindGvisor() throws Exception {
+        HttpResponse<String> weaker = http.postJson("/v1/sessions", "{\"language\": \"python\", \"isolation\":"
+                + " \"namespaces\"}");
+        assertThat(weaker.statusCode()).as(weaker.body()).isEqualTo(400);
+        assertThat(weaker.body()).contains("invalid_request", "runs behind gvisor", "never a weaker one");
+        HttpResponse<String> egress = http.postJson("/v1/sessions", "{\"language\": \"javascript\", \"isolation\":"
+                + " \"gvisor\", \"network\": {\"allow\": [\"pypi.org\"]}}");
+        assertThat(egress.statusCode()).as(egress.body()).isIn(403, 422);
+        assertThat(SessionApiTest.json(http.get("/v1/sessions")).get("sessions").size()).as("nothing was made").isZero();
+    }
+
+    @Test
     void aSessionOfAGvisorRuntimeKeepsItsInterpreterAndFilesBehindGvisor() throws Exception {
         String why = engine.sandbox().host().isolationUnavailable(Isolation.GVISOR);
         Capability.GVISOR.require(why);
         JsonNode created = SessionApiTest.json(http.postJson("/v1/sessions", "{\"language\": \"python\"}"));
         String id = created.get("id").asString();
+        assertThat(created.get("isolation").asString()).as("its runtime's tier").isEqualTo("gvisor");
         try {
             String base = "/v1/sessions/" + id;
             assertThat(SessionApiTest.json(http.postJson(base + "/execute", "{\"code\": \"x = 41\"}"))

@@ -28,14 +28,14 @@ final class LocalSession implements SessionBackend {
         this.data = data;
     }
 
-    static LocalSession open(Path runtimes, String language, String snapshot) {
+    static LocalSession open(Path runtimes, String language, String snapshot, String isolation) {
         Crucible engine = CliSupport.start(runtimes);
         Services services = null;
         try {
             Path data = Files.createTempDirectory("crucible-session-");
             services = Services.start(engine, SessionConfig.defaults(data), ServerConfig.defaults().turns());
             String id = services.sessions().create("", new SessionManager.CreateRequest(language, null, null, null,
-                    null, null, null, snapshot)).id();
+                    null, null, null, snapshot, isolation)).id();
             return new LocalSession(services, id, data);
         } catch (RequestException e) {
             if (services != null) {
@@ -67,6 +67,11 @@ final class LocalSession implements SessionBackend {
     @Override
     public void restart() throws Exception {
         sessions.restart("", id);
+    }
+
+    @Override
+    public JsonNode info() {
+        return CliSupport.json().valueToTree(sessions.get("", id));
     }
 
     @Override

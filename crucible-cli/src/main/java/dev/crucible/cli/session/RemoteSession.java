@@ -24,11 +24,15 @@ final class RemoteSession implements SessionBackend {
         this.token = token;
     }
 
-    static RemoteSession open(URI url, String token, String language, String snapshot) {
+    static RemoteSession open(URI url, String token, String language, String snapshot, String isolation) {
         RemoteSession remote = new RemoteSession(url, token);
         try {
-            remote.id = remote.call("POST", "/v1/sessions", snapshot != null ? Map.of("snapshot", snapshot)
-                    : Map.of("language", language)).get("id").asString();
+            Map<String, String> body = new java.util.LinkedHashMap<>();
+            body.put(snapshot != null ? "snapshot" : "language", snapshot != null ? snapshot : language);
+            if (isolation != null) {
+                body.put("isolation", isolation);
+            }
+            remote.id = remote.call("POST", "/v1/sessions", body).get("id").asString();
             return remote;
         } catch (IOException | InterruptedException e) {
             throw new CliSupport.Failure(ExitCodes.SANDBOX_UNAVAILABLE, "cannot reach " + url + ": " + e);
@@ -68,6 +72,11 @@ final class RemoteSession implements SessionBackend {
         } catch (IOException | InterruptedException | RuntimeException e) {
             // nothing to interrupt any more
         }
+    }
+
+    @Override
+    public JsonNode info() throws Exception {
+        return call("GET", "/v1/sessions/" + id, null);
     }
 
     @Override

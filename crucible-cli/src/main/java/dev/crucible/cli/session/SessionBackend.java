@@ -22,6 +22,9 @@ interface SessionBackend extends AutoCloseable {
      */
     JsonNode state(String action, Map<String, Object> body) throws Exception;
 
+    /** The session as the API shows it (GET /v1/sessions/{id}): its id, language, state, isolation… */
+    JsonNode info() throws Exception;
+
     /** A login shell on a terminal of the session's sandbox. */
     ShellAttach.Opener shell();
 

@@ -50,6 +50,10 @@ public final class SessionCommand implements Callable<Integer> {
             description = "Start the session from this snapshot (:snapshot NAME takes one; on a server they last).")
     String snapshot;
 
+    @Option(names = "--isolation", paramLabel = "TIER", description = "namespaces or gvisor: the wall the session"
+            + " runs behind, never weaker than its runtime's (default: the runtime's; docs/isolation.md).")
+    String isolation;
+
     @Option(names = "--shell", description = "A terminal in the session instead of the REPL: a login shell, raw keys"
             + " (Ctrl-C reaches the sandbox), ~. at the start of a line to leave.")
     boolean shell;
@@ -60,7 +64,8 @@ public final class SessionCommand implements Callable<Integer> {
         SessionBackend backend;
         try {
             backend = url != null ? RemoteSession.open(url, token != null ? token : System.getenv("CRUCIBLE_TOKEN"),
-                    language, snapshot) : LocalSession.open(CliSupport.runtimesFile(runtimesFile), language, snapshot);
+                    language, snapshot, isolation) : LocalSession.open(CliSupport.runtimesFile(runtimesFile), language,
+                    snapshot, isolation);
         } catch (CliSupport.Failure f) {
             return CliSupport.fail(err, f);
         }
@@ -76,7 +81,7 @@ public final class SessionCommand implements Callable<Integer> {
                     .build();
             PrintWriter out = terminal.writer();
             if (!terminal.getType().startsWith("dumb")) {
-                out.println("crucible session (" + language + "); :help for commands, Ctrl-D to leave");
+                out.println("crucible session (" + described(backend.info()) + "); :help for commands, Ctrl-D to leave");
             }
             StringBuilder pending = new StringBuilder();
             while (true) {
@@ -166,6 +171,8 @@ public final class SessionCommand implements Callable<Integer> {
                 backend.restart();
                 out.println("(restarted: variables cleared, files kept)");
             }
+            case ":info" -> out.println("(session " + backend.info().path("id").asString() + ": "
+                    + described(backend.info()) + ")");
             case ":files" -> {
                 for (JsonNode f : backend.files().path("files")) {
                     out.printf("%-10s %10d  %s%n", f.path("type").asString(), f.path("size").asLong(),
@@ -173,10 +180,17 @@ public final class SessionCommand implements Callable<Integer> {
                 }
             }
             default -> out.println(":! LINE (a shell command in the session), :restart (fresh interpreter),"
-                    + " :files (list /workspace), :pause, :resume, :fork N, :snapshot NAME, :commit TAG, :quit");
+                    + " :files (list /workspace), :info (the session: its language, tier, state), :pause, :resume,"
+                    + " :fork N, :snapshot NAME, :commit TAG, :quit");
         }
         out.flush();
         return true;
+    }
+
+    /** A session's language, the tier it runs behind and its state: {@code python behind gvisor, running}. */
+    static String described(JsonNode info) {
+        return info.path("language").asString() + " behind " + info.path("isolation").asString("namespaces") + ", "
+                + info.path("state").asString();
     }
 
     /** The REPL's commands that change what the session is, and their API actions. */

@@ -21,6 +21,8 @@ import java.util.List;
  *     session's own answer, {@code GET /v1/sessions/{id}}; absent from lists and other answers)
  * @param restored in the answer that made it from a snapshot only: what came back ({@code memory}, {@code replay} or
  *     {@code files})
+ * @param isolation the tier its sandboxes run behind, {@code namespaces} or {@code gvisor} (docs/isolation.md): the one
+ *     it was made behind, kept by its forks, resumes and snapshots; null for a session recorded before sessions had one
  */
 public record SessionInfo(
         @JsonProperty("id") String id,
@@ -39,11 +41,12 @@ public record SessionInfo(
         @JsonProperty("ports") List<PortInfo> ports,
         @JsonProperty("on_idle") String onIdle,
         @com.fasterxml.jackson.annotation.JsonInclude(com.fasterxml.jackson.annotation.JsonInclude.Include.NON_NULL)
-        @JsonProperty("restored") String restored) {
+        @JsonProperty("restored") String restored,
+        @JsonProperty("isolation") String isolation) {
 
     /** This answer saying what a session made from a snapshot came back with. */
     public SessionInfo withRestored(String how) {
         return new SessionInfo(id, language, createdAt, expiresAt, lastUsedAt, idleTimeoutS, restore, state, limits,
-                image, imageDigest, network, processes, ports, onIdle, how);
+                image, imageDigest, network, processes, ports, onIdle, how, isolation);
     }
 }

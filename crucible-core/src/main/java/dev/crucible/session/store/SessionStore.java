@@ -35,14 +35,17 @@ public final class SessionStore {
 
     /**
      * What a session keeps on disk ({@code session.json}); {@code image} is the image it runs in, pinned to the digest
-     * it started on (null on the host's file system, and in records written before images).
+     * it started on (null on the host's file system, and in records written before images); {@code isolation} the tier
+     * it was made behind ({@code namespaces}, {@code gvisor}; null in records written before tiers of sessions), which
+     * every sandbox of it keeps: a fork, a resume, a snapshot's copy, a replica that adopts it.
      */
     public record Stored(
             String id, String owner, String language, SessionLimits limits, long idleTimeoutS, long createdAtMs,
-            long endOfLifeMs, String restore, int number, RuntimeImage image, List<String> egress, String onIdle) {
+            long endOfLifeMs, String restore, int number, RuntimeImage image, List<String> egress, String onIdle,
+            String isolation) {
         public Stored withNumber(int n) {
             return new Stored(id, owner, language, limits, idleTimeoutS, createdAtMs, endOfLifeMs, restore, n, image,
-                    egress, onIdle);
+                    egress, onIdle, isolation);
         }
 
         /** Whether, idle past its timeout, it is paused rather than deleted ({@code on_idle: "pause"}). */
@@ -53,7 +56,7 @@ public final class SessionStore {
         /** This session with its egress narrowed to {@code entries} (empty: locked, for good). */
         public Stored withEgress(List<String> entries) {
             return new Stored(id, owner, language, limits, idleTimeoutS, createdAtMs, endOfLifeMs, restore, number,
-                    image, entries, onIdle);
+                    image, entries, onIdle, isolation);
         }
     }
 

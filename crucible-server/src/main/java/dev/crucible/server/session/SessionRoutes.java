@@ -6,6 +6,7 @@ import dev.crucible.error.RequestException;
 import dev.crucible.egress.NetworkRequest;
 import dev.crucible.server.access.Auth;
 import dev.crucible.server.metrics.Metrics;
+import dev.crucible.sandbox.Isolation;
 import dev.crucible.session.spec.CellMode;
 import dev.crucible.session.spec.CellResult;
 import dev.crucible.session.spec.IdleAction;
@@ -54,7 +55,8 @@ public final class SessionRoutes {
             @JsonProperty("image") String image,
             @JsonProperty("network") NetworkRequest network,
             @JsonProperty("on_idle") IdleAction onIdle,
-            @JsonProperty("snapshot") String snapshot) {}
+            @JsonProperty("snapshot") String snapshot,
+            @JsonProperty("isolation") Isolation isolation) {}
 
     record ExecuteBody(
             @JsonProperty("code") String code,
@@ -67,14 +69,15 @@ public final class SessionRoutes {
 
     /** A body is optional here: none, or {}, means every default. */
     public void create(Context ctx) throws Exception {
-        CreateBody body = ctx.req().getContentLengthLong() == 0 ? new CreateBody(null, null, null, null, null, null, null, null)
+        CreateBody body = ctx.req().getContentLengthLong() == 0 ? new CreateBody(null, null, null, null, null, null, null, null, null)
                 : bodies.read(ctx, CreateBody.class);
         LimitsBody l = body.limits();
         SessionLimits limits = l == null ? null
                 : SessionLimits.DEFAULT.with(l.memoryMb(), l.pids(), l.cpus(), l.timeoutMs(), l.outputBytes());
         ctx.status(201).json(sessions.create(owner(ctx), new SessionManager.CreateRequest(body.language(), limits,
                 body.idleTimeoutS(), body.restore() == null ? null : body.restore().wireName(), body.image(),
-                body.network(), body.onIdle() == null ? null : body.onIdle().wireName(), body.snapshot())));
+                body.network(), body.onIdle() == null ? null : body.onIdle().wireName(), body.snapshot(),
+                body.isolation() == null ? null : body.isolation().wire())));
     }
 
     /** Narrows the session's egress for good: {@code {"allow": []}} locks it. */
