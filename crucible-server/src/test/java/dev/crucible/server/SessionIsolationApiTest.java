@@ -101,7 +101,7 @@ class SessionIsolationApiTest {
         try {
             HttpResponse<String> r = Http.to(server, null).postJson("/v1/sessions", "{\"isolation\": \"firecracker\"}");
             assertThat(r.statusCode()).as(r.body()).isEqualTo(400);
-            assertThat(r.body()).contains("invalid_request", "\\\"namespaces\\\" or \\\"gvisor\\\"");
+            assertThat(r.body()).contains("invalid_request", "`isolation` is one of `namespaces`, `gvisor`");
         } finally {
             server.close();
         }
