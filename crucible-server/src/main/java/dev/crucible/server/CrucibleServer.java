@@ -12,6 +12,7 @@ import dev.crucible.server.cluster.Peers;
 import dev.crucible.server.cluster.SessionRouter;
 import dev.crucible.server.compat.CompatRoutes;
 import dev.crucible.server.http.Bodies;
+import dev.crucible.server.http.JsonObject;
 import dev.crucible.server.mcp.McpEndpoint;
 import dev.crucible.server.mcp.McpHttp;
 import dev.crucible.server.ports.PortRoutes;
@@ -337,7 +338,7 @@ public final class CrucibleServer implements AutoCloseable {
         Health.Readiness readiness = health.readiness();
         // not ready while draining: a balancer's readiness check takes this replica out before its last runs end
         ctx.status(readiness.ready() ? 200 : 503);
-        Map<String, Object> body = new java.util.LinkedHashMap<>(Map.of("status",
+        Map<String, Object> body = new java.util.LinkedHashMap<>(JsonObject.of("status",
                 admission.closed() ? "draining" : readiness.ready() ? "ok" : "not_ready", "running", admission.running(),
                 "queued", admission.queued(), "max_running", admission.maxRunning(), "max_queued", admission.maxQueued(),
                 "pool_ready", services.executor().pool() == null ? 0 : services.executor().pool().size(),

@@ -5,6 +5,7 @@ import com.fasterxml.jackson.annotation.JsonProperty;
 import dev.crucible.health.PartState;
 import dev.crucible.health.PartStatus;
 import dev.crucible.server.access.Admission;
+import dev.crucible.server.http.JsonObject;
 import dev.crucible.server.services.Services;
 import io.javalin.http.Context;
 import java.time.Duration;
@@ -55,7 +56,7 @@ final class Health {
     void live(Context ctx) throws InterruptedException {
         String notLive = notLive();
         ctx.status(notLive == null ? 200 : 503).json(notLive == null ? Map.of("status", "live")
-                : Map.of("status", "not_live", "reason", notLive));
+                : JsonObject.of("status", "not_live", "reason", notLive));
     }
 
     /** One readiness report: ready when no part is down. */

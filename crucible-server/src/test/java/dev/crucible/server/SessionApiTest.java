@@ -109,7 +109,10 @@ class SessionApiTest {
 
             byte[] binary = new byte[70_000];
             new java.util.Random(3).nextBytes(binary);
-            assertThat(alice.put("/v1/sessions/" + id + "/files/in/data.bin", binary).statusCode()).isEqualTo(201);
+            HttpResponse<String> put = alice.put("/v1/sessions/" + id + "/files/in/data.bin", binary);
+            assertThat(put.statusCode()).isEqualTo(201);
+            // the fields in the order the docs show them, in every JVM (Map.of's order is salted per JVM)
+            assertThat(put.body()).isEqualTo("{\"path\":\"in/data.bin\",\"size\":70000}");
             assertThat(cell(alice, id, "len(open('/workspace/in/data.bin', 'rb').read())").get("result").asString())
                     .isEqualTo("70000");
             HttpResponse<byte[]> back = alice.bytes("/v1/sessions/" + id + "/files/in/data.bin");
@@ -122,7 +125,11 @@ class SessionApiTest {
             assertThat(listing.get("files").findValuesAsString("path")).containsExactly("in", "out.txt");
             assertThat(json(alice.get("/v1/sessions/" + id + "/files?dir=in")).get("files").get(0).get("size").asLong())
                     .isEqualTo(70000);
-            assertThat(alice.delete("/v1/sessions/" + id + "/files/in").statusCode()).isEqualTo(200);
+            assertThat(alice.get("/v1/sessions/" + id + "/files?dir=in").body())
+                    .startsWith("{\"dir\":\"in\",\"files\":[{\"path\":\"in/data.bin\",\"type\":\"file\",\"size\":70000,");
+            HttpResponse<String> deleted = alice.delete("/v1/sessions/" + id + "/files/in");
+            assertThat(deleted.statusCode()).isEqualTo(200);
+            assertThat(deleted.body()).isEqualTo("{\"path\":\"in\",\"deleted\":true}");
             assertThat(alice.bytes("/v1/sessions/" + id + "/files/in/data.bin").statusCode()).isEqualTo(404);
 
             // another token's session does not exist for bob, in any route

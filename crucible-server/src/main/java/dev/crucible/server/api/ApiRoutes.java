@@ -12,6 +12,7 @@ import dev.crucible.exec.ExecuteResult;
 import dev.crucible.exec.Executor;
 import dev.crucible.server.access.Auth;
 import dev.crucible.server.http.Bodies;
+import dev.crucible.server.http.JsonObject;
 import dev.crucible.server.http.RuntimeInfo;
 import dev.crucible.server.services.Services;
 import io.javalin.http.Context;
@@ -76,7 +77,7 @@ public final class ApiRoutes {
     public void rewardBatch(Context ctx) throws Exception {
         record Batch(@JsonProperty("items") List<Reward.Request> items) {}
         List<Reward.Result> results = services.reward().scoreAll(bodies.read(ctx, Batch.class).items());
-        ctx.json(Map.of("results", results, "mean_score",
+        ctx.json(JsonObject.of("results", results, "mean_score",
                 results.stream().mapToDouble(Reward.Result::score).average().orElse(0)));
     }
 
@@ -112,8 +113,8 @@ public final class ApiRoutes {
         List<Map<String, Object>> content = new ArrayList<>();
         for (ToolOutcome.Content c : outcome.content()) {
             content.add(switch (c) {
-                case ToolOutcome.Content.Image i -> ordered("type", "image", "mime_type", i.mimeType(), "data", i.data());
-                case ToolOutcome.Content.Text t -> ordered("type", "text", "text", t.text());
+                case ToolOutcome.Content.Image i -> JsonObject.of("type", "image", "mime_type", i.mimeType(), "data", i.data());
+                case ToolOutcome.Content.Text t -> JsonObject.of("type", "text", "text", t.text());
             });
         }
         Map<String, Object> answer = new LinkedHashMap<>();
@@ -123,14 +124,5 @@ public final class ApiRoutes {
             answer.put("result", outcome.result());
         }
         ctx.json(answer);
-    }
-
-    /** A JSON object whose fields keep the order given ({@code Map.of}'s order changes from one JVM to the next). */
-    private static Map<String, Object> ordered(Object... namesAndValues) {
-        Map<String, Object> object = new LinkedHashMap<>();
-        for (int i = 0; i < namesAndValues.length; i += 2) {
-            object.put((String) namesAndValues[i], namesAndValues[i + 1]);
-        }
-        return object;
     }
 }

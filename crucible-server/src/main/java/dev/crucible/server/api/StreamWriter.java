@@ -1,6 +1,7 @@
 package dev.crucible.server.api;
 
 import dev.crucible.sandbox.OutputListener;
+import dev.crucible.server.http.JsonObject;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.ByteBuffer;
@@ -89,7 +90,7 @@ public final class StreamWriter implements OutputListener {
     public synchronized void error(String code, String message) {
         Map<String, Object> event = new LinkedHashMap<>();
         event.put("type", "error");
-        event.put("error", Map.of("code", code, "message", message));
+        event.put("error", JsonObject.of("code", code, "message", message));
         send("error", event);
     }
 

@@ -9,6 +9,7 @@ import dev.crucible.exec.FileInput;
 import dev.crucible.runtime.LanguageRuntime;
 import dev.crucible.runtime.LimitsSpec;
 import dev.crucible.sandbox.Verdict;
+import dev.crucible.server.http.JsonObject;
 import io.javalin.http.Context;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -296,7 +297,7 @@ public final class CompatRoutes {
             r = executor.execute(new ExecuteRequest(language, code, text(b, "stdin"), null, files.isEmpty() ? null : files,
                     limits));
         } catch (RequestException e) {
-            ctx.json(Map.of("status", "SandboxError", "message", e.getMessage(), "files", Map.of()));
+            ctx.json(JsonObject.of("status", "SandboxError", "message", e.getMessage(), "files", Map.of()));
             return;
         }
         Map<String, Object> out = new LinkedHashMap<>();

@@ -2,6 +2,7 @@ package dev.crucible.server.e2b;
 
 import dev.crucible.error.ErrorCode;
 import dev.crucible.error.RequestException;
+import dev.crucible.server.http.JsonObject;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.DataInputStream;
@@ -142,7 +143,7 @@ final class Connect {
     void fail(HttpServletResponse res, Failure f) throws IOException {
         res.setStatus(f.code.status);
         res.setContentType("application/json");
-        res.getOutputStream().write(json.writeValueAsBytes(Map.of("code", f.code.wire(), "message",
+        res.getOutputStream().write(json.writeValueAsBytes(JsonObject.of("code", f.code.wire(), "message",
                 f.getMessage() == null ? f.code.wire() : f.getMessage())));
     }
 
@@ -163,7 +164,7 @@ final class Connect {
 
         /** Ends the stream: {@code failure} null for a clean end. */
         synchronized void end(Failure failure) throws IOException {
-            envelope(END_STREAM, json.writeValueAsBytes(failure == null ? Map.of() : Map.of("error", Map.of("code",
+            envelope(END_STREAM, json.writeValueAsBytes(failure == null ? Map.of() : JsonObject.of("error", JsonObject.of("code",
                     failure.code.wire(), "message", failure.getMessage() == null ? "" : failure.getMessage()))));
         }
 

@@ -5,6 +5,7 @@ import dev.crucible.error.RequestException;
 import dev.crucible.runtime.LanguageRuntime;
 import dev.crucible.runtime.RuntimeRegistry;
 import dev.crucible.sandbox.Limits;
+import dev.crucible.server.http.JsonObject;
 import dev.crucible.session.SessionManager;
 import dev.crucible.session.SessionProcesses;
 import dev.crucible.session.interpreter.Interpreter;
@@ -49,8 +50,8 @@ final class Contexts {
             this.cwd = cwd;
         }
 
-        Map<String, String> json() {
-            return Map.of("id", id, "language", language, "cwd", cwd);
+        Map<String, Object> json() {
+            return JsonObject.of("id", id, "language", language, "cwd", cwd);
         }
     }
 

@@ -5,6 +5,7 @@ import dev.crucible.error.RequestException;
 import dev.crucible.runtime.RuntimeRegistry;
 import dev.crucible.server.access.Auth;
 import dev.crucible.server.access.BrowserGuard;
+import dev.crucible.server.http.JsonObject;
 import dev.crucible.server.ports.PreviewTokens;
 import dev.crucible.session.SessionManager;
 import dev.crucible.session.spec.SessionConfig;
@@ -231,7 +232,7 @@ public final class E2bApi implements Filter, AutoCloseable {
 
     /** E2B's error body: {@code {"code": <status>, "message": "…"}} (its SDKs read the code from the body). */
     void error(HttpServletResponse res, int status, String message) throws IOException {
-        write(res, status, Map.of("code", status, "message", message));
+        write(res, status, JsonObject.of("code", status, "message", message));
     }
 
     @Override

@@ -2,6 +2,7 @@ package dev.crucible.server.e2b;
 
 import dev.crucible.error.ErrorCode;
 import dev.crucible.error.RequestException;
+import dev.crucible.server.http.JsonObject;
 import dev.crucible.session.workspace.SessionFiles;
 import dev.crucible.session.SessionManager;
 import jakarta.servlet.MultipartConfigElement;
@@ -111,7 +112,7 @@ final class Envd {
     /** {@code POST /files}: each multipart part named {@code file} (its file name the path when no {@code ?path=}). */
     private void upload(HttpServletRequest req, HttpServletResponse res, Call call) throws IOException {
         String asked = req.getParameter("path");
-        List<Map<String, String>> written = new ArrayList<>();
+        List<Map<String, Object>> written = new ArrayList<>();
         String type = req.getContentType() == null ? "" : req.getContentType().toLowerCase(java.util.Locale.ROOT);
         long cap = call.files().maxFileBytes();
         if (type.startsWith("multipart/form-data")) {
@@ -157,7 +158,7 @@ final class Envd {
     }
 
     /** One part written: at {@code ?path=} when given, else at the part's file name. */
-    private static Map<String, String> write(Call call, String asked, Part part, long cap) throws IOException {
+    private static Map<String, Object> write(Call call, String asked, Part part, long cap) throws IOException {
         String path = call.path(asked != null && !asked.isEmpty() ? asked : part.getSubmittedFileName());
         if (part.getSize() > cap) {
             throw new RequestException(ErrorCode.FILE_TOO_LARGE, "'" + path + "' has " + part.getSize()
@@ -169,8 +170,8 @@ final class Envd {
         return entry(path);
     }
 
-    private static Map<String, String> entry(String path) {
-        return Map.of("name", path.substring(path.lastIndexOf('/') + 1), "path", path, "type", "file");
+    private static Map<String, Object> entry(String path) {
+        return JsonObject.of("name", path.substring(path.lastIndexOf('/') + 1), "path", path, "type", "file");
     }
 
     /** The user a call acts as: {@code ?username=}, else the name of {@code Authorization: Basic}, else user. */

@@ -2,6 +2,7 @@ package dev.crucible.server.e2b;
 
 import dev.crucible.error.ErrorCode;
 import dev.crucible.error.RequestException;
+import dev.crucible.server.http.JsonObject;
 import dev.crucible.session.SessionManager;
 import dev.crucible.session.spec.CellResult;
 import dev.crucible.session.spec.CellStatus;
@@ -59,7 +60,7 @@ final class Jupyter {
             if (path.equals("/execute") && method.equals("POST")) {
                 execute(s, language, api.body(req, 16 << 20), res);
             } else if (path.equals("/contexts") && method.equals("GET")) {
-                List<Map<String, String>> all = new ArrayList<>(List.of(context(language, s.home())));
+                List<Map<String, Object>> all = new ArrayList<>(List.of(context(language, s.home())));
                 contexts.list(s).forEach(c -> all.add(c.json()));
                 api.write(res, 200, all);
             } else if (path.equals("/contexts") && method.equals("POST")) {
@@ -141,18 +142,18 @@ final class Jupyter {
         res.setContentType("application/x-ndjson");
         OutputStream out = res.getOutputStream();
         String now = Instant.now().toString();
-        line(out, Map.of("type", "number_of_executions", "execution_count", r.executionCount()));
+        line(out, JsonObject.of("type", "number_of_executions", "execution_count", r.executionCount()));
         if (r.stdout() != null && !r.stdout().isEmpty()) {
-            line(out, Map.of("type", "stdout", "text", r.stdout(), "timestamp", now));
+            line(out, JsonObject.of("type", "stdout", "text", r.stdout(), "timestamp", now));
         }
         if (r.stderr() != null && !r.stderr().isEmpty()) {
-            line(out, Map.of("type", "stderr", "text", r.stderr(), "timestamp", now));
+            line(out, JsonObject.of("type", "stderr", "text", r.stderr(), "timestamp", now));
         }
         if (r.display() != null) {
             for (CellResult.Display d : r.display()) {
                 String key = MIME.get(d.mime());
                 if (key != null) {
-                    Map<String, Object> result = new LinkedHashMap<>(Map.of("type", "result", "is_main_result", false,
+                    Map<String, Object> result = new LinkedHashMap<>(JsonObject.of("type", "result", "is_main_result", false,
                             "extra", Map.of()));
                     result.put(key, key.equals("json") ? json.readTree(d.data()) : d.data());
                     line(out, result);
@@ -160,14 +161,14 @@ final class Jupyter {
             }
         }
         if (r.result() != null) {
-            line(out, Map.of("type", "result", "text", r.result(), "is_main_result", true, "extra", Map.of()));
+            line(out, JsonObject.of("type", "result", "text", r.result(), "is_main_result", true, "extra", Map.of()));
         }
         if (r.error() != null) {
-            line(out, Map.of("type", "error", "name", r.error().name() == null ? "Error" : r.error().name(),
+            line(out, JsonObject.of("type", "error", "name", r.error().name() == null ? "Error" : r.error().name(),
                     "value", r.error().message() == null ? "" : r.error().message(),
                     "traceback", r.error().traceback() == null ? "" : r.error().traceback()));
         } else if (r.status() != CellStatus.OK) {
-            line(out, Map.of("type", "error", "name", r.status().name(), "value", "the cell ended: " + r.status(),
+            line(out, JsonObject.of("type", "error", "name", r.status().name(), "value", "the cell ended: " + r.status(),
                     "traceback", ""));
         }
         line(out, Map.of("type", "end_of_execution"));
@@ -190,7 +191,7 @@ final class Jupyter {
         out.flush();
     }
 
-    private static Map<String, String> context(String language, String cwd) {
-        return Map.of("id", DEFAULT_CONTEXT, "language", language, "cwd", cwd == null ? "/workspace" : cwd);
+    private static Map<String, Object> context(String language, String cwd) {
+        return JsonObject.of("id", DEFAULT_CONTEXT, "language", language, "cwd", cwd == null ? "/workspace" : cwd);
     }
 }

@@ -2,6 +2,7 @@ package dev.crucible.server.e2b;
 
 import dev.crucible.error.ErrorCode;
 import dev.crucible.error.RequestException;
+import dev.crucible.server.http.JsonObject;
 import dev.crucible.session.SessionManager;
 import dev.crucible.session.SessionProcesses;
 import dev.crucible.session.process.BackgroundProcess;
@@ -75,7 +76,7 @@ final class ProcessRpc {
                     List<Map<String, Object>> running = new ArrayList<>();
                     for (ProcessInfo p : processes.list()) {
                         if (p.running()) {
-                            running.add(Map.of("pid", p.pid(), "config", config(p)));
+                            running.add(JsonObject.of("pid", p.pid(), "config", config(p)));
                         }
                     }
                     connect.answer(res, Map.of("processes", running));
@@ -176,7 +177,7 @@ final class ProcessRpc {
 
     private static Map<String, Object> config(ProcessInfo p) {
         List<String> argv = p.argv();
-        return Map.of("cmd", argv.getFirst(), "args", argv.subList(1, argv.size()), "envs", Map.of(), "cwd", p.cwd());
+        return JsonObject.of("cmd", argv.getFirst(), "args", argv.subList(1, argv.size()), "envs", Map.of(), "cwd", p.cwd());
     }
 
     private static long pid(JsonNode m) {

@@ -4,6 +4,7 @@ import dev.crucible.error.ErrorCode;
 import dev.crucible.error.RequestException;
 import dev.crucible.server.access.Auth;
 import dev.crucible.server.http.Bodies;
+import dev.crucible.server.http.JsonObject;
 import io.javalin.http.Context;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -58,7 +59,7 @@ public final class EvaluationRoutes {
     /** {@code DELETE /v1/evaluations/{id}}: stopped if it goes on, and forgotten with its files. */
     public void delete(Context ctx) throws Exception {
         runs.delete(owner(ctx), ctx.pathParam("id"));
-        ctx.json(Map.of("id", ctx.pathParam("id"), "deleted", true));
+        ctx.json(JsonObject.of("id", ctx.pathParam("id"), "deleted", true));
     }
 
     private String owner(Context ctx) {

@@ -1,5 +1,6 @@
 /**
  * What every route room shares of the HTTP API: JSON bodies read with their caps (refused ones drained), the error
- * body and the runtime entry; it knows no route and runs nothing.
+ * body, the runtime entry and the small objects of answers, their fields in the order written ({@code JsonObject}); it
+ * knows no route and runs nothing.
  */
 package dev.crucible.server.http;

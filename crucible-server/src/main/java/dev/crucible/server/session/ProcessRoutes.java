@@ -5,6 +5,7 @@ import dev.crucible.error.ErrorCode;
 import dev.crucible.error.RequestException;
 import dev.crucible.server.access.Auth;
 import dev.crucible.server.api.StreamWriter;
+import dev.crucible.server.http.JsonObject;
 import dev.crucible.session.SessionManager;
 import dev.crucible.session.SessionProcesses;
 import dev.crucible.session.process.BackgroundProcess;
@@ -167,7 +168,7 @@ public final class ProcessRoutes {
         StdinBody body = bodies.read(ctx, StdinBody.class);
         boolean close = Boolean.TRUE.equals(body.close());
         long written = sessions.processes(owner(ctx), ctx.pathParam("id")).write(process.pid(), body.data(), close);
-        ctx.json(Map.of("pid", process.pid(), "written", written, "closed", close));
+        ctx.json(JsonObject.of("pid", process.pid(), "written", written, "closed", close));
     }
 
     /** {@code {"rows": 40, "cols": 120}}: the size of the process's terminal (it gets SIGWINCH). */
@@ -175,7 +176,7 @@ public final class ProcessRoutes {
         BackgroundProcess process = process(ctx);
         Terminal size = bodies.read(ctx, Terminal.class);
         boolean sized = sessions.processes(owner(ctx), ctx.pathParam("id")).resize(process.pid(), size);
-        ctx.json(Map.of("pid", process.pid(), "resized", sized));
+        ctx.json(JsonObject.of("pid", process.pid(), "resized", sized));
     }
 
     /** {@code {"signal": "TERM", "group": true}}: to the process, or (the default) its whole process group. */
@@ -185,7 +186,7 @@ public final class ProcessRoutes {
                 : bodies.read(ctx, SignalBody.class);
         boolean sent = sessions.processes(owner(ctx), ctx.pathParam("id")).signal(process.pid(), body.signal(),
                 !Boolean.FALSE.equals(body.group()));
-        ctx.json(Map.of("pid", process.pid(), "signalled", sent));
+        ctx.json(JsonObject.of("pid", process.pid(), "signalled", sent));
     }
 
     private BackgroundProcess process(Context ctx) {

@@ -5,6 +5,7 @@ import dev.crucible.error.ErrorCode;
 import dev.crucible.error.RequestException;
 import dev.crucible.egress.NetworkRequest;
 import dev.crucible.server.access.Auth;
+import dev.crucible.server.http.JsonObject;
 import dev.crucible.server.metrics.Metrics;
 import dev.crucible.sandbox.Isolation;
 import dev.crucible.session.spec.CellMode;
@@ -97,7 +98,7 @@ public final class SessionRoutes {
 
     public void delete(Context ctx) {
         sessions.delete(owner(ctx), ctx.pathParam("id"));
-        ctx.json(Map.of("id", ctx.pathParam("id"), "deleted", true));
+        ctx.json(JsonObject.of("id", ctx.pathParam("id"), "deleted", true));
     }
 
     public void execute(Context ctx) throws Exception {
@@ -159,7 +160,7 @@ public final class SessionRoutes {
     /** {@code DELETE /v1/snapshots/{name}}. */
     public void deleteSnapshot(Context ctx) throws Exception {
         sessions.deleteSnapshot(owner(ctx), ctx.pathParam("name"));
-        ctx.json(Map.of("name", ctx.pathParam("name"), "deleted", true));
+        ctx.json(JsonObject.of("name", ctx.pathParam("name"), "deleted", true));
     }
 
     /** {@code POST /v1/sessions/{id}/resume}: back now, rather than at its next call. */
@@ -178,7 +179,7 @@ public final class SessionRoutes {
         }
         SessionFiles files = files(ctx);
         String dir = ctx.queryParam("dir") == null ? "" : ctx.queryParam("dir");
-        ctx.json(Map.of("dir", dir, "files", files.list(dir).stream().map(e -> Map.of("path", e.path(), "type",
+        ctx.json(JsonObject.of("dir", dir, "files", files.list(dir).stream().map(e -> JsonObject.of("path", e.path(), "type",
                 e.type(), "size", e.size(), "modified_at", java.time.Instant.ofEpochMilli(e.modifiedMs()).toString()))
                 .toList()));
     }
@@ -205,14 +206,14 @@ public final class SessionRoutes {
         }
         byte[] data = ctx.req().getInputStream().readNBytes((int) Math.min(Integer.MAX_VALUE - 8, cap + 1));
         files.upload(path, data); // refuses data.length > cap
-        ctx.status(201).json(Map.of("path", path, "size", data.length));
+        ctx.status(201).json(JsonObject.of("path", path, "size", data.length));
     }
 
     /** {@code DELETE /v1/sessions/{id}/files/{path}}, or {@code DELETE …/files?path=}. */
     public void deleteFile(Context ctx) {
         String path = ctx.pathParamMap().containsKey("path") ? routePath(ctx) : queryPath(ctx);
         files(ctx).delete(path);
-        ctx.json(Map.of("path", path, "deleted", true));
+        ctx.json(JsonObject.of("path", path, "deleted", true));
     }
 
     private SessionFiles files(Context ctx) {
