@@ -47,7 +47,7 @@ class DocsSiteTest {
 
     @Test
     void theSiteBuildsWithStrictChecks(@TempDir Path site) throws Exception {
-        assumeMkdocs();
+        requireMkdocs();
         Result build = mkdocs(REPO, site);
         assertThat(build.exit()).as("mkdocs build --strict in %s:%n%s", REPO, build.output()).isZero();
         assertThat(site.resolve("index.html")).isRegularFile();
@@ -74,7 +74,7 @@ class DocsSiteTest {
     @MethodSource("breakages")
     void aBrokenCopyFailsTheStrictBuild(String what, String said, Consumer<Path> breakage, @TempDir Path dir)
             throws Exception {
-        assumeMkdocs();
+        requireMkdocs();
         Path copy = dir.resolve("src");
         for (String path : List.of("mkdocs.yml", "README.md", "scripts/mkdocs_checks.py")) {
             Files.createDirectories(copy.resolve(path).getParent());
@@ -335,7 +335,7 @@ class DocsSiteTest {
         };
     }
 
-    private static void assumeMkdocs() {
+    private static void requireMkdocs() {
         Capability.MKDOCS.require();
     }
 

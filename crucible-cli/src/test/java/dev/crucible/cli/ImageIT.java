@@ -42,7 +42,7 @@ class ImageIT {
 
     @BeforeAll
     static void pushTheDebianImage() throws Exception {
-        TestRegistry.assumeInstalled();
+        TestRegistry.requireInstalled();
         work = dev.crucible.TestDirs.create("crucible-image-it"); // deleted at exit
         registry = TestRegistry.start(work.resolve("registry"));
         Path layout = work.resolve("layout");

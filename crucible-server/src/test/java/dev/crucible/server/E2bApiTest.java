@@ -284,7 +284,7 @@ class E2bApiTest {
     @Test
     void aTemplateNamesTheSessionsTierAndGvisorIsPythonBehindGvisor() throws Exception {
         String why = TestHost.crucible().sandbox().host().isolationUnavailable(dev.crucible.sandbox.Isolation.GVISOR);
-        org.junit.jupiter.api.Assumptions.assumeTrue(why == null, "skipped: " + why);
+        dev.crucible.testhost.Capability.GVISOR.require(why);
         for (String template : List.of("gvisor", "python@gvisor")) {
             HttpResponse<String> made = send(control("/v2/sandboxes", KEY).POST(body(Map.of("templateID", template))));
             assertThat(made.statusCode()).as(made.body()).isEqualTo(201);

@@ -60,7 +60,7 @@ class ImagePullStallTest {
 
     @BeforeAll
     static void pushTheDebianImage() throws Exception {
-        TestRegistry.assumeInstalled();
+        TestRegistry.requireInstalled();
         registry = TestRegistry.start(shared.resolve("registry"));
         byte[] root = Files.readAllBytes(TestImages.debianRoot());
         layer = "sha256:" + HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(root));

@@ -31,7 +31,7 @@ class KubernetesManifestsTest {
 
     @BeforeAll
     static void tools() throws Exception {
-        Manifests.assumeTools();
+        Manifests.requireTools();
     }
 
     static synchronized Rendered rendered(String dir) throws Exception {

@@ -24,7 +24,7 @@ class ManifestValidatorTest {
 
     @BeforeAll
     static void render() throws Exception {
-        Manifests.assumeTools();
+        Manifests.requireTools();
         valid = Manifests.render(Manifests.KUSTOMIZE.resolve("examples/servicemonitor"));
         assertThat(valid.invalid()).isEmpty();
     }

@@ -59,7 +59,7 @@ final class Manifests {
     private Manifests() {}
 
     /** Skips the calling test, saying why, when kubectl or npm is missing; installs the validator when needed. */
-    static void assumeTools() throws Exception {
+    static void requireTools() throws Exception {
         for (String tool : List.of("kubectl", "npm", "node")) {
             (tool.equals("kubectl") ? Capability.KUBECTL : Capability.NODE).require(onPath(tool) ? null : tool + " is not on the PATH");
         }

@@ -31,7 +31,7 @@ import static org.awaitility.Awaitility.await;
  * ({@link TestTokenServer}) grants pull and push to one login and nothing to anonymous requests. Images are pushed
  * with skopeo from an OCI layout, or by the registry's HTTP API. {@link #close()} stops the registry and the token
  * service. Shared with other modules' tests through the core test-jar; a test without {@code docker-registry} is
- * skipped ({@link #assumeInstalled()}).
+ * skipped ({@link #requireInstalled()}).
  */
 public final class TestRegistry implements AutoCloseable {
     public static final Path BINARY = Path.of("/usr/bin/docker-registry");
@@ -56,20 +56,20 @@ public final class TestRegistry implements AutoCloseable {
     }
 
     /** Skips the calling test, saying why, unless {@code docker-registry} is installed. */
-    public static void assumeInstalled() {
+    public static void requireInstalled() {
         Capability.DOCKER_REGISTRY.require();
     }
 
     /** A registry anyone may push to and pull from, storing under {@code dir}. */
     public static TestRegistry start(Path dir) throws IOException, InterruptedException {
-        assumeInstalled();
+        requireInstalled();
         return launch(new TestRegistry(dir, freePort(), null, null, null));
     }
 
     /** A registry with token auth: {@code user}/{@code password} may push and pull, anonymous requests get nothing. */
     public static TestRegistry startWithTokenAuth(Path dir, String user, String password)
             throws IOException, InterruptedException {
-        assumeInstalled();
+        requireInstalled();
         Files.createDirectories(dir);
         TestTokenServer tokens = TestTokenServer.start(dir, user, password);
         return launch(new TestRegistry(dir, freePort(), tokens, user, password));
@@ -132,7 +132,7 @@ public final class TestRegistry implements AutoCloseable {
      */
     public String pushLayout(Path layout, String tag, String repository, String... options)
             throws IOException, InterruptedException {
-        StoreFixtures.assumeTool("skopeo");
+        dev.crucible.testhost.Capability.SKOPEO.require();
         Path policy = dir.resolve("policy.json");
         Files.writeString(policy, "{\"default\": [{\"type\": \"insecureAcceptAnything\"}]}");
         List<String> command = new ArrayList<>(List.of("skopeo", "--policy", policy.toString(), "copy", "--quiet",

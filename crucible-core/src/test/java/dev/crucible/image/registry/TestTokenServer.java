@@ -64,7 +64,7 @@ final class TestTokenServer implements AutoCloseable {
 
     /** Starts a token service in {@code dir} (its key and certificate go there) for one login. */
     static TestTokenServer start(Path dir, String user, String password) throws IOException, InterruptedException {
-        StoreFixtures.assumeTool("openssl");
+        dev.crucible.testhost.Capability.OPENSSL.require();
         return new TestTokenServer(dir, user, password);
     }
 

@@ -92,11 +92,6 @@ public final class StoreFixtures {
         return PosixFilePermissions.toString(Files.getPosixFilePermissions(path, LinkOption.NOFOLLOW_LINKS));
     }
 
-    /** Skips the test, saying why, unless {@code tool} is installed ({@code ./run-tests} installs it). */
-    public static void assumeTool(String tool) {
-        Capability.valueOf(tool.toUpperCase(java.util.Locale.ROOT).replace('-', '_')).require();
-    }
-
     /** Runs a tool in {@code dir}; fails the test with its output unless it exits 0. */
     public static void run(Path dir, String... command) throws IOException, InterruptedException {
         Process p = new ProcessBuilder(command).directory(dir.toFile()).redirectErrorStream(true).start();
@@ -107,7 +102,7 @@ public final class StoreFixtures {
 
     /** An OCI layout at {@code dir/oci} with image {@code tag} made of {@code layers} (umoci gzips them). */
     public static Path umociLayout(Path dir, String tag, Path... layers) throws IOException, InterruptedException {
-        assumeTool("umoci");
+        Capability.UMOCI.require();
         Path layout = dir.resolve("oci");
         run(dir, "umoci", "init", "--layout", layout.toString());
         run(dir, "umoci", "new", "--image", layout + ":" + tag);
@@ -119,7 +114,7 @@ public final class StoreFixtures {
 
     /** Copies an image with skopeo, e.g. to {@code docker-archive:FILE:NAME:TAG} or {@code oci-archive:FILE:TAG}. */
     public static void skopeo(Path dir, String from, String to) throws IOException, InterruptedException {
-        assumeTool("skopeo");
+        Capability.SKOPEO.require();
         run(dir, "skopeo", "copy", "--quiet", from, to);
     }
 
