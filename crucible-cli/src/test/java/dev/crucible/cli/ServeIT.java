@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.crucible.cli.support.ExitCodes;
+import dev.crucible.sandbox.uid.UidLayout;
+import dev.crucible.sandbox.uid.UidLease;
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.net.URI;
@@ -225,7 +227,7 @@ class ServeIT {
         request.join();
     }
 
-    /** Live (not zombie) processes of sandbox uids, in any block a Crucible process may lease (UidLease). */
+    /** Live (not zombie) processes of sandbox uids, in any block a Crucible process may lease ({@code UidLease}). */
     static long slotProcesses() throws Exception {
         long n = 0;
         try (Stream<Path> procs = Files.list(Path.of("/proc"))) {
@@ -235,7 +237,7 @@ class ServeIT {
                     boolean zombie = status.stream().anyMatch(l -> l.startsWith("State:") && l.contains("Z"));
                     int uid = status.stream().filter(l -> l.startsWith("Uid:")).map(l -> Integer.parseInt(l.split("\\s+")[1]))
                             .findFirst().orElse(0);
-                    if (!zombie && uid >= 61000 && uid < 61000 + 16 * 4000) { // slots and sessions of every block
+                    if (!zombie && uid >= 61000 && uid < 61000 + UidLease.BLOCKS * UidLayout.SIZE) { // every block a lease may take
                         n++;
                     }
                 } catch (Exception e) {

@@ -340,6 +340,14 @@ public final class Linux {
     }
 
     /**
+     * {@code flock(fd, LOCK_EX)}: waits for, then takes, an exclusive lock of the open file description (see
+     * {@link #tryLockExclusive}).
+     */
+    public static void lockExclusive(int fd) throws ErrnoException {
+        check("flock", null, (state, arena) -> (int) FLOCK.invokeExact(state, fd, LOCK_EX));
+    }
+
+    /**
      * {@code fallocate(file, mode, offset, length)}: the file system gives {@code file} its blocks now (unwritten:
      * no data is written), so later writes within them never find it full. {@code file} itself is opened without
      * following a symbolic link.

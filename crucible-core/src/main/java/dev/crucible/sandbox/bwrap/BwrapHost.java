@@ -13,6 +13,7 @@ import dev.crucible.sandbox.cgroup.Cgroups;
 import dev.crucible.sandbox.launch.Gvisor;
 import dev.crucible.sandbox.launch.HostTools;
 import dev.crucible.sandbox.launch.LaunchCommand;
+import dev.crucible.sandbox.uid.UidLease;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -44,8 +45,9 @@ record BwrapHost(List<String> describe, List<String> warnings, Path workRoot, in
         int base = slots.uidBase();
         List<String> describe = List.of(
                 "launcher: " + command.bwrap() + " via " + (command.viaHelper() ? "crucible-launch" : "sh + setpriv")
-                        + (root ? ", slot uids " + base + ".." + (base + config.slots() - 1) + ", session uids "
-                        + (base + Slots.SESSION_UID_OFFSET) + ".. (leased host-wide in " + UidLease.DIRECTORY + ")"
+                        + (root ? ", slot uids " + slots.layout().slotUids() + ", session uids "
+                        + slots.layout().sessionUids() + ", zygote uids " + slots.layout().zygoteUids()
+                        + " (leased host-wide with their root blocks in " + UidLease.DIRECTORY + ")"
                         : " as uid " + tools.uid()),
                 "cgroups: " + cgroups.describe() + "; " + tuning,
                 "seccomp: " + seccompInstructions

@@ -80,7 +80,7 @@ public final class BwrapSandbox implements Sandbox {
         this.spawner = new ProcessSpawner();
         this.roots = new SessionRoots(slots, command);
         Once<Path> seccompZygote = lazyProgram(workRoot.resolve("seccomp-zygote.bpf"), SeccompProgram.Socket.ZYGOTE);
-        this.zygotes = new Zygotes(command, spawner, pipes, workRoot, slots.uidBase(), UidLease.BLOCK, config.slots(),
+        this.zygotes = new Zygotes(command, spawner, pipes, workRoot, slots.layout(),
                 config.zygote() ? null : "turned off (CRUCIBLE_ZYGOTE=0)", seccomp, seccompZygote::get, etc,
                 replacements);
         this.host = BwrapHost.report(config, tools, command, cgroups, tuning, program.length / 8, slots, workRoot);
@@ -321,7 +321,7 @@ public final class BwrapSandbox implements Sandbox {
 
     @Override
     public long sessionRootUid(int number) {
-        return roots.unavailable() == null ? slots.sessionRootUid(number, LaunchCommand.ROOT_BLOCK) : -1;
+        return roots.unavailable() == null ? slots.sessionRootUid(number) : -1;
     }
 
     @Override

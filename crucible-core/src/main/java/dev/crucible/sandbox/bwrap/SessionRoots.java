@@ -30,7 +30,7 @@ final class SessionRoots {
 
     /** Why sessions get no root of their own here, or null when they do. */
     String unavailable() {
-        if (slots.sessionRootUid(0, LaunchCommand.ROOT_BLOCK) < 0) {
+        if (slots.sessionRootUid(0) < 0) {
             return "a session's own root needs the server to run as root";
         }
         if (!command.supervises()) {
@@ -50,7 +50,7 @@ final class SessionRoots {
         if (why != null) {
             throw new IOException(why);
         }
-        long rootUid = slots.sessionRootUid(number, LaunchCommand.ROOT_BLOCK);
+        long rootUid = slots.sessionRootUid(number);
         RootSkeleton.write(own.root(), syntheticEtc, hostFiles, rootUid, slots.sessionUid(number));
         layers(own, rootUid);
     }
@@ -61,7 +61,7 @@ final class SessionRoots {
      */
     List<String> argv(int number, int uid, Cgroups.RunGroup group, SandboxSpec spec, SandboxNetwork network,
             ControlListener control) throws IOException {
-        long rootUid = slots.sessionRootUid(number, LaunchCommand.ROOT_BLOCK);
+        long rootUid = slots.sessionRootUid(number);
         if (rootUid < 0 || control == null) {
             throw new IOException("a session with root inside needs the server to run as root with crucible-launch"
                     + " and crucible-supervisor built");

@@ -5,7 +5,8 @@ import dev.crucible.sandbox.Limits;
 import dev.crucible.sandbox.SandboxConfig;
 import dev.crucible.sandbox.SandboxUnavailableException;
 import dev.crucible.sandbox.cgroup.Cgroups;
-import dev.crucible.sandbox.launch.LaunchCommand;
+import dev.crucible.sandbox.uid.UidLayout;
+import dev.crucible.sandbox.uid.UidLease;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -22,16 +23,14 @@ import java.util.concurrent.atomic.AtomicBoolean;
 
 /**
  * The run slots of one launcher and what goes with them: at most {@link SandboxConfig#slots()} runs at once; when
- * root, slot N runs as host uid base + N and session N as base + {@link #SESSION_UID_OFFSET} + N, from a block
- * leased host-wide (see docs/sandbox-recipe.md, Per-slot uids); each slot's next cgroups made ahead, off the run's
+ * root, slots and sessions run as the uids of a {@link UidLayout} leased host-wide (see docs/sandbox-recipe.md,
+ * Per-slot uids); each slot's next cgroups made ahead, off the run's
  * path; and the teardown that sweeps a finished run's cgroups before its slot is free again. Thread-safe.
  */
 final class Slots {
     private static final System.Logger LOG = System.getLogger("crucible.sandbox");
     private static final long TEARDOWN_MS = 3_000;
 
-    /** Session uids start this far above the slot uids. */
-    static final int SESSION_UID_OFFSET = 1000;
     /** A slot whose teardown has taken longer than this is stuck (readiness); every slot stuck this long, not live. */
     static final Duration STUCK = Duration.ofSeconds(15);
     static final Duration STUCK_FOR_GOOD = Duration.ofMinutes(2);
@@ -48,7 +47,8 @@ final class Slots {
             ThreadLocalRandom.current().nextInt(0x1000, 0x10000));
     /** The host-wide lease on this launcher's uids when root (no two Crucible processes share a uid), else null. */
     private final UidLease lease;
-    private final int uidBase;
+    /** Where this launcher's uids lie when root, else null. */
+    private final UidLayout layout;
     private final int ownUid;
     private volatile boolean closing;
     /** Slots whose teardown is under way, with when it began ({@code System.nanoTime}). */
@@ -58,8 +58,9 @@ final class Slots {
      * Takes the uid block when {@code root}.
      *
      * @param io the launcher's platform threads, for the cgroup file I/O of each teardown
-     * @throws IllegalArgumentException when there are more slots than uids below the session uids
-     * @throws SandboxUnavailableException when every uid block is leased
+     * @throws IllegalArgumentException when there are more slots than uids below the session uids, or the leased
+     *     block passes the largest int (the uids this launcher hands out are ints)
+     * @throws SandboxUnavailableException when every uid range tried overlaps one leased by another process
      */
     Slots(SandboxConfig config, Cgroups cgroups, boolean root, int ownUid, ExecutorService io) {
         this.count = config.slots();
@@ -67,19 +68,26 @@ final class Slots {
         this.io = io;
         this.ownUid = ownUid;
         if (root) {
-            if (config.slots() > SESSION_UID_OFFSET) {
-                throw new IllegalArgumentException("at most " + SESSION_UID_OFFSET + " slots (session uids follow)");
-            }
+            new UidLayout(config.slotUidBase(), config.slots()); // refuses a slot count or base out of range
             this.lease = UidLease.acquire(UidLease.DIRECTORY, config.slotUidBase());
-            this.uidBase = lease.base();
+            try {
+                this.layout = new UidLayout(lease.base(), config.slots());
+                if (layout.block().last() > Integer.MAX_VALUE) {
+                    throw new IllegalArgumentException("sandbox uids " + layout.block() + " pass " + Integer.MAX_VALUE
+                            + ": set CRUCIBLE_SLOT_UID_BASE lower");
+                }
+            } catch (RuntimeException e) {
+                lease.close();
+                throw e;
+            }
             if (!lease.skipped().isEmpty()) {
                 LOG.log(System.Logger.Level.INFO, "sandbox uids " + String.join(", ", lease.skipped())
-                        + " are leased by another Crucible process on this host; this one uses " + uidBase + ".."
-                        + (uidBase + UidLease.BLOCK - 1));
+                        + " overlap this one's (" + new UidLayout(config.slotUidBase(), config.slots()).block()
+                        + "); this one uses " + layout.block());
             }
         } else {
             this.lease = null;
-            this.uidBase = -1;
+            this.layout = null;
         }
         this.free = new ArrayBlockingQueue<>(count);
         for (int i = 0; i < count; i++) {
@@ -108,7 +116,7 @@ final class Slots {
 
         /** The host uid the run becomes, or -1 when sandboxes run as the server's own uid. */
         int uid() {
-            return uidBase >= 0 ? uidBase + slot : -1;
+            return layout != null ? (int) layout.slotUid(slot) : -1;
         }
 
         /** The run's empty cgroups (those made ahead for this slot, else new ones), kept here; null without cgroups. */
@@ -144,7 +152,7 @@ final class Slots {
 
     /** The host uid of session {@code number}, or -1 when sandboxes run as the server's own uid. */
     int sessionUid(int number) {
-        return uidBase >= 0 ? uidBase + SESSION_UID_OFFSET + number : -1;
+        return layout != null ? (int) layout.sessionUid(number) : -1;
     }
 
     /**
@@ -152,15 +160,18 @@ final class Slots {
      * {@code LaunchCommand.rootedArgv}): one block per session uid, so no two sessions of any server on this host
      * share one; -1 when not root, or when the block would pass the largest uid.
      */
-    long sessionRootUid(int number, int blockSize) {
-        int uid = sessionUid(number);
-        long first = LaunchCommand.ROOT_UID_BASE + (long) uid * blockSize;
-        return uid < 0 || first + blockSize > 0xFFFF_FFFEL ? -1 : first;
+    long sessionRootUid(int number) {
+        return UidLayout.rootUid(sessionUid(number));
     }
 
     /** First uid of the leased block, or -1 when not root. */
     int uidBase() {
-        return uidBase;
+        return layout != null ? (int) layout.base() : -1;
+    }
+
+    /** Where this launcher's uids lie, or null when not root (sandboxes run as the server's own uid). */
+    UidLayout layout() {
+        return layout;
     }
 
     /**

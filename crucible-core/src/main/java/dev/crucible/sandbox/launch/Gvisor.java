@@ -141,8 +141,8 @@ public final class Gvisor {
      * (its user 1000 is the session's uid), so it owns no file anywhere; -1 past the largest uid.
      */
     public static long sentryUid(int uid) {
-        long block = LaunchCommand.ROOT_UID_BASE + (long) uid * LaunchCommand.ROOT_BLOCK;
-        return uid < 0 || block + LaunchCommand.ROOT_BLOCK > 0xFFFF_FFFEL ? -1 : block + 1000;
+        long block = dev.crucible.sandbox.uid.UidLayout.rootUid(uid);
+        return block < 0 ? -1 : block + 1000;
     }
 
     /**

@@ -182,8 +182,8 @@ public final class LaunchCommand {
     }
 
     /** How many host uids a session with root inside maps: 0-999 and 1001-4094 to its block, 1000 to its own uid. */
-    public static final int ROOT_BLOCK = 4096;
-    public static final long ROOT_UID_BASE = 1L << 31; // uid U's block starts at ROOT_UID_BASE + U * ROOT_BLOCK
+    public static final int ROOT_BLOCK = dev.crucible.sandbox.uid.UidLayout.ROOT_BLOCK;
+    public static final long ROOT_UID_BASE = dev.crucible.sandbox.uid.UidLayout.ROOT_UID_BASE; // see UidLayout#rootUid
 
     /** See {@link RootedArgv#idmapUnavailable}. */
     public String idmapUnavailable(Path dir) {

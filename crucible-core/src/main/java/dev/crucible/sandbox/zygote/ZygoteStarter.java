@@ -5,6 +5,7 @@ import dev.crucible.sandbox.cgroup.Cgroups;
 import dev.crucible.sandbox.launch.LaunchCommand;
 import dev.crucible.sandbox.launch.ProcessSpawner;
 import dev.crucible.sandbox.launch.SyntheticEtc;
+import dev.crucible.sandbox.uid.UidLayout;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
@@ -29,8 +30,6 @@ final class ZygoteStarter {
     private static final byte[] INIT = builtBinary("crucible-init");
     /** The child's set-up (src/main/c/zygote-child.c), a library the zygote loads, or null when this build has none. */
     private static final byte[] CHILD_SETUP = builtBinary("crucible-zygote-child");
-    /** A zygote's own uid: the last of the launcher's uid block, below which slots and sessions are numbered. */
-    static final int UID_FROM_END = 1;
     /** Child uids inside a zygote's user namespace: slot N is {@code CHILD_UID_BASE + N} there. */
     static final int CHILD_UID_BASE = 1000;
 
@@ -38,9 +37,8 @@ final class ZygoteStarter {
     private final ProcessSpawner spawner;
     private final ExecutorService io;
     private final Path workRoot;
-    private final int uidBase;
-    private final int uidBlock;
-    private final int slots;
+    /** Where the launcher's uids lie; null when not root (no zygote then). */
+    private final UidLayout layout;
     /** The program every child loads (a spawned sandbox's), copied into each zygote's control directory. */
     private final Path childSeccomp;
     /** The zygote's own program ({@code SeccompProgram.Socket.ZYGOTE}), loaded by its bwrap. */
@@ -52,19 +50,16 @@ final class ZygoteStarter {
     private int starts;
 
     /**
-     * @param uidBase the launcher's first slot uid, or -1 when not root
-     * @param uidBlock how many uids the launcher's block holds from {@code uidBase}: zygotes take theirs from its end
+     * @param layout where the launcher's uids lie (zygotes take theirs from its zygote range), or null when not root
      */
-    ZygoteStarter(LaunchCommand command, ProcessSpawner spawner, ExecutorService io, Path workRoot, int uidBase,
-            int uidBlock, int slots, Path childSeccomp, java.util.function.Supplier<Path> zygoteSeccomp,
+    ZygoteStarter(LaunchCommand command, ProcessSpawner spawner, ExecutorService io, Path workRoot, UidLayout layout,
+            Path childSeccomp, java.util.function.Supplier<Path> zygoteSeccomp,
             SyntheticEtc etc) {
         this.command = command;
         this.spawner = spawner;
         this.io = io;
         this.workRoot = workRoot;
-        this.uidBase = uidBase;
-        this.uidBlock = uidBlock;
-        this.slots = slots;
+        this.layout = layout;
         this.childSeccomp = childSeccomp;
         this.zygoteSeccomp = zygoteSeccomp;
         this.etc = etc;
@@ -79,7 +74,7 @@ final class ZygoteStarter {
 
     /** The uid of slot uid {@code slotUid}'s child inside a zygote's user namespace. */
     int insideUid(int slotUid) {
-        return CHILD_UID_BASE + (slotUid - uidBase);
+        return CHILD_UID_BASE + (int) (slotUid - layout.base());
     }
 
     /** A zygote ready to be started: its control directory, its log and its launcher's argv. */
@@ -95,7 +90,12 @@ final class ZygoteStarter {
         synchronized (this) {
             // one uid per kind of zygote for the launcher's life (a replacement takes its predecessor's, never a live
             // zygote's); one directory per start
-            uid = uids.computeIfAbsent(key, k -> uidBase + uidBlock - UID_FROM_END - uids.size());
+            Integer known = uids.get(key);
+            if (known == null && uids.size() >= UidLayout.MAX_ZYGOTES) {
+                throw new IOException("every one of the " + UidLayout.MAX_ZYGOTES + " zygote uids is taken");
+            }
+            uid = known != null ? known : (int) layout.zygoteUid(uids.size());
+            uids.put(key, uid);
             index = starts++;
         }
         Path dir = workRoot.resolve("zygote-" + index);
@@ -119,7 +119,7 @@ final class ZygoteStarter {
         Files.setPosixFilePermissions(setup, PosixFilePermissions.fromString("r-xr-xr-x"));
         Path log = workRoot.resolve("zygote-" + index + ".log");
         etc.addMountPoints(spec); // its children mount nothing from the host: the box is made once
-        String map = "0 " + uid + " 1," + CHILD_UID_BASE + " " + uidBase + " " + slots;
+        String map = "0 " + uid + " 1," + CHILD_UID_BASE + " " + layout.base() + " " + layout.slots();
         return new Prepared(dir, log, command.zygoteArgv(uid, map, spec, dir, PYTHON_ZYGOTE, zygoteSeccomp.get()));
     }
 

@@ -7,6 +7,7 @@ import dev.crucible.sandbox.cgroup.Cgroups;
 import dev.crucible.sandbox.launch.LaunchCommand;
 import dev.crucible.sandbox.launch.ProcessSpawner;
 import dev.crucible.sandbox.launch.SyntheticEtc;
+import dev.crucible.sandbox.uid.UidLayout;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -43,21 +44,20 @@ public final class Zygotes implements AutoCloseable {
 
     /**
      * @param io the launcher's platform threads (a zygote's first answer, a probe's stderr)
-     * @param uidBase the launcher's first slot uid, or -1 when not root
-     * @param uidBlock how many uids the launcher's block holds from {@code uidBase}: zygotes take theirs from its end
+     * @param uids where the launcher's uids lie (zygotes take theirs from its zygote range), or null when not root
      * @param disabled why the operator turned zygotes off, or null
      * @param childSeccomp the program every child loads (a spawned sandbox's)
      * @param zygoteSeccomp the zygote's own program ({@code SeccompProgram.Socket.ZYGOTE}), written when first asked for
      */
-    public Zygotes(LaunchCommand command, ProcessSpawner spawner, ExecutorService io, Path workRoot, int uidBase,
-            int uidBlock, int slots, String disabled, Path childSeccomp,
+    public Zygotes(LaunchCommand command, ProcessSpawner spawner, ExecutorService io, Path workRoot, UidLayout uids,
+            String disabled, Path childSeccomp,
             java.util.function.Supplier<Path> zygoteSeccomp, SyntheticEtc etc, Replacements replacements) {
         this.replacements = replacements;
         this.command = command;
-        this.starter = new ZygoteStarter(command, spawner, io, workRoot, uidBase, uidBlock, slots, childSeccomp,
+        this.starter = new ZygoteStarter(command, spawner, io, workRoot, uids, childSeccomp,
                 zygoteSeccomp, etc);
         this.unavailable = disabled != null ? disabled
-                : uidBase < 0 ? "the server does not run as root (a zygote maps the slots' uids into its namespace)"
+                : uids == null ? "the server does not run as root (a zygote maps the slots' uids into its namespace)"
                 : starter.missing();
     }
 

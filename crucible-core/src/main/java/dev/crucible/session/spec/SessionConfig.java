@@ -1,5 +1,6 @@
 package dev.crucible.session.spec;
 
+import dev.crucible.sandbox.uid.UidLayout;
 import java.nio.file.Path;
 import java.time.Duration;
 
@@ -8,7 +9,7 @@ import java.time.Duration;
  *
  * @param dataDir where sessions live ({@code sessions/<id>/}: metadata, the cell log, the workspace); survives
  *     restarts
- * @param maxSessions sessions at once, over all tokens (at most 3000: each has its own uid)
+ * @param maxSessions sessions at once, over all tokens (at most {@code UidLayout.MAX_SESSIONS}: each has its own uid)
  * @param maxPerOwner sessions at once per token
  * @param idleTimeout a session unused this long is removed (a request may ask for another, up to maxLifetime)
  * @param maxLifetime a session is removed this long after its creation, used or not
@@ -46,8 +47,8 @@ public record SessionConfig(
     public static final long DEFAULT_MEMORY_REQUEST_MB = 10;
 
     public SessionConfig {
-        if (maxSessions < 1 || maxSessions > 3000) {
-            throw new IllegalArgumentException("maxSessions must be between 1 and 3000");
+        if (maxSessions < 1 || maxSessions > UidLayout.MAX_SESSIONS) { // each has a uid of its own
+            throw new IllegalArgumentException("maxSessions must be between 1 and " + UidLayout.MAX_SESSIONS);
         }
         if (spares < 0 || spares > 16) {
             throw new IllegalArgumentException("spare sessions must be between 0 and 16");

@@ -11,7 +11,7 @@ import dev.crucible.sandbox.SandboxResult;
 import dev.crucible.sandbox.SandboxRoot;
 import dev.crucible.sandbox.SandboxSpec;
 import dev.crucible.sandbox.bwrap.BwrapSandbox;
-import dev.crucible.sandbox.bwrap.UidLease;
+import dev.crucible.sandbox.uid.UidLayout;
 import dev.crucible.sandbox.launch.LaunchCommand;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
@@ -273,9 +273,9 @@ public class ZygoteTest {
                 "CapEff:\t" + String.format("%016x", kill | setgid | setuid | setpcap | sysAdmin));
         assertThat(status.stream().filter(l -> l.startsWith("Uid:")).findFirst().orElseThrow())
                 .as("the zygote's own host uid: the last of the launcher's block, not root")
-                .isEqualTo("Uid:\t%d\t%d\t%d\t%d".formatted(sandbox.host().uidBase() + UidLease.BLOCK - 1,
-                        sandbox.host().uidBase() + UidLease.BLOCK - 1, sandbox.host().uidBase() + UidLease.BLOCK - 1,
-                        sandbox.host().uidBase() + UidLease.BLOCK - 1));
+                .isEqualTo("Uid:\t%d\t%d\t%d\t%d".formatted(sandbox.host().uidBase() + UidLayout.SIZE - 1,
+                        sandbox.host().uidBase() + UidLayout.SIZE - 1, sandbox.host().uidBase() + UidLayout.SIZE - 1,
+                        sandbox.host().uidBase() + UidLayout.SIZE - 1));
     }
 
     @Test
