@@ -17,7 +17,12 @@ try {
   const dialogs = [];
   page.on("dialog", (d) => { dialogs.push(d.message()); d.dismiss(); });
   const violations = [];
-  page.on("console", (m) => { if (/Content Security Policy/i.test(m.text())) violations.push(m.text()); });
+  let refusalExpected = false; // while the page tries a script from a preview, which the policy must refuse
+  page.on("console", (m) => {
+    if (/Content Security Policy/i.test(m.text()) && !(refusalExpected && m.text().includes("/v1/previews/"))) {
+      violations.push(m.text());
+    }
+  });
 
   const root = await page.goto(url + "/");
   assert.equal(new URL(root.url()).pathname, "/ui/", "a browser at / is sent to the console");
@@ -195,7 +200,15 @@ try {
     + "fetch('/v1/sessions').then((r) => r.text()).then((t) => 'read ' + t.slice(0, 40), (e) => 'blocked')\n"
     + "  .then((f) => { document.title = 'origin ' + origin + '; storage ' + storage + '; fetch ' + f; });\n"
     + "</script>''')");
-  await page.fill("#process-command", "exec python3 -m http.server 8123 --bind 127.0.0.1");
+  await cell("open('evil.js', 'w').write('window.previewScriptRan = true;')");
+  // a hostile server: every answer asks the browser to clear its origin's data (the API's, were it passed)
+  await cell("open('serve.py', 'w').write('''import http.server as h\\n"
+    + "class H(h.SimpleHTTPRequestHandler):\\n"
+    + "    def end_headers(self):\\n"
+    + "        self.send_header('Clear-Site-Data', '\\x22*\\x22')\\n"
+    + "        super().end_headers()\\n"
+    + "h.ThreadingHTTPServer(('127.0.0.1', 8123), H).serve_forever()\\n''')");
+  await page.fill("#process-command", "exec python3 serve.py");
   await page.click("#process-start button");
   await page.waitForFunction(() => Number(document.body.dataset.processes) >= 2);
   await page.click('.tabs button[data-tab="ports"]');
@@ -215,9 +228,24 @@ try {
   assert.match(seen, /^origin null; storage SecurityError; fetch blocked$/,
     `a preview runs in an opaque origin: no storage, no API (${seen})`);
   await preview.close();
+  assert.equal(await page.evaluate(() => sessionStorage.getItem("crucible.token")), token,
+    "a preview (and its Clear-Site-Data) leaves the console's storage alone");
+  // a script a session serves on this origin is refused by the console's policy (scripts by nonce only)
+  refusalExpected = true;
+  const refused = await page.evaluate((src) => new Promise((done) => {
+    document.addEventListener("securitypolicyviolation", (e) => done(`refused ${e.effectiveDirective}`), { once: true });
+    const s = document.createElement("script");
+    s.src = src;
+    s.onload = () => done(`ran ${window.previewScriptRan}`);
+    s.onerror = () => done("error");
+    document.head.append(s);
+  }), href + "evil.js");
+  refusalExpected = false;
+  assert.match(refused, /^refused script-src/, `a preview's script never runs in the console (${refused})`);
+  assert.equal(await page.evaluate(() => window.previewScriptRan), undefined);
   await page.bringToFront(); // the console's tab again: its frames are painted for the screenshot
   await page.click('.tabs button[data-tab="processes"]');
-  await page.click("#processes li .dir >> text=/http.server/");
+  await page.click("#processes li .dir >> text=/serve.py/");
   await page.waitForFunction(() => document.getElementById("process-output").textContent.includes("GET / HTTP"));
   await page.click('.tabs button[data-tab="files"]');
   // the whole page in the viewport: Chromium paints a frame scrolled out of it lazily, and a full-page shot may miss it

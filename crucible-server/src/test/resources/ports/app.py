@@ -61,6 +61,18 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if self.path.startswith("/cookie"):
             return self._send(200, b"{}", extra=[("Set-Cookie", "app=1; Path=/"),
                                                  ("Access-Control-Allow-Origin", "*")])
+        if self.path.startswith("/headers"):  # what an app may say of its answer, and what a hostile one adds
+            return self._send(200, b"{}", extra=[
+                ("Cache-Control", "max-age=60"), ("ETag", '"v1"'), ("Last-Modified", "Wed, 21 Oct 2015 07:28:00 GMT"),
+                ("Vary", "Accept"), ("Content-Language", "en"), ("Location", "/elsewhere"),
+                ("Clear-Site-Data", '"*"'), ("Service-Worker-Allowed", "/"), ("Content-Security-Policy", "script-src *"),
+                ("Content-Security-Policy-Report-Only", "script-src *"), ("Access-Control-Allow-Origin", "*"),
+                ("Access-Control-Allow-Credentials", "true"), ("Set-Cookie", "tossed=1; Domain=localhost; Path=/"),
+                ("Set-Cookie", "crucible_preview=forged; Path=/"), ("Set-Cookie", "own=1; Path=/"),
+                ("Refresh", "0; url=/elsewhere"), ("Link", "</sw.js>; rel=serviceworker"),
+                ("Permissions-Policy", "camera=*"), ("Strict-Transport-Security", "max-age=31536000"),
+                ("Cross-Origin-Opener-Policy", "unsafe-none"), ("Origin-Agent-Cluster", "?0"),
+                ("WWW-Authenticate", 'Basic realm="api"'), ("X-Frame-Options", "ALLOWALL"), ("X-App", "1")])
         name = self.path.split("?")[0].strip("/")
         if name in ("page", "page2"):  # pages a browser loads: page.html (on the API's origin), page2.html (its own)
             page = open(os.path.join(os.path.dirname(__file__), name + ".html"), "rb").read()

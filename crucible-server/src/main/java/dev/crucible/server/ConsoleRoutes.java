@@ -15,8 +15,10 @@ import java.util.Map;
 /**
  * The web console (issue 32) at {@code /ui/}: a page and its three assets, all inside the JAR (bundled from
  * {@code src/main/console} by esbuild; nothing is fetched at run time), served without a token (they hold nothing; the
- * API calls they make carry the tab's), under a Content-Security-Policy that forbids inline script and any origin but
- * the server's, with a fresh nonce per page for CodeMirror's style elements. {@code /} sends a browser there.
+ * API calls they make carry the tab's), under a Content-Security-Policy that admits one script: the page's own, by a
+ * fresh nonce per page (never {@code 'self'}, which would admit whatever a session serves under {@code /v1/previews/}
+ * on this origin), and styles from the server or with a second nonce (CodeMirror's and xterm.js's style elements,
+ * read from the page's meta tag, so the script nonce is never in the DOM). {@code /} sends a browser there.
  */
 final class ConsoleRoutes {
     private static final String ROOT = "/dev/crucible/server/ui/";
@@ -46,11 +48,17 @@ final class ConsoleRoutes {
     }
 
     private static void page(Context ctx) {
+        String script = nonce();
+        String style = nonce();
+        secure(ctx, "'nonce-" + script + "'", " 'nonce-" + style + "'").header("Cache-Control", "no-store")
+                .contentType("text/html; charset=utf-8")
+                .result(PAGE.replace("{{SCRIPT_NONCE}}", script).replace("{{NONCE}}", style));
+    }
+
+    private static String nonce() {
         byte[] bytes = new byte[18];
         RANDOM.nextBytes(bytes);
-        String nonce = Base64.getEncoder().encodeToString(bytes);
-        secure(ctx, nonce).header("Cache-Control", "no-store").contentType("text/html; charset=utf-8")
-                .result(PAGE.replace("{{NONCE}}", nonce));
+        return Base64.getEncoder().encodeToString(bytes);
     }
 
     private static void asset(Context ctx) {
@@ -59,13 +67,16 @@ final class ConsoleRoutes {
         if (type == null) {
             throw new RequestException(ErrorCode.NOT_FOUND, "the console has no " + name);
         }
-        secure(ctx, null).header("Cache-Control", "no-cache").contentType(type).result(stream(name));
+        secure(ctx, "'none'", "").header("Cache-Control", "no-cache").contentType(type).result(stream(name));
     }
 
-    /** The headers every console response carries: no script or style but the server's (and the page's nonce). */
-    private static Context secure(Context ctx, String nonce) {
-        return ctx.header("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'self'"
-                        + (nonce == null ? "" : " 'nonce-" + nonce + "'") + "; img-src 'self' data:; connect-src 'self';"
+    /**
+     * The headers every console response carries: scripts only by {@code scripts} (the page's nonce; {@code 'none'}
+     * for an asset), styles from the server and {@code styleNonce} (empty, or {@code " 'nonce-…'"}).
+     */
+    private static Context secure(Context ctx, String scripts, String styleNonce) {
+        return ctx.header("Content-Security-Policy", "default-src 'none'; script-src " + scripts + "; style-src 'self'"
+                        + styleNonce + "; img-src 'self' data:; connect-src 'self';"
                         + " font-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
                 .header("X-Content-Type-Options", "nosniff").header("Referrer-Policy", "no-referrer")
                 .header("Cross-Origin-Opener-Policy", "same-origin");

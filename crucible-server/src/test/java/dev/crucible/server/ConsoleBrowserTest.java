@@ -80,10 +80,17 @@ class ConsoleBrowserTest {
                     HttpResponse.BodyHandlers.ofString());
             assertThat(page.statusCode()).as("the page needs no token").isEqualTo(200);
             String policy = page.headers().firstValue("Content-Security-Policy").orElseThrow();
-            assertThat(policy).contains("default-src 'none'").contains("script-src 'self';")
-                    .contains("frame-ancestors 'none'").doesNotContain("unsafe-inline").doesNotContain("unsafe-eval");
-            String nonce = policy.replaceFirst(".*'nonce-([^']+)'.*", "$1");
+            assertThat(policy).contains("default-src 'none'").contains("frame-ancestors 'none'")
+                    .doesNotContain("unsafe-inline").doesNotContain("unsafe-eval").doesNotContain("strict-dynamic");
+            // scripts by the page's nonce alone: 'self' would admit what a session serves under /v1/previews/
+            String scripts = policy.replaceFirst(".*script-src ([^;]*);.*", "$1");
+            assertThat(scripts).as(policy).matches("'nonce-[A-Za-z0-9+/=]+'");
+            String scriptNonce = scripts.substring(7, scripts.length() - 1);
+            String nonce = policy.replaceFirst(".*style-src [^;]*'nonce-([^']+)'.*", "$1");
+            assertThat(nonce).isNotEqualTo(scriptNonce);
             assertThat(page.body()).contains("content=\"" + nonce + "\"").doesNotContain("{{NONCE}}")
+                    .doesNotContain("content=\"" + scriptNonce + "\"")
+                    .contains("<script type=\"module\" src=\"/ui/console.js\" nonce=\"" + scriptNonce + "\"></script>")
                     .doesNotContainPattern("<script>|<script [^>]*>[^<]");
             HttpResponse<String> again = http.send(HttpRequest.newBuilder(URI.create(base + "/ui/")).build(),
                     HttpResponse.BodyHandlers.ofString());

@@ -182,8 +182,13 @@ class E2bApiTest {
                 .POST(HttpRequest.BodyPublishers.ofByteArray(multipart)));
         assertThat(up.statusCode()).as(up.body()).isEqualTo(200);
         assertThat(JSON.readTree(up.body()).get(0).get("path").asString()).isEqualTo("/code/script.py");
-        assertThat(send(envd(s, "/files?path=%2Fcode%2Fscript.py", "49983").GET()).body())
-                .isEqualTo("print(sum(range(10)))\n");
+        HttpResponse<String> down = send(envd(s, "/files?path=%2Fcode%2Fscript.py", "49983").GET());
+        assertThat(down.body()).isEqualTo("print(sum(range(10)))\n");
+        assertThat(down.headers().firstValue("Content-Disposition")).as("a download, never a page on the API's origin")
+                .hasValue("attachment; filename=\"script.py\"; filename*=UTF-8''script.py");
+        assertThat(down.headers().firstValue("X-Content-Type-Options")).hasValue("nosniff");
+        assertThat(down.headers().firstValue("Content-Security-Policy")).hasValueSatisfying(csp ->
+                assertThat(csp).startsWith("sandbox"));
         HttpResponse<String> missing = send(envd(s, "/files?path=nothing.txt", "49983").GET());
         assertThat(missing.statusCode()).isEqualTo(404);
         assertThat(JSON.readTree(missing.body()).get("code").asInt()).isEqualTo(404);

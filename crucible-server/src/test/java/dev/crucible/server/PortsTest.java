@@ -106,6 +106,28 @@ class PortsTest {
                 .contains("\"port\":" + PORT);
     }
 
+    /** Fields that describe the answer pass; what would act on the API's origin (or on a browser) never does. */
+    @Test
+    void onTheApisOriginOnlyTheFieldsThatDescribeTheAnswerPass() throws Exception {
+        HttpResponse<String> r = alice.get(path("/headers"));
+        assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
+        Map<String, java.util.List<String>> got = r.headers().map();
+        assertThat(r.headers().firstValue("Cache-Control")).hasValue("max-age=60");
+        assertThat(r.headers().firstValue("ETag")).hasValue("\"v1\"");
+        assertThat(r.headers().firstValue("Last-Modified")).hasValue("Wed, 21 Oct 2015 07:28:00 GMT");
+        assertThat(r.headers().firstValue("Vary")).hasValue("Accept");
+        assertThat(r.headers().firstValue("Location")).hasValue("/elsewhere");
+        assertThat(r.headers().firstValue("Content-Type")).hasValue("application/json");
+        assertThat(r.headers().allValues("Content-Security-Policy")).as("only the fence").singleElement()
+                .satisfies(csp -> assertThat(csp).startsWith("sandbox ").doesNotContain("script-src"));
+        for (String dropped : new String[] {"clear-site-data", "service-worker-allowed", "set-cookie", "refresh",
+                "link", "access-control-allow-origin", "access-control-allow-credentials", "permissions-policy",
+                "strict-transport-security", "cross-origin-opener-policy", "origin-agent-cluster", "www-authenticate",
+                "x-frame-options", "x-app", "content-security-policy-report-only"}) {
+            assertThat(got).as(dropped).doesNotContainKey(dropped);
+        }
+    }
+
     @Test
     void theAppsOwnErrorsComeBackAsTheAppSentThem() throws Exception {
         for (int status : new int[] {404, 405, 500, 502}) {

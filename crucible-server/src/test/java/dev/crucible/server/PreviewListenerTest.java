@@ -188,6 +188,24 @@ class PreviewListenerTest {
     }
 
     /**
+     * On its own origin an app governs that origin (its CSP, its CORS, its host-only cookies), never another: no
+     * {@code Domain} cookie, no forged preview cookie, no {@code Clear-Site-Data}, nothing not on the allow list.
+     */
+    @Test
+    void onItsOwnOriginAnAppSetsItsOwnOriginsFieldsAndNothingBeyond() throws Exception {
+        Answer r = get(host(PORT, hex), "/headers", "crucible_preview=" + link());
+        assertThat(r.status()).as(r.body()).isEqualTo(200);
+        assertThat(r.headers().get("set-cookie")).containsExactly("own=1; Path=/");
+        assertThat(r.header("Content-Security-Policy")).isEqualTo("script-src *");
+        assertThat(r.header("Access-Control-Allow-Origin")).isEqualTo("*");
+        assertThat(r.header("ETag")).isEqualTo("\"v1\"");
+        for (String dropped : new String[] {"clear-site-data", "service-worker-allowed", "refresh", "link",
+                "strict-transport-security", "origin-agent-cluster", "x-app"}) {
+            assertThat(r.headers()).as(dropped).doesNotContainKey(dropped);
+        }
+    }
+
+    /**
      * E2B's {@code getHost(port)}: a sandbox made through E2B's control plane names the preview listener as its
      * {@code domain}, and its {@code trafficAccessToken} in {@code e2b-traffic-access-token} opens each of its ports,
      * never another sandbox's, and never reaches its server.

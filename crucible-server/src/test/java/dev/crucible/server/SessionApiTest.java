@@ -147,6 +147,30 @@ class SessionApiTest {
         assertThat(data.resolve("sessions").resolve(id)).doesNotExist();
     }
 
+    /** A session's file is downloaded, never rendered on the API's origin: attachment, nosniff, a sandbox CSP. */
+    @Test
+    void aDownloadIsAnAttachmentABrowserNeverRendersOrSniffs() throws Exception {
+        String id = create(alice, "{\"language\": \"python\"}");
+        try {
+            byte[] page = "<script>sessionStorage.clear()</script>".getBytes(StandardCharsets.UTF_8);
+            String name = "r%C3%A9sum%C3%A9%22%3B%20x.html"; // résumé"; x.html
+            assertThat(alice.put("/v1/sessions/" + id + "/files/" + name, page).statusCode()).isEqualTo(201);
+            for (String route : new String[] {"/files/" + name, "/files?path=%2Fworkspace%2F" + name}) {
+                HttpResponse<byte[]> r = alice.bytes("/v1/sessions/" + id + route);
+                assertThat(r.statusCode()).as(route).isEqualTo(200);
+                assertThat(r.body()).isEqualTo(page);
+                assertThat(r.headers().firstValue("Content-Type")).hasValue("application/octet-stream");
+                assertThat(r.headers().firstValue("X-Content-Type-Options")).hasValue("nosniff");
+                assertThat(r.headers().firstValue("Content-Security-Policy")).hasValueSatisfying(csp ->
+                        assertThat(csp).startsWith("sandbox"));
+                assertThat(r.headers().firstValue("Content-Disposition")).hasValue(
+                        "attachment; filename=\"r_sum____x.html\"; filename*=UTF-8''r%C3%A9sum%C3%A9%22%3B%20x.html");
+            }
+        } finally {
+            assertThat(alice.delete("/v1/sessions/" + id).statusCode()).isEqualTo(200);
+        }
+    }
+
     @Test
     void badInputGetsTheRightErrorAndWritesNothing() throws Exception {
         assertThat(alice.postJson("/v1/sessions/" + "f".repeat(32) + "/execute", "{\"code\": \"1\"}").statusCode())

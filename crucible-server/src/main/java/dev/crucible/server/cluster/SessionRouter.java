@@ -31,7 +31,8 @@ public final class SessionRouter {
     static final String FORWARDED = "X-Crucible-Forwarded-By";
     private static final List<String> REQUEST_HEADERS = List.of("Authorization", "Content-Type", "Accept",
             "X-Crucible-Request");
-    private static final List<String> RESPONSE_HEADERS = List.of("Content-Type", "Retry-After", "Cache-Control");
+    private static final List<String> RESPONSE_HEADERS = List.of("Content-Type", "Retry-After", "Cache-Control",
+            "Content-Disposition", "X-Content-Type-Options", "Content-Security-Policy");
 
     private final SessionManager sessions;
     private final Peers peers;

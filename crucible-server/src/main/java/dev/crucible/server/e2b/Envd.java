@@ -2,6 +2,7 @@ package dev.crucible.server.e2b;
 
 import dev.crucible.error.ErrorCode;
 import dev.crucible.error.RequestException;
+import dev.crucible.server.http.Download;
 import dev.crucible.server.http.JsonObject;
 import dev.crucible.session.workspace.SessionFiles;
 import dev.crucible.session.SessionManager;
@@ -80,9 +81,10 @@ final class Envd {
         }
         switch (req.getMethod()) {
             case "GET" -> {
-                byte[] data = call.files().download(call.path(req.getParameter("path")));
+                String file = call.path(req.getParameter("path"));
+                byte[] data = call.files().download(file);
                 res.setStatus(200);
-                res.setContentType("application/octet-stream");
+                Download.fence(res, file);
                 res.setContentLengthLong(data.length);
                 res.getOutputStream().write(data);
             }

@@ -21,7 +21,8 @@ import java.util.stream.Collectors;
  * client's request was parsed by Jetty; a new HTTP/1.1 request is written upstream from its parts (never the client's
  * bytes), with {@code Connection: close}, so nothing a client sends after its request can reach the session's server
  * as a second one. Hop-by-hop fields, {@code Authorization} and the preview cookie are dropped; the response's head is
- * read with caps ({@link UpstreamResponse}) and its body streamed back as it comes. A {@code 101} to an upgrade (a
+ * read with caps ({@link UpstreamResponse}), its fields passed by an allow list ({@link UpstreamHeaders}) and its body
+ * streamed back as it comes. A {@code 101} to an upgrade (a
  * WebSocket) turns the connection into a byte relay ({@link UpgradeRelay}).
  */
 final class PortProxy {
@@ -43,7 +44,7 @@ final class PortProxy {
     enum Origin {
         /** On the API's origin: every response gets an opaque origin ({@code CSP: sandbox}), and no cookie. */
         API,
-        /** On a listener of previews' own, one origin per session and port: the application's cookies pass. */
+        /** On a listener of previews' own, one origin per session and port: the application's host-only cookies pass. */
         PREVIEW
     }
 
@@ -85,7 +86,7 @@ final class PortProxy {
                 if (upgrade == null) {
                     throw UpstreamResponse.invalid("it switched protocols without being asked to");
                 }
-                copyHeaders(head, res, origin);
+                UpstreamHeaders.copy(head, res, origin);
                 // Jetty sends the 101 when the request ends, then gives the connection to the relay
                 org.eclipse.jetty.server.Request core =
                         org.eclipse.jetty.ee10.servlet.ServletContextRequest.getServletContextRequest(req);
@@ -99,7 +100,7 @@ final class PortProxy {
                 return 101;
             }
             res.setStatus(head.status());
-            copyHeaders(head, res, origin);
+            UpstreamHeaders.copy(head, res, origin);
             boolean bodiless = req.getMethod().equals("HEAD") || head.status() == 204 || head.status() == 304;
             if (bodiless) {
                 return head.status();
@@ -229,28 +230,6 @@ final class PortProxy {
             if (head.status() == 101) {
                 throw UpstreamResponse.invalid("it switched protocols without being asked to");
             }
-        }
-    }
-
-    /** The response's fields but its framing and hop-by-hop ones; on the API's origin, fenced in and cookie-less. */
-    private static void copyHeaders(UpstreamResponse head, HttpServletResponse res, Origin origin) {
-        Set<String> seen = new java.util.HashSet<>();
-        for (UpstreamResponse.Field f : head.headers()) {
-            String lower = f.name().toLowerCase(Locale.ROOT);
-            if (HOP_BY_HOP.contains(lower) || lower.equals("date") || origin == Origin.API && (lower.equals("set-cookie")
-                    || lower.startsWith("access-control-") || lower.equals("content-security-policy"))) {
-                continue;
-            }
-            if (seen.add(lower)) {
-                res.setHeader(f.name(), f.value()); // over the server's defaults (Javalin's text/plain)
-            } else {
-                res.addHeader(f.name(), f.value());
-            }
-        }
-        if (origin == Origin.API) {
-            res.setHeader("Content-Security-Policy", CSP);
-            res.setHeader("X-Content-Type-Options", "nosniff");
-            res.setHeader("Referrer-Policy", "no-referrer");
         }
     }
 

@@ -5,6 +5,7 @@ import dev.crucible.error.ErrorCode;
 import dev.crucible.error.RequestException;
 import dev.crucible.egress.NetworkRequest;
 import dev.crucible.server.access.Auth;
+import dev.crucible.server.http.Download;
 import dev.crucible.server.http.JsonObject;
 import dev.crucible.server.metrics.Metrics;
 import dev.crucible.sandbox.Isolation;
@@ -190,7 +191,8 @@ public final class SessionRoutes {
 
     private void download(Context ctx, String path) {
         byte[] data = files(ctx).download(path);
-        ctx.contentType("application/octet-stream").result(data);
+        Download.fence(ctx.res(), path);
+        ctx.result(data);
     }
 
     /** {@code PUT /v1/sessions/{id}/files/{path}} (in the workspace), or {@code PUT …/files?path=} (any path). */
