@@ -271,7 +271,8 @@ class SessionProcessesTest {
             SessionProcesses processes = sessions.processes(ME, s.id());
             String program = """
                     import fcntl, os, signal, sys, termios
-                    signal.signal(signal.SIGWINCH, lambda *a: print("winch", *os.get_terminal_size(), flush=True))
+                    # os.write, not print: the signal may come while print's buffer is mid-flush (a reentrant call)
+                    signal.signal(signal.SIGWINCH, lambda *a: os.write(1, b"winch %d %d\n" % tuple(os.get_terminal_size())))
                     try:
                         fcntl.ioctl(0, termios.TIOCSTI, b"x")
                         print("tiocsti worked", flush=True)
