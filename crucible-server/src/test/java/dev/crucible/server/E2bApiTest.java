@@ -321,6 +321,35 @@ class E2bApiTest {
     }
 
     @Test
+    void aConnectRequestIsOneMessageAndAnythingAfterItIsRefusedBeforeAnythingRuns() throws Exception {
+        JsonNode sandbox = create(KEY);
+        byte[] start = envelope(0, JSON.writeValueAsBytes(Map.of("process", Map.of("cmd", "/bin/mkdir", "args",
+                List.of("/tmp/started")))));
+        ByteArrayOutputStream twice = new ByteArrayOutputStream();
+        twice.writeBytes(start);
+        twice.writeBytes(envelope(0, "{}".getBytes()));
+        assertThat(streamError(sandbox, twice.toByteArray())).as("a second envelope").isEqualTo("invalid_argument");
+        ByteArrayOutputStream trailing = new ByteArrayOutputStream();
+        trailing.writeBytes(start);
+        trailing.write(0);
+        assertThat(streamError(sandbox, trailing.toByteArray())).as("a byte after it").isEqualTo("invalid_argument");
+        assertThat(streamError(sandbox, java.util.Arrays.copyOf(start, start.length - 1))).as("a partial one")
+                .isEqualTo("invalid_argument");
+        assertThat(streamError(sandbox, new byte[0])).as("none").isEqualTo("invalid_argument");
+        HttpResponse<String> twoValues = send(envd(sandbox, "/filesystem.Filesystem/MakeDir", "49983")
+                .header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofString(
+                        "{\"path\": \"/tmp/made\"} {\"path\": \"/tmp/other\"}")));
+        assertThat(twoValues.statusCode()).as(twoValues.body()).isEqualTo(400);
+        assertThat(JSON.readTree(twoValues.body()).get("code").asString()).isEqualTo("invalid_argument");
+        for (String path : List.of("/tmp/started", "/tmp/made")) {
+            assertThat(JSON.readTree(unary(sandbox, "filesystem.Filesystem/Stat", Map.of("path", path)).body())
+                    .path("code").asString()).as("nothing ran: " + path).isEqualTo("not_found");
+        }
+        assertThat(send(control("/sandboxes/" + sandbox.get("sandboxID").asString(), KEY).DELETE()).statusCode())
+                .isEqualTo(204);
+    }
+
+    @Test
     void anotherTokensSandboxIsNotFoundThroughAnyPlaneAndEveryTokenIsChecked() throws Exception {
         JsonNode mine = create(KEY);
         JsonNode theirs = create(OTHER_KEY);

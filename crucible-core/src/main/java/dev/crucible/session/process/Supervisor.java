@@ -94,13 +94,7 @@ public final class Supervisor implements AutoCloseable {
      */
     public BackgroundProcess start(Command command, boolean keepStdin, long timeoutMs, boolean use)
             throws InterruptedException {
-        synchronized (background) { // a place is taken before the start: starts at once cannot pass the cap together
-            if (background.values().stream().filter(BackgroundProcess::running).count() + starting >= MAX_BACKGROUND) {
-                throw new CommandException(CommandException.Kind.TOO_MANY, MAX_BACKGROUND + " background processes"
-                        + " are running in this session; signal one (or let one end) first");
-            }
-            starting++;
-        }
+        reserve();
         CompletableFuture<Integer> exit = new CompletableFuture<>();
         // the process exists before its pid is known: its first output may come right after its STARTED
         BackgroundProcess process = new BackgroundProcess(command, clock.millis(), keepStdin, RING_BYTES, exit,
@@ -109,13 +103,46 @@ public final class Supervisor implements AutoCloseable {
         long pid;
         try {
             pid = channel.spawn(command, keepStdin, new SupervisorChannel.Running(process::take, exit));
-        } finally {
-            synchronized (background) {
-                starting--;
-            }
+        } catch (Throwable e) {
+            release();
+            throw e;
         }
         process.started(pid);
+        keep(pid, process);
+        if (timeoutMs > 0) {
+            Thread.ofVirtual().name("crucible-process-deadline").start(() -> deadline(process, timeoutMs));
+        }
+        return process;
+    }
+
+    /**
+     * Takes a place for a start, or refuses it: running processes and places taken are counted together, under the
+     * table's lock, so starts at once cannot pass the cap together.
+     */
+    private void reserve() {
         synchronized (background) {
+            if (background.values().stream().filter(BackgroundProcess::running).count() + starting >= MAX_BACKGROUND) {
+                throw new CommandException(CommandException.Kind.TOO_MANY, MAX_BACKGROUND + " background processes"
+                        + " are running in this session; signal one (or let one end) first");
+            }
+            starting++;
+        }
+    }
+
+    /** Gives back the place of a start that failed. */
+    private void release() {
+        synchronized (background) {
+            starting--;
+        }
+    }
+
+    /**
+     * Turns a start's place into its row, in one step under the table's lock: between the two it is always counted
+     * once. The oldest ended rows make room.
+     */
+    private void keep(long pid, BackgroundProcess process) {
+        synchronized (background) {
+            starting--;
             background.put(pid, process);
             Iterator<BackgroundProcess> oldest = background.values().iterator();
             while (background.size() > MAX_BACKGROUND && oldest.hasNext()) {
@@ -124,10 +151,6 @@ public final class Supervisor implements AutoCloseable {
                 }
             }
         }
-        if (timeoutMs > 0) {
-            Thread.ofVirtual().name("crucible-process-deadline").start(() -> deadline(process, timeoutMs));
-        }
-        return process;
     }
 
     /** Kills a background process's group at its time limit, unless it ended first. */

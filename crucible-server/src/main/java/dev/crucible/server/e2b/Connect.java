@@ -10,6 +10,7 @@ import java.io.EOFException;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.util.Map;
+import tools.jackson.databind.DeserializationFeature;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 
@@ -18,6 +19,9 @@ import tools.jackson.databind.json.JsonMapper;
  * sends protobuf): a unary call is a JSON body answered by a JSON body (200) or a JSON error ({@code {code, message}}
  * with the code's HTTP status); a server stream is one request envelope answered by envelopes ({@code flags:u8 |
  * length:u32be | payload}), the last of them flagged end-of-stream ({@code 0x02}) with {@code {}} or {@code {error}}.
+ * A request of either kind is exactly one message: a unary body is one JSON value, a stream's body one envelope;
+ * anything after it (a second value or envelope, even an empty one) and anything short of it is {@code
+ * invalid_argument}, refused here, when the request is read, so before its method does anything.
  */
 final class Connect {
     static final String STREAM_TYPE = "application/connect+json";
@@ -75,7 +79,7 @@ final class Connect {
         return new Failure(code, e.getMessage());
     }
 
-    /** A unary request's message. */
+    /** A unary request's message: its body, one JSON object and nothing after it (an empty body is {@code {}}). */
     JsonNode unary(HttpServletRequest req) throws IOException {
         String type = req.getContentType();
         if (type == null || !type.toLowerCase(java.util.Locale.ROOT).startsWith("application/json")) {
@@ -89,7 +93,10 @@ final class Connect {
         return parse(body.length == 0 ? "{}".getBytes() : body);
     }
 
-    /** A server stream's one request message, from its envelope. */
+    /**
+     * A server stream's one request message, from its envelope: the request body must end where the envelope does
+     * (read to its end, so the refusal comes before the method runs).
+     */
     JsonNode streamRequest(HttpServletRequest req) throws IOException {
         String type = req.getContentType();
         if (type == null || !type.toLowerCase(java.util.Locale.ROOT).startsWith(STREAM_TYPE)) {
@@ -117,18 +124,21 @@ final class Connect {
             throw new Failure(Code.INVALID_ARGUMENT, "the request ended " + (length - body.length)
                     + " bytes into its envelope");
         }
+        if (in.read() != -1) {
+            throw new Failure(Code.INVALID_ARGUMENT, "a server-streaming request is one message; more followed it");
+        }
         return parse(body);
     }
 
     private JsonNode parse(byte[] body) {
         try {
-            JsonNode node = json.readTree(body);
+            JsonNode node = json.reader().with(DeserializationFeature.FAIL_ON_TRAILING_TOKENS).readTree(body);
             if (node == null || !node.isObject()) {
                 throw new Failure(Code.INVALID_ARGUMENT, "the message is not a JSON object");
             }
             return node;
         } catch (tools.jackson.core.JacksonException e) {
-            throw new Failure(Code.INVALID_ARGUMENT, "the message is not JSON: " + e.getOriginalMessage());
+            throw new Failure(Code.INVALID_ARGUMENT, "the message is not one JSON value: " + e.getOriginalMessage());
         }
     }
 
