@@ -26,8 +26,9 @@ import tools.jackson.databind.json.JsonMapper;
  * Sessions across replicas, with real parts: three {@code crucible serve} processes on loopback (each its own uid
  * block), behind a real HAProxy (round robin, its default health check on {@code /readyz}) started by the test. A session made
  * through the balancer keeps its variables and files whichever replica a call lands on; when its replica is
- * {@code kill -9}ed, another takes it over from the shared data directory and resumes it; without a shared one the
- * session is reported lost (410).
+ * {@code kill -9}ed, another takes it over from the shared data directory and resumes it (root's own files in a
+ * session with a root of its own still root's, on the new replica's uid block); without a shared one the session is
+ * reported lost (410).
  */
 class ReplicasIT {
     static final HttpClient HTTP = HttpClient.newBuilder().connectTimeout(Duration.ofSeconds(5)).build();
@@ -105,6 +106,16 @@ class ReplicasIT {
         return cell;
     }
 
+    /** A shell line run as root inside the session; its stdout (it must exit 0). */
+    private static String asRoot(int port, String id, String line) throws Exception {
+        HttpResponse<String> r = post(port, "/v1/sessions/" + id + "/commands",
+                JSON.writeValueAsString(java.util.Map.of("command", line, "user", "root")));
+        assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
+        JsonNode result = JSON.readTree(r.body());
+        assertThat(result.get("exit_code").asInt()).as(r.body()).isZero();
+        return result.get("stdout").asString();
+    }
+
     /** How many session-execute requests a replica served or forwarded, from its own metrics. */
     private static double executes(int port) throws Exception {
         double total = 0;
@@ -151,12 +162,22 @@ class ReplicasIT {
             assertThat(get(lb, "/v1/sessions/" + id + "/files/notes.txt").body()).isEqualTo("files travel too\n");
         }
 
+        // a session with a root of its own (where this host gives one): root's files in /etc and /root travel too
+        boolean rooted = Files.isDirectory(shared.resolve("sessions").resolve(id).resolve("disk"));
+        if (rooted) {
+            assertThat(asRoot(lb, id, "echo x > /etc/app.conf && touch /root/mark && echo made")).isEqualTo("made\n");
+        }
+
         int holder = Integer.parseInt(id.substring(1, 2));
         replicas.get(holder).process().destroyForcibly().waitFor(); // kill -9
         JsonNode resumed = cell(lb, id, "x");
         assertThat(resumed.get("result").asString()).as("replayed on the replica that took it over").isEqualTo("50");
         assertThat(resumed.get("resumed").asBoolean()).isTrue();
         assertThat(get(lb, "/v1/sessions/" + id + "/files/notes.txt").body()).isEqualTo("files travel too\n");
+        if (rooted) { // on the adopting replica's uid block, each file still root's inside
+            assertThat(asRoot(lb, id, "pwd; stat -c '%u:%g %n' /etc/app.conf /root/mark; cat /etc/app.conf"))
+                    .isEqualTo("/root\n0:0 /etc/app.conf\n0:0 /root/mark\nx\n");
+        }
         for (int i = 0; i < 6; i++) { // whichever live replica a call lands on, it reaches the new holder
             cell(lb, id, "x += 1");
         }

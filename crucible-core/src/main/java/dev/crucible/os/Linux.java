@@ -86,6 +86,8 @@ public final class Linux {
     private static final MethodHandle STATX = errno("statx",
             FunctionDescriptor.of(JAVA_INT, JAVA_INT, ADDRESS, JAVA_INT, JAVA_INT, ADDRESS));
     private static final int STATX_TYPE_AND_MODE = 0x3;
+    private static final int STATX_OWNERS = 0x18; // STATX_UID | STATX_GID
+    private static final long STATX_UID_OFFSET = 20; // stx_uid, then stx_gid (u32 each)
     private static final long STATX_SIZE = 256;
     private static final long STATX_MODE_OFFSET = 28; // struct statx is the same on every architecture
     private static final int STATX_SIZE_MASK = 0x200;
@@ -214,10 +216,10 @@ public final class Linux {
     }
 
     /**
-     * The type and permission bits ({@code st_mode}), the size in bytes and the modification time (seconds and
-     * nanoseconds since the epoch) of a file, as {@link #lstat} gives them.
+     * The type and permission bits ({@code st_mode}), the size in bytes, the modification time (seconds and
+     * nanoseconds since the epoch) and the owner and group (host ids, unsigned) of a file, as {@link #lstat} gives them.
      */
-    public record Stat(int mode, long size, long mtimeSeconds, int mtimeNanos) {}
+    public record Stat(int mode, long size, long mtimeSeconds, int mtimeNanos, long uid, long gid) {}
 
     /**
      * The {@code st_mode} and {@code st_size} of {@code name} below {@code dirfd}, never following a symlink (one
@@ -227,10 +229,12 @@ public final class Linux {
         try (Arena arena = Arena.ofConfined()) {
             MemorySegment buffer = arena.allocate(STATX_SIZE, 8);
             check("statx", name, (state, a) -> (int) STATX.invokeExact(state, dirfd, a.allocateFrom(name),
-                    AT_SYMLINK_NOFOLLOW, STATX_TYPE_AND_MODE | STATX_SIZE_MASK | STATX_MTIME, buffer));
+                    AT_SYMLINK_NOFOLLOW, STATX_TYPE_AND_MODE | STATX_OWNERS | STATX_SIZE_MASK | STATX_MTIME, buffer));
             return new Stat(Short.toUnsignedInt(buffer.get(JAVA_SHORT, STATX_MODE_OFFSET)),
                     buffer.get(JAVA_LONG, STATX_SIZE_OFFSET), buffer.get(JAVA_LONG, STATX_MTIME_OFFSET),
-                    buffer.get(JAVA_INT, STATX_MTIME_OFFSET + 8));
+                    buffer.get(JAVA_INT, STATX_MTIME_OFFSET + 8),
+                    Integer.toUnsignedLong(buffer.get(JAVA_INT, STATX_UID_OFFSET)),
+                    Integer.toUnsignedLong(buffer.get(JAVA_INT, STATX_UID_OFFSET + 4)));
         }
     }
 

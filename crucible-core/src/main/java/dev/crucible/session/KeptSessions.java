@@ -121,7 +121,7 @@ final class KeptSessions {
                             + ": " + e.getMessage());
                 }
             }
-            store.chownIfMoved(stored, sandbox.sessionUid(number));
+            store.chownIfMoved(stored, sandbox.sessionUid(number), sandbox.sessionRootUid(number));
             Session session = new Session(stored, store.workspace(stored, sandbox.sessionUid(stored.number())),
                     java.nio.file.Files.isDirectory(SessionRunner.memoryOf(store, stored)) ? Session.State.PAUSED
                             : Session.State.DORMANT, clock);

@@ -3,6 +3,7 @@ package dev.crucible.session.store;
 import dev.crucible.os.Linux;
 import dev.crucible.runtime.RuntimeImage;
 import dev.crucible.session.spec.SessionLimits;
+import dev.crucible.session.workspace.DiskOwners;
 import dev.crucible.session.workspace.Workspace;
 import dev.crucible.session.workspace.WorkspaceDisk;
 import java.io.IOException;
@@ -179,16 +180,10 @@ public final class SessionStore {
     }
 
     /**
-     * Hands every stored session to {@code found}, in no order. A directory without a record (a delete or a create cut
-     * short) is removed on the way, never a session again; a record that does not load is logged and left.
-     */
-    void scan(Consumer<Stored> found) {
-        scan(found, true);
-    }
-
-    /**
-     * As {@link #scan(Consumer)}; without {@code sweep} a directory without a record is left alone (replicas that
-     * share the data directory: it may be another's session being created).
+     * Hands every stored session to {@code found}, in no order. With {@code sweep} a directory without a record (a
+     * delete or a create cut short) is removed on the way, never a session again; without, it is left alone (replicas
+     * that share the data directory: it may be another's session being created). A record that does not load is
+     * logged and left.
      */
     public void scan(Consumer<Stored> found, boolean sweep) {
         try (var dirs = Files.list(root)) {
@@ -241,18 +236,20 @@ public final class SessionStore {
 
     /**
      * Gives a kept workspace to {@code uid} when it belongs to another (another uid block than the last run's, or a
-     * new number). Only while no sandbox runs for it.
+     * new number); a session with a root of its own, its whole disk to {@code uid} and the root block from
+     * {@code rootUid} ({@link DiskOwners}). Only while no sandbox runs for it.
      */
-    public void chownIfMoved(Stored stored, int uid) throws IOException {
+    public void chownIfMoved(Stored stored, int uid, long rootUid) throws IOException {
         Path workspace = dir(stored.id()).resolve("workspace");
-        if (uid < 0 || !Files.isDirectory(workspace, NOFOLLOW)
-                || Integer.valueOf(uid).equals(Files.getAttribute(workspace, "unix:uid", NOFOLLOW))) {
-            return;
-        }
-        try (var walk = Files.walk(workspace)) {
-            for (Path p : walk.toList()) {
-                Files.setAttribute(p, "unix:uid", uid, NOFOLLOW);
-                Files.setAttribute(p, "unix:gid", uid, NOFOLLOW);
+        if (rootUid >= 0 && WorkspaceDisk.rooted(dir(stored.id()))) { // root's files too, each at its own id inside
+            DiskOwners.moveIfElsewhere(dir(stored.id()).resolve(WorkspaceDisk.DISK), uid, rootUid);
+        } else if (uid >= 0 && Files.isDirectory(workspace, NOFOLLOW)
+                && !Integer.valueOf(uid).equals(Files.getAttribute(workspace, "unix:uid", NOFOLLOW))) {
+            try (var walk = Files.walk(workspace)) {
+                for (Path p : walk.toList()) {
+                    Files.setAttribute(p, "unix:uid", uid, NOFOLLOW);
+                    Files.setAttribute(p, "unix:gid", uid, NOFOLLOW);
+                }
             }
         }
     }
