@@ -272,7 +272,7 @@ class SessionProcessesTest {
             String program = """
                     import fcntl, os, signal, sys, termios
                     # os.write, not print: the signal may come while print's buffer is mid-flush (a reentrant call)
-                    signal.signal(signal.SIGWINCH, lambda *a: os.write(1, b"winch %d %d\n" % tuple(os.get_terminal_size())))
+                    signal.signal(signal.SIGWINCH, lambda *a: os.write(1, b"winch %d %d\\n" % tuple(os.get_terminal_size())))
                     try:
                         fcntl.ioctl(0, termios.TIOCSTI, b"x")
                         print("tiocsti worked", flush=True)
