@@ -163,7 +163,7 @@ public final class CrucibleServer implements AutoCloseable {
         if (config.previewAddress() != null) { // first: the links the API makes name its port
             server.previewListener = PreviewListener.start(config.previewAddress(), config.previewDomain(),
                     server.previews, services.sessions(), services.json(), new JettyErrorHandler(services.json()),
-                    InstantSource.system());
+                    InstantSource.system(), server::trafficCurrent);
         }
         try {
             serveApi(server, config, services);
@@ -217,6 +217,11 @@ public final class CrucibleServer implements AutoCloseable {
         }).start(config.host(), config.port());
     }
 
+    /** Whether a traffic token's grant is of a live E2B sandbox's current nonce (E2B's planes start after the routes). */
+    private boolean trafficCurrent(PreviewTokens.Grant grant) {
+        return e2b != null && e2b.trafficCurrent(grant);
+    }
+
     /** Every route served; the OpenAPI document lists exactly these (a test checks). */
     private List<Route> routeTable() {
         ApiRoutes api = new ApiRoutes(services, bodies, auth);
@@ -227,7 +232,7 @@ public final class CrucibleServer implements AutoCloseable {
         CompatRoutes compat = new CompatRoutes(services.executor(), services.json(), bodies::bytes);
         EvaluationRoutes evals = new EvaluationRoutes(services.evaluations(), auth, bodies);
         PortRoutes ports = new PortRoutes(services.sessions(), auth, bodies::read, previews, InstantSource.system(),
-                previewListener);
+                previewListener, this::trafficCurrent);
         Route.Access token = Route.Access.TOKEN;
         List<Route> proxied = new java.util.ArrayList<>();
         for (String path : List.of("/v1/sessions/{id}/ports/{port}", "/v1/sessions/{id}/ports/{port}/{path}")) {

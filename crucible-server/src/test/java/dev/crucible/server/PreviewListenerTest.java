@@ -212,21 +212,10 @@ class PreviewListenerTest {
      */
     @Test
     void anE2bSandboxsTrafficTokenOpensItsOwnPortsOnly() throws Exception {
-        HttpResponse<String> made = anyone.send(java.net.http.HttpRequest.newBuilder(java.net.URI.create(anyone.base()
-                + "/v2/sandboxes")).header("X-API-KEY", "e2b_00").header("Content-Type", "application/json")
-                .POST(java.net.http.HttpRequest.BodyPublishers.ofString("{\"templateID\": \"base\"}")));
-        assertThat(made.statusCode()).as(made.body()).isEqualTo(201);
-        JsonNode sandbox = SessionApiTest.json(made);
+        JsonNode sandbox = e2bSandboxWithApp();
         String sid = sandbox.get("sandboxID").asText();
         assertThat(sandbox.get("domain").asText()).isEqualTo("localhost:" + server.previewPort());
         String traffic = sandbox.get("trafficAccessToken").asText();
-        try (InputStream in = PortsTest.class.getResourceAsStream("/ports/app.py")) {
-            assertThat(anyone.put("/v1/sessions/" + sid + "/files/app.py", in.readAllBytes()).statusCode()).isEqualTo(201);
-        }
-        assertThat(anyone.postJson("/v1/sessions/" + sid + "/commands", "{\"argv\": [\"python3\","
-                + " \"/workspace/app.py\", \"" + PORT + "\"], \"background\": true}").statusCode()).isEqualTo(201);
-        org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(60)).until(() -> SessionApiTest.json(
-                anyone.get("/v1/sessions/" + sid)).get("ports").toString().contains("\"port\":" + PORT));
         String e2bHost = PORT + "-" + sid + ".localhost:" + server.previewPort();
         assertThat(request("GET", e2bHost, "/seen", "", null, traffic).status()).isEqualTo(200);
         assertThat(request("GET", e2bHost, "/seen", "", null, traffic).body()).doesNotContain(traffic)
@@ -235,8 +224,71 @@ class PreviewListenerTest {
         assertThat(request("GET", host(PORT, hex), "/", "", null, traffic).status()).as("another session's port")
                 .isEqualTo(403);
         assertThat(request("GET", e2bHost, "/", "", null, traffic.substring(1)).status()).isEqualTo(403);
-        assertThat(anyone.send(java.net.http.HttpRequest.newBuilder(java.net.URI.create(anyone.base() + "/sandboxes/"
-                + sid)).header("X-API-KEY", "e2b_00").DELETE()).statusCode()).isEqualTo(204);
+        assertThat(e2b("DELETE", "/sandboxes/" + sid).statusCode()).isEqualTo(204);
+    }
+
+    /**
+     * A traffic token is bound to its sandbox's life (issue 49 item 4): rotating the sandbox's tokens refuses the old
+     * one and hands out a new one that opens its ports; killing the sandbox refuses that one too (403 invalid_preview,
+     * as any preview token refused), on the listener and on the contexts route alike.
+     */
+    @Test
+    void anE2bTrafficTokenDiesWithRotationAndWithItsSandbox() throws Exception {
+        JsonNode sandbox = e2bSandboxWithApp();
+        String sid = sandbox.get("sandboxID").asText();
+        String old = sandbox.get("trafficAccessToken").asText();
+        String e2bHost = PORT + "-" + sid + ".localhost:" + server.previewPort();
+        assertThat(request("GET", e2bHost, "/seen", "", null, old).status()).isEqualTo(200);
+
+        HttpResponse<String> rotated = e2b("POST", "/sandboxes/" + sid + "/rotate-traffic-token");
+        assertThat(rotated.statusCode()).as(rotated.body()).isEqualTo(200);
+        String fresh = SessionApiTest.json(rotated).get("trafficAccessToken").asText();
+        assertThat(fresh).isNotEqualTo(old);
+        Answer refused = request("GET", e2bHost, "/seen", "", null, old);
+        assertThat(refused.status()).as("the token made before the rotation").isEqualTo(403);
+        assertThat(refused.body()).contains("invalid_preview").contains("rotated");
+        assertThat(request("GET", e2bHost, "/seen", "", null, fresh).status()).isEqualTo(200);
+        HttpResponse<String> connected = e2b("POST", "/sandboxes/" + sid + "/connect");
+        assertThat(SessionApiTest.json(connected).get("trafficAccessToken").asText()).as("connect keeps the current")
+                .isEqualTo(fresh);
+        assertThat(contexts(sid, old)).isEqualTo(401);
+        assertThat(contexts(sid, fresh)).isEqualTo(200);
+
+        assertThat(e2b("DELETE", "/sandboxes/" + sid).statusCode()).isEqualTo(204);
+        assertThat(request("GET", e2bHost, "/seen", "", null, fresh).status()).as("its sandbox killed")
+                .isEqualTo(403);
+    }
+
+    /** A call to E2B's control plane with this server's (no) token as {@code X-API-KEY}. */
+    private static HttpResponse<String> e2b(String method, String path) throws Exception {
+        return anyone.send(java.net.http.HttpRequest.newBuilder(java.net.URI.create(anyone.base() + path))
+                .header("X-API-KEY", "e2b_00").header("Content-Type", "application/json")
+                .method(method, java.net.http.HttpRequest.BodyPublishers.ofString("{}")));
+    }
+
+    /** The status of listing sandbox {@code sid}'s code contexts with {@code traffic} alone, as E2B's SDKs do. */
+    private static int contexts(String sid, String traffic) throws Exception {
+        return anyone.send(java.net.http.HttpRequest.newBuilder(java.net.URI.create(anyone.base() + "/contexts"))
+                .header("E2b-Sandbox-Port", "49999").header("E2b-Sandbox-Id", sid)
+                .header("E2B-Traffic-Access-Token", traffic).GET()).statusCode();
+    }
+
+    /** A sandbox made through E2B's control plane, its session serving the test app on {@link #PORT}. */
+    private static JsonNode e2bSandboxWithApp() throws Exception {
+        HttpResponse<String> made = anyone.send(java.net.http.HttpRequest.newBuilder(java.net.URI.create(anyone.base()
+                + "/v2/sandboxes")).header("X-API-KEY", "e2b_00").header("Content-Type", "application/json")
+                .POST(java.net.http.HttpRequest.BodyPublishers.ofString("{\"templateID\": \"base\"}")));
+        assertThat(made.statusCode()).as(made.body()).isEqualTo(201);
+        JsonNode sandbox = SessionApiTest.json(made);
+        String sid = sandbox.get("sandboxID").asText();
+        try (InputStream in = PortsTest.class.getResourceAsStream("/ports/app.py")) {
+            assertThat(anyone.put("/v1/sessions/" + sid + "/files/app.py", in.readAllBytes()).statusCode()).isEqualTo(201);
+        }
+        assertThat(anyone.postJson("/v1/sessions/" + sid + "/commands", "{\"argv\": [\"python3\","
+                + " \"/workspace/app.py\", \"" + PORT + "\"], \"background\": true}").statusCode()).isEqualTo(201);
+        org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(60)).until(() -> SessionApiTest.json(
+                anyone.get("/v1/sessions/" + sid)).get("ports").toString().contains("\"port\":" + PORT));
+        return sandbox;
     }
 
     @Test

@@ -25,14 +25,15 @@ import tools.jackson.databind.JsonNode;
  * E2B's control plane (its {@code spec/openapi.yml}) over Crucible's sessions: create ({@code POST /v2/sandboxes}, and
  * {@code POST /sandboxes} as the Python SDK and older JavaScript ones send it; exactly 201), connect, kill (204, then
  * 404), set timeout (204), get info, list (with metadata and state filters, {@code limit} and {@code X-Next-Token}
- * pages), metrics (none kept: an empty list). Every refusal is E2B's body, {@code {"code": status, "message"}}.
+ * pages), metrics (none kept: an empty list); and Crucible's own {@code POST /sandboxes/{id}/rotate-traffic-token}
+ * (connect's answer, with a new {@code trafficAccessToken}: the ones made before are refused from then on). Every refusal is E2B's body, {@code {"code": status, "message"}}.
  */
 final class ControlPlane {
     /** The envd version reported: no default user sent, closeStdin allowed, uploads multipart (docs/e2b.md). */
     static final String ENVD_VERSION = "0.5.2";
     static final String CLIENT_ID = "crucible";
     private static final long DEFAULT_TIMEOUT_S = 300;
-    private static final Pattern ONE = Pattern.compile("^(?:/v2)?/sandboxes/([^/]+)(/[a-z]+)?$");
+    private static final Pattern ONE = Pattern.compile("^(?:/v2)?/sandboxes/([^/]+)(/[a-z-]+)?$");
 
     private final E2bApi api;
     private final E2bSandboxes sandboxes;
@@ -136,6 +137,11 @@ final class ControlPlane {
                 }
                 res.setStatus(204);
             }
+            case "POST /rotate-traffic-token" -> { // Crucible's own: every traffic token made before is refused
+                E2bSandboxes.Sandbox kept = s.rotated();
+                sandboxes.put(kept);
+                api.write(res, 200, created(kept));
+            }
             case "GET /metrics" -> api.write(res, 200, List.of());
             default -> throw new RequestException(ErrorCode.NOT_FOUND, "no E2B route " + method + " " + path);
         }
@@ -183,7 +189,8 @@ final class ControlPlane {
             }
         }
         E2bSandboxes.Sandbox s = new E2bSandboxes.Sandbox(info.id(), owner, template, info.language(), info.limits(),
-                metadata, env, home, now, endAt(timeout), b.path("autoPause").asBoolean(false));
+                metadata, env, home, now, endAt(timeout), b.path("autoPause").asBoolean(false),
+                E2bSandboxes.newNonce());
         sandboxes.put(s);
         api.write(res, 201, created(s));
     }
@@ -281,7 +288,7 @@ final class ControlPlane {
         m.put("clientID", CLIENT_ID);
         m.put("envdVersion", ENVD_VERSION);
         m.put("envdAccessToken", api.accessToken(s.id()));
-        String[] traffic = api.traffic(s.owner(), s.id(), s.startedAtMs() + config.maxLifetime().toMillis());
+        String[] traffic = api.traffic(s, s.startedAtMs() + config.maxLifetime().toMillis());
         m.put("trafficAccessToken", traffic[1]);
         m.put("domain", traffic[0]);
         return m;
@@ -306,7 +313,7 @@ final class ControlPlane {
     private Map<String, Object> detail(E2bSandboxes.Sandbox s) {
         Map<String, Object> m = listed(s);
         m.put("envdAccessToken", api.accessToken(s.id()));
-        m.put("domain", api.traffic(s.owner(), s.id(), 0)[0]);
+        m.put("domain", api.traffic(s, 0)[0]);
         return m;
     }
 

@@ -136,12 +136,24 @@ public final class E2bApi implements Filter, AutoCloseable {
 
     /**
      * The sandbox's {@code domain} and {@code trafficAccessToken} for E2B's {@code getHost(port)}: a grant of every
-     * port of its session until {@code untilMs}, which the preview listener takes in {@code e2b-traffic-access-token};
-     * nulls without a preview listener, or for a replica's id (a host name's label keeps no dot).
+     * port of its session until {@code untilMs}, bound to its traffic nonce ({@link #trafficCurrent}), which the
+     * preview listener takes in {@code e2b-traffic-access-token}; a null domain without a preview listener, or for a
+     * replica's id (a host name's label keeps no dot).
      */
-    String[] traffic(String owner, String id, long untilMs) {
-        String token = secrets.mint(new PreviewTokens.Grant(owner, id, 0, untilMs));
-        return new String[] {previewHost == null || id.contains(".") ? null : previewHost, token};
+    String[] traffic(E2bSandboxes.Sandbox s, long untilMs) {
+        String token = secrets.mint(new PreviewTokens.Grant(s.owner(), s.id(), 0, untilMs, s.trafficNonce()));
+        return new String[] {previewHost == null || s.id().contains(".") ? null : previewHost, token};
+    }
+
+    /**
+     * Whether {@code grant}, a traffic token's, is of a sandbox that lives now, of its owner, and bound to its current
+     * traffic nonce: false once the sandbox is killed (its record deleted) or its tokens rotated. What the preview
+     * routes are given to check tokens bound to a life.
+     */
+    public boolean trafficCurrent(PreviewTokens.Grant grant) {
+        return sandboxes.get(grant.session()).filter(s -> s.owner().equals(grant.owner())
+                && MessageDigest.isEqual(s.trafficNonce().getBytes(StandardCharsets.US_ASCII),
+                        grant.nonce().getBytes(StandardCharsets.US_ASCII))).isPresent();
     }
 
     /**
@@ -158,7 +170,8 @@ public final class E2bApi implements Filter, AutoCloseable {
         String traffic = req.getHeader("E2B-Traffic-Access-Token");
         PreviewTokens.Grant grant;
         try {
-            grant = traffic == null ? null : secrets.verify(traffic.strip(), System.currentTimeMillis());
+            grant = traffic == null ? null : secrets.verify(traffic.strip(), System.currentTimeMillis(),
+                    this::trafficCurrent);
         } catch (RequestException e) {
             grant = null;
         }

@@ -25,8 +25,13 @@ import tools.jackson.databind.json.JsonMapper;
  */
 final class E2bSandboxes implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger("crucible.e2b");
+    private static final java.security.SecureRandom RANDOM = new java.security.SecureRandom();
 
-    /** One sandbox; its id, language and limits are its session's (kept here: asking the session costs a scan). */
+    /**
+     * One sandbox; its id, language and limits are its session's (kept here: asking the session costs a scan).
+     * {@code trafficNonce} is the life its traffic tokens are bound to: random for each sandbox, replaced when they are
+     * rotated, gone with its record.
+     */
     record Sandbox(
             @JsonProperty("id") String id,
             @JsonProperty("owner") String owner,
@@ -38,11 +43,25 @@ final class E2bSandboxes implements AutoCloseable {
             @JsonProperty("home") String home,
             @JsonProperty("started_at_ms") long startedAtMs,
             @JsonProperty("end_at_ms") long endAtMs,
-            @JsonProperty("auto_pause") boolean autoPause) {
+            @JsonProperty("auto_pause") boolean autoPause,
+            @JsonProperty("traffic_nonce") String trafficNonce) {
         Sandbox until(long end) {
             return new Sandbox(id, owner, templateId, language, limits, metadata, envVars, home, startedAtMs, end,
-                    autoPause);
+                    autoPause, trafficNonce);
         }
+
+        /** This sandbox with a new traffic nonce: every traffic token made before is refused. */
+        Sandbox rotated() {
+            return new Sandbox(id, owner, templateId, language, limits, metadata, envVars, home, startedAtMs, endAtMs,
+                    autoPause, newNonce());
+        }
+    }
+
+    /** 128 random bits as 32 hex digits. */
+    static String newNonce() {
+        byte[] b = new byte[16];
+        RANDOM.nextBytes(b);
+        return java.util.HexFormat.of().formatHex(b);
     }
 
     private final Path dir;
@@ -65,7 +84,7 @@ final class E2bSandboxes implements AutoCloseable {
             for (Path f : files.filter(p -> p.getFileName().toString().endsWith(".json")).toList()) {
                 try {
                     Sandbox s = json.readValue(f.toFile(), Sandbox.class);
-                    byId.put(s.id(), s);
+                    byId.put(s.id(), s.trafficNonce() == null ? s.rotated() : s); // kept by an earlier version
                 } catch (RuntimeException e) {
                     LOG.log(System.Logger.Level.WARNING, "skipped an unreadable E2B sandbox record " + f + ": " + e);
                 }

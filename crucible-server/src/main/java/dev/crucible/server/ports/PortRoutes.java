@@ -12,6 +12,7 @@ import io.javalin.http.Context;
 import java.time.Instant;
 import java.time.InstantSource;
 import java.util.List;
+import java.util.function.Predicate;
 
 /**
  * The port routes of a session (issue 27 item 5): HTTP to a server listening in the session's sandbox, for a bearer
@@ -32,10 +33,16 @@ public final class PortRoutes {
     private final PreviewTokens tokens;
     private final InstantSource clock;
     private final PreviewListener listener;
+    private final Predicate<PreviewTokens.Grant> current;
 
-    /** @param listener the listener of previews' own, whose origins links open; null when there is none */
+    /**
+     * @param listener the listener of previews' own, whose origins links open; null when there is none
+     * @param current whether a token bound to a life is still of it ({@link PreviewTokens#verify(String, long,
+     *     Predicate)})
+     */
     public PortRoutes(SessionManager sessions, Auth auth, SessionRoutes.BodyReader bodies, PreviewTokens tokens,
-            InstantSource clock, PreviewListener listener) {
+            InstantSource clock, PreviewListener listener, Predicate<PreviewTokens.Grant> current) {
+        this.current = current;
         this.sessions = sessions;
         this.auth = auth;
         this.bodies = bodies;
@@ -72,7 +79,7 @@ public final class PortRoutes {
     /** Proxies a browser's request under a preview link: the token is the credential (no bearer). */
     public void preview(Context ctx) throws Exception {
         String token = ctx.pathParam("token");
-        PreviewTokens.Grant grant = tokens.verify(token, clock.millis());
+        PreviewTokens.Grant grant = tokens.verify(token, clock.millis(), current);
         SessionPorts ports;
         try {
             ports = sessions.ports(grant.owner(), grant.session());

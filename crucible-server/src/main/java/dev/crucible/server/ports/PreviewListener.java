@@ -20,6 +20,7 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.EnumSet;
 import java.util.List;
+import java.util.function.Predicate;
 import org.eclipse.jetty.ee10.servlet.FilterHolder;
 import org.eclipse.jetty.server.handler.ErrorHandler;
 import tools.jackson.databind.json.JsonMapper;
@@ -37,7 +38,8 @@ import tools.jackson.databind.json.JsonMapper;
  *   <li>Every other request needs that cookie holding a valid token for this host, else {@code 403 invalid_preview};
  *       it is then proxied ({@link PortProxy}, WebSocket upgrades included) without the cookie or the token.</li>
  *   <li>Or the field {@code e2b-traffic-access-token} holding an E2B sandbox's {@code trafficAccessToken} (a grant of
- *       every port of its session), as E2B's users send it to {@code getHost(port)}; it is not passed on either.</li>
+ *       every port of its session while the sandbox lives and until its tokens are rotated), as E2B's users send it
+ *       to {@code getHost(port)}; it is not passed on either.</li>
  * </ul>
  * Closed by its owner (the server). Thread-safe.
  */
@@ -50,9 +52,12 @@ public final class PreviewListener implements AutoCloseable {
     private final PreviewTokens tokens;
     private final SessionManager sessions;
     private final InstantSource clock;
+    private final Predicate<PreviewTokens.Grant> current;
     private Javalin app;
 
-    private PreviewListener(String domain, PreviewTokens tokens, SessionManager sessions, InstantSource clock) {
+    private PreviewListener(String domain, PreviewTokens tokens, SessionManager sessions, InstantSource clock,
+            Predicate<PreviewTokens.Grant> current) {
+        this.current = current;
         this.domain = domain;
         this.tokens = tokens;
         this.sessions = sessions;
@@ -64,11 +69,14 @@ public final class PreviewListener implements AutoCloseable {
      * {@code tokens} (the API's: the links it makes open here).
      *
      * @param errors the answer to a request Jetty refuses before any handler sees it
+     * @param current whether a token bound to a life (an E2B sandbox's traffic token) is still of it
+     *     ({@link PreviewTokens#verify(String, long, Predicate)})
      * @throws io.javalin.util.JavalinBindException when the address cannot be bound
      */
     public static PreviewListener start(InetSocketAddress address, String domain, PreviewTokens tokens,
-            SessionManager sessions, JsonMapper json, ErrorHandler errors, InstantSource clock) {
-        PreviewListener listener = new PreviewListener(domain, tokens, sessions, clock);
+            SessionManager sessions, JsonMapper json, ErrorHandler errors, InstantSource clock,
+            Predicate<PreviewTokens.Grant> current) {
+        PreviewListener listener = new PreviewListener(domain, tokens, sessions, clock, current);
         listener.app = Javalin.create(cfg -> {
             cfg.concurrency.useVirtualThreads = true;
             cfg.jsonMapper(new JavalinJackson3(json, true));
@@ -119,7 +127,7 @@ public final class PreviewListener implements AutoCloseable {
         LinkQuery query = LinkQuery.of(ctx.queryString());
         if (query.token() != null) {
             String token = query.token();
-            check(tokens.verify(token, clock.millis()), host);
+            check(tokens.verify(token, clock.millis(), current), host);
             ctx.header("Set-Cookie", COOKIE + "=" + token + "; HttpOnly; SameSite=Lax; Path=/"); // host-only
             ctx.header("Cache-Control", "no-store");
             // "//x" or "/\x" would send a browser to host x: "/./" keeps it on this one, on the same path
@@ -128,8 +136,8 @@ public final class PreviewListener implements AutoCloseable {
             return;
         }
         String traffic = ctx.header(TRAFFIC_HEADER); // E2B's restricted traffic: the sandbox's token, every port
-        PreviewTokens.Grant grant = traffic != null ? check(tokens.verify(traffic.strip(), clock.millis()), host)
-                : fromCookie(ctx, host);
+        PreviewTokens.Grant grant = traffic != null
+                ? check(tokens.verify(traffic.strip(), clock.millis(), current), host) : fromCookie(ctx, host);
         SessionPorts ports;
         try {
             ports = sessions.ports(grant.owner(), grant.session());
@@ -149,7 +157,7 @@ public final class PreviewListener implements AutoCloseable {
                 String c = cookie.strip();
                 if (c.startsWith(COOKIE + "=")) {
                     try {
-                        return check(tokens.verify(c.substring(COOKIE.length() + 1), clock.millis()), host);
+                        return check(tokens.verify(c.substring(COOKIE.length() + 1), clock.millis(), current), host);
                     } catch (RequestException e) {
                         refused = e;
                     }

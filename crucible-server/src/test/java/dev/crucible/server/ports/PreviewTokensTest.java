@@ -48,4 +48,27 @@ class PreviewTokensTest {
         String respelled = token.substring(0, token.length() - 1) + alphabet.charAt(alphabet.indexOf(last) ^ 1);
         assertThatThrownBy(() -> tokens.verify(respelled, 0)).isInstanceOf(RequestException.class);
     }
+
+    @Test
+    void aTokenBoundToALifeGrantsOnlyWhileThatLifeIsCurrent(@TempDir Path dir) throws Exception {
+        PreviewTokens tokens = PreviewTokens.in(dir);
+        PreviewTokens.Grant grant = new PreviewTokens.Grant("o", "s1", 0, Long.MAX_VALUE, "n1");
+        String token = tokens.mint(grant);
+        assertThat(tokens.verify(token, 0, g -> g.nonce().equals("n1"))).isEqualTo(grant);
+        assertThatThrownBy(() -> tokens.verify(token, 0, g -> false)).as("its sandbox gone or its tokens rotated")
+                .isInstanceOfSatisfying(RequestException.class, e -> assertThat(e.getMessage()).contains("rotated"));
+        String unbound = tokens.mint(new PreviewTokens.Grant("o", "s1", 0, Long.MAX_VALUE));
+        assertThatThrownBy(() -> tokens.verify(unbound, 0, g -> true)).as("every port, bound to nothing")
+                .isInstanceOf(RequestException.class);
+        String link = tokens.mint(new PreviewTokens.Grant("o", "s1", 3000, Long.MAX_VALUE));
+        assertThat(tokens.verify(link, 0, g -> false).port()).as("a link is its session's only").isEqualTo(3000);
+    }
+
+    @Test
+    void aTokenOfTheEarlierVersionIsRefusedSayingSo(@TempDir Path dir) throws Exception {
+        PreviewTokens tokens = PreviewTokens.in(dir);
+        String v1 = tokens.sign(String.join("\n", "v1", "s1", "0", Long.toString(Long.MAX_VALUE), "o"));
+        assertThatThrownBy(() -> tokens.verify(v1, 0, g -> true)).isInstanceOfSatisfying(RequestException.class,
+                e -> assertThat(e.getMessage()).contains("earlier version"));
+    }
 }
