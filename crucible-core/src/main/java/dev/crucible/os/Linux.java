@@ -343,10 +343,7 @@ public final class Linux {
         }
     }
 
-    /**
-     * {@code flock(fd, LOCK_EX)}: waits for, then takes, an exclusive lock of the open file description (see
-     * {@link #tryLockExclusive}).
-     */
+    /** {@code flock(fd, LOCK_EX)}: waits for, then takes, an exclusive lock (see {@link #tryLockExclusive}). */
     public static void lockExclusive(int fd) throws ErrnoException {
         check("flock", null, (state, arena) -> (int) FLOCK.invokeExact(state, fd, LOCK_EX));
     }
