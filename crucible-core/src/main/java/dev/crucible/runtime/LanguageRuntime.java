@@ -2,7 +2,9 @@ package dev.crucible.runtime;
 
 import dev.crucible.error.ErrorCode;
 import dev.crucible.error.RequestException;
+import dev.crucible.sandbox.Isolation;
 import dev.crucible.sandbox.Limits;
+import dev.crucible.sandbox.SandboxHost;
 import dev.crucible.sandbox.SandboxRoot;
 import java.util.ArrayList;
 import java.util.List;
@@ -50,7 +52,7 @@ public record LanguageRuntime(
         List<String> poolCommand,
         List<String> sessionCommand,
         RuntimeImage image,
-        dev.crucible.sandbox.Isolation isolation) {
+        Isolation isolation) {
 
     public LanguageRuntime {
         aliases = List.copyOf(aliases);
@@ -71,7 +73,7 @@ public record LanguageRuntime(
     }
 
     /** This runtime behind {@code tier} (a request asking for a stronger wall than the runtime's own). */
-    public LanguageRuntime withIsolation(dev.crucible.sandbox.Isolation tier) {
+    public LanguageRuntime withIsolation(Isolation tier) {
         return new LanguageRuntime(language, aliases, extensions, version, fileName, compileCommand, runCommand, env,
                 limits, compileLimits, root, binds, unavailableReason, poolCommand, sessionCommand, image, tier);
     }
@@ -84,11 +86,11 @@ public record LanguageRuntime(
      * @throws RequestException {@code invalid_request} for an unknown or weaker tier, {@code isolation_unavailable}
      *     when this host cannot give the tier (with the reason)
      */
-    public LanguageRuntime behind(String asked, dev.crucible.sandbox.SandboxHost host) {
-        dev.crucible.sandbox.Isolation wanted = null;
+    public LanguageRuntime behind(String asked, SandboxHost host) {
+        Isolation wanted = null;
         if (asked != null) {
             try {
-                wanted = dev.crucible.sandbox.Isolation.parse(asked);
+                wanted = Isolation.parse(asked);
             } catch (IllegalArgumentException e) {
                 throw new RequestException(ErrorCode.INVALID_REQUEST, e.getMessage());
             }
@@ -97,11 +99,11 @@ public record LanguageRuntime(
     }
 
     /**
-     * As {@link #behind(String, dev.crucible.sandbox.SandboxHost)}, with the tier already read ({@code wanted} null:
+     * As {@link #behind(String, SandboxHost)}, with the tier already read ({@code wanted} null:
      * this runtime's own).
      */
-    public LanguageRuntime behind(dev.crucible.sandbox.Isolation wanted, dev.crucible.sandbox.SandboxHost host) {
-        dev.crucible.sandbox.Isolation tier = tier();
+    public LanguageRuntime behind(Isolation wanted, SandboxHost host) {
+        Isolation tier = tier();
         if (wanted != null) {
             if (wanted.compareTo(tier) < 0) {
                 throw new RequestException(ErrorCode.INVALID_REQUEST, "runtime " + language + " runs behind "
@@ -118,13 +120,13 @@ public record LanguageRuntime(
     }
 
     /** This runtime behind {@code tier} when it names no tier of its own ({@code serve --isolation}). */
-    public LanguageRuntime withDefaultIsolation(dev.crucible.sandbox.Isolation tier) {
+    public LanguageRuntime withDefaultIsolation(Isolation tier) {
         return isolation != null || tier == null ? this : withIsolation(tier);
     }
 
-    /** The wall its programs run behind: its own, else {@link dev.crucible.sandbox.Isolation#NAMESPACES}. */
-    public dev.crucible.sandbox.Isolation tier() {
-        return isolation == null ? dev.crucible.sandbox.Isolation.NAMESPACES : isolation;
+    /** The wall its programs run behind: its own, else {@link Isolation#NAMESPACES}. */
+    public Isolation tier() {
+        return isolation == null ? Isolation.NAMESPACES : isolation;
     }
 
     /** The digest of the image it runs in, or null on the host: what results carry as {@code image_digest}. */
