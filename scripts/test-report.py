@@ -38,7 +38,10 @@ def cases(since):
                 yield klass, name, "failed", ""
             elif case.find("skipped") is not None:
                 skipped = case.find("skipped")
-                message = (skipped.get("message") or skipped.text or "no reason given").strip()
+                # surefire writes the reason as a message, or as the exception's trace: its first line then
+                message = (skipped.get("message") or (skipped.text or "").strip().split("\n")[0]
+                           or "no reason given").strip()
+                message = message.split("TestAbortedException: ", 1)[-1]
                 yield klass, name, "skipped", " ".join(message.split())
             else:
                 yield klass, name, "passed", ""
