@@ -9,7 +9,6 @@ import java.time.Duration;
 
 /** A small JDK HttpClient wrapper for the tests: the real server on a real port. */
 record Http(HttpClient client, String base, String token) {
-    /** The server's defaults with a data directory of the test's own (never the machine's), deleted at exit. */
     /**
      * The server's defaults on a temp data dir, without spare sessions: a test that counts the sandboxes, cgroups and
      * session uids left while its server runs would find the spare ({@code SessionSparesTest} and the ITs run with it).

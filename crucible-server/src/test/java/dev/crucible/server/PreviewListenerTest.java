@@ -10,7 +10,9 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.Socket;
+import java.net.URI;
 import java.net.URLEncoder;
+import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
@@ -19,6 +21,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.stream.Collectors;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -80,16 +83,17 @@ class PreviewListenerTest {
 
     private static Answer request(String method, String host, String target, String cookie, String body)
             throws IOException {
-        return request(method, host, target, cookie, body, null);
+        return request(method, host, target, cookie, body, Map.of());
     }
 
     private static Answer request(String method, String host, String target, String cookie, String body,
-            String traffic) throws IOException {
+            Map<String, String> fields) throws IOException {
         try (Socket s = new Socket("127.0.0.1", server.previewPort())) {
             s.setSoTimeout(60_000);
             String head = method + " " + target + " HTTP/1.1\r\nHost: " + host + "\r\nConnection: close\r\n"
                     + (cookie == null || cookie.isEmpty() ? "" : "Cookie: " + cookie + "\r\n")
-                    + (traffic == null ? "" : "e2b-traffic-access-token: " + traffic + "\r\n")
+                    + fields.entrySet().stream().map(f -> f.getKey() + ": " + f.getValue() + "\r\n")
+                            .collect(Collectors.joining())
                     + (body == null ? "" : "Content-Type: text/plain\r\nContent-Length: " + body.length() + "\r\n")
                     + "\r\n" + (body == null ? "" : body);
             s.getOutputStream().write(head.getBytes(StandardCharsets.ISO_8859_1));
@@ -100,6 +104,16 @@ class PreviewListenerTest {
 
     private static Answer get(String host, String target, String cookie) throws IOException {
         return request("GET", host, target, cookie, null);
+    }
+
+    /** A GET carrying an E2B sandbox's {@code trafficAccessToken}, as {@code getHost(port)}'s users send it. */
+    private static Answer traffic(String host, String target, String token) throws IOException {
+        return request("GET", host, target, "", null, Map.of("e2b-traffic-access-token", token));
+    }
+
+    /** A browser's navigation to {@code target} ({@code Sec-Fetch-Mode: navigate}), with no cookie. */
+    private static Answer navigate(String host, String target) throws IOException {
+        return request("GET", host, target, null, null, Map.of("Sec-Fetch-Mode", "navigate"));
     }
 
     private static Answer parse(InputStream in) throws IOException {
@@ -142,19 +156,48 @@ class PreviewListenerTest {
     @Test
     void aLinkSetsAHostOnlyCookieAndRedirectsToItsPathWithoutTheToken() throws Exception {
         String token = link();
-        Answer r = get(host(PORT, hex), "/a/b?x=1&crucible_preview=" + token + "&y=%2F", null);
+        Answer r = navigate(host(PORT, hex), "/a/b?x=1&crucible_preview=" + token + "&y=%2F");
         assertThat(r.status()).as(r.body()).isEqualTo(302);
         assertThat(r.header("Location")).isEqualTo("/a/b?x=1&y=%2F");
         assertThat(r.headers().get("set-cookie")).containsExactly(
                 "crucible_preview=" + token + "; HttpOnly; SameSite=Lax; Path=/");
         assertThat(r.header("Cache-Control")).isEqualTo("no-store");
 
-        Answer bare = get(host(PORT, hex), "/?crucible_preview=" + token, null);
+        Answer bare = navigate(host(PORT, hex), "/?crucible_preview=" + token);
         assertThat(bare.header("Location")).isEqualTo("/");
-        Answer hostile = get(host(PORT, hex), "//evil.example/?crucible_preview=" + token, null);
+        Answer hostile = navigate(host(PORT, hex), "//evil.example/?crucible_preview=" + token);
         assertThat(hostile.header("Location")).as("never another host").isEqualTo("/.//evil.example/");
-        assertThat(anyone.get("/v1/previews/" + token + "/kept").statusCode())
-                .as("the same link on the API's origin still opens, fenced in").isEqualTo(200);
+
+        Answer direct = get(host(PORT, hex), "/hello?crucible_preview=" + token + "&q=1", null);
+        assertThat(direct.status()).as("a client that is no browser is answered at once: " + direct.body())
+                .isEqualTo(200);
+        assertThat(direct.body()).contains("\"path\": \"/hello?q=1\"").doesNotContain(token);
+        assertThat(direct.headers().get("set-cookie")).contains(
+                "crucible_preview=" + token + "; HttpOnly; SameSite=Lax; Path=/");
+    }
+
+    /**
+     * Nothing a session serves is answered on the API's origin when previews have one of their own: the link route
+     * there only redirects to the preview's origin, every method and path, and a bad link is refused before that.
+     */
+    @Test
+    void theLinkRouteOnTheApisOriginOnlyRedirectsToThePreviewsOwnOrigin() throws Exception {
+        String token = link();
+        for (String method : List.of("GET", "POST", "DELETE")) {
+            HttpResponse<String> r = anyone.send(HttpRequest.newBuilder(URI.create(anyone.base()
+                    + "/v1/previews/" + token + "/kept/x?a=1&b=%2F"))
+                    .method(method, HttpRequest.BodyPublishers.ofString("body")));
+            assertThat(r.statusCode()).as(method + " " + r.body()).isEqualTo(307);
+            assertThat(r.headers().firstValue("Location")).hasValue("http://" + host(PORT, hex)
+                    + "/kept/x?a=1&b=%2F&crucible_preview=" + token);
+            assertThat(r.body()).as("not one byte of the session's").doesNotContain("\"path\"");
+        }
+        assertThat(anyone.get("/v1/previews/" + token).headers().firstValue("Location"))
+                .hasValue("http://" + host(PORT, hex) + "/?crucible_preview=" + token);
+        assertThat(anyone.get("/v1/previews/" + token.substring(1) + "/kept").statusCode()).isEqualTo(403);
+        Answer followed = get(host(PORT, hex), "/kept/x?a=1&crucible_preview=" + token, null);
+        assertThat(followed.status()).isEqualTo(200);
+        assertThat(followed.body()).contains("\"path\": \"/kept/x?a=1\"");
     }
 
     @Test
@@ -217,13 +260,12 @@ class PreviewListenerTest {
         assertThat(sandbox.get("domain").asText()).isEqualTo("localhost:" + server.previewPort());
         String traffic = sandbox.get("trafficAccessToken").asText();
         String e2bHost = PORT + "-" + sid + ".localhost:" + server.previewPort();
-        assertThat(request("GET", e2bHost, "/seen", "", null, traffic).status()).isEqualTo(200);
-        assertThat(request("GET", e2bHost, "/seen", "", null, traffic).body()).doesNotContain(traffic)
+        assertThat(traffic(e2bHost, "/seen", traffic).status()).isEqualTo(200);
+        assertThat(traffic(e2bHost, "/seen", traffic).body()).doesNotContain(traffic)
                 .doesNotContainIgnoringCase("e2b-traffic-access-token");
         assertThat(get(e2bHost, "/", null).status()).as("no token").isEqualTo(403);
-        assertThat(request("GET", host(PORT, hex), "/", "", null, traffic).status()).as("another session's port")
-                .isEqualTo(403);
-        assertThat(request("GET", e2bHost, "/", "", null, traffic.substring(1)).status()).isEqualTo(403);
+        assertThat(traffic(host(PORT, hex), "/", traffic).status()).as("another session's port").isEqualTo(403);
+        assertThat(traffic(e2bHost, "/", traffic.substring(1)).status()).isEqualTo(403);
         assertThat(e2b("DELETE", "/sandboxes/" + sid).statusCode()).isEqualTo(204);
     }
 
@@ -238,16 +280,16 @@ class PreviewListenerTest {
         String sid = sandbox.get("sandboxID").asText();
         String old = sandbox.get("trafficAccessToken").asText();
         String e2bHost = PORT + "-" + sid + ".localhost:" + server.previewPort();
-        assertThat(request("GET", e2bHost, "/seen", "", null, old).status()).isEqualTo(200);
+        assertThat(traffic(e2bHost, "/seen", old).status()).isEqualTo(200);
 
         HttpResponse<String> rotated = e2b("POST", "/sandboxes/" + sid + "/rotate-traffic-token");
         assertThat(rotated.statusCode()).as(rotated.body()).isEqualTo(200);
         String fresh = SessionApiTest.json(rotated).get("trafficAccessToken").asText();
         assertThat(fresh).isNotEqualTo(old);
-        Answer refused = request("GET", e2bHost, "/seen", "", null, old);
+        Answer refused = traffic(e2bHost, "/seen", old);
         assertThat(refused.status()).as("the token made before the rotation").isEqualTo(403);
         assertThat(refused.body()).contains("invalid_preview").contains("rotated");
-        assertThat(request("GET", e2bHost, "/seen", "", null, fresh).status()).isEqualTo(200);
+        assertThat(traffic(e2bHost, "/seen", fresh).status()).isEqualTo(200);
         HttpResponse<String> connected = e2b("POST", "/sandboxes/" + sid + "/connect");
         assertThat(SessionApiTest.json(connected).get("trafficAccessToken").asText()).as("connect keeps the current")
                 .isEqualTo(fresh);
@@ -255,29 +297,66 @@ class PreviewListenerTest {
         assertThat(contexts(sid, fresh)).isEqualTo(200);
 
         assertThat(e2b("DELETE", "/sandboxes/" + sid).statusCode()).isEqualTo(204);
-        assertThat(request("GET", e2bHost, "/seen", "", null, fresh).status()).as("its sandbox killed")
+        assertThat(traffic(e2bHost, "/seen", fresh).status()).as("its sandbox killed")
                 .isEqualTo(403);
+    }
+
+    /**
+     * A rotation racing connects and timeouts of the same sandbox (issue 49 item 4): whichever lands last, what is kept
+     * is the rotation's nonce, so the token it handed out opens the ports and the one before it stays refused.
+     */
+    @Test
+    void aRotationRacingConnectsAndTimeoutsIsNeverUndone() throws Exception {
+        JsonNode sandbox = e2bSandboxWithApp();
+        String sid = sandbox.get("sandboxID").asText();
+        String e2bHost = PORT + "-" + sid + ".localhost:" + server.previewPort();
+        String before = sandbox.get("trafficAccessToken").asText();
+        try (var pool = java.util.concurrent.Executors.newVirtualThreadPerTaskExecutor()) {
+            for (int round = 0; round < 8; round++) {
+                List<java.util.concurrent.Future<HttpResponse<String>>> others = new ArrayList<>();
+                for (int i = 0; i < 6; i++) {
+                    String call = i % 2 == 0 ? "/connect" : "/timeout";
+                    others.add(pool.submit(() -> e2b("POST", "/sandboxes/" + sid + call, "{\"timeout\": 600}")));
+                }
+                HttpResponse<String> rotated = pool.submit(() -> e2b("POST", "/sandboxes/" + sid
+                        + "/rotate-traffic-token")).get();
+                for (var other : others) {
+                    assertThat(other.get().statusCode()).as(other.get().body()).isBetween(200, 204);
+                }
+                String fresh = SessionApiTest.json(rotated).get("trafficAccessToken").asText();
+                assertThat(SessionApiTest.json(e2b("POST", "/sandboxes/" + sid + "/connect"))
+                        .get("trafficAccessToken").asText()).as("round " + round).isEqualTo(fresh);
+                assertThat(traffic(e2bHost, "/seen", fresh).status()).isEqualTo(200);
+                assertThat(traffic(e2bHost, "/seen", before).status()).isEqualTo(403);
+                before = fresh;
+            }
+        }
+        assertThat(e2b("DELETE", "/sandboxes/" + sid).statusCode()).isEqualTo(204);
     }
 
     /** A call to E2B's control plane with this server's (no) token as {@code X-API-KEY}. */
     private static HttpResponse<String> e2b(String method, String path) throws Exception {
-        return anyone.send(java.net.http.HttpRequest.newBuilder(java.net.URI.create(anyone.base() + path))
+        return e2b(method, path, "{}");
+    }
+
+    private static HttpResponse<String> e2b(String method, String path, String body) throws Exception {
+        return anyone.send(HttpRequest.newBuilder(URI.create(anyone.base() + path))
                 .header("X-API-KEY", "e2b_00").header("Content-Type", "application/json")
-                .method(method, java.net.http.HttpRequest.BodyPublishers.ofString("{}")));
+                .method(method, HttpRequest.BodyPublishers.ofString(body)));
     }
 
     /** The status of listing sandbox {@code sid}'s code contexts with {@code traffic} alone, as E2B's SDKs do. */
     private static int contexts(String sid, String traffic) throws Exception {
-        return anyone.send(java.net.http.HttpRequest.newBuilder(java.net.URI.create(anyone.base() + "/contexts"))
+        return anyone.send(HttpRequest.newBuilder(URI.create(anyone.base() + "/contexts"))
                 .header("E2b-Sandbox-Port", "49999").header("E2b-Sandbox-Id", sid)
                 .header("E2B-Traffic-Access-Token", traffic).GET()).statusCode();
     }
 
     /** A sandbox made through E2B's control plane, its session serving the test app on {@link #PORT}. */
     private static JsonNode e2bSandboxWithApp() throws Exception {
-        HttpResponse<String> made = anyone.send(java.net.http.HttpRequest.newBuilder(java.net.URI.create(anyone.base()
+        HttpResponse<String> made = anyone.send(HttpRequest.newBuilder(URI.create(anyone.base()
                 + "/v2/sandboxes")).header("X-API-KEY", "e2b_00").header("Content-Type", "application/json")
-                .POST(java.net.http.HttpRequest.BodyPublishers.ofString("{\"templateID\": \"base\"}")));
+                .POST(HttpRequest.BodyPublishers.ofString("{\"templateID\": \"base\"}")));
         assertThat(made.statusCode()).as(made.body()).isEqualTo(201);
         JsonNode sandbox = SessionApiTest.json(made);
         String sid = sandbox.get("sandboxID").asText();
@@ -367,8 +446,9 @@ class PreviewListenerTest {
     void aPageOnItsOwnOriginUsesItsCookiesStorageAndServerButCannotReachTheApi(@TempDir Path profile)
             throws Exception {
         int sessionsBefore = SessionApiTest.json(anyone.get("/v1/sessions")).get("sessions").size();
-        String seen = PreviewTest.pageOutput("http://" + host(PORT, hex) + "/page2?api=" + server.port()
-                + "&crucible_preview=" + link(), profile);
+        // opened by its link route on the API's origin: the browser is sent to the preview's own origin
+        String seen = PreviewTest.pageOutput("http://127.0.0.1:" + server.port() + "/v1/previews/" + link()
+                + "/page2?api=" + server.port(), profile);
         assertThat(seen).as("the page's script ran to its end").startsWith("ran|");
         assertThat(seen).contains("origin=http://" + host(PORT, hex)).contains("search=?api=" + server.port() + "|");
         assertThat(seen).as("its own cookie, not the preview's (HttpOnly)").contains("|cookie=mine=1|")

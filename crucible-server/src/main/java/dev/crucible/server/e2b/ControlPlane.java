@@ -114,15 +114,16 @@ final class ControlPlane {
             }
             case "POST /timeout" -> {
                 long timeout = timeoutOf(api.body(req, 1 << 20), null);
-                sandboxes.put(s.until(endAt(timeout)));
+                long end = endAt(timeout);
+                sandboxes.update(s.id(), now -> now.until(end)).orElseThrow(() -> gone(s));
                 res.setStatus(204);
             }
             case "POST /connect", "POST /resume" -> {
                 JsonNode b = api.body(req, 1 << 20);
                 resume(owner, s.id()); // a paused one comes back (its memory behind gVisor); a running one is as it was
-                long end = b.has("timeout") ? Math.max(s.endAtMs(), endAt(timeoutOf(b, null))) : s.endAtMs();
-                E2bSandboxes.Sandbox kept = s.until(end);
-                sandboxes.put(kept);
+                long asked = b.has("timeout") ? endAt(timeoutOf(b, null)) : 0;
+                E2bSandboxes.Sandbox kept = sandboxes.update(s.id(), now -> now.until(Math.max(now.endAtMs(), asked)))
+                        .orElseThrow(() -> gone(s));
                 api.write(res, 200, created(kept));
             }
             case "POST /pause" -> {
@@ -138,13 +139,18 @@ final class ControlPlane {
                 res.setStatus(204);
             }
             case "POST /rotate-traffic-token" -> { // Crucible's own: every traffic token made before is refused
-                E2bSandboxes.Sandbox kept = s.rotated();
-                sandboxes.put(kept);
+                E2bSandboxes.Sandbox kept = sandboxes.update(s.id(), E2bSandboxes.Sandbox::rotated)
+                        .orElseThrow(() -> gone(s));
                 api.write(res, 200, created(kept));
             }
             case "GET /metrics" -> api.write(res, 200, List.of());
             default -> throw new RequestException(ErrorCode.NOT_FOUND, "no E2B route " + method + " " + path);
         }
+    }
+
+    /** A sandbox forgotten while a request about it ran (killed, or its session ended). */
+    private static RequestException gone(E2bSandboxes.Sandbox s) {
+        return new RequestException(ErrorCode.NOT_FOUND, "sandbox " + s.id() + " not found");
     }
 
     private void create(HttpServletRequest req, HttpServletResponse res, String owner) throws IOException {

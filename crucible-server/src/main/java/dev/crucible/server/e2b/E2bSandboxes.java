@@ -98,13 +98,34 @@ final class E2bSandboxes implements AutoCloseable {
         reaper.scheduleWithFixedDelay(this::reap, 1, 1, TimeUnit.SECONDS);
     }
 
-    /** Keeps {@code sandbox} (replacing what was kept for its id). */
-    void put(Sandbox sandbox) throws IOException {
+    /** Keeps {@code sandbox}, a new one (replacing what was kept for its id). */
+    synchronized void put(Sandbox sandbox) throws IOException {
+        write(sandbox);
+        byId.put(sandbox.id(), sandbox);
+    }
+
+    /**
+     * Changes what is kept for {@code id} in one step, against the record as it is now (never a copy read earlier), so
+     * two changes racing (a rotation of its traffic tokens and a timeout set at once) both hold; empty when it is gone
+     * (forgotten meanwhile: a change never brings it back).
+     */
+    synchronized Optional<Sandbox> update(String id, java.util.function.UnaryOperator<Sandbox> change)
+            throws IOException {
+        Sandbox now = byId.get(id);
+        if (now == null) {
+            return Optional.empty();
+        }
+        Sandbox changed = change.apply(now);
+        write(changed);
+        byId.put(id, changed);
+        return Optional.of(changed);
+    }
+
+    private void write(Sandbox sandbox) throws IOException {
         Path temp = dir.resolve(sandbox.id() + ".json.tmp");
         Files.write(temp, json.writeValueAsBytes(sandbox));
         Files.move(temp, dir.resolve(sandbox.id() + ".json"), StandardCopyOption.ATOMIC_MOVE,
                 StandardCopyOption.REPLACE_EXISTING);
-        byId.put(sandbox.id(), sandbox);
     }
 
     /** The sandbox {@code id} of {@code owner} whose session still lives; empty for anyone else's or a gone one. */
@@ -137,7 +158,7 @@ final class E2bSandboxes implements AutoCloseable {
     }
 
     /** Forgets {@code id} (its session is deleted by the caller). */
-    void forget(String id) {
+    synchronized void forget(String id) {
         byId.remove(id);
         gone.accept(id);
         try {

@@ -9,6 +9,7 @@ import dev.crucible.server.session.SessionRoutes;
 import dev.crucible.session.SessionManager;
 import dev.crucible.session.SessionPorts;
 import io.javalin.http.Context;
+import io.javalin.http.HttpStatus;
 import java.time.Instant;
 import java.time.InstantSource;
 import java.util.List;
@@ -19,9 +20,9 @@ import java.util.function.Predicate;
  * client ({@code /v1/sessions/{id}/ports/{port}/…}) or a browser holding a signed preview link
  * ({@code /v1/previews/{token}/…}); the links themselves ({@code POST /v1/sessions/{id}/previews}); the ports that
  * listen ({@code GET /v1/sessions/{id}/ports}). Both proxy routes serve on the API's origin, so every answer is fenced
- * into an opaque origin ({@link PortProxy#CSP}) and set no cookie; with a listener of previews' own
- * ({@link PreviewListener}) the links open an origin of each preview's own there instead. Handlers only: the server's
- * route table registers them.
+ * into an opaque origin ({@link PortProxy#CSP}) and sets no cookie; with a listener of previews' own
+ * ({@link PreviewListener}) the links open an origin of each preview's own there instead, and the link route only
+ * redirects there. Handlers only: the server's route table registers them.
  */
 public final class PortRoutes {
     /** Every method a proxied request may have (CONNECT and TRACE are not passed on). */
@@ -76,10 +77,23 @@ public final class PortRoutes {
         forward(ctx, ports, port, prefix, 5);
     }
 
-    /** Proxies a browser's request under a preview link: the token is the credential (no bearer). */
+    /**
+     * Proxies a browser's request under a preview link: the token is the credential (no bearer). With a listener of
+     * previews' own, nothing a session serves is answered on the API's origin: the request is redirected ({@code 307},
+     * method and body kept) to the same path and query on the preview's own origin, carrying the token as that
+     * listener's link does.
+     */
     public void preview(Context ctx) throws Exception {
         String token = ctx.pathParam("token");
         PreviewTokens.Grant grant = tokens.verify(token, clock.millis(), current);
+        if (listener != null) {
+            String rest = rest(ctx.req().getRequestURI(), 3);
+            String query = ctx.queryString() == null ? "" : ctx.queryString() + "&";
+            ctx.header("Cache-Control", "no-store");
+            ctx.redirect("http://" + listener.host(grant.session(), grant.port()) + (rest == null ? "/" : rest) + "?"
+                    + query + PreviewListener.COOKIE + "=" + token, HttpStatus.TEMPORARY_REDIRECT);
+            return;
+        }
         SessionPorts ports;
         try {
             ports = sessions.ports(grant.owner(), grant.session());
@@ -122,7 +136,7 @@ public final class PortRoutes {
         String raw = ctx.req().getRequestURI();
         String rest = rest(raw, skip);
         if (rest == null) {
-            ctx.redirect(raw + "/" + (ctx.queryString() == null ? "" : "?" + ctx.queryString()), io.javalin.http.HttpStatus.FOUND);
+            ctx.redirect(raw + "/" + (ctx.queryString() == null ? "" : "?" + ctx.queryString()), HttpStatus.FOUND);
             return;
         }
         String target = rest + (ctx.queryString() == null ? "" : "?" + ctx.queryString());

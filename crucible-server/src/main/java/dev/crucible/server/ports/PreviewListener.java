@@ -33,8 +33,9 @@ import tools.jackson.databind.json.JsonMapper;
  * <ul>
  *   <li>A request whose {@code Host} is not a preview host is {@code 404 not_found}.</li>
  *   <li>A link ({@code ?crucible_preview=TOKEN}, from {@code POST /v1/sessions/{id}/previews}) whose token grants
- *       this host's session and port is answered {@code 302} to the same path and query without the token, setting the
- *       cookie {@code crucible_preview} (host-only, {@code HttpOnly}, {@code SameSite=Lax}).</li>
+ *       this host's session and port sets the cookie {@code crucible_preview} (host-only, {@code HttpOnly},
+ *       {@code SameSite=Lax}); a browser's request (one with {@code Sec-Fetch-Mode}) is answered {@code 302} to the
+ *       same path and query without the token, any other client's is proxied at once, without the token.</li>
  *   <li>Every other request needs that cookie holding a valid token for this host, else {@code 403 invalid_preview};
  *       it is then proxied ({@link PortProxy}, WebSocket upgrades included) without the cookie or the token.</li>
  *   <li>Or the field {@code e2b-traffic-access-token} holding an E2B sandbox's {@code trafficAccessToken} (a grant of
@@ -125,19 +126,30 @@ public final class PreviewListener implements AutoCloseable {
         }
         String path = ctx.req().getRequestURI();
         LinkQuery query = LinkQuery.of(ctx.queryString());
+        PreviewTokens.Grant grant;
         if (query.token() != null) {
             String token = query.token();
-            check(tokens.verify(token, clock.millis(), current), host);
+            grant = check(tokens.verify(token, clock.millis(), current), host);
             ctx.header("Set-Cookie", COOKIE + "=" + token + "; HttpOnly; SameSite=Lax; Path=/"); // host-only
             ctx.header("Cache-Control", "no-store");
+            if (ctx.header("Sec-Fetch-Mode") == null) { // no browser: a client that may keep no cookie is answered here
+                proxy(ctx, grant, host, path, query);
+                return;
+            }
             // "//x" or "/\x" would send a browser to host x: "/./" keeps it on this one, on the same path
             String safe = path.startsWith("//") || path.startsWith("/\\") ? "/." + path : path;
             ctx.redirect(safe + (query.rest() == null ? "" : "?" + query.rest()), HttpStatus.FOUND);
             return;
         }
         String traffic = ctx.header(TRAFFIC_HEADER); // E2B's restricted traffic: the sandbox's token, every port
-        PreviewTokens.Grant grant = traffic != null
+        grant = traffic != null
                 ? check(tokens.verify(traffic.strip(), clock.millis(), current), host) : fromCookie(ctx, host);
+        proxy(ctx, grant, host, path, query);
+    }
+
+    /** Proxies the request to the port {@code host} names, without the link's token. */
+    private void proxy(Context ctx, PreviewTokens.Grant grant, PreviewHost host, String path, LinkQuery query)
+            throws Exception {
         SessionPorts ports;
         try {
             ports = sessions.ports(grant.owner(), grant.session());
