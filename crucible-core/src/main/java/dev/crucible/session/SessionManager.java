@@ -19,6 +19,7 @@ import dev.crucible.session.budget.SessionNumbers;
 import dev.crucible.session.store.SessionIds;
 import dev.crucible.session.store.SessionStore;
 import dev.crucible.session.workspace.SessionFiles;
+import dev.crucible.util.FairTurns;
 import java.io.IOException;
 import java.time.InstantSource;
 import java.util.Comparator;
@@ -56,6 +57,10 @@ public final class SessionManager implements AutoCloseable {
     private final SessionMaker maker;
     private SessionReaper reaper;
     private volatile boolean closed;
+    private static final int CREATES_QUEUED = 1000;
+    private volatile FairTurns creates = new FairTurns("session creates",
+            FairTurns.Limits.of(Runtime.getRuntime().availableProcessors(), CREATES_QUEUED));
+    private volatile long createWaitMs = 30_000;
     /** This replica's name when replicas share the data directory (ids carry it), or null on a single node. */
     private final String replica;
 
@@ -199,10 +204,28 @@ public final class SessionManager implements AutoCloseable {
      * bad request, {@code too_many_sessions}, {@code data_dir_full}, {@code snapshot_not_found}
      */
     public SessionInfo create(String owner, CreateRequest request) throws InterruptedException {
-        if (request.snapshot() != null) { // the snapshot's copy, brought up at once
-            return pauses(owner, (Session) null).fromSnapshot(snapshots.require(owner, request.snapshot()), request);
+        try (FairTurns.Turn turn = creates.enter(owner, createWaitMs)) {
+            if (request.snapshot() != null) { // the snapshot's copy, brought up at once
+                return pauses(owner, (Session) null).fromSnapshot(snapshots.require(owner, request.snapshot()),
+                        request);
+            }
+            return maker.create(owner, request, true).info();
         }
-        return maker.create(owner, request, true).info();
+    }
+
+    /**
+     * Makes sessions within {@code turns} from now on (at most so many at once, the rest waiting their turn, shared
+     * fairly between owners), each waiting at most {@code waitMs}; until then, one per core and
+     * {@value #CREATES_QUEUED} waiting.
+     */
+    public void admitCreates(FairTurns turns, long waitMs) {
+        this.creates = turns;
+        this.createWaitMs = waitMs;
+    }
+
+    /** The turns creates take: their limits, waits and refusals. */
+    public FairTurns creates() {
+        return creates;
     }
 
     /** The session {@code id} of {@code owner}; anyone else's, or none, is not found. */

@@ -23,7 +23,7 @@ final class ErrorMapping {
     }
 
     void install(io.javalin.config.RoutesConfig routes) {
-        routes.exception(RequestException.class, (e, ctx) -> error(ctx, e.code(), e.getMessage()));
+        routes.exception(RequestException.class, (e, ctx) -> error(ctx, e.code(), e.getMessage(), e.retryAfterSeconds()));
         routes.exception(JacksonException.class, (e, ctx) -> error(ctx, ErrorCode.INVALID_JSON,
                 "the body is not valid JSON for this route: " + oneLine(e.getOriginalMessage())));
         routes.exception(InterruptedException.class, (e, ctx) -> {
@@ -47,24 +47,29 @@ final class ErrorMapping {
 
     /** The answer to a refused request: the code's status, its {@code Retry-After} if it has one, the JSON error. */
     private void error(Context ctx, ErrorCode code, String message) {
+        error(ctx, code, message, code.retryAfterSeconds());
+    }
+
+    private void error(Context ctx, ErrorCode code, String message, int retryAfterSeconds) {
         bodies.drainRefused(ctx);
-        if (code.retryAfterSeconds() > 0) {
-            ctx.header("Retry-After", Integer.toString(code.retryAfterSeconds()));
+        if (retryAfterSeconds > 0) {
+            ctx.header("Retry-After", Integer.toString(retryAfterSeconds));
         }
-        ctx.status(code.httpStatus()).json(errorBody(ctx, code, message));
+        ctx.status(code.httpStatus()).json(errorBody(ctx, code, message, retryAfterSeconds));
         ctx.attribute(ErrorBody.ANSWERED, Boolean.TRUE);
     }
 
-    /** Ours, {@code {"error": {code, message}}}; on Piston's routes Piston's own {@code {"message": …}}. */
-    private static Object errorBody(Context ctx, ErrorCode code, String message) {
-        return ctx.path().startsWith("/api/v2/") ? Map.of("message", message) : ErrorBody.of(code, message);
+    /** Ours, {@code {"error": {code, message, retry_after_s?}}}; on Piston's routes Piston's own {@code {"message": …}}. */
+    private static Object errorBody(Context ctx, ErrorCode code, String message, int retryAfterSeconds) {
+        return ctx.path().startsWith("/api/v2/") ? Map.of("message", message)
+                : ErrorBody.of(code, message, retryAfterSeconds);
     }
 
     /** A request no route matched (or one whose error the status handler would otherwise overwrite). */
     private void fallback(Context ctx, ErrorCode code, String message) {
         bodies.drainRefused(ctx);
         if (ctx.attribute(ErrorBody.ANSWERED) == null) {
-            ctx.status(code.httpStatus()).json(errorBody(ctx, code, message));
+            ctx.status(code.httpStatus()).json(errorBody(ctx, code, message, 0));
         }
     }
 }

@@ -1,6 +1,7 @@
 package dev.crucible.server;
 
 import dev.crucible.egress.policy.EgressPolicy;
+import dev.crucible.server.access.Fairness;
 import dev.crucible.server.access.WebOrigin;
 import dev.crucible.server.services.Services;
 import dev.crucible.session.spec.SessionConfig;
@@ -41,6 +42,7 @@ import java.util.stream.Collectors;
  *     for none (previews are served on the API's origin only, fenced in)
  * @param previewDomain the domain under which preview hosts are named; {@code localhost} by default (browsers
  *     resolve every {@code *.localhost} to loopback), else a domain whose wildcard {@code *.DOMAIN} points here
+ * @param fairness how turns are shared between tokens, and the session creates' own queue ({@link Fairness})
  * @param e2bTemplates E2B {@code templateID}s the operator names, each a runtime's language or an image reference
  *     (E2B's own {@code base} and {@code code-interpreter-v1} are Python sessions unless named here); empty by default
  */
@@ -48,7 +50,7 @@ public record ServerConfig(
         String host, int port, Set<String> tokens, int maxConcurrent, int maxQueued, long maxBodyBytes,
         Duration shutdownGrace, Map<String, Integer> pool, SessionConfig sessions, EgressPolicy egress,
         Cluster cluster, List<String> allowedOrigins, String previewListen, String previewDomain,
-        Map<String, String> e2bTemplates) {
+        Map<String, String> e2bTemplates, Fairness fairness) {
 
     /** {@code HOST:PORT}, an IPv6 address in brackets. */
     private static final Pattern LISTEN = Pattern.compile("(\\[[0-9A-Fa-f:.]+]|[^:\\[\\]\\s]+):([0-9]{1,5})");
@@ -90,6 +92,7 @@ public record ServerConfig(
     /** @throws IllegalArgumentException for bad limits or a malformed allowed origin */
     public ServerConfig {
         egress = egress == null ? EgressPolicy.none() : egress;
+        fairness = fairness == null ? Fairness.defaults() : fairness;
         cluster = cluster == null ? Cluster.single() : cluster;
         previewDomain = previewDomainFrom(previewDomain);
         listenAddress(previewListen);
@@ -107,15 +110,15 @@ public record ServerConfig(
     public static final int SPARES = 1;
 
     /**
-     * Defaults, whatever the environment: 127.0.0.1:8080, no token, {@code 2 × cores} concurrent executions, 64
-     * queued, 32 MiB bodies, 10 s shutdown grace, a warm pool of 2 Python and 1 JavaScript sandboxes, sessions under
+     * Defaults, whatever the environment: 127.0.0.1:8080, no token, {@code 2 × cores} concurrent executions, 512
+     * queued (shared fairly between tokens: {@link Fairness#defaults()}), 32 MiB bodies, 10 s shutdown grace, a warm pool of 2 Python and 1 JavaScript sandboxes, sessions under
      * {@link #defaultDataDir(Map)} of an empty environment with {@link #SPARES} spares.
      */
     public static ServerConfig defaults() {
-        return new ServerConfig("127.0.0.1", 8080, Set.of(), 2 * Runtime.getRuntime().availableProcessors(), 64,
+        return new ServerConfig("127.0.0.1", 8080, Set.of(), 2 * Runtime.getRuntime().availableProcessors(), 512,
                 32L * 1024 * 1024, Duration.ofSeconds(10), Map.of("python", 2, "javascript", 1),
                 SessionConfig.defaults(defaultDataDir(Map.of())).withSpares(SPARES), EgressPolicy.none(),
-                Cluster.single(), List.of(), null, "localhost", Map.of());
+                Cluster.single(), List.of(), null, "localhost", Map.of(), Fairness.defaults());
     }
 
     /**
@@ -136,7 +139,7 @@ public record ServerConfig(
                 egressFrom(env.get("CRUCIBLE_EGRESS_ALLOW")),
                 clusterFrom(env.get("CRUCIBLE_REPLICA"), env.get("CRUCIBLE_PEERS")),
                 allowedOriginsFrom(env.get("CRUCIBLE_ALLOWED_ORIGINS")), blankToNull(env.get("CRUCIBLE_PREVIEW_LISTEN")),
-                blankToNull(env.get("CRUCIBLE_PREVIEW_DOMAIN")), d.e2bTemplates);
+                blankToNull(env.get("CRUCIBLE_PREVIEW_DOMAIN")), d.e2bTemplates, d.fairness);
     }
 
     /**
@@ -152,14 +155,22 @@ public record ServerConfig(
         return root ? Path.of("/var/lib/crucible") : Path.of(System.getProperty("user.home"), ".local", "share", "crucible");
     }
 
-    /** The admission of stateless runs: {@link #maxConcurrent()} at once, {@link #maxQueued()} more waiting. */
+    /**
+     * The admission of stateless runs ({@link #maxConcurrent()} at once, {@link #maxQueued()} more waiting) and of
+     * session creates, each shared between tokens as {@link #fairness()} says.
+     */
     public Services.Turns turns() {
-        return Services.Turns.of(maxConcurrent, maxQueued);
+        return new Services.Turns(fairness.runs(maxConcurrent, maxQueued), fairness.creates(), fairness.createWaitMs());
+    }
+
+    public ServerConfig withFairness(Fairness value) {
+        return new ServerConfig(host, port, tokens, maxConcurrent, maxQueued, maxBodyBytes, shutdownGrace, pool,
+                sessions, egress, cluster, allowedOrigins, previewListen, previewDomain, e2bTemplates, value);
     }
 
     public ServerConfig withSessions(SessionConfig value) {
         return new ServerConfig(host, port, tokens, maxConcurrent, maxQueued, maxBodyBytes,
-                shutdownGrace, pool, value, egress, cluster, allowedOrigins, previewListen, previewDomain, e2bTemplates);
+                shutdownGrace, pool, value, egress, cluster, allowedOrigins, previewListen, previewDomain, e2bTemplates, fairness);
     }
 
     public ServerConfig withDataDir(Path dir) {
@@ -168,65 +179,65 @@ public record ServerConfig(
 
     public ServerConfig withHost(String value) {
         return new ServerConfig(value, port, tokens, maxConcurrent, maxQueued, maxBodyBytes,
-                shutdownGrace, pool, sessions, egress, cluster, allowedOrigins, previewListen, previewDomain, e2bTemplates);
+                shutdownGrace, pool, sessions, egress, cluster, allowedOrigins, previewListen, previewDomain, e2bTemplates, fairness);
     }
 
     public ServerConfig withPort(int value) {
         return new ServerConfig(host, value, tokens, maxConcurrent, maxQueued, maxBodyBytes,
-                shutdownGrace, pool, sessions, egress, cluster, allowedOrigins, previewListen, previewDomain, e2bTemplates);
+                shutdownGrace, pool, sessions, egress, cluster, allowedOrigins, previewListen, previewDomain, e2bTemplates, fairness);
     }
 
     public ServerConfig withTokens(Set<String> value) {
         return new ServerConfig(host, port, value, maxConcurrent, maxQueued, maxBodyBytes,
-                shutdownGrace, pool, sessions, egress, cluster, allowedOrigins, previewListen, previewDomain, e2bTemplates);
+                shutdownGrace, pool, sessions, egress, cluster, allowedOrigins, previewListen, previewDomain, e2bTemplates, fairness);
     }
 
     public ServerConfig withConcurrency(int running, int queued) {
         return new ServerConfig(host, port, tokens, running, queued, maxBodyBytes,
-                shutdownGrace, pool, sessions, egress, cluster, allowedOrigins, previewListen, previewDomain, e2bTemplates);
+                shutdownGrace, pool, sessions, egress, cluster, allowedOrigins, previewListen, previewDomain, e2bTemplates, fairness);
     }
 
     public ServerConfig withShutdownGrace(Duration value) {
         return new ServerConfig(host, port, tokens, maxConcurrent, maxQueued, maxBodyBytes,
-                value, pool, sessions, egress, cluster, allowedOrigins, previewListen, previewDomain, e2bTemplates);
+                value, pool, sessions, egress, cluster, allowedOrigins, previewListen, previewDomain, e2bTemplates, fairness);
     }
 
     public ServerConfig withPool(Map<String, Integer> value) {
         return new ServerConfig(host, port, tokens, maxConcurrent, maxQueued, maxBodyBytes,
-                shutdownGrace, value, sessions, egress, cluster, allowedOrigins, previewListen, previewDomain, e2bTemplates);
+                shutdownGrace, value, sessions, egress, cluster, allowedOrigins, previewListen, previewDomain, e2bTemplates, fairness);
     }
 
     public ServerConfig withEgress(EgressPolicy value) {
         return new ServerConfig(host, port, tokens, maxConcurrent, maxQueued, maxBodyBytes,
-                shutdownGrace, pool, sessions, value, cluster, allowedOrigins, previewListen, previewDomain, e2bTemplates);
+                shutdownGrace, pool, sessions, value, cluster, allowedOrigins, previewListen, previewDomain, e2bTemplates, fairness);
     }
 
     public ServerConfig withAllowedOrigins(List<String> value) {
         return new ServerConfig(host, port, tokens, maxConcurrent, maxQueued, maxBodyBytes,
-                shutdownGrace, pool, sessions, egress, cluster, value, previewListen, previewDomain, e2bTemplates);
+                shutdownGrace, pool, sessions, egress, cluster, value, previewListen, previewDomain, e2bTemplates, fairness);
     }
 
     /** @throws IllegalArgumentException for a value that is not {@code HOST:PORT} */
     public ServerConfig withPreviewListen(String value) {
         return new ServerConfig(host, port, tokens, maxConcurrent, maxQueued, maxBodyBytes,
-                shutdownGrace, pool, sessions, egress, cluster, allowedOrigins, value, previewDomain, e2bTemplates);
+                shutdownGrace, pool, sessions, egress, cluster, allowedOrigins, value, previewDomain, e2bTemplates, fairness);
     }
 
     /** @throws IllegalArgumentException for a value that is not a DNS name */
     public ServerConfig withPreviewDomain(String value) {
         return new ServerConfig(host, port, tokens, maxConcurrent, maxQueued, maxBodyBytes,
-                shutdownGrace, pool, sessions, egress, cluster, allowedOrigins, previewListen, value, e2bTemplates);
+                shutdownGrace, pool, sessions, egress, cluster, allowedOrigins, previewListen, value, e2bTemplates, fairness);
     }
 
     /** E2B template names mapped to what a sandbox of each runs: a runtime's language or an image of the store. */
     public ServerConfig withE2bTemplates(Map<String, String> value) {
         return new ServerConfig(host, port, tokens, maxConcurrent, maxQueued, maxBodyBytes,
-                shutdownGrace, pool, sessions, egress, cluster, allowedOrigins, previewListen, previewDomain, value);
+                shutdownGrace, pool, sessions, egress, cluster, allowedOrigins, previewListen, previewDomain, value, fairness);
     }
 
     public ServerConfig withCluster(Cluster value) {
         return new ServerConfig(host, port, tokens, maxConcurrent, maxQueued, maxBodyBytes,
-                shutdownGrace, pool, sessions, egress, value, allowedOrigins, previewListen, previewDomain, e2bTemplates);
+                shutdownGrace, pool, sessions, egress, value, allowedOrigins, previewListen, previewDomain, e2bTemplates, fairness);
     }
 
     /**

@@ -8,6 +8,7 @@ import dev.crucible.image.Images;
 import dev.crucible.image.registry.RegistryCredentials;
 import dev.crucible.server.CrucibleServer;
 import dev.crucible.server.ServerConfig;
+import dev.crucible.server.access.Fairness;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Files;
@@ -50,8 +51,29 @@ public final class ServeCommand implements Callable<Integer> {
     @Option(names = "--max-concurrent", paramLabel = "N", description = "Executions at once (default 2 x cores).")
     Integer maxConcurrent;
 
-    @Option(names = "--max-queued", paramLabel = "N", description = "Requests that may wait; beyond, 429 (default 64).")
+    @Option(names = "--max-queued", paramLabel = "N", description = "Executions that may wait; beyond, 429 with"
+            + " Retry-After (default 512).")
     Integer maxQueued;
+
+    @Option(names = "--max-running-per-token", paramLabel = "N", description = "Executions one token runs at once"
+            + " (default: every turn; a freed turn still goes to another token that waits first).")
+    int runningPerToken;
+
+    @Option(names = "--max-queued-per-token", paramLabel = "N", description = "Executions one token may have waiting"
+            + " (default: three quarters of --max-queued).")
+    int queuedPerToken;
+
+    @Option(names = "--max-concurrent-creates", paramLabel = "N", description = "Sessions made at once; the rest wait"
+            + " their turn, shared fairly between tokens (default: one per core).")
+    int creating;
+
+    @Option(names = "--max-queued-creates", paramLabel = "N", description = "Session creates that may wait; beyond,"
+            + " 429 with Retry-After (default 1000; one token three quarters of it).")
+    int createsQueued;
+
+    @Option(names = "--create-wait", paramLabel = "SECONDS", description = "How long a create waits for its turn"
+            + " before 503 queue_timeout with Retry-After (429 to E2B's SDKs, which then ask again; default 30).")
+    int createWaitS;
 
     @Option(names = "--shutdown-grace", paramLabel = "SECONDS", description = "On SIGTERM, how long running requests"
             + " get to finish before they are killed (default 10; at least the longest time limit your requests use"
@@ -166,6 +188,8 @@ public final class ServeCommand implements Callable<Integer> {
             if (pool != null) {
                 base = base.withPool(ServerConfig.poolFrom(pool, base.pool()));
             }
+            base = base.withFairness(new Fairness(runningPerToken, queuedPerToken, creating, createsQueued, 0,
+                    createWaitS));
             if (maxConcurrent != null || maxQueued != null) {
                 base = base.withConcurrency(maxConcurrent == null ? base.maxConcurrent() : maxConcurrent,
                         maxQueued == null ? base.maxQueued() : maxQueued);

@@ -3,32 +3,29 @@ package dev.crucible.server.access;
 import dev.crucible.error.ErrorCode;
 import dev.crucible.error.RequestException;
 import dev.crucible.sandbox.Limits;
+import dev.crucible.server.http.JsonObject;
+import dev.crucible.util.FairTurns;
 import java.time.Duration;
 import java.time.Instant;
 import java.time.InstantSource;
-import java.util.concurrent.Semaphore;
+import java.util.LinkedHashMap;
+import java.util.Locale;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
-import java.util.concurrent.atomic.AtomicInteger;
-import java.util.concurrent.locks.Condition;
-import java.util.concurrent.locks.ReentrantLock;
 
 /**
- * Back-pressure: at most {@code running} executions at once and {@code queued} more waiting; beyond that 429 with
- * Retry-After. After {@link #close()} new work gets 503 and {@link #awaitDrained} waits for the rest by the clock
- * given, so a test advances time instead of waiting for a grace period. Thread-safe.
+ * Back-pressure for stateless runs: {@link FairTurns} keyed by token, at most {@code running} executions at once and
+ * {@code queued} more waiting, shared fairly between tokens (one token's burst delays another's single run by at most
+ * one turn); beyond that 429 with a Retry-After that says when. After {@link #close()} new work gets 503 and
+ * {@link #awaitDrained} waits for the rest by the clock given, so a test advances time instead of waiting for a grace
+ * period. Thread-safe.
  */
 public final class Admission {
     /** How often a drain re-reads its clock: a clock moved by a test is noticed within this. */
     private static final long RECHECK_NANOS = TimeUnit.MILLISECONDS.toNanos(20);
 
-    private final Semaphore turns;
-    private final int maxRunning;
-    private final int maxQueued;
+    private final FairTurns turns;
     private final InstantSource clock;
-    private final AtomicInteger waiting = new AtomicInteger();
-    private final AtomicInteger inFlight = new AtomicInteger();
-    private final ReentrantLock lock = new ReentrantLock();
-    private final Condition idle = lock.newCondition();
     private volatile boolean closed;
 
     /**
@@ -37,80 +34,76 @@ public final class Admission {
      * @param clock what a drain's grace is measured by
      */
     public Admission(int running, int queued, InstantSource clock) {
-        this.turns = new Semaphore(running, true);
-        this.maxRunning = running;
-        this.maxQueued = queued;
+        this(FairTurns.Limits.of(running, queued), clock);
+    }
+
+    /** Runs within {@code limits}, per token as they say. */
+    public Admission(FairTurns.Limits limits, InstantSource clock) {
+        this.turns = new FairTurns("runs", limits);
         this.clock = clock;
     }
 
     /** A turn to run, waiting at most as long as a run of the default limits may take; close it when done. */
     AutoCloseable enter() throws InterruptedException {
-        return enter(Limits.DEFAULT.timeoutMs());
+        return enter("", Limits.DEFAULT.timeoutMs());
+    }
+
+    /** As {@link #enter(String, long)} for no token in particular (a server without tokens, a CLI). */
+    public AutoCloseable enter(long timeoutMs) throws InterruptedException {
+        return enter("", timeoutMs);
     }
 
     /**
-     * A turn for a run of {@code timeoutMs}; close it when done. A request waits for its turn at most its timeout plus
-     * {@link Limits#GRACE_MS}: its answer is bounded end to end even when every turn is held.
+     * A turn of {@code owner}'s for a run of {@code timeoutMs}; close it when done. A request waits for its turn at
+     * most its timeout plus {@link Limits#GRACE_MS}: its answer is bounded end to end even when every turn is held.
      *
-     * @throws RequestException 429 when the queue is full, 503 {@code queue_timeout} when no turn came in time, 503 when
-     *     draining
+     * @throws RequestException 429 when the queue (or the token's share of it) is full, 503 {@code queue_timeout} when
+     *     no turn came in time, 503 when draining; each with a Retry-After
      */
-    public AutoCloseable enter(long timeoutMs) throws InterruptedException {
+    public AutoCloseable enter(String owner, long timeoutMs) throws InterruptedException {
         if (closed) {
             throw new RequestException(ErrorCode.SHUTTING_DOWN, "the server is shutting down");
         }
-        if (!turns.tryAcquire()) {
-            if (waiting.incrementAndGet() > maxQueued) {
-                left(waiting);
-                throw new RequestException(ErrorCode.TOO_MANY_REQUESTS, "all sandboxes are busy and the queue is full");
-            }
-            long wait = timeoutMs + Limits.GRACE_MS;
-            try {
-                if (!turns.tryAcquire(wait, TimeUnit.MILLISECONDS)) {
-                    throw new RequestException(ErrorCode.QUEUE_TIMEOUT, "no sandbox became free within " + wait
-                            + " ms (the request's timeout_ms plus " + Limits.GRACE_MS + " ms); all " + maxRunning
-                            + " were busy: retry later, or send less at once");
-                }
-            } finally {
-                left(waiting);
-            }
-        }
-        inFlight.incrementAndGet();
-        return () -> {
-            left(inFlight);
-            turns.release();
-        };
-    }
-
-    private void left(AtomicInteger counter) {
-        if (counter.decrementAndGet() == 0) {
-            lock.lock();
-            try {
-                idle.signalAll();
-            } finally {
-                lock.unlock();
-            }
-        }
+        return turns.enter(owner, timeoutMs + Limits.GRACE_MS);
     }
 
     /** How many wait for a turn now. */
     public int queued() {
-        return waiting.get();
+        return turns.stats().queued();
     }
 
     /** How many runs hold a turn now. */
     public int running() {
-        return inFlight.get();
+        return turns.stats().running();
     }
 
     /** How many run at once (the capacity a balancer or a batch client spreads work by). */
     public int maxRunning() {
-        return maxRunning;
+        return turns.limits().running();
     }
 
     /** How many may wait for a turn at most. */
     public int maxQueued() {
-        return maxQueued;
+        return turns.limits().queued();
+    }
+
+    /** The turns themselves: limits, waits and refusals by reason, for {@code /readyz} and {@code /metrics}. */
+    public FairTurns turns() {
+        return turns;
+    }
+
+    /** {@code turns} as {@code /readyz} shows them: limits, what they hold now, turns given, refusals by reason. */
+    public static Map<String, Object> shown(FairTurns turns) {
+        FairTurns.Stats now = turns.stats();
+        FairTurns.Limits limits = turns.limits();
+        Map<String, Object> refused = new LinkedHashMap<>();
+        for (FairTurns.Refusal why : FairTurns.Refusal.values()) {
+            refused.put(why.name().toLowerCase(Locale.ROOT), now.refused(why));
+        }
+        return JsonObject.of("running", now.running(), "queued", now.queued(), "max_running", limits.running(),
+                "max_queued", limits.queued(), "max_running_per_token", limits.runningPerKey(), "max_queued_per_token",
+                limits.queuedPerKey(), "given", now.given(), "waited_ms", now.waitedMs(), "retry_after_s",
+                now.retryAfterS(), "refused", refused);
     }
 
     /** Whether new work is refused (a drain has begun). */
@@ -120,12 +113,14 @@ public final class Admission {
 
     /** Whether anything runs or waits. */
     public boolean busy() {
-        return running() > 0 || queued() > 0;
+        FairTurns.Stats now = turns.stats();
+        return now.running() > 0 || now.queued() > 0;
     }
 
     /** Refuses new work from now on (503). */
     public void close() {
         closed = true;
+        turns.close();
     }
 
     /**
@@ -139,17 +134,11 @@ public final class Admission {
 
     /** As {@link #awaitDrained(Duration)}, until {@code deadline} on the clock. */
     boolean awaitDrainedUntil(Instant deadline) throws InterruptedException {
-        lock.lock();
-        try {
-            while (busy()) {
-                if (!clock.instant().isBefore(deadline)) {
-                    return false;
-                }
-                idle.awaitNanos(RECHECK_NANOS);
+        while (!turns.awaitIdle(RECHECK_NANOS)) {
+            if (!clock.instant().isBefore(deadline)) {
+                return false;
             }
-            return true;
-        } finally {
-            lock.unlock();
         }
+        return true;
     }
 }

@@ -50,11 +50,12 @@ public final class ApiRoutes {
         String accept = ctx.header("Accept") == null ? "" : ctx.header("Accept").toLowerCase(Locale.ROOT);
         boolean sse = accept.contains("text/event-stream");
         boolean ndjson = accept.contains("application/x-ndjson");
+        String owner = auth.owner(ctx.header("Authorization"));
         if (!sse && !ndjson) {
-            ctx.json(services.run(request));
+            ctx.json(services.run(owner, request));
             return;
         }
-        try (AutoCloseable turn = services.admission().enter(Services.turnTimeout(request))) {
+        try (AutoCloseable turn = services.admission().enter(owner, Services.turnTimeout(request))) {
             ctx.status(200).contentType(sse ? "text/event-stream; charset=utf-8" : "application/x-ndjson; charset=utf-8");
             ctx.header("Cache-Control", "no-cache");
             StreamWriter writer = new StreamWriter(ctx.res().getOutputStream(), sse, services.json());

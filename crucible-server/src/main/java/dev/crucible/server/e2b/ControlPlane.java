@@ -6,6 +6,7 @@ import dev.crucible.egress.NetworkRequest;
 import dev.crucible.session.SessionManager;
 import dev.crucible.session.spec.SessionConfig;
 import dev.crucible.session.spec.SessionInfo;
+import dev.crucible.session.workspace.DataDirFull;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
@@ -173,19 +174,40 @@ final class ControlPlane {
             throw switch (e.code()) {
                 case UNKNOWN_LANGUAGE, IMAGE_NOT_FOUND, RUNTIME_UNAVAILABLE -> new RequestException(ErrorCode.NOT_FOUND,
                         "template '" + template + "' not found: " + e.getMessage());
+                // E2B's SDKs wait and ask again on a 429 with Retry-After (never on a 503): a create that waited its
+                // whole turn in the queue says so as a 429, so a burst is retried rather than failed
+                case QUEUE_TIMEOUT -> new RequestException(ErrorCode.TOO_MANY_REQUESTS, e.getMessage(),
+                        e.retryAfterSeconds());
                 default -> e;
             };
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             throw new RequestException(ErrorCode.INTERRUPTED, "interrupted");
         }
+        try {
+            E2bSandboxes.Sandbox s = sandbox(info, owner, template, timeout, metadata, env, envCell,
+                    b.path("autoPause").asBoolean(false));
+            api.write(res, 201, created(s));
+        } catch (IOException | RuntimeException e) { // nothing is left of a create that was not answered
+            deleteQuietly(owner, info.id());
+            if (e instanceof IOException io) {
+                throw DataDirFull.orElse(io, config.dataDir(), "the new sandbox", new RequestException(
+                        ErrorCode.INTERNAL, "cannot keep the new sandbox: " + io.getMessage()));
+            }
+            throw e;
+        }
+    }
+
+    /** The new session {@code info} as an E2B sandbox: its environment set, its record kept. */
+    private E2bSandboxes.Sandbox sandbox(SessionInfo info, String owner, String template, long timeout,
+            Map<String, String> metadata, Map<String, String> env, String envCell, boolean autoPause)
+            throws IOException {
         long now = clock.millis();
         String home = Envd.homeOf(sessions, owner, info.id());
         if (!env.isEmpty()) {
             try {
                 var set = sessions.execute(owner, info.id(), envCell, null, null);
                 if (set.status() != dev.crucible.session.spec.CellStatus.OK) {
-                    sessions.delete(owner, info.id());
                     throw new RequestException(ErrorCode.INVALID_REQUEST, "envVars could not be set in the "
                             + info.language() + " sandbox: " + (set.error() == null ? set.status() : set.error().message()));
                 }
@@ -195,10 +217,19 @@ final class ControlPlane {
             }
         }
         E2bSandboxes.Sandbox s = new E2bSandboxes.Sandbox(info.id(), owner, template, info.language(), info.limits(),
-                metadata, env, home, now, endAt(timeout), b.path("autoPause").asBoolean(false),
-                E2bSandboxes.newNonce());
+                metadata, env, home, now, endAt(timeout), autoPause, E2bSandboxes.newNonce());
         sandboxes.put(s);
-        api.write(res, 201, created(s));
+        return s;
+    }
+
+    private void deleteQuietly(String owner, String id) {
+        try {
+            sandboxes.forget(id);
+            sessions.delete(owner, id);
+        } catch (RuntimeException e) {
+            System.getLogger("crucible.e2b").log(System.Logger.Level.WARNING, "cannot remove the session of a sandbox"
+                    + " not created: " + id + ": " + e);
+        }
     }
 
     /** The network asked for: {@code network.allowOut} hosts, within the operator's list (else 422). */

@@ -112,6 +112,9 @@ public final class E2bApi implements Filter, AutoCloseable {
             }
         } catch (RequestException e) {
             if (!res.isCommitted()) {
+                if (e.retryAfterSeconds() > 0) { // E2B's SDKs wait this long and ask again (on a 429)
+                    res.setHeader("Retry-After", Integer.toString(e.retryAfterSeconds()));
+                }
                 error(res, e.code().httpStatus(), e.getMessage());
             }
         } catch (tools.jackson.core.JacksonException | java.util.zip.ZipException e) {

@@ -40,6 +40,7 @@ public final class Metrics {
                 .description("requests waiting for a turn").register(registry);
         Gauge.builder("crucible_running", admission, Admission::running)
                 .description("executions running now").register(registry);
+        turns("runs", admission.turns());
         Gauge.builder("crucible_pool_ready", executor, e -> pool(e) == null ? 0 : pool(e).size())
                 .description("warm sandboxes ready").register(registry);
         FunctionCounter.builder("crucible_pool_hits", executor, e -> pool(e) == null ? 0 : pool(e).hits())
@@ -64,8 +65,33 @@ public final class Metrics {
                 .tag("direction", "sent").description("bytes relayed by egress proxies").register(registry);
     }
 
+    /**
+     * The figures of {@code turns} (tagged {@code turns=what}): held, waiting, turns given and the seconds they waited,
+     * refusals by reason.
+     */
+    private void turns(String what, dev.crucible.util.FairTurns turns) {
+        Gauge.builder("crucible_turns_running", turns, t -> t.stats().running()).tag("turns", what)
+                .description("turns held now").register(registry);
+        Gauge.builder("crucible_turns_queued", turns, t -> t.stats().queued()).tag("turns", what)
+                .description("requests waiting for a turn now").register(registry);
+        Gauge.builder("crucible_turns_limit_running", turns, t -> t.limits().running()).tag("turns", what)
+                .description("turns held at once at most").register(registry);
+        Gauge.builder("crucible_turns_limit_queued", turns, t -> t.limits().queued()).tag("turns", what)
+                .description("requests that may wait at most").register(registry);
+        FunctionCounter.builder("crucible_turns_given", turns, t -> t.stats().given()).tag("turns", what)
+                .description("turns given so far").register(registry);
+        FunctionCounter.builder("crucible_turns_wait_seconds", turns, t -> t.stats().waitedMs() / 1000.0)
+                .tag("turns", what).description("time requests waited for their turns, in all").register(registry);
+        for (var why : dev.crucible.util.FairTurns.Refusal.values()) {
+            FunctionCounter.builder("crucible_turns_refused", turns, t -> t.stats().refused(why)).tag("turns", what)
+                    .tag("reason", why.name().toLowerCase(java.util.Locale.ROOT))
+                    .description("requests refused a turn, by reason").register(registry);
+        }
+    }
+
     /** Counts the sessions {@code sessions} keeps, as {@code crucible_sessions}. */
     public void countSessions(SessionManager sessions) {
+        turns("session_creates", sessions.creates());
         Gauge.builder("crucible_sessions", sessions, SessionManager::size).description("sessions kept")
                 .register(registry);
         Gauge.builder("crucible_sessions_spares", sessions, SessionManager::sparesReady)

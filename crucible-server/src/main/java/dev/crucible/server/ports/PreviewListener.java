@@ -91,10 +91,11 @@ public final class PreviewListener implements AutoCloseable {
                     cfg.routes.addEndpoint(new Endpoint(HandlerType.findOrCreate(method), path, listener::serve));
                 }
             }
-            cfg.routes.exception(RequestException.class, (e, ctx) -> error(ctx, e.code(), e.getMessage()));
+            cfg.routes.exception(RequestException.class, (e, ctx) -> error(ctx, e.code(), e.getMessage(),
+                    e.retryAfterSeconds()));
             cfg.routes.exception(Exception.class, (e, ctx) -> {
                 System.getLogger("crucible.server").log(System.Logger.Level.ERROR, "internal error on a preview", e);
-                error(ctx, ErrorCode.INTERNAL, "internal error; see the server log");
+                error(ctx, ErrorCode.INTERNAL, "internal error; see the server log", 0);
             });
             cfg.jetty.modifyServletContextHandler(handler -> handler.addFilter(
                     new FilterHolder(UpgradePassThrough.everyPath()), "/*", EnumSet.of(DispatcherType.REQUEST)));
@@ -188,11 +189,11 @@ public final class PreviewListener implements AutoCloseable {
         return grant;
     }
 
-    private static void error(Context ctx, ErrorCode code, String message) {
-        if (code.retryAfterSeconds() > 0) {
-            ctx.header("Retry-After", Integer.toString(code.retryAfterSeconds()));
+    private static void error(Context ctx, ErrorCode code, String message, int retryAfterSeconds) {
+        if (retryAfterSeconds > 0) {
+            ctx.header("Retry-After", Integer.toString(retryAfterSeconds));
         }
-        ctx.status(code.httpStatus()).json(ErrorBody.of(code, message));
+        ctx.status(code.httpStatus()).json(ErrorBody.of(code, message, retryAfterSeconds));
     }
 
     /**

@@ -7,11 +7,13 @@ import dev.crucible.exec.ExecuteRequest;
 import dev.crucible.exec.ExecuteResult;
 import dev.crucible.exec.Executor;
 import dev.crucible.server.access.Admission;
+import dev.crucible.server.access.Fairness;
 import dev.crucible.server.evaluations.EvaluationRuns;
 import dev.crucible.server.metrics.Metrics;
 import dev.crucible.server.tools.ToolDispatcher;
 import dev.crucible.session.SessionManager;
 import dev.crucible.session.spec.SessionConfig;
+import dev.crucible.util.FairTurns;
 import java.io.IOException;
 import java.time.InstantSource;
 import tools.jackson.databind.DeserializationFeature;
@@ -31,10 +33,15 @@ import tools.jackson.databind.json.JsonMapper;
  * }</pre>
  */
 public final class Services implements AutoCloseable {
-    /** How many stateless runs proceed at once, and how many more may wait for a turn. */
-    public record Turns(int running, int queued) {
+    /**
+     * The turns of stateless runs and of session creates (how many at once, how many more may wait, what one token may
+     * hold and queue), and how long a create waits for its turn.
+     */
+    public record Turns(FairTurns.Limits runs, FairTurns.Limits creates, long createWaitMs) {
+        /** {@code running} runs at once and {@code queued} waiting; creates as {@link Fairness#defaults()} says. */
         public static Turns of(int running, int queued) {
-            return new Turns(running, queued);
+            Fairness d = Fairness.defaults();
+            return new Turns(d.runs(running, queued), d.creates(), d.createWaitMs());
         }
     }
 
@@ -55,7 +62,10 @@ public final class Services implements AutoCloseable {
         this.reward = new Reward(judge);
         this.json = JsonMapper.builder().disable(DeserializationFeature.FAIL_ON_UNKNOWN_PROPERTIES).build();
         // a one-shot command (no sessions) serves nothing: no admission, no metrics registry to build at start-up
-        this.admission = sessions == null ? null : new Admission(turns.running(), turns.queued(), clock);
+        this.admission = sessions == null ? null : new Admission(turns.runs(), clock);
+        if (sessions != null) {
+            sessions.admitCreates(new FairTurns("session creates", turns.creates()), turns.createWaitMs());
+        }
         this.metrics = sessions == null ? null : new Metrics(admission, engine.executor(), engine.sandbox().replacements());
         this.tools = sessions == null ? null : new ToolDispatcher(engine.executor(), sessions, this::run, json);
         if (sessions != null) {
@@ -178,7 +188,12 @@ public final class Services implements AutoCloseable {
 
     /** One stateless run with a turn of the admission, counted in the metrics, as {@code /v1/execute} takes it. */
     public ExecuteResult run(ExecuteRequest request) throws Exception {
-        try (AutoCloseable turn = admission.enter(turnTimeout(request))) {
+        return run("", request);
+    }
+
+    /** As {@link #run(ExecuteRequest)}, with a turn of {@code owner}'s (turns are shared fairly between owners). */
+    public ExecuteResult run(String owner, ExecuteRequest request) throws Exception {
+        try (AutoCloseable turn = admission.enter(owner, turnTimeout(request))) {
             ExecuteResult result = engine.executor().execute(request);
             metrics.verdict(result.status());
             return result;

@@ -34,7 +34,8 @@ public final class ToolDispatcher {
 
     /** Runs one stateless program (through the server's admission, or straight on the executor). */
     public interface Runner {
-        ExecuteResult run(ExecuteRequest request) throws Exception;
+        /** Runs {@code request} for {@code owner} (whose turns it takes). */
+        ExecuteResult run(String owner, ExecuteRequest request) throws Exception;
     }
 
     /** The session that session tools use when the model names none. */
@@ -92,7 +93,7 @@ public final class ToolDispatcher {
         }
         try {
             return switch (name) {
-                case Tools.RUN_CODE -> runCode(args);
+                case Tools.RUN_CODE -> runCode(owner, args);
                 case Tools.LIST_RUNTIMES -> listRuntimes();
                 case Tools.CREATE_SESSION -> createSession(owner, args);
                 case Tools.RUN_IN_SESSION -> runInSession(owner, args, defaultSession);
@@ -107,7 +108,7 @@ public final class ToolDispatcher {
                 default -> ToolOutcome.error("There is no tool named '" + name + "'. Tools: " + toolNames() + ".");
             };
         } catch (RequestException e) {
-            return ToolOutcome.error(e.getMessage() + (e.code().retryAfterSeconds() > 0 ? "; try again in a moment." : ""));
+            return ToolOutcome.error(e.getMessage() + (e.retryAfterSeconds() > 0 ? "; try again in " + e.retryAfterSeconds() + " s." : ""));
         } catch (IllegalArgumentException e) {
             return ToolOutcome.error(e.getMessage());
         } catch (InterruptedException e) {
@@ -139,7 +140,7 @@ public final class ToolDispatcher {
         return value == null || value.isNull() ? null : value.isString() ? value.asString() : value.toString();
     }
 
-    private ToolOutcome runCode(JsonNode args) throws Exception {
+    private ToolOutcome runCode(String owner, JsonNode args) throws Exception {
         String code = Tools.stripFences(required(args, "code", Tools.RUN_CODE, "the program to run, as a string"));
         if (code.isBlank()) {
             return ToolOutcome.error("run_code got empty code: send the whole program.");
@@ -151,7 +152,8 @@ public final class ToolDispatcher {
         } catch (RequestException e) {
             return ToolOutcome.error(e.getMessage());
         }
-        ExecuteResult r = runner.run(new ExecuteRequest(language, code, optional(args, "stdin"), null, null, null));
+        ExecuteResult r = runner.run(owner, new ExecuteRequest(language, code, optional(args, "stdin"), null, null,
+                null));
         return new ToolOutcome(List.of(ToolOutcome.Content.text(describe(r))), false, json.valueToTree(r));
     }
 
