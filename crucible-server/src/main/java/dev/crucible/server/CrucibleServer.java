@@ -355,8 +355,7 @@ public final class CrucibleServer implements AutoCloseable {
         if (readiness.why() != null) {
             body.put("reason", readiness.why());
         }
-        body.put("queues", JsonObject.of("runs", Admission.shown(admission.turns()), "session_creates",
-                Admission.shown(services.sessions().creates())));
+        body.put("queues", health.queues());
         body.put("parts", readiness.parts());
         ctx.json(body);
     }

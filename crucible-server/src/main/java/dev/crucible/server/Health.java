@@ -48,8 +48,15 @@ final class Health {
         if (replica != null) {
             body.put("replica", replica);
         }
+        body.put("queues", queues());
         body.put("parts", readiness.parts());
         ctx.status(readiness.ready() ? 200 : 503).json(body);
+    }
+
+    /** The queues of runs and of session creates: limits, depths, turns given, waits, refusals by reason. */
+    Map<String, Object> queues() {
+        return JsonObject.of("runs", Admission.shown(services.admission().turns()), "session_creates",
+                Admission.shown(services.sessions().creates()));
     }
 
     /** {@code GET /livez}: 200 while the process can go on by itself, else 503 (restart it). */

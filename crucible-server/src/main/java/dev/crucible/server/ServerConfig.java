@@ -5,6 +5,7 @@ import dev.crucible.server.access.Fairness;
 import dev.crucible.server.access.WebOrigin;
 import dev.crucible.server.services.Services;
 import dev.crucible.session.spec.SessionConfig;
+import dev.crucible.util.FairTurns;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.UnknownHostException;
@@ -160,7 +161,14 @@ public record ServerConfig(
      * session creates, each shared between tokens as {@link #fairness()} says.
      */
     public Services.Turns turns() {
-        return new Services.Turns(fairness.runs(maxConcurrent, maxQueued), fairness.creates(), fairness.createWaitMs());
+        FairTurns.Limits runs = fairness.runs(maxConcurrent, maxQueued);
+        FairTurns.Limits creates = fairness.creates();
+        if (tokens.isEmpty()) { // one owner for every request: a share kept for others would be kept for no one
+            runs = new FairTurns.Limits(runs.running(), runs.queued(), runs.runningPerKey(), runs.queued());
+            creates = new FairTurns.Limits(creates.running(), creates.queued(), creates.runningPerKey(),
+                    creates.queued());
+        }
+        return new Services.Turns(runs, creates, fairness.createWaitMs());
     }
 
     public ServerConfig withFairness(Fairness value) {

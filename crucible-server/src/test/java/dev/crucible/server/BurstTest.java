@@ -1,0 +1,132 @@
+package dev.crucible.server;
+
+import static org.assertj.core.api.Assertions.assertThat;
+
+import dev.crucible.TestHost;
+import dev.crucible.server.access.Fairness;
+import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import org.junit.jupiter.api.Test;
+import tools.jackson.databind.JsonNode;
+
+/**
+ * Bursts against a real server (issue 50 items 1 and 2): every request of a burst ends in its answer or in a refusal
+ * that says which limit and when to come back (429 or 503 with Retry-After and {@code retry_after_s}), never another
+ * 5xx, a reset connection or a hang; nothing is left of a refused create; and one token's burst does not hold another
+ * token's single request behind it.
+ */
+class BurstTest {
+    /** The answers of a burst, by status; what each refusal said. */
+    private record Tally(Map<Integer, Integer> statuses, List<JsonNode> refusals, List<String> created) {}
+
+    private static Tally burst(Http http, int n, String path, String body) throws Exception {
+        Map<Integer, Integer> statuses = new ConcurrentHashMap<>();
+        List<JsonNode> refusals = java.util.Collections.synchronizedList(new ArrayList<>());
+        List<String> created = java.util.Collections.synchronizedList(new ArrayList<>());
+        try (var pool = Executors.newVirtualThreadPerTaskExecutor()) {
+            List<Future<?>> all = new ArrayList<>();
+            for (int i = 0; i < n; i++) {
+                all.add(pool.submit(() -> {
+                    HttpResponse<String> r = http.postJson(path, body);
+                    statuses.merge(r.statusCode(), 1, Integer::sum);
+                    if (r.statusCode() == 201) {
+                        created.add(SessionApiTest.json(r).get("id").asText());
+                    } else if (r.statusCode() != 200) {
+                        JsonNode error = SessionApiTest.json(r).get("error");
+                        assertThat(r.statusCode()).as(r.body()).isIn(429, 503);
+                        assertThat(r.headers().firstValue("Retry-After")).as(r.body()).isPresent();
+                        assertThat(error.get("retry_after_s").asInt()).as(r.body())
+                                .isEqualTo(Integer.parseInt(r.headers().firstValue("Retry-After").orElseThrow()));
+                        refusals.add(error);
+                    }
+                    return null;
+                }));
+            }
+            for (Future<?> f : all) {
+                f.get(10, TimeUnit.MINUTES); // a hang fails here; a reset connection throws
+            }
+        }
+        return new Tally(statuses, refusals, created);
+    }
+
+    @Test
+    void aBurstOfCreatesEndsEachInASessionOrARefusalThatSaysWhenAndLeavesNothing() throws Exception {
+        ServerConfig config = Http.config().withPort(0).withPool(Map.of())
+                .withFairness(new Fairness(0, 0, 1, 10, 0, 0));
+        try (CrucibleServer server = CrucibleServer.start(config, TestHost.crucible())) {
+            Http http = Http.to(server, null);
+            Tally tally = burst(http, 40, "/v1/sessions", "{\"language\": \"python\"}");
+            assertThat(tally.statuses().keySet()).as(tally.statuses().toString()).isSubsetOf(201, 429, 503);
+            assertThat(tally.statuses().getOrDefault(201, 0)).as("one made at once, ten waiting: at least those")
+                    .isGreaterThanOrEqualTo(11);
+            assertThat(tally.refusals()).as("the queue's refusals name it")
+                    .anySatisfy(e -> assertThat(e.get("message").asText()).contains("the queue of session creates"));
+            JsonNode ready = SessionApiTest.json(http.get("/readyz")).get("queues").get("session_creates");
+            assertThat(ready.get("max_running").asInt()).isEqualTo(1);
+            assertThat(ready.get("max_queued").asInt()).isEqualTo(10);
+            assertThat(ready.get("refused").get("queue_full").asInt()).isEqualTo(tally.refusals().size());
+            assertThat(ready.get("queued").asInt()).isZero();
+            String metrics = http.get("/metrics").body();
+            assertThat(metrics).contains("crucible_turns_refused_total{reason=\"queue_full\",turns=\"session_creates\"} "
+                    + tally.refusals().size() + ".0");
+
+            for (String id : tally.created()) {
+                assertThat(http.delete("/v1/sessions/" + id).statusCode()).isEqualTo(200);
+            }
+            assertThat(SessionApiTest.json(http.get("/v1/sessions")).get("sessions").size()).isZero();
+            try (var left = Files.list(config.sessions().dataDir().resolve("sessions"))) {
+                assertThat(left.map(Path::getFileName).map(Path::toString).filter(n -> !n.startsWith(".")).toList())
+                        .as("no directory of a session made or refused").isEmpty();
+            }
+        }
+    }
+
+    @Test
+    void aQuietTokensRunIsNotHeldBehindAnotherTokensBurst() throws Exception {
+        ServerConfig config = Http.config().withPort(0).withPool(Map.of()).withTokens(Set.of("burst", "quiet"))
+                .withConcurrency(1, 100);
+        try (CrucibleServer server = CrucibleServer.start(config, TestHost.crucible())) {
+            Http burst = Http.to(server, "burst");
+            Http quiet = Http.to(server, "quiet");
+            AtomicInteger burstDone = new AtomicInteger();
+            int n = 30;
+            try (var pool = Executors.newVirtualThreadPerTaskExecutor()) {
+                List<Future<Integer>> all = new ArrayList<>();
+                for (int i = 0; i < n; i++) {
+                    all.add(pool.submit(() -> {
+                        int status = burst.postJson("/v1/execute", "{\"language\": \"python\", \"code\":"
+                                + " \"import time; time.sleep(0.2)\"}").statusCode();
+                        burstDone.incrementAndGet();
+                        return status;
+                    }));
+                }
+                long end = System.nanoTime() + TimeUnit.MINUTES.toNanos(2);
+                while (SessionApiTest.json(burst.get("/readyz")).get("queues").get("runs").get("queued").asInt()
+                        < n / 2) {
+                    assertThat(System.nanoTime()).as("the burst lines up").isLessThan(end);
+                    Thread.sleep(5);
+                }
+                HttpResponse<String> mine = quiet.postJson("/v1/execute", "{\"language\": \"python\", \"code\":"
+                        + " \"print(6 * 7)\"}");
+                int before = burstDone.get();
+                assertThat(mine.statusCode()).as(mine.body()).isEqualTo(200);
+                assertThat(SessionApiTest.json(mine).get("stdout").asText()).isEqualTo("42\n");
+                for (Future<Integer> f : all) {
+                    assertThat(f.get(5, TimeUnit.MINUTES)).isEqualTo(200);
+                }
+                assertThat(n - before).as("the quiet token's run came before most of the burst, not after it")
+                        .isGreaterThanOrEqualTo(n / 2 - 3);
+            }
+        }
+    }
+}
