@@ -3,6 +3,7 @@ package dev.crucible.server.e2b;
 import dev.crucible.error.ErrorCode;
 import dev.crucible.error.RequestException;
 import dev.crucible.egress.NetworkRequest;
+import dev.crucible.server.http.JsonObject;
 import dev.crucible.session.SessionManager;
 import dev.crucible.session.spec.SessionConfig;
 import dev.crucible.session.spec.SessionInfo;
@@ -163,6 +164,13 @@ final class ControlPlane {
         Map<String, String> metadata = strings(b.get("metadata"), "metadata");
         Map<String, String> env = strings(b.get("envVars"), "envVars");
         Template t = Template.of(template, templates);
+        boolean autoPause = b.path("autoPause").asBoolean(false);
+        JsonNode resumeAsked = b.path("autoResume"); // {"enabled": true} as the SDKs send it, or a bare boolean
+        boolean autoResume = (resumeAsked.isObject() ? resumeAsked.path("enabled") : resumeAsked).asBoolean(false);
+        if (autoResume && !autoPause) {
+            throw new RequestException(ErrorCode.INVALID_REQUEST, "autoResume needs autoPause (lifecycle {onTimeout:"
+                    + " \"pause\"}): only a paused sandbox is resumed by traffic");
+        }
         String envCell = env.isEmpty() ? null : Environment.setForGood(t.language(), env); // bad names refused first
         SessionInfo info;
         try {
@@ -195,8 +203,7 @@ final class ControlPlane {
             }
         }
         E2bSandboxes.Sandbox s = new E2bSandboxes.Sandbox(info.id(), owner, template, info.language(), info.limits(),
-                metadata, env, home, now, endAt(timeout), b.path("autoPause").asBoolean(false),
-                E2bSandboxes.newNonce());
+                metadata, env, home, now, endAt(timeout), autoPause, E2bSandboxes.newNonce(), autoResume, timeout);
         sandboxes.put(s);
         api.write(res, 201, created(s));
     }
@@ -313,6 +320,7 @@ final class ControlPlane {
         m.put("state", paused(s.owner(), s.id()) ? "paused" : "running");
         m.put("metadata", s.metadata());
         m.put("envdVersion", ENVD_VERSION);
+        m.put("lifecycle", JsonObject.of("onTimeout", s.autoPause() ? "pause" : "kill", "autoResume", s.autoResume()));
         return m;
     }
 
