@@ -1,14 +1,23 @@
 #!/usr/bin/env bash
-# The E2B benchmark of issue 28, driven by the official @e2b/code-interpreter SDK (clients/node-tests/e2b-bench.mjs):
-# a fresh `crucible serve` on a free loopback port with one token, then Sandbox.create() to the first runCode('1+1'),
-# runCode('1+1') on a live sandbox against the same cell through /v1/sessions/{id}/execute, and commands.run('echo hi').
-# usage: scripts/bench-e2b.sh [-n N]     (needs a build, and clients/node-tests installed: npm ci there)
+# The E2B benchmark (issues 28 and 50), driven by the official @e2b/code-interpreter SDK (clients/node-tests/e2b-bench.mjs)
+# against a fresh `crucible serve` on a free loopback port with one token: Sandbox.create() to the end of its first
+# runCode('1+1') and to the end of its first commands.run('echo hi'), against Crucible's own POST /v1/sessions and its
+# first execute with a spare and without, in turns in one run, each split into its phases; then runCode, the native
+# execute and commands.run on a live sandbox. Every create waits for the server's spares to be ready first.
+# usage: scripts/bench-e2b.sh [-n N] [--node]   (--node: the server also keeps a JavaScript spare, and the `node`
+#        template is timed against a native JavaScript session; needs a build and clients/node-tests installed: npm ci)
+# Sandboxes are started: run it under `flock /tmp/crucible-test.lock` on a shared machine.
 set -euo pipefail
 root="$(cd "$(dirname "$0")/.." && pwd)"
 key="e2b_$(head -c 20 /dev/urandom | od -An -tx1 | tr -d ' \n')"
 port="$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')"
+spares=python=1
+count=1
+for a in "$@"; do
+  if [ "$a" = --node ]; then spares=python=1,node=1; count=2; fi
+done
 log="$(mktemp)"
-CRUCIBLE_TOKENS="$key" "$root/crucible" serve --port "$port" 2>"$log" &
+CRUCIBLE_TOKENS="$key" "$root/crucible" serve --port "$port" --session-spares "$spares" 2>"${BENCH_LOG:-$log}" &
 server=$!
 trap 'kill -TERM $server 2>/dev/null; wait $server 2>/dev/null; rm -f "$log"' EXIT
 until curl -sf -o /dev/null "http://127.0.0.1:$port/healthz"; do
@@ -17,4 +26,4 @@ until curl -sf -o /dev/null "http://127.0.0.1:$port/healthz"; do
 done
 cd "$root/clients/node-tests"
 E2B_API_URL="http://127.0.0.1:$port" E2B_SANDBOX_URL="http://127.0.0.1:$port" E2B_API_KEY="$key" \
-  node e2b-bench.mjs "$@"
+  node e2b-bench.mjs --spares "$count" "$@"

@@ -474,6 +474,36 @@ async function scenarioAll() {
       }
     });
 
+  await step('lifecycle {onTimeout: "pause", autoResume: true}: paused at its timeout, then resumed by runCode and'
+    + ' commands.run; without autoResume the same traffic is refused until connect()', [], async () => {
+      const auto = await Sandbox.create({ timeoutMs: 2000, lifecycle: { onTimeout: 'pause', autoResume: true } });
+      const plain = await Sandbox.create({ timeoutMs: 2000, lifecycle: { onTimeout: 'pause' } });
+      try {
+        eq((await auto.getInfo()).lifecycle, { onTimeout: 'pause', autoResume: true }, 'getInfo().lifecycle');
+        await auto.files.write('/home/user/resumed.txt', 'kept');
+        await until('both paused at their timeout', 30000, async () => {
+          const listed = await listAll({ query: { state: ['paused'] } });
+          return [auto, plain].every((s) => listed.items.some((i) => i.sandboxId === s.sandboxId));
+        });
+        const ex = await auto.runCode('open("/home/user/resumed.txt").read()');
+        eq(ex.text, "'kept'", 'runCode on the paused sandbox');
+        eq((await auto.commands.run('cat /home/user/resumed.txt')).stdout, 'kept', 'commands.run after it');
+        let refused;
+        try {
+          await plain.runCode('1');
+        } catch (e) {
+          refused = e;
+        }
+        check(refused instanceof TimeoutError, `runCode on a paused sandbox without autoResume: ${describe(refused)}`);
+        const back = await Sandbox.connect(plain.sandboxId, { timeoutMs: 60000 });
+        eq((await back.runCode('1 + 1')).text, '2', 'runCode after connect()');
+        return 'resumed by traffic; the other refused, then connected';
+      } finally {
+        await Sandbox.kill(auto.sandboxId);
+        await Sandbox.kill(plain.sandboxId);
+      }
+    });
+
   await step('kill() -> true', ['sbx'], async () => {
     eq(await sbx().kill(), true, 'kill()');
     state.killed = true;

@@ -22,8 +22,8 @@ import java.util.function.Consumer;
 
 /**
  * Makes new sessions: made when asked (a directory, a workspace image, a root of its own, an interpreter started:
- * about 115 ms here), or taken from the spares, Python sessions of the default limits made ahead
- * ({@link SessionConfig#spares}) whose record then gets its owner, times and modes. A spare is made for no one: its
+ * about 115 ms here), or taken from the spares, sessions of the default limits made ahead, each of the language, image
+ * and tier the operator keeps ({@link SessionConfig#spares}), whose record then gets its owner, times and modes. A spare is made for no one: its
  * owner is {@link #SPARE}, which no token hashes to; nothing of a request reaches it before it is taken, and it is
  * taken once. A spare is never listed, reaped or kept across a restart (the next start removes it). Spares are made
  * only while the caps leave room for another session besides them, and one is let go when a session asked for
@@ -62,7 +62,9 @@ final class SessionMaker implements AutoCloseable {
         this.clock = clock;
         this.sessions = sessions;
         this.discard = discard;
-        this.spares = new MadeAhead<>("sessions", config.spares(), this::spare, discard);
+        Map<SessionConfig.Spare, MadeAhead.Maker<Session>> makers = new java.util.HashMap<>(); // one per kind
+        this.spares = new MadeAhead<>("sessions", config.spares().stream().map(kind -> makers.computeIfAbsent(kind,
+                k -> () -> spare(k))).toList(), discard);
     }
 
     /** Starts making the spares, in the background. */
@@ -86,10 +88,11 @@ final class SessionMaker implements AutoCloseable {
             throw new RequestException(ErrorCode.ISOLATION_UNAVAILABLE, "egress behind " + checked.runtime().tier()
                     .wire() + " is not available yet; ask for no network, or for isolation \"namespaces\"");
         }
-        if (start && granted == null && checked.runtime().image() == null && numbers.ownerHasRoom(owner)) {
+        if (start && granted == null && numbers.ownerHasRoom(owner)) {
             spares.discardIf(s -> s.interpreter == null || !s.interpreter.alive()); // died while it waited
             Session spare = spares.take(s -> s.stored.language().equals(checked.runtime().language())
                     && checked.runtime().tier().wire().equals(s.stored.isolation())
+                    && sameImage(s.stored.image(), checked.runtime().image())
                     && sameSandbox(s.stored.limits(), checked.limits()));
             if (spare != null) {
                 return adopt(spare, owner, checked);
@@ -107,14 +110,19 @@ final class SessionMaker implements AutoCloseable {
         return make(owner, checked, granted, number, start, true);
     }
 
+    /** The same image (by its digest, however named), or both none. */
+    private static boolean sameImage(dev.crucible.runtime.RuntimeImage a, dev.crucible.runtime.RuntimeImage b) {
+        return a == null || b == null ? a == b : a.digest() != null && a.digest().equals(b.digest());
+    }
+
     private static boolean sameSandbox(SessionLimits a, SessionLimits b) { // what the sandbox was started with
         return a.memoryMb() == b.memoryMb() && a.pids() == b.pids() && a.cpus() == b.cpus();
     }
 
-    /** A spare, or null when the caps leave no room for one besides a session asked for. */
-    private Session spare() throws IOException, InterruptedException {
-        NewSession checked = NewSession.check(new SessionManager.CreateRequest(null, null, null, null), config, runtimes,
-                sandbox.host());
+    /** A spare of {@code kind}, or null when the caps leave no room for one besides a session asked for. */
+    private Session spare(SessionConfig.Spare kind) throws IOException, InterruptedException {
+        NewSession checked = NewSession.check(new SessionManager.CreateRequest(kind.language(), null, null, null,
+                kind.image(), null, null, null, kind.isolation()), config, runtimes, sandbox.host());
         if (network.grant(null, checked.runtime()) != null) {
             return null; // its runtime grants egress unasked: no create would fit a spare without network
         }
@@ -128,7 +136,7 @@ final class SessionMaker implements AutoCloseable {
         SessionStore.Stored was = spare.stored;
         SessionStore.Stored stored = new SessionStore.Stored(was.id(), owner, was.language(), checked.limits(),
                 checked.idleTimeoutS(), now, now + config.maxLifetime().toMillis(), checked.restore(), was.number(),
-                null, null, checked.onIdle(), was.isolation());
+                was.image(), null, checked.onIdle(), was.isolation());
         try {
             numbers.adopt(was.number(), owner, checked.limits().memoryMb());
             store.write(stored);

@@ -1,8 +1,8 @@
 package dev.crucible.util;
 
 import dev.crucible.os.Processes;
-import java.util.ArrayDeque;
-import java.util.Deque;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.TimeUnit;
@@ -30,10 +30,9 @@ public final class MadeAhead<T> implements AutoCloseable {
     static final int BACKGROUND_NICE = 10;
 
     private final String what;
-    private final int target;
-    private final Maker<T> maker;
+    private final List<Maker<T>> makers;
     private final Consumer<T> discarder;
-    private final Deque<T> ready = new ArrayDeque<>();
+    private final List<T> slots; // one per maker: what it made and is ready, or null
     private final ExecutorService thread;
     private boolean making;
     private boolean closed;
@@ -41,10 +40,18 @@ public final class MadeAhead<T> implements AutoCloseable {
 
     /** Keeps {@code target} of {@code what} (named in logs and the thread) made by {@code maker}; none until filled. */
     public MadeAhead(String what, int target, Maker<T> maker, Consumer<T> discarder) {
+        this(what, java.util.Collections.nCopies(target, maker), discarder);
+    }
+
+    /**
+     * Keeps one made by each of {@code makers} (several kinds, each made by its own; a maker listed twice keeps two), in
+     * the order listed; none until filled.
+     */
+    public MadeAhead(String what, List<Maker<T>> makers, Consumer<T> discarder) {
         this.what = what;
-        this.target = target;
-        this.maker = maker;
+        this.makers = List.copyOf(makers);
         this.discarder = discarder;
+        this.slots = new ArrayList<>(java.util.Collections.nCopies(makers.size(), null));
         java.util.concurrent.ThreadFactory platform = Thread.ofPlatform().daemon().name("crucible-ahead-" + what).factory();
         this.thread = Executors.newSingleThreadExecutor(run -> platform.newThread(() -> {
             Processes.lowerThisThreadsPriority(BACKGROUND_NICE);
@@ -54,36 +61,47 @@ public final class MadeAhead<T> implements AutoCloseable {
 
     /** Starts making up to the target in the background, unless that is under way or there are enough. */
     public synchronized void fill() {
-        if (closed || making || ready.size() >= target) {
+        if (closed || making || !slots.contains(null)) {
             return;
         }
         making = true;
         thread.execute(this::makeUpToTarget);
     }
 
+    /** Makes what each empty slot lacks, one at a time; a maker that gave nothing or failed is not asked again this round. */
     private void makeUpToTarget() {
+        java.util.Set<Maker<T>> refused = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
         try {
             while (true) {
+                int slot = -1;
                 synchronized (this) {
-                    if (closed || ready.size() >= target) {
-                        return;
+                    for (int i = 0; i < slots.size() && !closed; i++) {
+                        if (slots.get(i) == null && !refused.contains(makers.get(i))) {
+                            slot = i;
+                            break;
+                        }
                     }
+                }
+                if (slot < 0) {
+                    return;
                 }
                 T made;
                 try {
-                    made = maker.make();
+                    made = makers.get(slot).make();
                 } catch (Exception e) {
                     LOG.log(failedBefore ? System.Logger.Level.DEBUG : System.Logger.Level.WARNING, "cannot make "
                             + what + " ahead: " + e.getMessage() + " (made when asked instead)");
                     failedBefore = true;
-                    return;
+                    refused.add(makers.get(slot));
+                    continue;
                 }
                 if (made == null) {
-                    return;
+                    refused.add(makers.get(slot));
+                    continue;
                 }
                 synchronized (this) {
                     if (!closed) {
-                        ready.addLast(made);
+                        slots.set(slot, made);
                         continue;
                     }
                 }
@@ -97,14 +115,14 @@ public final class MadeAhead<T> implements AutoCloseable {
         }
     }
 
-    /** One made ahead that {@code fits}, or null; making another starts behind it. */
+    /** One made ahead that {@code fits} (the first in the makers' order), or null; making another starts behind it. */
     public T take(java.util.function.Predicate<T> fits) {
         T taken = null;
         synchronized (this) {
-            for (var it = ready.iterator(); it.hasNext(); ) {
-                T t = it.next();
-                if (fits.test(t)) {
-                    it.remove();
+            for (int i = 0; i < slots.size(); i++) {
+                T t = slots.get(i);
+                if (t != null && fits.test(t)) {
+                    slots.set(i, null);
                     taken = t;
                     break;
                 }
@@ -116,12 +134,12 @@ public final class MadeAhead<T> implements AutoCloseable {
 
     /** Discards every one made ahead that {@code spoiled} (gone bad while it waited); making others starts behind. */
     public void discardIf(java.util.function.Predicate<T> spoiled) {
-        java.util.List<T> bad = new java.util.ArrayList<>();
+        List<T> bad = new ArrayList<>();
         synchronized (this) {
-            for (var it = ready.iterator(); it.hasNext(); ) {
-                T t = it.next();
-                if (spoiled.test(t)) {
-                    it.remove();
+            for (int i = 0; i < slots.size(); i++) {
+                T t = slots.get(i);
+                if (t != null && spoiled.test(t)) {
+                    slots.set(i, null);
                     bad.add(t);
                 }
             }
@@ -134,9 +152,11 @@ public final class MadeAhead<T> implements AutoCloseable {
 
     /** Discards one made ahead (what it holds is wanted for something asked for now); whether there was one. */
     public boolean discardOne() {
-        T t;
+        T t = null;
         synchronized (this) {
-            t = ready.pollFirst();
+            for (int i = 0; i < slots.size() && t == null; i++) {
+                t = slots.set(i, null);
+            }
         }
         if (t != null) {
             discarder.accept(t);
@@ -146,7 +166,7 @@ public final class MadeAhead<T> implements AutoCloseable {
 
     /** How many are made and waiting. */
     public synchronized int ready() {
-        return ready.size();
+        return (int) slots.stream().filter(java.util.Objects::nonNull).count();
     }
 
     /** Stops making (one being made is finished, then discarded) and discards every one made. */

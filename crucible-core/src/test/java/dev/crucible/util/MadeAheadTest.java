@@ -45,6 +45,28 @@ class MadeAheadTest {
     }
 
     @Test
+    void eachKindIsKeptByItsOwnMakerAndOneThatCannotLeavesTheOthersMade() {
+        AtomicInteger js = new AtomicInteger();
+        AtomicInteger refusals = new AtomicInteger();
+        MadeAhead.Maker<String> python = () -> "python";
+        try (MadeAhead<String> ahead = new MadeAhead<>("kinds", List.of(python, python,
+                () -> "javascript-" + js.incrementAndGet(), () -> {
+                    refusals.incrementAndGet();
+                    return null; // this kind cannot be made now
+                }), s -> { })) {
+            ahead.fill();
+            awaitReady(ahead, 3);
+            assertThat(refusals.get()).as("tried once, the others made all the same").isEqualTo(1);
+            assertThat(ahead.take(s -> s.startsWith("javascript"))).isEqualTo("javascript-1");
+            awaitReady(ahead, 3);
+            assertThat(ahead.take(s -> s.startsWith("javascript"))).as("that kind made again, not another")
+                    .isEqualTo("javascript-2");
+            assertThat(ahead.take(s -> s.equals("python"))).isEqualTo("python");
+            awaitReady(ahead, 3);
+        }
+    }
+
+    @Test
     void aMakerThatCannotOrFailsIsTriedOncePerFill() {
         AtomicInteger tries = new AtomicInteger();
         try (MadeAhead<String> none = new MadeAhead<>("nothing", 3, () -> {

@@ -103,9 +103,11 @@ public final class ServeCommand implements Callable<Integer> {
             + " an idle Python session; 0: its whole limit, nothing overcommitted).")
     Long sessionMemoryRequestMb;
 
-    @Option(names = "--session-spares", paramLabel = "N", description = "Python sessions kept made ahead, so that a"
-            + " create asking for the default limits and no network answers at once (default 1; 0: none; at most 16).")
-    Integer sessionSpares;
+    @Option(names = "--session-spares", paramLabel = "N|KIND[=N],...", description = "Sessions kept made ahead, so"
+            + " that a create asking for the default limits and no network answers at once: N Python ones, or a list of"
+            + " KIND=N, each KIND a language, an image, an E2B template (--e2b-template or E2B's own names), with an"
+            + " optional @gvisor (e.g. python=1,node=1; default 1; 0: none; at most 16 in all).")
+    String sessionSpares;
 
     @Option(names = "--sessions-disk-mb", paramLabel = "MIB", description = "The sum of all sessions' workspace quotas"
             + " may not pass this; beyond it creating a session answers 507 (default: 90%% of the data dir's disk).")
@@ -238,7 +240,8 @@ public final class ServeCommand implements Callable<Integer> {
                 config = config.withSessions(config.sessions().withMemoryRequest(sessionMemoryRequestMb));
             }
             if (sessionSpares != null) {
-                config = config.withSessions(config.sessions().withSpares(sessionSpares));
+                config = config.withSessions(config.sessions().withSpares(
+                        dev.crucible.server.e2b.E2bApi.spares(sessionSpares, config.e2bTemplates())));
             }
             if (sessionsMemoryMb != null || sessionsDiskMb != null) {
                 config = config.withSessions(config.sessions().withBudgets(

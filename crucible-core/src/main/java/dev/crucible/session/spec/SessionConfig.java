@@ -27,14 +27,24 @@ import java.time.Duration;
  * @param memoryRequestMb what a session is admitted for against the memory budget: what it is expected to use, as a
  *     Kubernetes request (its limit is what it may use); a session whose limit is smaller is admitted for its limit;
  *     0 = every session for its whole limit (nothing overcommitted)
- * @param spares Python sessions of the default limits kept made ahead (workspace, root and interpreter started), so
- *     that a create that asks for nothing else takes one at once; each counts against the caps and budgets as a
- *     session does; 0 = none
+ * @param spares sessions of the default limits kept made ahead (workspace, root and interpreter started), one per
+ *     entry, each of a language, image and tier ({@link Spare}), so that a create that asks for that and nothing else
+ *     takes one at once; each counts against the caps and budgets as a session does; empty = none
  */
 public record SessionConfig(
         Path dataDir, int maxSessions, int maxPerOwner, Duration idleTimeout, Duration maxLifetime, int maxCellBytes,
         long maxFileBytes, long workspaceQuota, Duration grace, SessionLimits limits, Duration reapEvery,
-        long memoryBudgetMb, long diskBudgetBytes, long memoryRequestMb, int spares) {
+        long memoryBudgetMb, long diskBudgetBytes, long memoryRequestMb, java.util.List<Spare> spares) {
+    /**
+     * One session kept made ahead: what a create asks for to take it. {@code language} null is the default (Python),
+     * {@code image} null the host's file system, {@code isolation} null the runtime's own tier; the limits are always
+     * the defaults and there is never network.
+     */
+    public record Spare(String language, String image, String isolation) {
+        /** A Python session on the host's file system: what a create asking for nothing takes. */
+        public static final Spare PYTHON = new Spare("python", null, null);
+    }
+
     /**
      * How long a session's interpreter may take to start and say it is ready (a resume, a restart after a stuck or dead
      * one): the part of a cell's answer beyond its timeout and grace that a replacement may add.
@@ -50,7 +60,8 @@ public record SessionConfig(
         if (maxSessions < 1 || maxSessions > UidLayout.MAX_SESSIONS) { // each has a uid of its own
             throw new IllegalArgumentException("maxSessions must be between 1 and " + UidLayout.MAX_SESSIONS);
         }
-        if (spares < 0 || spares > 16) {
+        spares = spares == null ? java.util.List.of() : java.util.List.copyOf(spares);
+        if (spares.size() > 16) {
             throw new IllegalArgumentException("spare sessions must be between 0 and 16");
         }
     }
@@ -62,7 +73,7 @@ public record SessionConfig(
     public static SessionConfig defaults(Path dataDir) {
         return new SessionConfig(dataDir, 3000, 250, Duration.ofMinutes(30), Duration.ofHours(24), 1024 * 1024,
                 32L * 1024 * 1024, 1024L * 1024 * 1024, Duration.ofSeconds(2), SessionLimits.DEFAULT, Duration.ofSeconds(5), 0, 0,
-                DEFAULT_MEMORY_REQUEST_MB, 0);
+                DEFAULT_MEMORY_REQUEST_MB, java.util.List.of());
     }
 
     public SessionConfig withDataDir(Path dir) {
@@ -87,8 +98,16 @@ public record SessionConfig(
 
     /** Keeps {@code n} Python sessions made ahead (0: none). */
     public SessionConfig withSpares(int n) {
+        if (n < 0 || n > 16) {
+            throw new IllegalArgumentException("spare sessions must be between 0 and 16");
+        }
+        return withSpares(java.util.Collections.nCopies(n, Spare.PYTHON));
+    }
+
+    /** Keeps these sessions made ahead, one each (a kind listed twice is kept twice). */
+    public SessionConfig withSpares(java.util.List<Spare> kept) {
         return new SessionConfig(dataDir, maxSessions, maxPerOwner, idleTimeout, maxLifetime, maxCellBytes, maxFileBytes,
-                workspaceQuota, grace, limits, reapEvery, memoryBudgetMb, diskBudgetBytes, memoryRequestMb, n);
+                workspaceQuota, grace, limits, reapEvery, memoryBudgetMb, diskBudgetBytes, memoryRequestMb, kept);
     }
 
     /** Budgets over all sessions: 0 leaves one automatic (see the components). */

@@ -3,6 +3,7 @@ package dev.crucible.server.e2b;
 import dev.crucible.error.ErrorCode;
 import dev.crucible.error.RequestException;
 import dev.crucible.egress.NetworkRequest;
+import dev.crucible.server.http.JsonObject;
 import dev.crucible.session.SessionManager;
 import dev.crucible.session.spec.SessionConfig;
 import dev.crucible.session.spec.SessionInfo;
@@ -164,6 +165,13 @@ final class ControlPlane {
         Map<String, String> metadata = strings(b.get("metadata"), "metadata");
         Map<String, String> env = strings(b.get("envVars"), "envVars");
         Template t = Template.of(template, templates);
+        boolean autoPause = b.path("autoPause").asBoolean(false);
+        JsonNode resumeAsked = b.path("autoResume"); // {"enabled": true} as the SDKs send it, or a bare boolean
+        boolean autoResume = (resumeAsked.isObject() ? resumeAsked.path("enabled") : resumeAsked).asBoolean(false);
+        if (autoResume && !autoPause) {
+            throw new RequestException(ErrorCode.INVALID_REQUEST, "autoResume needs autoPause (lifecycle {onTimeout:"
+                    + " \"pause\"}): only a paused sandbox is resumed by traffic");
+        }
         String envCell = env.isEmpty() ? null : Environment.setForGood(t.language(), env); // bad names refused first
         SessionInfo info;
         try {
@@ -185,8 +193,8 @@ final class ControlPlane {
             throw new RequestException(ErrorCode.INTERRUPTED, "interrupted");
         }
         try {
-            E2bSandboxes.Sandbox s = sandbox(info, owner, template, timeout, metadata, env, envCell,
-                    b.path("autoPause").asBoolean(false));
+            E2bSandboxes.Sandbox s = sandbox(info, owner, template, timeout, metadata, env, envCell, autoPause,
+                    autoResume);
             api.write(res, 201, created(s));
         } catch (IOException | RuntimeException e) { // nothing is left of a create that was not answered
             deleteQuietly(owner, info.id());
@@ -200,8 +208,8 @@ final class ControlPlane {
 
     /** The new session {@code info} as an E2B sandbox: its environment set, its record kept. */
     private E2bSandboxes.Sandbox sandbox(SessionInfo info, String owner, String template, long timeout,
-            Map<String, String> metadata, Map<String, String> env, String envCell, boolean autoPause)
-            throws IOException {
+            Map<String, String> metadata, Map<String, String> env, String envCell, boolean autoPause,
+            boolean autoResume) throws IOException {
         long now = clock.millis();
         String home = Envd.homeOf(sessions, owner, info.id());
         if (!env.isEmpty()) {
@@ -217,7 +225,7 @@ final class ControlPlane {
             }
         }
         E2bSandboxes.Sandbox s = new E2bSandboxes.Sandbox(info.id(), owner, template, info.language(), info.limits(),
-                metadata, env, home, now, endAt(timeout), autoPause, E2bSandboxes.newNonce());
+                metadata, env, home, now, endAt(timeout), autoPause, E2bSandboxes.newNonce(), autoResume, timeout);
         sandboxes.put(s);
         return s;
     }
@@ -227,8 +235,7 @@ final class ControlPlane {
             sandboxes.forget(id);
             sessions.delete(owner, id);
         } catch (RuntimeException e) {
-            System.getLogger("crucible.e2b").log(System.Logger.Level.WARNING, "cannot remove the session of a sandbox"
-                    + " not created: " + id + ": " + e);
+            System.getLogger("crucible.e2b").log(System.Logger.Level.WARNING, "cannot remove sandbox " + id + ": " + e);
         }
     }
 
@@ -344,6 +351,7 @@ final class ControlPlane {
         m.put("state", paused(s.owner(), s.id()) ? "paused" : "running");
         m.put("metadata", s.metadata());
         m.put("envdVersion", ENVD_VERSION);
+        m.put("lifecycle", JsonObject.of("onTimeout", s.autoPause() ? "pause" : "kill", "autoResume", s.autoResume()));
         return m;
     }
 

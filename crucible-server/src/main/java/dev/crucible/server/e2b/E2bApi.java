@@ -20,6 +20,7 @@ import java.io.IOException;
 import java.security.MessageDigest;
 import java.nio.charset.StandardCharsets;
 import java.time.Clock;
+import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import tools.jackson.databind.JsonNode;
@@ -38,6 +39,7 @@ public final class E2bApi implements Filter, AutoCloseable {
     static final String ENVD_PORT = "49983";
     static final String JUPYTER_PORT = "49999";
 
+    private static final System.Logger LOG = System.getLogger("crucible.e2b");
     private final Auth auth;
     private final BrowserGuard guard;
     private final PreviewTokens secrets;
@@ -48,6 +50,8 @@ public final class E2bApi implements Filter, AutoCloseable {
     private final Jupyter jupyter;
     /** Where sandboxes' ports are reached, {@code domain[:port]} of the preview listener; null without one. */
     private final String previewHost;
+    private final SessionManager sessions;
+    private final Clock clock;
 
     private E2bApi(Auth auth, BrowserGuard guard, PreviewTokens secrets, JsonMapper json, SessionManager sessions,
             RuntimeRegistry runtimes, SessionConfig config, Map<String, String> templates, String previewHost,
@@ -60,6 +64,8 @@ public final class E2bApi implements Filter, AutoCloseable {
         Contexts contexts = new Contexts(sessions, runtimes, json);
         this.sandboxes = new E2bSandboxes(config.dataDir(), json, sessions, clock, contexts::forget);
         this.control = new ControlPlane(this, sandboxes, sessions, config, templates, clock);
+        this.sessions = sessions;
+        this.clock = clock;
         this.envd = new Envd(this, sessions, json);
         this.jupyter = new Jupyter(this, sessions, contexts, json);
     }
@@ -117,11 +123,50 @@ public final class E2bApi implements Filter, AutoCloseable {
                 }
                 error(res, e.code().httpStatus(), e.getMessage());
             }
+        } catch (NotRunning e) {
+            if (!res.isCommitted()) {
+                error(res, 502, e.getMessage()); // E2B's answer for a sandbox not running: the SDKs' TimeoutError
+            }
         } catch (tools.jackson.core.JacksonException | java.util.zip.ZipException e) {
             if (!res.isCommitted()) { // a field of another type than E2B's, or a gzip body that is not one
                 error(res, 400, "the request is malformed: " + e.getMessage());
             }
         }
+    }
+
+    /**
+     * The spares {@code serve --session-spares} asks for: {@code N} Python sessions, or {@code KIND[=N],...} where a
+     * kind is what an E2B {@code templateID} names ({@code named} first, then a language, an image, E2B's own names,
+     * each with an optional tier: {@code python}, {@code node@gvisor}, {@code code-interpreter-v1}), so that an E2B
+     * create of that template, or a session create of that language, image and tier, takes one.
+     *
+     * @throws IllegalArgumentException for a count that is not 0 to 16, or more than 16 in all
+     */
+    public static List<SessionConfig.Spare> spares(String spec, Map<String, String> named) {
+        String s = spec.strip();
+        if (s.matches("\\d+")) {
+            int n = Integer.parseInt(s);
+            if (n > 16) {
+                throw new IllegalArgumentException("--session-spares is 0 to 16 sessions");
+            }
+            return java.util.Collections.nCopies(n, SessionConfig.Spare.PYTHON);
+        }
+        List<SessionConfig.Spare> kept = new java.util.ArrayList<>();
+        for (String part : s.split(",")) {
+            int eq = part.lastIndexOf('=');
+            String kind = (eq < 0 ? part : part.substring(0, eq)).strip();
+            String count = eq < 0 ? "1" : part.substring(eq + 1).strip();
+            if (kind.isEmpty() || !count.matches("\\d{1,2}")) {
+                throw new IllegalArgumentException("--session-spares takes N or KIND[=N],... (" + part.strip() + ")");
+            }
+            ControlPlane.Template t = ControlPlane.Template.of(kind, named);
+            kept.addAll(java.util.Collections.nCopies(Integer.parseInt(count),
+                    new SessionConfig.Spare(t.language(), t.image(), t.isolation())));
+            if (kept.size() > 16) {
+                throw new IllegalArgumentException("--session-spares keeps at most 16 sessions in all");
+            }
+        }
+        return kept;
     }
 
     /** The Crucible owner of a control-plane call: its {@code X-API-KEY} (or bearer token), checked. */
@@ -154,9 +199,53 @@ public final class E2bApi implements Filter, AutoCloseable {
      * routes are given to check tokens bound to a life.
      */
     public boolean trafficCurrent(PreviewTokens.Grant grant) {
-        return sandboxes.get(grant.session()).filter(s -> s.owner().equals(grant.owner())
-                && MessageDigest.isEqual(s.trafficNonce().getBytes(StandardCharsets.US_ASCII),
-                        grant.nonce().getBytes(StandardCharsets.US_ASCII))).isPresent();
+        Optional<E2bSandboxes.Sandbox> current = sandboxes.get(grant.session()).filter(s -> s.owner().equals(
+                grant.owner()) && MessageDigest.isEqual(s.trafficNonce().getBytes(StandardCharsets.US_ASCII),
+                        grant.nonce().getBytes(StandardCharsets.US_ASCII)));
+        current.filter(E2bSandboxes.Sandbox::autoResume).ifPresent(s -> { // traffic to a port resumes it too
+            try {
+                awake(s);
+            } catch (RuntimeException e) {
+                LOG.log(System.Logger.Level.WARNING, "cannot resume E2B sandbox " + s.id() + " for traffic: " + e);
+            }
+        });
+        return current.isPresent();
+    }
+
+    /** A data-plane call reached a paused sandbox made without {@code autoResume}: E2B's 502. */
+    static final class NotRunning extends RuntimeException {
+        NotRunning(String message) {
+            super(message);
+        }
+    }
+
+    /**
+     * Sandbox {@code s} running, for traffic of its own: as it is when it runs; resumed when it is paused and was made
+     * with {@code autoResume} (E2B's {@code lifecycle.autoResume}), its deadline then its create's timeout from now,
+     * as E2B's; else refused.
+     *
+     * @throws NotRunning for a paused sandbox without {@code autoResume} (resumed only by {@code connect})
+     */
+    E2bSandboxes.Sandbox awake(E2bSandboxes.Sandbox s) {
+        if (!sandboxes.paused(s)) {
+            return s;
+        }
+        if (!s.autoResume()) {
+            throw new NotRunning("sandbox " + s.id() + " is paused: resume it with Sandbox.connect(), or create it"
+                    + " with lifecycle {onTimeout: \"pause\", autoResume: true}");
+        }
+        try {
+            sessions.pauses(s.owner(), s.id()).resume(); // one racing it finds it running, or waits for it
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new RequestException(ErrorCode.INTERRUPTED, "interrupted");
+        }
+        long end = clock.millis() + s.timeoutS() * 1000;
+        try {
+            return sandboxes.update(s.id(), now -> now.until(Math.max(now.endAtMs(), end))).orElse(s);
+        } catch (IOException e) {
+            throw new RequestException(ErrorCode.INTERPRETER_UNAVAILABLE, "cannot record the resumed sandbox: " + e);
+        }
     }
 
     /**
@@ -182,7 +271,7 @@ public final class E2bApi implements Filter, AutoCloseable {
             throw new RequestException(ErrorCode.UNAUTHORIZED, "contexts need the sandbox's X-Access-Token or its"
                     + " E2B-Traffic-Access-Token");
         }
-        return s;
+        return awake(s);
     }
 
     /** The access token of sandbox {@code id}: what envd and {@code /execute} calls carry as {@code X-Access-Token}. */
@@ -211,6 +300,7 @@ public final class E2bApi implements Filter, AutoCloseable {
                 throw new RequestException(ErrorCode.UNAUTHORIZED, "missing or wrong X-Access-Token for sandbox "
                         + found.get().id());
             }
+            return awake(found.get()); // its own traffic: resumed (autoResume) or refused while paused
         }
         return found.get();
     }

@@ -30,7 +30,8 @@ final class E2bSandboxes implements AutoCloseable {
     /**
      * One sandbox; its id, language and limits are its session's (kept here: asking the session costs a scan).
      * {@code trafficNonce} is the life its traffic tokens are bound to: random for each sandbox, replaced when they are
-     * rotated, gone with its record.
+     * rotated, gone with its record. {@code autoResume} (E2B's {@code lifecycle.autoResume}, with {@code autoPause}): a
+     * paused one is resumed by traffic, its deadline then {@code timeoutS} (the create's) from then.
      */
     record Sandbox(
             @JsonProperty("id") String id,
@@ -44,16 +45,18 @@ final class E2bSandboxes implements AutoCloseable {
             @JsonProperty("started_at_ms") long startedAtMs,
             @JsonProperty("end_at_ms") long endAtMs,
             @JsonProperty("auto_pause") boolean autoPause,
-            @JsonProperty("traffic_nonce") String trafficNonce) {
+            @JsonProperty("traffic_nonce") String trafficNonce,
+            @JsonProperty("auto_resume") boolean autoResume,
+            @JsonProperty("timeout_s") long timeoutS) {
         Sandbox until(long end) {
             return new Sandbox(id, owner, templateId, language, limits, metadata, envVars, home, startedAtMs, end,
-                    autoPause, trafficNonce);
+                    autoPause, trafficNonce, autoResume, timeoutS);
         }
 
         /** This sandbox with a new traffic nonce: every traffic token made before is refused. */
         Sandbox rotated() {
             return new Sandbox(id, owner, templateId, language, limits, metadata, envVars, home, startedAtMs, endAtMs,
-                    autoPause, newNonce());
+                    autoPause, newNonce(), autoResume, timeoutS);
         }
     }
 
@@ -190,7 +193,8 @@ final class E2bSandboxes implements AutoCloseable {
         return false;
     }
 
-    private boolean paused(Sandbox s) {
+    /** Whether the sandbox's session is paused now. */
+    boolean paused(Sandbox s) {
         try {
             return sessions.pauses(s.owner(), s.id()).paused();
         } catch (RequestException e) {
