@@ -1,5 +1,6 @@
 // The official E2B SDKs from npm (e2b, @e2b/code-interpreter), unmodified, against Crucible's E2B-compatible API.
-// Env: E2B_API_URL, E2B_SANDBOX_URL, E2B_API_KEY (the SDKs read them themselves). Argument: `all` (default) or `reward`.
+// Env: E2B_API_URL, E2B_SANDBOX_URL, E2B_API_KEY (the SDKs read them themselves). Argument: `all` (default), `reward`
+// or `burst` (E2B_BURST creates at once).
 // Prints one JSON line per step, {"step", "ok", "detail"} (plus "optional": true for a step whose failure is reported but
 // not counted), then {"passed", "failed", "optional_failed"}; exits 0 only when failed == 0.
 import { Sandbox, CommandExitError, NotFoundError, TimeoutError } from '@e2b/code-interpreter';
@@ -571,8 +572,36 @@ async function scenarioReward() {
   });
 }
 
+/**
+ * A burst (issue 50): E2B_BURST (default 30) Sandbox.create + commands.run at once, as a training loop fires them. The
+ * SDK is left as it is: on a 429 with Retry-After it waits and asks again (up to 3 times within its request timeout),
+ * so every create ends in a sandbox, never in an error, though the server makes one at a time.
+ */
+async function scenarioBurst() {
+  const n = Number(process.env.E2B_BURST ?? 30);
+  const started = Date.now();
+  const outcomes = await Promise.all(Array.from({ length: n }, async (_, i) => {
+    try {
+      const sbx = await BaseSandbox.create({ timeoutMs: 120_000 });
+      try {
+        const r = await sbx.commands.run(`echo burst-${i}`);
+        return r.stdout === `burst-${i}\n` ? 'ok' : `stdout ${JSON.stringify(r.stdout)}`;
+      } finally {
+        await sbx.kill();
+      }
+    } catch (e) {
+      return describe(e);
+    }
+  }));
+  const failures = outcomes.filter((o) => o !== 'ok');
+  report(`burst: ${n} creates and commands at once`, failures.length === 0,
+    failures.length === 0 ? `all ${n} in ${Date.now() - started} ms` : `${failures.length} failed: ${failures.slice(0, 5).join(' | ')}`);
+  const left = await listAll({});
+  report('burst: nothing left', left.items.length === 0, `${left.items.length} sandboxes listed`);
+}
+
 const scenario = process.argv[2] ?? 'all';
-const scenarios = { all: scenarioAll, reward: scenarioReward };
+const scenarios = { all: scenarioAll, reward: scenarioReward, burst: scenarioBurst };
 if (!scenarios[scenario]) {
   console.error(`usage: node e2b.mjs [${Object.keys(scenarios).join('|')}]`);
   process.exit(2);

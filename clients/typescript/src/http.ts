@@ -137,7 +137,8 @@ export class Transport {
             || attempt >= this.maxRetries || wait > this.maxRetryWaitMs) {
           throw error;
         }
-        await sleep(wait, controller.signal);
+        // jitter: the callers of one burst do not all come back in the same instant
+        await sleep(wait * (1 + Math.random() / 5), controller.signal);
       }
     } catch (e) {
       close();

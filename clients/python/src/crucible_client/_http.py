@@ -2,6 +2,7 @@
 refusal that says when to ask again (429 or 503 with Retry-After) asked again. Standard library only."""
 
 import json
+import random
 import time
 import urllib.error
 import urllib.request
@@ -41,7 +42,7 @@ def _open(url: str, token: Optional[str], method: str, data: Optional[bytes], he
             wait = error.retry_after_s
             if e.code not in (429, 503) or wait is None or attempt >= retries or wait > MAX_RETRY_WAIT_S:
                 raise error from None
-            time.sleep(wait)
+            time.sleep(wait * (1 + random.random() / 5))  # jitter: one burst's callers do not all come back at once
         except TimeoutError as e:
             raise CrucibleError(0, "timeout", f"no answer from {url} within {timeout} s") from e
         except (urllib.error.URLError, OSError) as e:

@@ -1,13 +1,10 @@
 package dev.crucible.client;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
-import java.io.IOException;
 import java.net.URI;
 import java.net.URLEncoder;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
-import java.net.http.HttpResponse;
-import java.net.http.HttpTimeoutException;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.LinkedHashMap;
@@ -341,39 +338,9 @@ public final class CrucibleClient {
         return builder;
     }
 
+    /** Sends the request, asking again while a refusal says when to ({@link Exchange}). */
     private byte[] send(HttpRequest.Builder builder) {
-        HttpRequest request = builder.build();
-        HttpResponse<byte[]> response;
-        try {
-            response = http.send(request, HttpResponse.BodyHandlers.ofByteArray());
-        } catch (HttpTimeoutException e) {
-            throw new CrucibleException(0, "timeout", request.method() + " " + request.uri().getPath()
-                    + " got no answer within " + timeout.toMillis() + " ms", e);
-        } catch (IOException e) {
-            throw new CrucibleException(0, "connection_failed", "cannot reach Crucible at " + base + ": " + e, e);
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-            throw new CrucibleException(0, "interrupted", "interrupted while waiting for " + request.uri(), e);
-        }
-        if (response.statusCode() / 100 != 2) {
-            throw errorOf(response);
-        }
-        return response.body();
-    }
-
-    private static CrucibleException errorOf(HttpResponse<byte[]> response) {
-        String code = "http_" + response.statusCode();
-        String message = new String(response.body(), StandardCharsets.UTF_8);
-        try {
-            JsonNode error = JSON.readTree(response.body()).path("error");
-            if (error.isObject()) {
-                code = error.path("code").asString(code);
-                message = error.path("message").asString(message);
-            }
-        } catch (JacksonException e) {
-            // not JSON: the body as it came
-        }
-        return new CrucibleException(response.statusCode(), code, message, null);
+        return Exchange.send(http, builder.build(), base, timeout);
     }
 
     private static String segment(String id) {

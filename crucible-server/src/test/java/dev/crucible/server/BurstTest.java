@@ -129,4 +129,32 @@ class BurstTest {
             }
         }
     }
+
+    /**
+     * Crucible's Java client meets a full queue as E2B's SDK does: it waits the Retry-After (and a little more, at
+     * random) and asks again, so the caller gets its answer, not the refusal.
+     */
+    @Test
+    void theJavaClientWaitsOnRetryAfterAndGetsItsAnswer() throws Exception {
+        ServerConfig config = Http.config().withPort(0).withPool(Map.of()).withConcurrency(1, 0);
+        try (CrucibleServer server = CrucibleServer.start(config, TestHost.crucible())) {
+            Http http = Http.to(server, null);
+            try (var pool = Executors.newVirtualThreadPerTaskExecutor()) {
+                Future<HttpResponse<String>> holder = pool.submit(() -> http.postJson("/v1/execute",
+                        "{\"language\": \"python\", \"code\": \"import time; time.sleep(1.5)\"}"));
+                long end = System.nanoTime() + TimeUnit.MINUTES.toNanos(2);
+                while (SessionApiTest.json(http.get("/readyz")).get("queues").get("runs").get("running").asInt() < 1) {
+                    assertThat(System.nanoTime()).as("the first run holds the one turn").isLessThan(end);
+                    Thread.sleep(5);
+                }
+                dev.crucible.client.CrucibleClient client = dev.crucible.client.CrucibleClient.create(
+                        java.net.URI.create("http://127.0.0.1:" + server.port()), null);
+                var answer = client.execute(dev.crucible.client.ExecuteRequest.of("python", "print(6 * 7)"));
+                assertThat(answer.stdout()).isEqualTo("42\n");
+                assertThat(holder.get(2, TimeUnit.MINUTES).statusCode()).isEqualTo(200);
+            }
+            assertThat(SessionApiTest.json(http.get("/readyz")).get("queues").get("runs").get("refused")
+                    .get("queue_full").asInt()).as("it was refused first, and asked again").isPositive();
+        }
+    }
 }

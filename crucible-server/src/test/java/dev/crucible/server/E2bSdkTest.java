@@ -47,6 +47,11 @@ class E2bSdkTest {
 
     /** Runs {@code node e2b.mjs scenario} in clients/node-tests against the server; what it printed, line by line. */
     static Run nodeScenario(String scenario) throws Exception {
+        return nodeScenario(scenario, server.port(), Map.of());
+    }
+
+    /** As {@link #nodeScenario(String)}, against the server on {@code port}, with {@code extra} in node's environment. */
+    static Run nodeScenario(String scenario, int port, Map<String, String> extra) throws Exception {
         Path dir = Path.of("..", "clients", "node-tests").toAbsolutePath().normalize();
         Capability.NPM_CLIENTS.require(Files.isDirectory(dir.resolve("node_modules/e2b"))
                 && Files.isDirectory(dir.resolve("node_modules/@e2b/code-interpreter")) ? null
@@ -55,7 +60,8 @@ class E2bSdkTest {
                 .redirectError(ProcessBuilder.Redirect.INHERIT);
         Map<String, String> env = builder.environment();
         env.keySet().removeIf(name -> name.startsWith("E2B_")); // no E2B_DEBUG, E2B_DOMAIN, ... from the machine
-        String base = "http://127.0.0.1:" + server.port();
+        String base = "http://127.0.0.1:" + port;
+        env.putAll(extra);
         env.put("E2B_API_URL", base);
         env.put("E2B_SANDBOX_URL", base);
         env.put("E2B_API_KEY", TOKEN);
@@ -98,7 +104,11 @@ class E2bSdkTest {
     }
 
     static void assertScenario(String scenario) throws Exception {
-        Run run = nodeScenario(scenario);
+        assertRun(scenario, nodeScenario(scenario));
+    }
+
+    /** Fails unless {@code run} of {@code scenario} ended with every counted step passed. */
+    static void assertRun(String scenario, Run run) throws Exception {
         List<String> optional = failedSteps(run.lines(), true);
         if (!optional.isEmpty()) {
             System.out.println("e2b.mjs " + scenario + ": optional steps that failed (not counted):\n  "
