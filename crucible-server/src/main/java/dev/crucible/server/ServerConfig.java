@@ -167,6 +167,10 @@ public record ServerConfig(
             runs = new FairTurns.Limits(runs.running(), runs.queued(), runs.runningPerKey(), runs.queued());
             creates = new FairTurns.Limits(creates.running(), creates.queued(), creates.runningPerKey(),
                     creates.queued());
+        } else if (tokens.size() > 1 && fairness.runningPerToken() == 0) {
+            // tenants: one token's burst never holds every turn, so another's run starts at once, without a wait
+            runs = new FairTurns.Limits(runs.running(), runs.queued(), Math.max(1, runs.running() - 1),
+                    runs.queuedPerKey());
         }
         return new Services.Turns(runs, creates, fairness.createWaitMs());
     }

@@ -56,7 +56,7 @@ public final class ServeCommand implements Callable<Integer> {
     Integer maxQueued;
 
     @Option(names = "--max-running-per-token", paramLabel = "N", description = "Executions one token runs at once"
-            + " (default: every turn; a freed turn still goes to another token that waits first).")
+            + " (default: all but one with several tokens, so another token's run starts at once; all with one).")
     int runningPerToken;
 
     @Option(names = "--max-queued-per-token", paramLabel = "N", description = "Executions one token may have waiting"

@@ -8,8 +8,8 @@ import dev.crucible.util.FairTurns;
  * more wait, what one token may queue, and how long a create waits for its turn. A 0 takes the default the field
  * names.
  *
- * @param runningPerToken runs one token holds at once; 0: every turn (fair queueing still gives the next free turn
- *     to another token that waits)
+ * @param runningPerToken runs one token holds at once; 0: every turn but one when the server has several tokens (so
+ *     another token's run starts at once, whatever one token's burst holds), every turn with one token or none
  * @param queuedPerToken runs one token may have waiting; 0: three quarters of the queue, so one token's burst
  *     leaves room for the others'
  * @param creating sessions made at once; 0: one per core (a create is CPU: a root, an interpreter started)
