@@ -229,7 +229,9 @@ public final class CrucibleServer implements AutoCloseable {
         ProcessRoutes p = new ProcessRoutes(services.sessions(), auth, bodies::read, services.json());
         terminal = new TerminalSocket(services.sessions(), auth, guard);
         SessionRouter router = new SessionRouter(services.sessions(), peers, forwarding);
-        CompatRoutes compat = new CompatRoutes(services.executor(), services.json(), bodies::bytes);
+        CompatRoutes compat = new CompatRoutes(services.executor(), services.json(), bodies::bytes,
+                (ctx, request) -> services.admission().enter(auth.owner(ctx.header("Authorization")),
+                        Services.turnTimeout(request)));
         EvaluationRoutes evals = new EvaluationRoutes(services.evaluations(), auth, bodies);
         PortRoutes ports = new PortRoutes(services.sessions(), auth, bodies::read, previews, InstantSource.system(),
                 previewListener, this::trafficCurrent);

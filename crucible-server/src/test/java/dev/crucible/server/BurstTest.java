@@ -157,4 +157,37 @@ class BurstTest {
                     .get("queue_full").asInt()).as("it was refused first, and asked again").isPositive();
         }
     }
+
+    /** The compatible APIs' runs take the same turns as {@code /v1/execute}'s: a burst through Piston is bounded too. */
+    @Test
+    void aPistonBurstTakesTheSameTurnsAndIsToldWhenToComeBack() throws Exception {
+        ServerConfig config = Http.config().withPort(0).withPool(Map.of()).withConcurrency(1, 1);
+        try (CrucibleServer server = CrucibleServer.start(config, TestHost.crucible())) {
+            Http http = Http.to(server, null);
+            Map<Integer, Integer> statuses = new ConcurrentHashMap<>();
+            try (var pool = Executors.newVirtualThreadPerTaskExecutor()) {
+                List<Future<?>> all = new ArrayList<>();
+                for (int i = 0; i < 8; i++) {
+                    all.add(pool.submit(() -> {
+                        HttpResponse<String> r = http.postJson("/api/v2/execute", "{\"language\": \"python\","
+                                + " \"version\": \"*\", \"files\": [{\"content\": \"import time; time.sleep(0.5)\"}]}");
+                        statuses.merge(r.statusCode(), 1, Integer::sum);
+                        if (r.statusCode() != 200) {
+                            assertThat(r.statusCode()).as(r.body()).isEqualTo(429);
+                            assertThat(r.headers().firstValue("Retry-After")).isPresent();
+                            assertThat(r.body()).as("Piston's own error shape").contains("\"message\"");
+                        }
+                        return null;
+                    }));
+                }
+                for (Future<?> f : all) {
+                    f.get(5, TimeUnit.MINUTES);
+                }
+            }
+            assertThat(statuses.getOrDefault(200, 0)).as(statuses.toString()).isGreaterThanOrEqualTo(2);
+            JsonNode runs = SessionApiTest.json(http.get("/readyz")).get("queues").get("runs");
+            assertThat(runs.get("refused").get("queue_full").asInt()).as(runs.toString())
+                    .isEqualTo(statuses.getOrDefault(429, 0)).isPositive();
+        }
+    }
 }

@@ -40,10 +40,20 @@ public final class CompatRoutes {
         byte[] read(Context ctx) throws IOException;
     }
 
-    public CompatRoutes(Executor executor, JsonMapper json, BodyBytes bodies) {
+    /** A turn of the server's admission for a run of the caller's ({@code Admission.enter(owner, timeoutMs)}). */
+    @FunctionalInterface
+    public interface Turns {
+        AutoCloseable enter(Context ctx, ExecuteRequest request) throws InterruptedException;
+    }
+
+    private final Turns turns;
+
+    /** @param turns how each run takes its turn: as {@code /v1/execute}'s do, fairly between tokens */
+    public CompatRoutes(Executor executor, JsonMapper json, BodyBytes bodies, Turns turns) {
         this.executor = executor;
         this.json = json;
         this.bodies = bodies;
+        this.turns = turns;
     }
 
     /** A JSON object whatever the content type (piston-client sends none). */
@@ -179,9 +189,13 @@ public final class CompatRoutes {
         LimitsSpec limits = new LimitsSpec(runTimeout != null && runTimeout > 0 ? runTimeout : null, null,
                 memory != null && memory > 0 ? (int) Math.max(16, memory / (1024 * 1024)) : null, null, null);
         Interleaved output = new Interleaved();
-        ExecuteResult r = executor.executeNamed(new ExecuteRequest(language, code, text(b, "stdin"), args,
-                extra.isEmpty() ? null : extra, limits), programName == null || programName.isEmpty() ? null
-                : programName, output);
+        ExecuteRequest request = new ExecuteRequest(language, code, text(b, "stdin"), args,
+                extra.isEmpty() ? null : extra, limits);
+        ExecuteResult r;
+        try (AutoCloseable turn = turns.enter(ctx, request)) {
+            r = executor.executeNamed(request, programName == null || programName.isEmpty() ? null : programName,
+                    output);
+        }
         Map<String, Object> out = new LinkedHashMap<>();
         if (r.compile() != null) {
             out.put("compile", pistonStage(r.compile(), null));
@@ -293,10 +307,14 @@ public final class CompatRoutes {
         LimitsSpec limits = new LimitsSpec(runTimeout == null ? 10_000L : Math.max(1, (long) (runTimeout * 1000)), null,
                 memory != null && memory > 0 ? memory.intValue() : null, null, null);
         ExecuteResult r;
-        try {
-            r = executor.execute(new ExecuteRequest(language, code, text(b, "stdin"), null, files.isEmpty() ? null : files,
-                    limits));
+        ExecuteRequest request = new ExecuteRequest(language, code, text(b, "stdin"), null,
+                files.isEmpty() ? null : files, limits);
+        try (AutoCloseable turn = turns.enter(ctx, request)) {
+            r = executor.execute(request);
         } catch (RequestException e) {
+            if (e.retryAfterSeconds() > 0) { // the server is busy: the caller's answer is to come back, not a verdict
+                throw e;
+            }
             ctx.json(JsonObject.of("status", "SandboxError", "message", e.getMessage(), "files", Map.of()));
             return;
         }
@@ -350,7 +368,10 @@ public final class CompatRoutes {
         ExecuteRequest request = interpreter
                 ? new ExecuteRequest("python", INTERPRETER_MODE, code, null, files.isEmpty() ? null : files, null)
                 : new ExecuteRequest("python", code, null, null, files.isEmpty() ? null : files, null);
-        ExecuteResult r = executor.execute(request);
+        ExecuteResult r;
+        try (AutoCloseable turn = turns.enter(ctx, request)) {
+            r = executor.execute(request);
+        }
         String text = r.stdout() + r.stderr();
         if (!r.ok() && r.status() != Verdict.RUNTIME_ERROR) {
             text += (text.isEmpty() || text.endsWith("\n") ? "" : "\n") + "[crucible: " + r.status().wireName() + "]\n";
