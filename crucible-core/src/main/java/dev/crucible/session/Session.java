@@ -43,7 +43,12 @@ final class Session {
         /** Its interpreter died or broke the protocol: the next cell starts a fresh one and reports a restart. */
         BROKEN,
         /** Deleted or expired: it no longer exists for anyone. */
-        GONE
+        GONE;
+
+        /** Whether a session in this state may move to {@code next}: nothing comes back from GONE, none goes DORMANT. */
+        boolean mayBecome(State next) {
+            return this != GONE && next != DORMANT || this == GONE && next == GONE;
+        }
     }
 
     volatile SessionStore.Stored stored;
@@ -61,7 +66,7 @@ final class Session {
     volatile Sandbox.Interactive box;
     /** Connections through its ports open now: use of the session, as a running background process is. */
     final java.util.concurrent.atomic.AtomicInteger portConnections = new java.util.concurrent.atomic.AtomicInteger();
-    volatile State state;
+    private volatile State state;
     volatile long lastUsedMs;
 
     Session(SessionStore.Stored stored, Workspace workspace, State state, InstantSource clock) {
@@ -74,6 +79,43 @@ final class Session {
 
     void touch() {
         lastUsedMs = clock.millis();
+    }
+
+    /** Where it is in its life now. */
+    State state() {
+        return state;
+    }
+
+    /**
+     * Moves it to {@code next}: the one place its state is written. A move {@link State#mayBecome} refuses (out of
+     * GONE: a session deleted while a call on it ran) changes nothing and says so.
+     *
+     * @return whether it moved (false: it is gone)
+     */
+    synchronized boolean transition(State next) {
+        State now = state;
+        if (!now.mayBecome(next)) {
+            if (now == State.GONE) {
+                return false;
+            }
+            throw new IllegalStateException("session " + stored.id() + " cannot go from " + now + " to " + next);
+        }
+        state = next;
+        return true;
+    }
+
+    /** Its interpreter, supervisor and sandbox, started together: set together. */
+    void attach(Interpreter interpreter, Supervisor supervisor, Sandbox.Interactive box) {
+        this.supervisor = supervisor;
+        this.box = box;
+        this.interpreter = interpreter;
+    }
+
+    /** Lets go of its interpreter, supervisor and sandbox together (each closed by whoever stopped them). */
+    void detach() {
+        interpreter = null;
+        supervisor = null;
+        box = null;
     }
 
     InstantSource clock() {

@@ -344,7 +344,7 @@ public final class SessionManager implements AutoCloseable {
     }
 
     private void remove(Session session) {
-        session.state = Session.State.GONE;
+        session.transition(Session.State.GONE);
         session.stopInterpreter();
         session.lock.lock();
         try {

@@ -92,7 +92,7 @@ public final class SessionPauses {
         long start = System.nanoTime();
         lock();
         try {
-            String keeps = session.state == Session.State.PAUSED ? kept() : runner.pause(session, true);
+            String keeps = session.state() == Session.State.PAUSED ? kept() : runner.pause(session, true);
             return new PauseResult(session.stored.id(), "paused", keeps, null, null, since(start));
         } finally {
             session.lock.unlock();
@@ -136,7 +136,7 @@ public final class SessionPauses {
         lock();
         List<Session> made = new ArrayList<>();
         try {
-            String keeps = session.state == Session.State.PAUSED ? kept() : runner.pause(session, true);
+            String keeps = session.state() == Session.State.PAUSED ? kept() : runner.pause(session, true);
             SessionStore.Stored p = session.stored;
             List<String> egress = p.egress();
             for (int i = 0; i < count; i++) {
@@ -192,7 +192,7 @@ public final class SessionPauses {
         SnapshotStore.Pending pending = null;
         try {
             pending = snapshots.begin(session.stored.owner(), name);
-            String keeps = session.state == Session.State.PAUSED ? kept()
+            String keeps = session.state() == Session.State.PAUSED ? kept()
                     : session.box != null && session.box.savable() ? runner.pause(session, true)
                     : session.stored.restore().equals("replay") ? "replay" : "files";
             long bytes = WorkspaceCopy.copy(workspaceOf(session), pending.workspace(), -1); // the server's
@@ -320,7 +320,7 @@ public final class SessionPauses {
 
     /** Whether the session is paused now. */
     public boolean paused() {
-        return session.state == Session.State.PAUSED;
+        return session.state() == Session.State.PAUSED;
     }
 
     /** What a resume of a session paused already brings back. */

@@ -45,7 +45,7 @@ final class SessionReaper implements AutoCloseable {
         for (Session session : sessions.get()) {
             if (session.expired() && session.lock.tryLock()) {
                 try {
-                    if (session.expired() && session.stored.pausesWhenIdle() && session.state != Session.State.PAUSED
+                    if (session.expired() && session.stored.pausesWhenIdle() && session.state() != Session.State.PAUSED
                             && session.clock().millis() < session.stored.endOfLifeMs()) { // idle, not at its end of life
                         LOG.log(System.Logger.Level.INFO, "pausing idle session " + session.stored.id() + ": "
                                 + pause.pause(session));

@@ -128,8 +128,8 @@ final class SessionRunner {
                         sandbox.sessionUid(stored.number())));
         Interpreter interpreter = memory == null ? Interpreter.start(box, json, READY_MS, log)
                 : Interpreter.restored(box, json);
-        session.supervisor = box.control().map(c -> Supervisor.on(c, session.clock(), session::touch)).orElse(null);
-        session.box = box;
+        session.attach(interpreter, box.control().map(c -> Supervisor.on(c, session.clock(), session::touch))
+                .orElse(null), box);
         return interpreter;
     }
 
@@ -153,7 +153,7 @@ final class SessionRunner {
         SavedMemory.delete(memory(session)); // a paused one's saved memory is not what a restart comes back to
         try {
             session.interpreter = start(session);
-            session.state = Session.State.LIVE;
+            session.transition(Session.State.LIVE);
         } catch (IOException e) {
             throw new RequestException(ErrorCode.INTERPRETER_UNAVAILABLE, "cannot start the interpreter: " + e.getMessage());
         }
@@ -172,7 +172,7 @@ final class SessionRunner {
 
     /** Starts the session's interpreter when there is none or it died (resuming, replaying); under the lock. */
     Boot boot(Session session) throws InterruptedException {
-        boolean restarted = session.state == Session.State.BROKEN;
+        boolean restarted = session.state() == Session.State.BROKEN;
         boolean resumed = false;
         Integer replayed = null;
         if (session.interpreter == null || !session.interpreter.alive()
@@ -184,19 +184,17 @@ final class SessionRunner {
                 session.interpreter.close();
                 restarted = true;
             }
-            resumed = session.state == Session.State.DORMANT || session.state == Session.State.PAUSED;
+            resumed = session.state() == Session.State.DORMANT || session.state() == Session.State.PAUSED;
             if (resumed && fromMemory(session)) {
                 return new Boot(restarted, true, null, null, "memory");
             }
             try {
                 session.interpreter = start(session);
             } catch (IOException e) {
-                session.interpreter = null;
-                session.supervisor = null;
-                session.box = null;
+                session.detach();
                 return new Boot(restarted, resumed, null, "cannot start the interpreter: " + e.getMessage());
             }
-            session.state = Session.State.LIVE;
+            session.transition(Session.State.LIVE);
             if (resumed && session.stored.restore().equals("replay")) {
                 replayed = replay(session);
             } else if (!resumed) {
@@ -231,14 +229,12 @@ final class SessionRunner {
             SavedMemory.delete(restoring);
             java.nio.file.Files.move(memory, restoring, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
             session.interpreter = start(session, restoring);
-            session.state = Session.State.LIVE;
+            session.transition(Session.State.LIVE);
             return true;
         } catch (IOException e) {
             LOG.log(System.Logger.Level.WARNING, "session " + session.stored.id() + " did not come back from its"
                     + " saved memory (" + e.getMessage() + "); it starts afresh");
-            session.interpreter = null;
-            session.supervisor = null;
-            session.box = null;
+            session.detach();
             SavedMemory.delete(restoring);
             SavedMemory.delete(memory);
             return false;
@@ -264,7 +260,7 @@ final class SessionRunner {
         String keeps = session.stored.restore().equals("replay") ? "replay" : "files";
         Interpreter live = session.interpreter;
         Sandbox.Interactive box = session.box;
-        if (save && live != null && live.alive() && box != null && session.state == Session.State.LIVE) {
+        if (save && live != null && live.alive() && box != null && session.state() == Session.State.LIVE) {
             try {
                 box.checkpoint(memory);
                 SavedMemory.lock(memory);
@@ -276,10 +272,8 @@ final class SessionRunner {
             }
         }
         session.stopInterpreter();
-        session.interpreter = null;
-        session.supervisor = null;
-        session.box = null;
-        session.state = Session.State.PAUSED;
+        session.detach();
+        session.transition(Session.State.PAUSED);
         return keeps;
     }
 
@@ -330,7 +324,7 @@ final class SessionRunner {
                 try {
                     restart(session);
                 } catch (RequestException e) {
-                    session.state = Session.State.BROKEN;
+                    session.transition(Session.State.BROKEN);
                     message += " (the new interpreter did not start: " + e.getMessage().replaceFirst(
                             "^cannot start the interpreter: ", "") + ")";
                 }
@@ -345,11 +339,11 @@ final class SessionRunner {
      * new sandbox meanwhile.
      */
     void sandboxLost(Session session, Supervisor lost, String why) {
-        if (session.supervisor != lost || session.state == Session.State.GONE) {
+        if (session.supervisor != lost || session.state() == Session.State.GONE) {
             return;
         }
         session.stopInterpreter();
-        session.state = Session.State.BROKEN;
+        session.transition(Session.State.BROKEN);
         replaced(session, Replacements.Reason.DIED, "its sandbox ended under a command: " + why);
     }
 
@@ -360,7 +354,7 @@ final class SessionRunner {
 
     private static void broken(Session session) {
         session.interpreter.close();
-        session.state = Session.State.BROKEN;
+        session.transition(Session.State.BROKEN);
     }
 
     /** Replays the logged cells in a fresh interpreter. Returns how many ran ok. */
