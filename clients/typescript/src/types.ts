@@ -53,6 +53,8 @@ export interface ExecuteResult extends Ended {
   image_digest?: string;
   isolation?: string;
   network?: unknown;
+  /** Why the sandbox could not run the program (status `sandbox_error`); null otherwise. */
+  message?: string | null;
 }
 
 /** One event of a streamed run: output as it comes, then the result. */
@@ -67,6 +69,11 @@ export interface RuntimeInfo {
   version: string;
   available: boolean;
   reason?: string;
+  /** The image a runtime runs in, and its digest; absent for the host's runtimes. */
+  image?: string | null;
+  image_digest?: string | null;
+  /** The wall its programs run behind. */
+  isolation?: "namespaces" | "gvisor";
   [key: string]: unknown;
 }
 
@@ -173,6 +180,8 @@ export interface CellResult {
   status: "ok" | "error" | "timeout" | "incomplete" | string;
   stdout: string;
   stderr: string;
+  stdout_truncated: boolean;
+  stderr_truncated: boolean;
   result?: string | null;
   display?: DisplayData[];
   error?: { name: string; message: string; traceback: string } | null;
@@ -213,6 +222,8 @@ export interface ProcessInfo {
   output_bytes: number;
   dropped_bytes: number;
   pty: boolean;
+  /** Terminal WebSockets attached to it now. */
+  terminals: number;
   [key: string]: unknown;
 }
 

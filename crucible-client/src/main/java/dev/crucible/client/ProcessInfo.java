@@ -10,7 +10,7 @@ import java.util.List;
  */
 public record ProcessInfo(long pid, List<String> argv, String cwd, String startedAt, boolean running, Integer exitCode,
         Integer signal, boolean timedOut, boolean lost, boolean stdinOpen, long outputBytes, long droppedBytes,
-        Pty pty) {
+        Pty pty, int terminals) {
 
     /** The size of the terminal a process runs on ({@code pty}); null for one on pipes. */
     public record Pty(int rows, int cols) {}

@@ -1,12 +1,32 @@
 package dev.crucible.client;
 
+import java.util.List;
+import tools.jackson.databind.JsonNode;
+
 /**
  * A session as the server describes it ({@code POST /v1/sessions}, {@code GET /v1/sessions/{id}}); {@code isolation}
  * is the tier its sandboxes run behind ({@code namespaces} or {@code gvisor}; {@code createSession(Map.of("isolation",
  * "gvisor"))} asks for one), null from a server that does not say.
+ *
+ * @param limits what its sandbox runs within
+ * @param image the OCI image it runs in, as asked for, and {@code imageDigest} the image's id; null for the host's
+ * @param network its egress: the hosts it may reach ({@code allow}) and the connections judged; null without network
+ * @param processes its background processes
+ * @param ports the ports its servers listen on
+ * @param onIdle what its idle timeout does: {@code delete} or {@code pause}
+ * @param restored in the answer that made it from a snapshot: what came back ({@code memory}, {@code replay},
+ *     {@code files})
  */
 public record SessionInfo(String id, String language, String createdAt, String expiresAt, String lastUsedAt,
-        Long idleTimeoutS, String restore, String state, String isolation) {
+        Long idleTimeoutS, String restore, String state, String isolation, Limits limits, String image,
+        String imageDigest, JsonNode network, List<ProcessInfo> processes, List<Port> ports, String onIdle,
+        String restored) {
+
+    /** What a session's sandbox runs within. */
+    public record Limits(int memoryMb, int pids, double cpus, long timeoutMs, int outputBytes) {}
+
+    /** A port a session's server listens on, and the path to reach it by ({@code /v1/sessions/{id}/ports/{port}/}). */
+    public record Port(int port, String path) {}
 
     /**
      * What pausing or resuming a session answers ({@link CrucibleClient#pause}, {@link CrucibleClient#resume}).
