@@ -1,12 +1,14 @@
 package dev.crucible.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
+import static org.awaitility.Awaitility.await;
 
 import dev.crucible.TestHost;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -14,6 +16,7 @@ import java.util.Set;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.concurrent.atomic.AtomicReference;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -89,9 +92,15 @@ class SessionDiskAdmissionTest {
                     assertThat(http.delete("/v1/sessions/" + id).statusCode()).isEqualTo(200);
                 }
                 assertThat(sessionDirs(data)).as("nothing left once deleted").isEmpty();
-                HttpResponse<String> again = http.postJson("/v1/sessions", "{}");
-                assertThat(again.statusCode()).as("room again once deleted: " + again.body()).isEqualTo(201);
-                assertThat(http.delete("/v1/sessions/" + JSON.readTree(again.body()).get("id").asString())
+                // a deleted session's blocks come back once its loop device is let go (a sandbox's namespace can
+                // hold the file system a moment after its kill), and then there is room again
+                AtomicReference<HttpResponse<String>> again = new AtomicReference<>();
+                await("room again once the sessions are deleted").atMost(Duration.ofSeconds(60))
+                        .pollInterval(Duration.ofMillis(200)).untilAsserted(() -> {
+                            again.set(http.postJson("/v1/sessions", "{}"));
+                            assertThat(again.get().statusCode()).as(again.get().body()).isEqualTo(201);
+                        });
+                assertThat(http.delete("/v1/sessions/" + JSON.readTree(again.get().body()).get("id").asString())
                         .statusCode()).isEqualTo(200);
             }
             assertThat(Files.readString(Path.of("/proc/self/mountinfo"))).as("no workspace mounted under " + data)

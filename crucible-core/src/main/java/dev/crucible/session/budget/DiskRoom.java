@@ -2,6 +2,7 @@ package dev.crucible.session.budget;
 
 import dev.crucible.error.ErrorCode;
 import dev.crucible.error.RequestException;
+import dev.crucible.session.store.SessionStore;
 import java.io.IOException;
 import java.nio.file.FileStore;
 import java.nio.file.Files;
@@ -25,12 +26,17 @@ public record DiskRoom(LongSupplier usable, long headroom, String where) {
 
     static final double HEADROOM_SHARE = 0.05;
 
-    /** The room of the file system holding {@code dir}. */
-    public static DiskRoom of(Path dir) throws IOException {
+    /**
+     * The room of the file system holding {@code store}'s sessions, read once its disk probe is done (the probe's own
+     * image, made and removed there at start, is no room to promise).
+     */
+    public static DiskRoom of(SessionStore store) throws IOException {
+        Path dir = store.root();
         FileStore fs = Files.getFileStore(dir);
         long headroom = Math.min(MAX_HEADROOM, (long) (fs.getTotalSpace() * HEADROOM_SHARE));
         return new DiskRoom(() -> {
             try {
+                store.awaitProbe();
                 return fs.getUsableSpace(); // statvfs of the directory each time: no mount table read
             } catch (IOException e) {
                 return -1;

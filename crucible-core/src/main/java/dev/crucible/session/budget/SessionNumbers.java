@@ -84,7 +84,7 @@ public final class SessionNumbers {
                     + " memory budget together (" + why + "): each is admitted for its whole limit, none overcommitted");
         }
         SessionNumbers numbers = new SessionNumbers(config.maxSessions(), config.maxPerOwner(), memory, disk,
-                config.workspaceQuota(), why == null ? config.memoryRequestMb() : 0, DiskRoom.of(store.root()));
+                config.workspaceQuota(), why == null ? config.memoryRequestMb() : 0, DiskRoom.of(store));
         store.onWorkspaceMade(numbers::made);
         if (why == null) {
             numbers.usedBytes = sandbox::sessionsMemoryBytes;

@@ -113,7 +113,7 @@ public final class SessionStore {
         return new Workspace(dir(stored.id()).resolve("workspace"), uid);
     }
 
-    /** Has {@code made} hear a session's number once its workspace is made (its room then taken on the disk). */
+    /** Has {@code made} hear a session's number once its workspace's room is taken on the disk (being made). */
     public void onWorkspaceMade(java.util.function.IntConsumer made) {
         this.made = made;
     }
@@ -129,13 +129,12 @@ public final class SessionStore {
         Files.createDirectory(dir);
         Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwx--x--x"));
         if (rooted) {
-            disk.createRooted(dir, quota);
+            disk.createRooted(dir, quota, () -> made.accept(stored.number()));
             Path mounts = Files.createDirectory(dir.resolve("mnt")); // the launcher's mount points: made at each launch
             Files.setPosixFilePermissions(mounts, PosixFilePermissions.fromString("rwxr-xr-x"));
         } else {
-            disk.create(dir, quota);
+            disk.create(dir, quota, () -> made.accept(stored.number()));
         }
-        made.accept(stored.number());
         write(stored);
     }
 
