@@ -111,8 +111,10 @@ if [ "$admitted" -gt 0 ]; then
       "$(du -s --apparent-size --block-size=1M "$data/sessions/$one" 2>/dev/null | cut -f1) MiB apparent" \
       "(workspace used inside: $(df -B1M --output=used "$data/sessions/$one/workspace" | tail -1 | tr -d ' ') MiB)"
   fi
-  echo "projected: $((before / per)) idle sessions on the $((before >> 20)) MiB this data dir had free;" \
-    "$((host_free / per)) on the $((host_free >> 20)) MiB free on the host's disk"
+  # what admission keeps free (DiskRoom): 1 GiB, or 5% of a smaller file system
+  headroom() { local total; total=$(df -B1 --output=size "$1" | tail -1 | tr -d ' '); echo $(( total / 20 < 1 << 30 ? total / 20 : 1 << 30 )); }
+  echo "projected: $(( (before - $(headroom "$data")) / per )) idle sessions on the $((before >> 20)) MiB this data dir" \
+    "had free; $(( (host_free - $(headroom "$top")) / per )) on the $((host_free >> 20)) MiB free on the host's disk"
   curl -s "$base/readyz" | python3 -c '
 import json, sys
 for part in json.load(sys.stdin).get("parts", []):
