@@ -44,14 +44,8 @@ class SessionDiskAdmissionTest {
             throws Exception {
         Files.setPosixFilePermissions(temp, PosixFilePermissions.fromString("rwxr-xr-x"));
         try (DataDirFullTest.LoopDisk disk = new DataDirFullTest.LoopDisk(temp, 160)) {
-            Path data = Files.createDirectory(disk.mount.resolve("data"));
-            // what else the disk holds (images, logs, other programs): its total is not the sessions' to promise
-            Files.write(disk.mount.resolve("others.bin"), new byte[64 << 20]);
-            ServerConfig defaults = Http.config();
-            Files.delete(defaults.sessions().dataDir());
-            ServerConfig config = defaults.withDataDir(data).withPort(0).withTokens(Set.of()).withPool(Map.of());
-            config = config.withSessions(config.sessions().withCaps(1024 * 1024, 8L * 1024 * 1024, QUOTA)
-                    .withMaxSessions(CREATES * 2, CREATES * 2));
+            Path data = dataDirOn(disk);
+            ServerConfig config = config(data).withTokens(Set.of());
             List<String> created = new ArrayList<>();
             try (CrucibleServer server = CrucibleServer.start(config, TestHost.crucible())) {
                 Http http = Http.to(server, null);
@@ -106,6 +100,70 @@ class SessionDiskAdmissionTest {
             assertThat(Files.readString(Path.of("/proc/self/mountinfo"))).as("no workspace mounted under " + data)
                     .doesNotContain(data.toString() + "/");
         }
+    }
+
+    /**
+     * The same through E2B's control plane, as its SDK makes a sandbox (an environment variable set by a first cell):
+     * a sandbox is made whole (session, first cell, E2B's record) or refused with a 507 that leaves no session behind,
+     * never a 500.
+     */
+    @Test
+    void concurrentE2bCreatesOnASmallDiskAreEachMadeWholeOrRefusedCleanly() throws Exception {
+        Files.setPosixFilePermissions(temp, PosixFilePermissions.fromString("rwxr-xr-x"));
+        try (DataDirFullTest.LoopDisk disk = new DataDirFullTest.LoopDisk(temp, 160)) {
+            Path data = dataDirOn(disk);
+            try (CrucibleServer server = CrucibleServer.start(config(data).withTokens(Set.of(E2B_KEY)),
+                    TestHost.crucible())) {
+                Http e2b = new Http(Http.to(server, null).client(), "http://127.0.0.1:" + server.port(), null);
+                String body = JSON.writeValueAsString(Map.of("templateID", "base", "timeout", 300, "envVars",
+                        Map.of("GREETING", "hi"), "metadata", Map.of("run", "disk")));
+                List<HttpResponse<String>> answers = new ArrayList<>();
+                try (ExecutorService clients = Executors.newFixedThreadPool(CREATES)) {
+                    List<Future<HttpResponse<String>>> sent = new ArrayList<>();
+                    for (int i = 0; i < CREATES; i++) {
+                        sent.add(clients.submit(() -> e2b.send(java.net.http.HttpRequest.newBuilder(
+                                java.net.URI.create(e2b.base() + "/sandboxes")).header("X-API-KEY", E2B_KEY)
+                                .header("Content-Type", "application/json")
+                                .POST(java.net.http.HttpRequest.BodyPublishers.ofString(body)))));
+                    }
+                    for (Future<HttpResponse<String>> answer : sent) {
+                        answers.add(answer.get());
+                    }
+                }
+                List<String> made = new ArrayList<>();
+                for (HttpResponse<String> r : answers) {
+                    assertThat(r.statusCode()).as(r.body()).isIn(201, 507);
+                    if (r.statusCode() == 201) {
+                        made.add(JSON.readTree(r.body()).get("sandboxID").asString());
+                    }
+                }
+                assertThat(made).as("the disk holds some sandboxes, not all").isNotEmpty().hasSizeLessThan(CREATES);
+                assertThat(sessionDirs(data)).as("a session per sandbox answered, no other").hasSameSizeAs(made);
+                for (String id : made) {
+                    HttpResponse<String> gone = e2b.send(java.net.http.HttpRequest.newBuilder(java.net.URI.create(
+                            e2b.base() + "/sandboxes/" + id)).header("X-API-KEY", E2B_KEY).DELETE());
+                    assertThat(gone.statusCode()).as(gone.body()).isIn(200, 204);
+                }
+                assertThat(sessionDirs(data)).as("nothing left once deleted").isEmpty();
+            }
+        }
+    }
+
+    static final String E2B_KEY = "e2b_" + "0123456789abcdef".repeat(2) + "01234567";
+
+    /** The data dir on {@code disk}, beside 64 MiB of what else a disk holds (images, logs, other programs). */
+    private static Path dataDirOn(DataDirFullTest.LoopDisk disk) throws Exception {
+        Path data = Files.createDirectory(disk.mount.resolve("data"));
+        Files.write(disk.mount.resolve("others.bin"), new byte[64 << 20]);
+        return data;
+    }
+
+    private static ServerConfig config(Path data) throws Exception {
+        ServerConfig defaults = Http.config();
+        Files.delete(defaults.sessions().dataDir());
+        ServerConfig config = defaults.withDataDir(data).withPort(0).withPool(Map.of());
+        return config.withSessions(config.sessions().withCaps(1024 * 1024, 8L * 1024 * 1024, QUOTA)
+                .withMaxSessions(CREATES * 2, CREATES * 2));
     }
 
     private static List<String> sessionDirs(Path data) throws Exception {
