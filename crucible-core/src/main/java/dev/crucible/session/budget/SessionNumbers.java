@@ -16,8 +16,11 @@ import java.util.Map;
  * Session numbers (each picks a session's uid, see {@code Sandbox.sessionUid}) and what each number reserves: the
  * session's memory request (what it is expected to use; its limit when that is smaller, or when requests are off) and
  * one workspace quota. A number is taken only within the caps: sessions in all, per owner, the memory budget (the sum
- * of the requests, while the sessions' group, held to the budget by the kernel, is not nearly full) and the disk
- * budget (the sum of the workspace quotas). Thread-safe.
+ * of the requests, while the sessions' group, held to the budget by the kernel, is not nearly full), the operator's
+ * disk budget if set (the sum of the workspace quotas), and the disk itself: the data directory's file system must
+ * have room, free now, for this workspace and for every workspace admitted but not yet made, above a headroom kept
+ * for records and logs. That is decided under the lock that takes the number, so concurrent creates cannot all count
+ * the same free space; a workspace made ({@link #made}) is then in the file system's own figure. Thread-safe.
  */
 public final class SessionNumbers {
     private record Reservation(String owner, int memoryMb) {}
@@ -30,7 +33,10 @@ public final class SessionNumbers {
     private final long memoryBudgetMb;
     private final long diskBudgetBytes;
     private final long quotaBytes;
+    private final DiskRoom room;
     private final BitSet taken = new BitSet();
+    /** Numbers admitted whose workspace is not made yet: their room is not in the file system's free space yet. */
+    private final BitSet unmade = new BitSet();
     private final Map<Integer, Reservation> reservations = new HashMap<>();
     /** The sum of the reservations' memory, kept as they come and go (read by every /healthz and /readyz). */
     private long reservedMb;
@@ -39,20 +45,25 @@ public final class SessionNumbers {
     /** What the sessions' group is charged now, in bytes (-1: unknown). */
     private java.util.function.LongSupplier usedBytes = () -> -1;
 
-    /** @param requestMb what each session reserves of the memory budget at most; 0: its whole limit */
+    /**
+     * @param diskBudgetBytes the operator's cap on the sum of the workspace quotas; 0: none but the disk's room
+     * @param requestMb what each session reserves of the memory budget at most; 0: its whole limit
+     */
     public SessionNumbers(int maxSessions, int maxPerOwner, long memoryBudgetMb, long diskBudgetBytes, long quotaBytes,
-            long requestMb) {
+            long requestMb, DiskRoom room) {
         this.maxSessions = maxSessions;
         this.maxPerOwner = maxPerOwner;
         this.memoryBudgetMb = memoryBudgetMb;
         this.diskBudgetBytes = diskBudgetBytes;
         this.quotaBytes = Math.max(WorkspaceDisk.MIN_BYTES, quotaBytes);
         this.requestMb = requestMb;
+        this.room = room;
     }
 
     /**
      * The numbers {@code config}'s caps allow, over its budgets or (0) the automatic ones: the host's memory less 1 GiB
-     * (at least 1 GiB), and 90% of the file system {@code store} keeps sessions on. The sessions of {@code sandbox}
+     * (at least 1 GiB), and no disk budget but the room {@code store}'s file system has ({@link DiskRoom}); {@code
+     * store} tells the numbers when a workspace is made. The sessions of {@code sandbox}
      * are held to the memory budget together, in one group; where that group cannot be made, a warning says so and
      * each session is admitted for its whole limit (requests need the group: without it nothing may overcommit).
      */
@@ -60,7 +71,7 @@ public final class SessionNumbers {
         long memory = config.memoryBudgetMb() > 0 ? config.memoryBudgetMb() : Math.max(1024,
                 ((com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean())
                         .getTotalMemorySize() / (1024 * 1024) - 1024);
-        long disk = config.diskBudgetBytes() > 0 ? config.diskBudgetBytes() : store.defaultDiskBudget();
+        long disk = Math.max(0, config.diskBudgetBytes());
         String why;
         try {
             sandbox.limitSessions(memory * 1024 * 1024);
@@ -73,7 +84,8 @@ public final class SessionNumbers {
                     + " memory budget together (" + why + "): each is admitted for its whole limit, none overcommitted");
         }
         SessionNumbers numbers = new SessionNumbers(config.maxSessions(), config.maxPerOwner(), memory, disk,
-                config.workspaceQuota(), why == null ? config.memoryRequestMb() : 0);
+                config.workspaceQuota(), why == null ? config.memoryRequestMb() : 0, DiskRoom.of(store));
+        store.onWorkspaceMade(numbers::made);
         if (why == null) {
             numbers.usedBytes = sandbox::sessionsMemoryBytes;
         }
@@ -117,8 +129,9 @@ public final class SessionNumbers {
     /**
      * Takes the lowest free number for a new session of {@code owner} with {@code memoryMb} of memory.
      *
-     * @throws RequestException {@code too_many_sessions}, {@code memory_budget_exhausted} or
-     *     {@code disk_budget_exhausted}, saying what to do
+     * @throws RequestException {@code too_many_sessions}, {@code memory_budget_exhausted}, {@code
+     *     disk_budget_exhausted} (the operator's budget) or {@code data_dir_full} (no room on the disk now), saying
+     *     what to do
      */
     public synchronized int take(String owner, int memoryMb) {
         int request = request(memoryMb);
@@ -128,6 +141,7 @@ public final class SessionNumbers {
         }
         int number = taken.nextClearBit(0);
         reserve(number, owner, request);
+        unmade.set(number);
         return number;
     }
 
@@ -142,6 +156,7 @@ public final class SessionNumbers {
         }
         int number = taken.nextClearBit(0);
         reserve(number, owner, request);
+        unmade.set(number);
         return number;
     }
 
@@ -189,13 +204,15 @@ public final class SessionNumbers {
                     + " idle ones to expire");
         }
         long disk = (long) reservations.size() * quotaBytes + snapshotBytes.getAsLong();
-        if (disk + quotaBytes * (1 + besides) > diskBudgetBytes) {
+        if (diskBudgetBytes > 0 && disk + quotaBytes * (1 + besides) > diskBudgetBytes) {
             return new RequestException(ErrorCode.DISK_BUDGET_EXHAUSTED, "sessions and snapshots already reserve "
                     + disk / (1 << 20) + " of the " + diskBudgetBytes / (1 << 20) + " MiB of disk the server gives them"
                     + " and each workspace takes " + quotaBytes / (1 << 20) + " MiB: delete a session or a snapshot,"
                     + " or wait for idle sessions to expire");
         }
-        return null;
+        return room.refusal((long) unmade.cardinality() * quotaBytes, quotaBytes * (1 + besides),
+                "each new workspace takes " + quotaBytes / (1 << 20) + " MiB: delete a session or a snapshot, wait for"
+                        + " idle sessions to expire, or free space there");
     }
 
     /**
@@ -224,21 +241,33 @@ public final class SessionNumbers {
     /**
      * Checks that a new snapshot of {@code bytes} fits the disk budget beside the sessions and the snapshots there are.
      *
-     * @throws RequestException {@code disk_budget_exhausted}, saying what to do
+     * @throws RequestException {@code disk_budget_exhausted} (the operator's budget) or {@code data_dir_full} (no room
+     *     on the disk), saying what to do
      */
     public synchronized void admitSnapshot(long bytes) {
         long disk = (long) reservations.size() * quotaBytes + snapshotBytes.getAsLong();
-        if (disk + bytes > diskBudgetBytes) {
+        if (diskBudgetBytes > 0 && disk + bytes > diskBudgetBytes) {
             throw new RequestException(ErrorCode.DISK_BUDGET_EXHAUSTED, "sessions and snapshots already reserve "
                     + disk / (1 << 20) + " of the " + diskBudgetBytes / (1 << 20) + " MiB of disk the server gives"
                     + " them and this snapshot holds " + Math.max(1, bytes >> 20) + " MiB: delete a snapshot or a"
                     + " session first");
         }
+        RequestException full = room.refusal((long) unmade.cardinality() * quotaBytes, bytes,
+                "this snapshot holds " + Math.max(1, bytes >> 20) + " MiB: delete a snapshot or a session first");
+        if (full != null) {
+            throw full;
+        }
+    }
+
+    /** Says that session {@code number}'s workspace is made: its room is now in the file system's own figure. */
+    public synchronized void made(int number) {
+        unmade.clear(number);
     }
 
     /** Frees {@code number} and what it reserved. */
     public synchronized void release(int number) {
         taken.clear(number);
+        unmade.clear(number);
         Reservation gone = reservations.remove(number);
         reservedMb -= gone == null ? 0 : gone.memoryMb();
     }

@@ -68,6 +68,7 @@ public final class SessionStore {
     private final JsonMapper json;
     private final WorkspaceDisk disk;
     private final boolean perSessionUids;
+    private volatile java.util.function.IntConsumer made = number -> {};
 
     /**
      * Opens (creating) {@code <dataDir>/sessions}.
@@ -112,9 +113,9 @@ public final class SessionStore {
         return new Workspace(dir(stored.id()).resolve("workspace"), uid);
     }
 
-    /** 90% of the file system the sessions live on: the automatic disk budget. */
-    public long defaultDiskBudget() throws IOException {
-        return (long) (Files.getFileStore(root).getTotalSpace() * 0.9);
+    /** Has {@code made} hear a session's number once its workspace's room is taken on the disk (being made). */
+    public void onWorkspaceMade(java.util.function.IntConsumer made) {
+        this.made = made;
     }
 
     /** Makes a new session's directory, its workspace of {@code quota} bytes and its record. */
@@ -128,11 +129,11 @@ public final class SessionStore {
         Files.createDirectory(dir);
         Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwx--x--x"));
         if (rooted) {
-            disk.createRooted(dir, quota);
+            disk.createRooted(dir, quota, () -> made.accept(stored.number()));
             Path mounts = Files.createDirectory(dir.resolve("mnt")); // the launcher's mount points: made at each launch
             Files.setPosixFilePermissions(mounts, PosixFilePermissions.fromString("rwxr-xr-x"));
         } else {
-            disk.create(dir, quota);
+            disk.create(dir, quota, () -> made.accept(stored.number()));
         }
         write(stored);
     }

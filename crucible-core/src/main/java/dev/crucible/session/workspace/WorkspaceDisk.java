@@ -35,9 +35,10 @@ public sealed interface WorkspaceDisk {
      * mounted at {@code sessionDir/disk}, holding {@code w} (bound at {@code sessionDir/workspace}) and {@code r}
      * (the server's, for the root's layers), so the root counts against the same quota and goes with the image.
      *
+     * @param allocated run once the disk's room for it is taken (before the slower work of making its file system)
      * @throws IOException when this disk cannot (no loop mounts: a root needs a bounded disk)
      */
-    default void createRooted(Path sessionDir, long bytes) throws IOException {
+    default void createRooted(Path sessionDir, long bytes, Runnable allocated) throws IOException {
         throw new IOException("a session's own root needs loop-mounted workspaces (root and /dev/loop-control)");
     }
 
@@ -46,8 +47,12 @@ public sealed interface WorkspaceDisk {
         return Files.isDirectory(sessionDir.resolve(DISK), java.nio.file.LinkOption.NOFOLLOW_LINKS);
     }
 
-    /** Creates {@code sessionDir/workspace}, bounded to {@code bytes} when this disk can. */
-    void create(Path sessionDir, long bytes) throws IOException;
+    /**
+     * Creates {@code sessionDir/workspace}, bounded to {@code bytes} when this disk can.
+     *
+     * @param allocated run once the disk's room for it is taken (before the slower work of making its file system)
+     */
+    void create(Path sessionDir, long bytes, Runnable allocated) throws IOException;
 
     /** Makes a kept session's workspace ready again (mounts its image if a restart unmounted it). */
     void attach(Path sessionDir) throws IOException;
@@ -77,13 +82,13 @@ public sealed interface WorkspaceDisk {
     /** A disk still being probed: every call waits for the probe, then goes to what it found. */
     record Probed(Once<WorkspaceDisk> disk) implements WorkspaceDisk {
         @Override
-        public void createRooted(Path sessionDir, long bytes) throws IOException {
-            disk.get().createRooted(sessionDir, bytes);
+        public void createRooted(Path sessionDir, long bytes, Runnable allocated) throws IOException {
+            disk.get().createRooted(sessionDir, bytes, allocated);
         }
 
         @Override
-        public void create(Path sessionDir, long bytes) throws IOException {
-            disk.get().create(sessionDir, bytes);
+        public void create(Path sessionDir, long bytes, Runnable allocated) throws IOException {
+            disk.get().create(sessionDir, bytes, allocated);
         }
 
         @Override
@@ -123,7 +128,7 @@ public sealed interface WorkspaceDisk {
             loop.detach(probe);
             Loop.removeTree(probe);
             Files.createDirectories(probe);
-            loop.create(probe, MIN_BYTES);
+            loop.create(probe, MIN_BYTES, () -> {});
             return loop;
         } catch (IOException e) {
             if (DataDirFull.is(e)) {
@@ -143,19 +148,19 @@ public sealed interface WorkspaceDisk {
     /** Each workspace a loop-mounted ext4 image of exactly its quota. */
     record Loop(Path mkfs) implements WorkspaceDisk {
         @Override
-        public void create(Path sessionDir, long bytes) throws IOException {
+        public void create(Path sessionDir, long bytes, Runnable allocated) throws IOException {
             Path workspace = Files.createDirectory(sessionDir.resolve("workspace"));
-            makeImage(sessionDir, bytes);
+            makeImage(sessionDir, bytes, allocated);
             mount(sessionDir.resolve(IMAGE), workspace);
             Files.deleteIfExists(workspace.resolve("lost+found")); // e2fsck makes it again when it needs one
         }
 
         @Override
-        public void createRooted(Path sessionDir, long bytes) throws IOException {
+        public void createRooted(Path sessionDir, long bytes, Runnable allocated) throws IOException {
             Path workspace = Files.createDirectory(sessionDir.resolve("workspace"));
             Path disk = Files.createDirectory(sessionDir.resolve(DISK));
             Files.setPosixFilePermissions(disk, PosixFilePermissions.fromString("rwxr-xr-x"));
-            makeImage(sessionDir, bytes);
+            makeImage(sessionDir, bytes, allocated);
             mount(sessionDir.resolve(IMAGE), disk);
             Files.deleteIfExists(disk.resolve("lost+found"));
             Files.createDirectory(disk.resolve("w"));
@@ -165,7 +170,7 @@ public sealed interface WorkspaceDisk {
         }
 
         /** The image of {@code bytes}, allocated whole, with an empty ext4 file system. */
-        private void makeImage(Path sessionDir, long bytes) throws IOException {
+        private void makeImage(Path sessionDir, long bytes, Runnable allocated) throws IOException {
             Path image = sessionDir.resolve(IMAGE);
             Files.createFile(image, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
             long size = Math.max(MIN_BYTES, bytes);
@@ -174,6 +179,7 @@ public sealed interface WorkspaceDisk {
                     file.write(java.nio.ByteBuffer.allocate(1), size - 1); // sparse
                 }
             }
+            allocated.run();
             // no reserved blocks, inode tables and journal zeroed lazily by the kernel: milliseconds, not seconds
             run(mkfs.toString(), "-q", "-F", "-m", "0", "-E", "lazy_itable_init=1,lazy_journal_init=1,nodiscard",
                     image.toString());
@@ -340,8 +346,9 @@ public sealed interface WorkspaceDisk {
     /** No kernel bound: the quota holds for uploads only. */
     record Unbounded(String reason) implements WorkspaceDisk {
         @Override
-        public void create(Path sessionDir, long bytes) throws IOException {
+        public void create(Path sessionDir, long bytes, Runnable allocated) throws IOException {
             Files.createDirectory(sessionDir.resolve("workspace"));
+            allocated.run();
         }
 
         @Override
