@@ -110,7 +110,8 @@ public final class ServeCommand implements Callable<Integer> {
     String sessionSpares;
 
     @Option(names = "--sessions-disk-mb", paramLabel = "MIB", description = "The sum of all sessions' workspace quotas"
-            + " may not pass this; beyond it creating a session answers 507 (default: 90%% of the data dir's disk).")
+            + " may not pass this; beyond it creating a session answers 507 (default: no cap but the disk's free room,"
+            + " less 1 GiB kept free).")
     Long sessionsDiskMb;
 
     @Option(names = "--isolation", paramLabel = "TIER", description = "The wall of every runtime whose TOML names"

@@ -23,7 +23,8 @@ import java.time.Duration;
  *     kernel reclaims and OOM-kills when they overcommit (each session keeps its own limit too), and the sum of their
  *     requests may not pass it; 0 = the host's memory less 1 GiB
  * @param diskBudgetBytes the sum of the workspace quotas of all sessions may not pass this (each quota is enforced
- *     by the workspace's own file system when loop mounts work); 0 = 90% of the data directory's file system
+ *     by the workspace's own file system when loop mounts work); 0 = no cap but the data directory's free room
+ *     (each create needs its quota free beside what creates under way were promised, above a headroom)
  * @param memoryRequestMb what a session is admitted for against the memory budget: what it is expected to use, as a
  *     Kubernetes request (its limit is what it may use); a session whose limit is smaller is admitted for its limit;
  *     0 = every session for its whole limit (nothing overcommitted)
