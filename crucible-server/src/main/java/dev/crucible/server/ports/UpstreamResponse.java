@@ -16,13 +16,28 @@ import java.util.Locale;
  *
  * @param status the status code (100-599)
  * @param headers the fields in order, names as sent
+ * @param http11 whether its version is HTTP/1.1 (persistent unless it says {@code Connection: close})
  */
-record UpstreamResponse(int status, List<Field> headers) {
+record UpstreamResponse(int status, List<Field> headers, boolean http11) {
     /** A head longer than this is refused (as the egress proxy refuses a request head). */
     static final int HEAD_LIMIT = 64 * 1024;
 
     /** One header field. */
     record Field(String name, String value) {}
+
+    /** The connection ended (or was reset) before the first byte of an answer: nothing of the exchange came back. */
+    static final class NoAnswer extends IOException {
+        NoAnswer(String message, Throwable cause) {
+            super(message, cause);
+        }
+    }
+
+    /** Whether the server keeps the connection after this answer: HTTP/1.1 without {@code Connection: close}. */
+    boolean persistent() {
+        return http11 && headers.stream().filter(f -> f.name().equalsIgnoreCase("Connection"))
+                .flatMap(f -> java.util.Arrays.stream(f.value().split(",")))
+                .noneMatch(t -> t.strip().equalsIgnoreCase("close"));
+    }
 
     /** The value of the first field named {@code name} (any case), or null. */
     String header(String name) {
@@ -51,10 +66,18 @@ record UpstreamResponse(int status, List<Field> headers) {
         byte[] buf = new byte[1024];
         int n = 0;
         while (n < 4 || !(buf[n - 4] == '\r' && buf[n - 3] == '\n' && buf[n - 2] == '\r' && buf[n - 1] == '\n')) {
-            int b = in.read();
+            int b;
+            try {
+                b = in.read();
+            } catch (java.net.SocketTimeoutException e) {
+                throw e;
+            } catch (IOException e) {
+                throw n == 0 ? new NoAnswer("the server in the session reset the connection without answering", e) : e;
+            }
             if (b < 0) {
-                throw new IOException(n == 0 ? "the server in the session closed the connection without answering"
-                        : "the server in the session closed the connection in the middle of its answer's head");
+                throw n == 0 ? new NoAnswer("the server in the session closed the connection without answering", null)
+                        : new IOException("the server in the session closed the connection in the middle of its"
+                                + " answer's head");
             }
             if (n == HEAD_LIMIT) {
                 throw invalid("its head is longer than " + HEAD_LIMIT + " bytes");
@@ -82,7 +105,8 @@ record UpstreamResponse(int status, List<Field> headers) {
             }
             fields.add(new Field(line.substring(0, colon), line.substring(colon + 1).strip()));
         }
-        UpstreamResponse head = new UpstreamResponse(Integer.parseInt(status[1]), List.copyOf(fields));
+        UpstreamResponse head = new UpstreamResponse(Integer.parseInt(status[1]), List.copyOf(fields),
+                status[0].equals("HTTP/1.1"));
         head.checkFraming();
         return head;
     }
