@@ -28,6 +28,8 @@ import java.util.stream.Collectors;
 final class PortProxy {
     /** Bytes moved per read. */
     static final int BUFFER = 64 * 1024;
+    /** The buffer an answer's head is read through: small, so that a small answer costs no large allocation. */
+    static final int HEAD_BUFFER = 8 * 1024;
     /** Bytes of a response body moved per read: large, so that a big body costs few writes. */
     static final int BODY_BUFFER = 256 * 1024;
     /** How long the session's server may stay silent before the exchange is given up (long polls, event streams). */
@@ -127,7 +129,10 @@ final class PortProxy {
             OutputStream out = res.getOutputStream();
             InputStream body = head.chunked() ? new ChunkedInput(in)
                     : head.contentLength() >= 0 ? new BoundedInput(in, head.contentLength()) : in;
-            copyStreaming(body, out, connection);
+            // a small sized answer gets a buffer of its size: a large one per request is zeroed memory for nothing
+            int size = head.contentLength() >= 0 ? (int) Math.min(BODY_BUFFER, Math.max(1, head.contentLength()))
+                    : BODY_BUFFER;
+            copyStreaming(body, out, connection, size);
             // an answer that ends only where the connection does (no length, not chunked) leaves nothing to keep
             ended = keep && (head.chunked() || head.contentLength() >= 0) && in.available() == 0;
             return head.status();
@@ -171,7 +176,7 @@ final class PortProxy {
         }
         up.flush();
         connection.used();
-        return new BufferedInputStream(socket.getInputStream(), BUFFER);
+        return new BufferedInputStream(socket.getInputStream(), HEAD_BUFFER);
     }
 
     /** The upgrade protocol asked for ({@code Upgrade} with {@code Connection: upgrade}), or null. */
@@ -283,9 +288,9 @@ final class PortProxy {
     }
 
     /** The body as it comes: each read written and flushed (event streams, long polls), the session kept in use. */
-    private static void copyStreaming(InputStream from, OutputStream to, SessionPorts.Connection connection)
-            throws IOException {
-        byte[] buf = new byte[BODY_BUFFER];
+    private static void copyStreaming(InputStream from, OutputStream to, SessionPorts.Connection connection,
+            int size) throws IOException {
+        byte[] buf = new byte[size];
         int n;
         while ((n = from.read(buf)) > 0) {
             to.write(buf, 0, n);

@@ -25,6 +25,13 @@ record UpstreamResponse(int status, List<Field> headers, boolean http11) {
     /** One header field. */
     record Field(String name, String value) {}
 
+    // compiled once: String.matches compiles its pattern on every call, per field of every answer
+    private static final java.util.regex.Pattern VERSION = java.util.regex.Pattern.compile("HTTP/1\\.[01]");
+    private static final java.util.regex.Pattern STATUS = java.util.regex.Pattern.compile("[1-5][0-9][0-9]");
+    private static final java.util.regex.Pattern TOKEN =
+            java.util.regex.Pattern.compile("[!#$%&'*+.^_`|~0-9A-Za-z-]+");
+    private static final java.util.regex.Pattern LENGTH = java.util.regex.Pattern.compile("[0-9]{1,18}");
+
     /** The connection ended (or was reset) before the first byte of an answer: nothing of the exchange came back. */
     static final class NoAnswer extends IOException {
         NoAnswer(String message, Throwable cause) {
@@ -89,7 +96,7 @@ record UpstreamResponse(int status, List<Field> headers, boolean http11) {
         }
         String[] lines = new String(buf, 0, n - 4, StandardCharsets.ISO_8859_1).split("\r\n", -1);
         String[] status = lines[0].split(" ", 3);
-        if (status.length < 2 || !status[0].matches("HTTP/1\\.[01]") || !status[1].matches("[1-5][0-9][0-9]")) {
+        if (status.length < 2 || !VERSION.matcher(status[0]).matches() || !STATUS.matcher(status[1]).matches()) {
             throw invalid("its status line is '" + printable(lines[0]) + "'");
         }
         List<Field> fields = new ArrayList<>();
@@ -99,7 +106,7 @@ record UpstreamResponse(int status, List<Field> headers, boolean http11) {
             if (line.isEmpty() || line.charAt(0) == ' ' || line.charAt(0) == '\t') {
                 throw invalid("it folds a header over lines (obsolete line folding)");
             }
-            if (colon <= 0 || !line.substring(0, colon).matches("[!#$%&'*+.^_`|~0-9A-Za-z-]+")
+            if (colon <= 0 || !TOKEN.matcher(line.substring(0, colon)).matches()
                     || line.indexOf('\r') >= 0 || line.indexOf('\n') >= 0 || line.indexOf('\0') >= 0) {
                 throw invalid("a header line is malformed: '" + printable(line) + "'");
             }
@@ -115,7 +122,7 @@ record UpstreamResponse(int status, List<Field> headers, boolean http11) {
     private void checkFraming() {
         List<String> lengths = headers.stream().filter(f -> f.name().equalsIgnoreCase("Content-Length"))
                 .map(f -> f.value().strip()).distinct().toList();
-        if (lengths.size() > 1 || !lengths.isEmpty() && !lengths.getFirst().matches("[0-9]{1,18}")) {
+        if (lengths.size() > 1 || !lengths.isEmpty() && !LENGTH.matcher(lengths.getFirst()).matches()) {
             throw invalid("its Content-Length is ambiguous or malformed");
         }
         if (!lengths.isEmpty() && header("Transfer-Encoding") != null) {
