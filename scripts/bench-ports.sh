@@ -7,7 +7,8 @@
 # less). One client (Python's http.client, one kept-alive connection per side, the same code for both) sends N small
 # GETs per side in alternating rounds (p50/p99 of each, after WARMUP each), then GETs /big ROUNDS times per side in
 # turn (the median MB/s of each). Also from inside the session (the client run as a session command against
-# 127.0.0.1:PORT there): the same server with no proxy and no host in between, for reference.
+# 127.0.0.1:PORT there): the same server with no proxy and no host in between, for reference; and GET /livez over the
+# proxy's client connection: the server's own HTTP floor (Jetty, Javalin, the filters), which every proxied request pays.
 # Usage: scripts/bench-ports.sh [N] [MB] [ROUNDS] [WARMUP]   (default 2000 small GETs, 50 MB, 7 rounds, 500)
 set -euo pipefail
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -58,21 +59,21 @@ def connect(host, port):
     c.connect()
     return c
 RECONNECTS = {}
-def small(c, prefix, n):
+def small(c, prefix, n, leaf="/small"):
     out = []
     for i in range(n):
         t = time.perf_counter_ns()
         try:
-            c.request("GET", prefix + "/small")
+            c.request("GET", prefix + leaf)
             r = c.getresponse()
         except http.client.RemoteDisconnected:  # the server let the kept-alive connection go: counted, asked again
             RECONNECTS[prefix] = RECONNECTS.get(prefix, 0) + 1
             c.close()
-            c.request("GET", prefix + "/small")
+            c.request("GET", prefix + leaf)
             r = c.getresponse()
         r.read()
         if r.status != 200:
-            sys.exit(f"bench-ports: {prefix}/small answered {r.status}")
+            sys.exit(f"bench-ports: {prefix}{leaf} answered {r.status}")
         out.append((time.perf_counter_ns() - t) / 1e3)
     return out
 BUF = bytearray(1 << 20)
@@ -106,11 +107,12 @@ api, hostport, sid, port, n, rounds, warmup = sys.argv[2], int(sys.argv[3]), sys
 proxied = connect("127.0.0.1", api)
 direct = connect("127.0.0.1", hostport)
 prefix = f"/v1/sessions/{sid}/ports/{port}"
-small(proxied, prefix, warmup); small(direct, "", warmup)
-lat = {"direct": [], "proxy": []}
+small(proxied, prefix, warmup); small(direct, "", warmup); small(proxied, "", warmup, "/livez")
+lat = {"direct": [], "proxy": [], "floor": []}
 for _ in range(rounds):
     lat["direct"] += small(direct, "", n // rounds)
     lat["proxy"] += small(proxied, prefix, n // rounds)
+    lat["floor"] += small(proxied, "", n // rounds, "/livez")
 big(direct, ""); big(proxied, prefix)
 rate = {"direct": [], "proxy": []}
 for _ in range(rounds):
@@ -127,9 +129,12 @@ def q(xs, p):
 print(f"{'path':<12}{'p50 us':>10}{'p99 us':>10}{'MB/s (median)':>16}")
 for k in ("direct", "proxy", "in session"):
     print(f"{k:<12}{q(lat[k], .5):>10.0f}{q(lat[k], .99):>10.0f}{statistics.median(rate[k]):>16.0f}")
+print(f"{'GET /livez':<12}{q(lat['floor'], .5):>10.0f}{q(lat['floor'], .99):>10.0f}{'-':>16}"
+      "   (the server's own HTTP floor: no proxy, no session)")
 d, p = lat["direct"], lat["proxy"]
 print(f"proxy / direct: latency p50 {q(p, .5) / q(d, .5):.2f}x, p99 {q(p, .99) / q(d, .99):.2f}x;"
-      f" throughput {statistics.median(rate['proxy']) / statistics.median(rate['direct']):.2f}x")
+      f" throughput {statistics.median(rate['proxy']) / statistics.median(rate['direct']):.2f}x;"
+      f" the proxy over the floor: p50 +{q(p, .5) - q(lat['floor'], .5):.0f} us")
 if RECONNECTS:
     print(f"connections the servers closed while kept alive (the request asked again, its time counted): {RECONNECTS}")
 EOF
