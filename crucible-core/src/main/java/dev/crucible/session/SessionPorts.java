@@ -11,7 +11,6 @@ import java.nio.ByteBuffer;
 import java.nio.channels.SocketChannel;
 import java.util.ArrayDeque;
 import java.util.HashMap;
-import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ScheduledExecutorService;
@@ -31,20 +30,16 @@ import java.util.concurrent.atomic.AtomicBoolean;
  * has something to read when taken (the server closed it, or sent what was not asked for) is closed instead.
  */
 public final class SessionPorts {
-    /** Kept-alive connections per port of one sandbox, at most. */
-    public static final int KEPT_PER_PORT = 8;
-    /** Kept-alive connections per sandbox, all ports together, at most. */
-    public static final int KEPT_PER_SANDBOX = 32;
-    /**
-     * How long a connection is kept unused: under the shortest keep-alive timeout of common servers (Node's 5 s), so a
-     * kept one is rarely taken just as its server lets it go.
-     */
+    /** Kept-alive connections per port of one sandbox, and per sandbox, at most. */
+    public static final int KEPT_PER_PORT = 8, KEPT_PER_SANDBOX = 32;
+    /** How long a connection is kept unused: under common servers' shortest keep-alive timeout (Node's 5 s). */
     public static final long KEPT_MS = 4_000;
 
-    /** The kept connections of every sandbox, by sandbox then port; guarded by itself. */
-    private static final Map<Sandbox.Interactive, Map<Integer, ArrayDeque<Kept>>> KEPT = new HashMap<>();
+    /** The kept connections of every sandbox, by sandbox and port, oldest first; guarded by itself. */
+    private static final Map<Key, ArrayDeque<Kept>> KEPT = new HashMap<>();
     private static ScheduledExecutorService sweeper; // guarded by KEPT
 
+    private record Key(Sandbox.Interactive box, int port) {}
     private record Kept(SocketChannel channel, long sinceNs) {}
 
     private final Session session;
@@ -113,11 +108,8 @@ public final class SessionPorts {
     }
 
     /**
-     * A connection kept alive from an earlier exchange with {@code 127.0.0.1:port} in this session's running sandbox,
-     * or a new one ({@link #connect}) when none is kept: no thread or namespace is switched to take a kept one. The
-     * caller hands it back with {@link Connection#release()} only when its exchange ended cleanly, else closes it.
-     *
-     * @throws RequestException as {@link #connect}
+     * A connection kept alive from an earlier exchange with {@code 127.0.0.1:port} in this session's running sandbox
+     * (no thread or namespace switched to take it), or a new one as {@link #connect} makes (and throws).
      */
     public Connection reuse(int port) {
         Sandbox.Interactive box = session.box;
@@ -135,26 +127,10 @@ public final class SessionPorts {
         return connect(port);
     }
 
-    /** How many connections are kept alive for {@code port} of this session's sandbox now (for tests). */
-    public int kept(int port) {
-        synchronized (KEPT) {
-            Map<Integer, ArrayDeque<Kept>> ports = KEPT.get(session.box);
-            ArrayDeque<Kept> kept = ports == null ? null : ports.get(port);
-            return kept == null ? 0 : kept.size();
-        }
-    }
-
     private static SocketChannel take(Sandbox.Interactive box, int port) {
         synchronized (KEPT) {
-            Map<Integer, ArrayDeque<Kept>> ports = KEPT.get(box);
-            ArrayDeque<Kept> kept = ports == null ? null : ports.get(port);
-            Kept last = kept == null ? null : kept.pollLast(); // the most recently used: the least likely to be let go
-            if (last != null && kept.isEmpty()) {
-                ports.remove(port);
-                if (ports.isEmpty()) {
-                    KEPT.remove(box);
-                }
-            }
+            ArrayDeque<Kept> kept = KEPT.get(new Key(box, port));
+            Kept last = kept == null ? null : kept.pollLast(); // the most recently used: the least likely let go
             return last == null ? null : last.channel();
         }
     }
@@ -174,57 +150,31 @@ public final class SessionPorts {
     /** Keeps {@code channel} for the next exchange with {@code port} of {@code box}, or closes it (full, or ended). */
     private static void keep(Sandbox.Interactive box, int port, SocketChannel channel) {
         synchronized (KEPT) {
-            if (box.alive()) {
-                Map<Integer, ArrayDeque<Kept>> ports = KEPT.computeIfAbsent(box, b -> new HashMap<>());
-                int all = ports.values().stream().mapToInt(ArrayDeque::size).sum();
-                ArrayDeque<Kept> kept = ports.computeIfAbsent(port, p -> new ArrayDeque<>());
-                if (kept.size() < KEPT_PER_PORT && all < KEPT_PER_SANDBOX) {
-                    kept.addLast(new Kept(channel, System.nanoTime()));
-                    startSweeper();
-                    return;
+            int all = KEPT.entrySet().stream().filter(e -> e.getKey().box() == box).mapToInt(e -> e.getValue().size())
+                    .sum();
+            ArrayDeque<Kept> kept = KEPT.computeIfAbsent(new Key(box, port), k -> new ArrayDeque<>());
+            if (box.alive() && kept.size() < KEPT_PER_PORT && all < KEPT_PER_SANDBOX) {
+                kept.addLast(new Kept(channel, System.nanoTime()));
+                if (sweeper == null) { // once a second: what was unused for KEPT_MS, or is of an ended sandbox, closed
+                    sweeper = java.util.concurrent.Executors.newSingleThreadScheduledExecutor(
+                            Thread.ofPlatform().daemon().name("crucible-kept-ports").factory());
+                    sweeper.scheduleWithFixedDelay(SessionPorts::sweep, 1, 1, TimeUnit.SECONDS);
                 }
-                if (kept.isEmpty()) {
-                    ports.remove(port);
-                }
+                return;
             }
         }
         closeQuietly(channel);
     }
 
-    /** Once a second: kept connections unused for {@link #KEPT_MS}, or of a sandbox that ended, are closed. */
-    private static void startSweeper() {
-        if (sweeper == null) {
-            sweeper = java.util.concurrent.Executors.newSingleThreadScheduledExecutor(
-                    Thread.ofPlatform().daemon().name("crucible-kept-ports").factory());
-            sweeper.scheduleWithFixedDelay(SessionPorts::sweep, 1, 1, TimeUnit.SECONDS);
-        }
-    }
-
     private static void sweep() {
         List<SocketChannel> ended = new java.util.ArrayList<>();
-        long now = System.nanoTime();
+        long oldest = System.nanoTime() - TimeUnit.MILLISECONDS.toNanos(KEPT_MS);
         synchronized (KEPT) {
-            for (Iterator<Map.Entry<Sandbox.Interactive, Map<Integer, ArrayDeque<Kept>>>> boxes =
-                    KEPT.entrySet().iterator(); boxes.hasNext();) {
-                Map.Entry<Sandbox.Interactive, Map<Integer, ArrayDeque<Kept>>> box = boxes.next();
-                boolean alive = box.getKey().alive();
-                for (Iterator<ArrayDeque<Kept>> ports = box.getValue().values().iterator(); ports.hasNext();) {
-                    ArrayDeque<Kept> kept = ports.next();
-                    kept.removeIf(k -> {
-                        boolean stale = !alive || now - k.sinceNs() > TimeUnit.MILLISECONDS.toNanos(KEPT_MS);
-                        if (stale) {
-                            ended.add(k.channel());
-                        }
-                        return stale;
-                    });
-                    if (kept.isEmpty()) {
-                        ports.remove();
-                    }
-                }
-                if (box.getValue().isEmpty()) {
-                    boxes.remove();
-                }
-            }
+            KEPT.entrySet().removeIf(e -> {
+                boolean alive = e.getKey().box().alive();
+                e.getValue().removeIf(k -> (!alive || k.sinceNs() - oldest < 0) && ended.add(k.channel()));
+                return e.getValue().isEmpty();
+            });
         }
         ended.forEach(SessionPorts::closeQuietly);
     }
@@ -257,11 +207,7 @@ public final class SessionPorts {
             return reused;
         }
 
-        /**
-         * Hands it back to be kept alive for the next exchange with the same port of the same sandbox: only once its
-         * exchange ended cleanly, the answer read to its framed end with nothing after it, and the request was one the
-         * server read whole (no body of the client's left unread).
-         */
+        /** Hands it back to be kept: only after an exchange that ended cleanly, its answer read to its framed end. */
         public void release() {
             if (closed.compareAndSet(false, true)) {
                 session.portConnections.decrementAndGet();

@@ -20,10 +20,10 @@ import java.util.stream.Collectors;
  * One HTTP exchange with a server in a session, over a connection made in the session's network namespace (kept alive
  * between exchanges that carry no body: {@link SessionPorts#reuse}). The client's request was parsed by Jetty; a new
  * HTTP/1.1 request is written upstream from its parts (never the client's bytes), so nothing a client sends after its
- * request can reach the session's server as a second one. Hop-by-hop fields, {@code Authorization} and the preview cookie are dropped; the response's head is
- * read with caps ({@link UpstreamResponse}), its fields passed by an allow list ({@link UpstreamHeaders}) and its body
- * streamed back as it comes. A {@code 101} to an upgrade (a
- * WebSocket) turns the connection into a byte relay ({@link UpgradeRelay}).
+ * request can reach the session's server as a second one. Hop-by-hop fields, {@code Authorization} and the preview
+ * cookie are dropped; the response's head is read with caps ({@link UpstreamResponse}), its fields passed by an allow
+ * list ({@link UpstreamHeaders}) and its body streamed back as it comes. A {@code 101} to an upgrade (a WebSocket)
+ * turns the connection into a byte relay ({@link UpgradeRelay}).
  */
 final class PortProxy {
     /** Bytes moved per read. */
@@ -80,7 +80,7 @@ final class PortProxy {
         byte[] requestHead = head(req, target, prefix, upgrade, length, chunkedBody, port, keepAlive);
         SessionPorts.Connection connection = keepAlive ? ports.reuse(port) : ports.connect(port);
         boolean handedOver = false;
-        boolean ended = false; // the answer was read to its framed end with nothing after it: the connection may be kept
+        boolean ended = false; // the answer read to its framed end, nothing after it: the connection may be kept
         try {
             InputStream in;
             UpstreamResponse head;
