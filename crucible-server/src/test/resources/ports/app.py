@@ -1,7 +1,8 @@
 """A server a test starts inside a session: what a dev server does, and what it saw (PortsTest)."""
 import base64, hashlib, http.server, json, os, socketserver, sys, threading
 
-SEEN = []  # (method, path, headers) of every request, in order
+SEEN = []  # (method, path, headers, peer port) of every request, in order
+BOOT = os.urandom(8).hex()  # this server's own: another session's server has another
 LOCK = threading.Lock()
 
 
@@ -35,7 +36,8 @@ class Handler(http.server.BaseHTTPRequestHandler):
 
     def _record(self):
         with LOCK:
-            SEEN.append({"method": self.command, "path": self.path, "headers": dict(self.headers.items())})
+            SEEN.append({"method": self.command, "path": self.path, "headers": dict(self.headers.items()),
+                         "peer": self.client_address[1]})
 
     def do_GET(self):
         self._record()
@@ -57,6 +59,19 @@ class Handler(http.server.BaseHTTPRequestHandler):
                 self.wfile.write(b"%x\r\n" % len(part) + part + b"\r\n")
                 left -= len(part)
             self.wfile.write(b"0\r\n\r\n")
+            return
+        if self.path.startswith("/peer"):  # which connection asked (the proxy's port), and which server answered
+            return self._send(200, json.dumps({"peer": self.client_address[1], "boot": BOOT}).encode())
+        if self.path.startswith("/let-go"):  # a kept-alive answer (no Connection: close), then the connection closed
+            self._send(200, json.dumps({"peer": self.client_address[1]}).encode())
+            self.close_connection = True
+            return
+        if self.path.startswith("/unframed"):  # no length, not chunked: the body ends where the connection does
+            self.send_response(200)
+            self.send_header("Content-Type", "text/plain")
+            self.end_headers()
+            self.wfile.write(b"until the end")
+            self.close_connection = True
             return
         if self.path.startswith("/cookie"):
             return self._send(200, b"{}", extra=[("Set-Cookie", "app=1; Path=/"),

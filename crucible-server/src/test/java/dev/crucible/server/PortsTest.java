@@ -93,7 +93,7 @@ class PortsTest {
         assertThat(hello.get("Host").asText()).isEqualTo("localhost:" + PORT);
         assertThat(hello.has("Authorization")).as("the bearer token stays with the API").isFalse();
         assertThat(hello.get("X-Forwarded-Prefix").asText()).isEqualTo("/v1/sessions/" + id + "/ports/" + PORT);
-        assertThat(hello.get("Connection").asText()).isEqualTo("close");
+        assertThat(hello.get("Connection").asText()).as("a GET without a body is kept alive").isEqualTo("keep-alive");
 
         HttpResponse<String> cookie = alice.get(path("/cookie"));
         assertThat(cookie.headers().allValues("Set-Cookie")).as("no cookie lands on the API's origin").isEmpty();

@@ -17,17 +17,19 @@ import java.util.Set;
 import java.util.stream.Collectors;
 
 /**
- * One HTTP exchange with a server in a session, over a fresh connection made in the session's network namespace. The
- * client's request was parsed by Jetty; a new HTTP/1.1 request is written upstream from its parts (never the client's
- * bytes), with {@code Connection: close}, so nothing a client sends after its request can reach the session's server
- * as a second one. Hop-by-hop fields, {@code Authorization} and the preview cookie are dropped; the response's head is
- * read with caps ({@link UpstreamResponse}), its fields passed by an allow list ({@link UpstreamHeaders}) and its body
- * streamed back as it comes. A {@code 101} to an upgrade (a
- * WebSocket) turns the connection into a byte relay ({@link UpgradeRelay}).
+ * One HTTP exchange with a server in a session, over a connection made in the session's network namespace (kept alive
+ * between exchanges that carry no body: {@link SessionPorts#reuse}). The client's request was parsed by Jetty; a new
+ * HTTP/1.1 request is written upstream from its parts (never the client's bytes), so nothing a client sends after its
+ * request can reach the session's server as a second one. Hop-by-hop fields, {@code Authorization} and the preview
+ * cookie are dropped; the response's head is read with caps ({@link UpstreamResponse}), its fields passed by an allow
+ * list ({@link UpstreamHeaders}) and its body streamed back as it comes. A {@code 101} to an upgrade (a WebSocket)
+ * turns the connection into a byte relay ({@link UpgradeRelay}).
  */
 final class PortProxy {
     /** Bytes moved per read. */
     static final int BUFFER = 64 * 1024;
+    /** The buffer an answer's head is read through: small, so that a small answer costs no large allocation. */
+    static final int HEAD_BUFFER = 8 * 1024;
     /** Bytes of a response body moved per read: large, so that a big body costs few writes. */
     static final int BODY_BUFFER = 256 * 1024;
     /** How long the session's server may stay silent before the exchange is given up (long polls, event streams). */
@@ -57,31 +59,45 @@ final class PortProxy {
     private PortProxy() {}
 
     /**
-     * Forwards the request to {@code connection}'s server as {@code target} (path and query as the server sees them)
-     * and streams its answer back. The connection is closed at the end, or handed to the relay of an upgrade.
+     * Forwards the request to {@code port} of the session as {@code target} (path and query as the server sees them)
+     * and streams its answer back. A request without a body whose method is safe ({@link #KEPT_METHODS}) goes over a
+     * connection kept alive from an earlier exchange when there is one (once more over a new one if the server let
+     * that go before answering), and its connection is kept again when the answer was read to its framed end with
+     * nothing after it; every other request (a body, an upgrade) goes over a new connection with
+     * {@code Connection: close}, never kept: no byte a client sent can be left in a connection another client's
+     * request takes. The connection is closed at the end, kept, or handed to the relay of an upgrade.
      *
      * @return the status sent back (Javalin's context must be told: it sets its own at the end of the request)
      * @throws RequestException {@code upstream_invalid} for an answer that is not HTTP/1.x, or none, before anything
-     *     was sent back
+     *     was sent back; as {@link SessionPorts#connect} when the port cannot be reached
      */
-    static int exchange(HttpServletRequest req, HttpServletResponse res, SessionPorts.Connection connection,
+    static int exchange(HttpServletRequest req, HttpServletResponse res, SessionPorts ports, int port,
             String target, String prefix, Origin origin) throws IOException {
+        String upgrade = upgradeAsked(req);
+        long length = req.getContentLengthLong();
+        boolean chunkedBody = length < 0 && req.getHeader("Transfer-Encoding") != null;
+        boolean keepAlive = upgrade == null && length <= 0 && !chunkedBody && KEPT_METHODS.contains(req.getMethod());
+        byte[] requestHead = head(req, target, prefix, upgrade, length, chunkedBody, port, keepAlive);
+        SessionPorts.Connection connection = keepAlive ? ports.reuse(port) : ports.connect(port);
         boolean handedOver = false;
+        boolean ended = false; // the answer read to its framed end, nothing after it: the connection may be kept
         try {
-            Socket socket = connection.channel().socket();
-            socket.setSoTimeout(READ_TIMEOUT_MS);
-            OutputStream up = socket.getOutputStream();
-            String upgrade = upgradeAsked(req);
-            long length = req.getContentLengthLong();
-            boolean chunkedBody = length < 0 && req.getHeader("Transfer-Encoding") != null;
-            up.write(head(req, target, prefix, upgrade, length, chunkedBody, connection.port()));
-            if (length > 0 || chunkedBody) {
-                copyBody(req.getInputStream(), up, chunkedBody);
+            InputStream in;
+            UpstreamResponse head;
+            while (true) {
+                try {
+                    in = send(connection, requestHead, req, length, chunkedBody);
+                    head = readFinalHead(in, upgrade != null);
+                    break;
+                } catch (IOException e) {
+                    if (!connection.reused() || e instanceof java.net.SocketTimeoutException
+                            || !(e instanceof UpstreamResponse.NoAnswer || e instanceof SentNothing)) {
+                        throw e;
+                    }
+                    connection.close(); // the server let a kept connection go: the request once more, on a new one
+                    connection = ports.connect(port);
+                }
             }
-            up.flush();
-            connection.used();
-            InputStream in = new BufferedInputStream(socket.getInputStream(), BUFFER);
-            UpstreamResponse head = readFinalHead(in, upgrade != null);
             if (head.status() == 101) {
                 if (upgrade == null) {
                     throw UpstreamResponse.invalid("it switched protocols without being asked to");
@@ -101,8 +117,10 @@ final class PortProxy {
             }
             res.setStatus(head.status());
             UpstreamHeaders.copy(head, res, origin);
+            boolean keep = keepAlive && head.persistent();
             boolean bodiless = req.getMethod().equals("HEAD") || head.status() == 204 || head.status() == 304;
             if (bodiless) {
+                ended = keep && in.available() == 0;
                 return head.status();
             }
             if (head.contentLength() >= 0) {
@@ -111,7 +129,12 @@ final class PortProxy {
             OutputStream out = res.getOutputStream();
             InputStream body = head.chunked() ? new ChunkedInput(in)
                     : head.contentLength() >= 0 ? new BoundedInput(in, head.contentLength()) : in;
-            copyStreaming(body, out, connection);
+            // a small sized answer gets a buffer of its size: a large one per request is zeroed memory for nothing
+            int size = head.contentLength() >= 0 ? (int) Math.min(BODY_BUFFER, Math.max(1, head.contentLength()))
+                    : BODY_BUFFER;
+            copyStreaming(body, out, connection, size);
+            // an answer that ends only where the connection does (no length, not chunked) leaves nothing to keep
+            ended = keep && (head.chunked() || head.contentLength() >= 0) && in.available() == 0;
             return head.status();
         } catch (IOException e) {
             if (res.isCommitted()) {
@@ -119,10 +142,41 @@ final class PortProxy {
             }
             throw UpstreamResponse.invalid(e.getMessage());
         } finally {
-            if (!handedOver) {
+            if (ended) {
+                connection.release();
+            } else if (!handedOver) {
                 connection.close();
             }
         }
+    }
+
+    /** Methods whose body-less requests may go over a kept-alive connection (and be sent once more on a new one). */
+    private static final Set<String> KEPT_METHODS = Set.of("GET", "HEAD", "OPTIONS");
+
+    /** Writing the request failed before any of it was taken: a kept connection its server had let go. */
+    private static final class SentNothing extends IOException {
+        SentNothing(IOException cause) {
+            super(cause.getMessage(), cause);
+        }
+    }
+
+    /** Writes the request (head and body) to {@code connection}; the stream its answer is read from. */
+    private static InputStream send(SessionPorts.Connection connection, byte[] head, HttpServletRequest req,
+            long length, boolean chunkedBody) throws IOException {
+        Socket socket = connection.channel().socket();
+        socket.setSoTimeout(READ_TIMEOUT_MS);
+        OutputStream up = socket.getOutputStream();
+        try {
+            up.write(head);
+        } catch (IOException e) {
+            throw new SentNothing(e);
+        }
+        if (length > 0 || chunkedBody) {
+            copyBody(req.getInputStream(), up, chunkedBody);
+        }
+        up.flush();
+        connection.used();
+        return new BufferedInputStream(socket.getInputStream(), HEAD_BUFFER);
     }
 
     /** The upgrade protocol asked for ({@code Upgrade} with {@code Connection: upgrade}), or null. */
@@ -139,9 +193,9 @@ final class PortProxy {
                 .collect(Collectors.toSet());
     }
 
-    /** The request head sent upstream: rebuilt from Jetty's parse, one connection per request. */
+    /** The request head sent upstream: rebuilt from Jetty's parse, never the client's bytes. */
     private static byte[] head(HttpServletRequest req, String target, String prefix, String upgrade, long length,
-            boolean chunked, int port) {
+            boolean chunked, int port, boolean keepAlive) {
         StringBuilder h = new StringBuilder(512);
         h.append(req.getMethod()).append(' ').append(target).append(" HTTP/1.1\r\n");
         Set<String> named = connectionTokens(req);
@@ -184,7 +238,7 @@ final class PortProxy {
         if (upgrade != null) {
             h.append("Connection: Upgrade\r\nUpgrade: ").append(upgrade).append("\r\n");
         } else {
-            h.append("Connection: close\r\n");
+            h.append(keepAlive ? "Connection: keep-alive\r\n" : "Connection: close\r\n");
         }
         h.append("\r\n");
         return h.toString().getBytes(StandardCharsets.ISO_8859_1);
@@ -234,9 +288,9 @@ final class PortProxy {
     }
 
     /** The body as it comes: each read written and flushed (event streams, long polls), the session kept in use. */
-    private static void copyStreaming(InputStream from, OutputStream to, SessionPorts.Connection connection)
-            throws IOException {
-        byte[] buf = new byte[BODY_BUFFER];
+    private static void copyStreaming(InputStream from, OutputStream to, SessionPorts.Connection connection,
+            int size) throws IOException {
+        byte[] buf = new byte[size];
         int n;
         while ((n = from.read(buf)) > 0) {
             to.write(buf, 0, n);

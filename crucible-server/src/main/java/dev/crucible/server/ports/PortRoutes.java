@@ -140,8 +140,7 @@ public final class PortRoutes {
             return;
         }
         String target = rest + (ctx.queryString() == null ? "" : "?" + ctx.queryString());
-        SessionPorts.Connection connection = ports.connect(port);
-        ctx.status(PortProxy.exchange(ctx.req(), ctx.res(), connection, target, prefix, PortProxy.Origin.API));
+        ctx.status(PortProxy.exchange(ctx.req(), ctx.res(), ports, port, target, prefix, PortProxy.Origin.API));
         // the answer is the app's, whatever its status: the server's own 404 and 405 pages must not be written over it
         ctx.attribute(dev.crucible.server.http.ErrorBody.ANSWERED, Boolean.TRUE);
     }

@@ -158,7 +158,7 @@ public final class PreviewListener implements AutoCloseable {
             throw new RequestException(ErrorCode.INVALID_PREVIEW, "this preview's session is gone");
         }
         String target = path + (query.rest() == null ? "" : "?" + query.rest());
-        ctx.status(PortProxy.exchange(ctx.req(), ctx.res(), ports.connect(host.port()), target, "",
+        ctx.status(PortProxy.exchange(ctx.req(), ctx.res(), ports, host.port(), target, "",
                 PortProxy.Origin.PREVIEW));
     }
 

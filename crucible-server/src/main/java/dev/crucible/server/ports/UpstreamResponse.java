@@ -16,13 +16,35 @@ import java.util.Locale;
  *
  * @param status the status code (100-599)
  * @param headers the fields in order, names as sent
+ * @param http11 whether its version is HTTP/1.1 (persistent unless it says {@code Connection: close})
  */
-record UpstreamResponse(int status, List<Field> headers) {
+record UpstreamResponse(int status, List<Field> headers, boolean http11) {
     /** A head longer than this is refused (as the egress proxy refuses a request head). */
     static final int HEAD_LIMIT = 64 * 1024;
 
     /** One header field. */
     record Field(String name, String value) {}
+
+    // compiled once: String.matches compiles its pattern on every call, per field of every answer
+    private static final java.util.regex.Pattern VERSION = java.util.regex.Pattern.compile("HTTP/1\\.[01]");
+    private static final java.util.regex.Pattern STATUS = java.util.regex.Pattern.compile("[1-5][0-9][0-9]");
+    private static final java.util.regex.Pattern TOKEN =
+            java.util.regex.Pattern.compile("[!#$%&'*+.^_`|~0-9A-Za-z-]+");
+    private static final java.util.regex.Pattern LENGTH = java.util.regex.Pattern.compile("[0-9]{1,18}");
+
+    /** The connection ended (or was reset) before the first byte of an answer: nothing of the exchange came back. */
+    static final class NoAnswer extends IOException {
+        NoAnswer(String message, Throwable cause) {
+            super(message, cause);
+        }
+    }
+
+    /** Whether the server keeps the connection after this answer: HTTP/1.1 without {@code Connection: close}. */
+    boolean persistent() {
+        return http11 && headers.stream().filter(f -> f.name().equalsIgnoreCase("Connection"))
+                .flatMap(f -> java.util.Arrays.stream(f.value().split(",")))
+                .noneMatch(t -> t.strip().equalsIgnoreCase("close"));
+    }
 
     /** The value of the first field named {@code name} (any case), or null. */
     String header(String name) {
@@ -51,10 +73,18 @@ record UpstreamResponse(int status, List<Field> headers) {
         byte[] buf = new byte[1024];
         int n = 0;
         while (n < 4 || !(buf[n - 4] == '\r' && buf[n - 3] == '\n' && buf[n - 2] == '\r' && buf[n - 1] == '\n')) {
-            int b = in.read();
+            int b;
+            try {
+                b = in.read();
+            } catch (java.net.SocketTimeoutException e) {
+                throw e;
+            } catch (IOException e) {
+                throw n == 0 ? new NoAnswer("the server in the session reset the connection without answering", e) : e;
+            }
             if (b < 0) {
-                throw new IOException(n == 0 ? "the server in the session closed the connection without answering"
-                        : "the server in the session closed the connection in the middle of its answer's head");
+                throw n == 0 ? new NoAnswer("the server in the session closed the connection without answering", null)
+                        : new IOException("the server in the session closed the connection in the middle of its"
+                                + " answer's head");
             }
             if (n == HEAD_LIMIT) {
                 throw invalid("its head is longer than " + HEAD_LIMIT + " bytes");
@@ -66,7 +96,7 @@ record UpstreamResponse(int status, List<Field> headers) {
         }
         String[] lines = new String(buf, 0, n - 4, StandardCharsets.ISO_8859_1).split("\r\n", -1);
         String[] status = lines[0].split(" ", 3);
-        if (status.length < 2 || !status[0].matches("HTTP/1\\.[01]") || !status[1].matches("[1-5][0-9][0-9]")) {
+        if (status.length < 2 || !VERSION.matcher(status[0]).matches() || !STATUS.matcher(status[1]).matches()) {
             throw invalid("its status line is '" + printable(lines[0]) + "'");
         }
         List<Field> fields = new ArrayList<>();
@@ -76,13 +106,14 @@ record UpstreamResponse(int status, List<Field> headers) {
             if (line.isEmpty() || line.charAt(0) == ' ' || line.charAt(0) == '\t') {
                 throw invalid("it folds a header over lines (obsolete line folding)");
             }
-            if (colon <= 0 || !line.substring(0, colon).matches("[!#$%&'*+.^_`|~0-9A-Za-z-]+")
+            if (colon <= 0 || !TOKEN.matcher(line.substring(0, colon)).matches()
                     || line.indexOf('\r') >= 0 || line.indexOf('\n') >= 0 || line.indexOf('\0') >= 0) {
                 throw invalid("a header line is malformed: '" + printable(line) + "'");
             }
             fields.add(new Field(line.substring(0, colon), line.substring(colon + 1).strip()));
         }
-        UpstreamResponse head = new UpstreamResponse(Integer.parseInt(status[1]), List.copyOf(fields));
+        UpstreamResponse head = new UpstreamResponse(Integer.parseInt(status[1]), List.copyOf(fields),
+                status[0].equals("HTTP/1.1"));
         head.checkFraming();
         return head;
     }
@@ -91,7 +122,7 @@ record UpstreamResponse(int status, List<Field> headers) {
     private void checkFraming() {
         List<String> lengths = headers.stream().filter(f -> f.name().equalsIgnoreCase("Content-Length"))
                 .map(f -> f.value().strip()).distinct().toList();
-        if (lengths.size() > 1 || !lengths.isEmpty() && !lengths.getFirst().matches("[0-9]{1,18}")) {
+        if (lengths.size() > 1 || !lengths.isEmpty() && !LENGTH.matcher(lengths.getFirst()).matches()) {
             throw invalid("its Content-Length is ambiguous or malformed");
         }
         if (!lengths.isEmpty() && header("Transfer-Encoding") != null) {
