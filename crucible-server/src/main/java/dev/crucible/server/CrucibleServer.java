@@ -12,6 +12,7 @@ import dev.crucible.server.cluster.Peers;
 import dev.crucible.server.cluster.SessionRouter;
 import dev.crucible.server.compat.CompatRoutes;
 import dev.crucible.server.http.Bodies;
+import dev.crucible.server.http.AcceptQueue;
 import dev.crucible.server.http.JsonObject;
 import dev.crucible.server.mcp.McpEndpoint;
 import dev.crucible.server.mcp.McpHttp;
@@ -189,6 +190,7 @@ public final class CrucibleServer implements AutoCloseable {
             cfg.jetty.modifyServer(jetty -> {
                 jetty.setStopAtShutdown(false); // close() stops it, once
                 jetty.setErrorHandler(new JettyErrorHandler(services.json()));
+                AcceptQueue.deepen(jetty); // a burst of connections is queued, not reset
             });
             server.routes.forEach(route -> cfg.routes.addEndpoint(route.endpoint()));
             cfg.routes.beforeMatched(server::admit);

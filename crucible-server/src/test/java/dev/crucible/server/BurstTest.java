@@ -190,4 +190,29 @@ class BurstTest {
                     .isEqualTo(statuses.getOrDefault(429, 0)).isPositive();
         }
     }
+
+    /**
+     * A burst of connections waits in the kernel's accept queue while the server's cores are busy, instead of
+     * overflowing it (the JDK's default backlog is 50: 300 creates at once were reset): the API's listener and the
+     * preview listener ask for {@link dev.crucible.server.http.AcceptQueue#DEPTH}, as {@code ss} shows.
+     */
+    @Test
+    void theListenersQueueABurstOfConnectionsDeepEnough() throws Exception {
+        ServerConfig config = Http.config().withPort(0).withPool(Map.of()).withPreviewListen("127.0.0.1:0");
+        try (CrucibleServer server = CrucibleServer.start(config, TestHost.crucible())) {
+            long somaxconn;
+            try (var in = java.nio.file.Files.newInputStream(Path.of("/proc/sys/net/core/somaxconn"))) {
+                somaxconn = Long.parseLong(new String(in.readAllBytes()).strip()); // readString stops short in /proc
+            }
+            long want = Math.min(dev.crucible.server.http.AcceptQueue.DEPTH, somaxconn);
+            for (int port : new int[] {server.port(), server.previewPort()}) {
+                Process ss = new ProcessBuilder("ss", "-Hltn", "sport = :" + port).redirectErrorStream(true).start();
+                String line = new String(ss.getInputStream().readAllBytes()).strip();
+                assertThat(ss.waitFor()).isZero();
+                assertThat(line).as("ss -ltn for port " + port).startsWith("LISTEN");
+                assertThat(Long.parseLong(line.split("\\s+")[2])).as("the backlog of port " + port + ": " + line)
+                        .isEqualTo(want);
+            }
+        }
+    }
 }

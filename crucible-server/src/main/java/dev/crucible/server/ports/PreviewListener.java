@@ -2,6 +2,7 @@ package dev.crucible.server.ports;
 
 import dev.crucible.error.ErrorCode;
 import dev.crucible.error.RequestException;
+import dev.crucible.server.http.AcceptQueue;
 import dev.crucible.server.http.ErrorBody;
 import dev.crucible.session.SessionManager;
 import dev.crucible.session.SessionPorts;
@@ -85,6 +86,7 @@ public final class PreviewListener implements AutoCloseable {
             cfg.jetty.modifyServer(jetty -> {
                 jetty.setStopAtShutdown(false); // close() stops it, once
                 jetty.setErrorHandler(errors);
+                AcceptQueue.deepen(jetty);
             });
             for (String method : PortRoutes.METHODS) {
                 for (String path : List.of("/", "/<path>")) {
