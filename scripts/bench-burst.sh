@@ -20,15 +20,15 @@ until curl -sf -o /dev/null "http://127.0.0.1:$port/readyz"; do
   sleep 0.05
 done
 cgroups_before=$(find /sys/fs/cgroup -maxdepth 3 -type d -name 'crucible*' 2>/dev/null | wc -l)
-dirs_before=$(find "$data/sessions" -mindepth 1 -maxdepth 1 -not -name '.*' 2>/dev/null | wc -l) # the spares
 status=0
 /usr/bin/python3 "$root/scripts/bench-burst.py" "http://127.0.0.1:$port" "$n" burst-token quiet-token || status=1
 (cd "$root/clients/node-tests" && E2B_API_URL="http://127.0.0.1:$port" E2B_SANDBOX_URL="http://127.0.0.1:$port" \
   E2B_API_KEY="$e2b_key" node e2b-burst.mjs "$n") || status=1
 sleep 2 # sessions deleted are ended in the background
 dirs=$(find "$data/sessions" -mindepth 1 -maxdepth 1 -not -name '.*' 2>/dev/null | wc -l)
+spares=$(curl -s -H "Authorization: Bearer burst-token" "http://127.0.0.1:$port/metrics" | sed -n 's/^crucible_sessions_spares \([0-9]*\).*/\1/p')
 cgroups_after=$(find /sys/fs/cgroup -maxdepth 3 -type d -name 'crucible*' 2>/dev/null | wc -l)
-echo "left       session directories $dirs (spares made ahead: $dirs_before before); crucible cgroups $cgroups_before before, $cgroups_after after"
+echo "left       session directories $dirs, of which spares made ahead (made for no one) ${spares:-?}; crucible cgroups $cgroups_before before, $cgroups_after after"
 for d in $(find "$data/sessions" -mindepth 1 -maxdepth 1 -not -name '.*' 2>/dev/null); do
   echo "           $(basename "$d"): $(ls "$d" | tr '\n' ' ')"
 done
