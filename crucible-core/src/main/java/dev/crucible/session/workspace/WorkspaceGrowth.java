@@ -29,10 +29,14 @@ import java.util.concurrent.ConcurrentHashMap;
  * WorkspaceDisk.Growth} admits the bytes. Server-side copies ({@link WorkspaceCopy}) ask for their room first.
  */
 final class WorkspaceGrowth {
-    /** The free room a new workspace has. */
-    static final long INITIAL = 64L << 20;
+    /**
+     * The free room a new workspace has (beside ext4's own reserve for its metadata, allocated too): 64 MiB, or the
+     * system property {@code crucible.workspace.initial-mb}. Smaller costs less disk per idle session, and a writer
+     * faster than the grower meets {@code ENOSPC} sooner.
+     */
+    static final long INITIAL = Long.getLong("crucible.workspace.initial-mb", 64) << 20;
     /** A workspace with less than this free is grown. */
-    static final long LOW = 32L << 20;
+    static final long LOW = INITIAL / 2;
     /** The least a grow adds. */
     static final long STEP = 64L << 20;
     static final long PERIOD_MS = 250;
@@ -62,7 +66,7 @@ final class WorkspaceGrowth {
     static void inflate(Path image, Path mount, long keep) throws IOException {
         Path balloon = mount.resolve(BALLOON);
         Files.createFile(balloon, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
-        long size = (new File(mount.toString()).getFreeSpace() - keep) / ALIGN * ALIGN;
+        long size = (new File(mount.toString()).getUsableSpace() - keep) / ALIGN * ALIGN;
         if (size <= 0) {
             return;
         }
@@ -124,7 +128,7 @@ final class WorkspaceGrowth {
         synchronized (m) {
             try {
                 File fs = new File(m.mount().toString());
-                long free = fs.getFreeSpace();
+                long free = fs.getUsableSpace(); // ext4 keeps 16 MiB besides, for its own metadata
                 if (free >= wanted + LOW) {
                     return;
                 }

@@ -83,7 +83,7 @@ class WorkspaceGrowthTest {
     void aSessionWritingFromInsideGrowsItsImageInAllocatedStepsUpToItsQuotaAndGetsEnospcPastIt(@TempDir Path data)
             throws Exception {
         assumeKernelBound(data);
-        long quota = 512L << 20;
+        long quota = 256L << 20;
         try (SessionManager sessions = start(data, quota)) {
             String id = sessions.create(ME, new SessionManager.CreateRequest("python", null, null, null)).id();
             Path dir = data.resolve("sessions").resolve(id);
@@ -92,18 +92,19 @@ class WorkspaceGrowthTest {
             assertThat(Files.size(image)).as("the file system is made at the quota").isEqualTo(quota);
             assertThat(made).as("a new workspace holds a part of its quota on the host").isLessThan(quota / 2);
 
-            String first = write(sessions, id, "first", 48);
+            String first = write(sessions, id, "first", 8);
             assertThat(first).hasSize(64);
-            int written = 48;
-            for (int i = 0; i < 9; i++) { // each write waits for the room the grower keeps free, as a slower writer would
+            int written = 8;
+            int chunk = (int) (WorkspaceGrowth.LOW >> 20) - 2;
+            for (int i = 0; written <= 136; i++) { // each write waits for the room the grower keeps, as a slower writer
                 await("the workspace grown").atMost(GROWN).until(() -> new File(dir.resolve(WorkspaceDisk.DISK)
-                        .toString()).getFreeSpace() >= WorkspaceGrowth.LOW);
-                assertThat(write(sessions, id, "more" + i, 30)).hasSize(64);
-                written += 30;
+                        .toString()).getUsableSpace() >= WorkspaceGrowth.LOW);
+                assertThat(write(sessions, id, "more" + i, chunk)).hasSize(64);
+                written += chunk;
             }
             assertThat(written << 20).isGreaterThan((int) (quota / 2));
             assertThat(allocatedBytes(image)).as("the image's allocated blocks grew with the workspace")
-                    .isGreaterThanOrEqualTo(made + ((long) (written - 64) << 20));
+                    .isGreaterThanOrEqualTo(made + ((long) (written - 12) << 20));
 
             WorkspaceGrowth.roomFor(dir.resolve("workspace"), quota); // all the way: the quota is the bound
             assertThat(WorkspaceGrowth.held(dir.resolve(WorkspaceDisk.DISK))).isZero();
@@ -130,7 +131,7 @@ class WorkspaceGrowthTest {
                 String id = sessions.create(ME, new SessionManager.CreateRequest("python", null, null, null)).id();
                 sessions.files(ME, id).upload("mark.txt", "written before the disk filled".getBytes(StandardCharsets.UTF_8));
                 disk.fill();
-                String first = write(sessions, id, "first", 24);
+                String first = write(sessions, id, "first", 8);
                 assertThat(first).as("what fits its size now is written").hasSize(64);
                 assertThat(write(sessions, id, "big", 60)).as("no room to grow: a clean refusal").isEqualTo("ENOSPC");
                 assertThat(sha(sessions, id, "first")).isEqualTo(first);
@@ -140,7 +141,7 @@ class WorkspaceGrowthTest {
 
                 disk.free(); // room again: the grower resumes, and the same write fits once there is room for it
                 Path mount = data.resolve("sessions").resolve(id).resolve(WorkspaceDisk.DISK);
-                await("the workspace grown").atMost(GROWN).until(() -> new File(mount.toString()).getFreeSpace()
+                await("the workspace grown").atMost(GROWN).until(() -> new File(mount.toString()).getUsableSpace()
                         >= WorkspaceGrowth.LOW);
                 WorkspaceGrowth.roomFor(data.resolve("sessions").resolve(id).resolve("workspace"), 70L << 20);
                 assertThat(write(sessions, id, "big", 60)).hasSize(64);
