@@ -151,6 +151,32 @@ class WorkspaceGrowthTest {
         }
     }
 
+    @Test
+    void aKeptSessionIsMountedAgainAtTheSizeItGrewToAndGrowsOnAfterARestart(@TempDir Path data) throws Exception {
+        assumeKernelBound(data);
+        String id;
+        String first;
+        long grown;
+        Path dir;
+        try (SessionManager sessions = start(data, 256L << 20)) {
+            id = sessions.create(ME, new SessionManager.CreateRequest("python", null, null, null)).id();
+            dir = data.resolve("sessions").resolve(id);
+            first = write(sessions, id, "first", 8);
+            WorkspaceGrowth.roomFor(dir.resolve("workspace"), 100L << 20);
+            grown = WorkspaceGrowth.held(dir.resolve(WorkspaceDisk.DISK));
+            assertThat(write(sessions, id, "second", 60)).hasSize(64);
+        }
+        try (SessionManager again = start(data, 256L << 20)) {
+            assertThat(sha(again, id, "first")).isEqualTo(first);
+            assertThat(WorkspaceGrowth.held(dir.resolve(WorkspaceDisk.DISK))).as("the size it grew to").isEqualTo(grown);
+            assertThat(write(again, id, "third", 50)).as("the room it grew to").hasSize(64); // now low: it grows on
+            await("the workspace grown after the restart").atMost(GROWN).until(() -> WorkspaceGrowth.held(
+                    dir.resolve(WorkspaceDisk.DISK)) < grown);
+            again.delete(ME, id);
+            assertThat(Files.exists(dir)).isFalse();
+        }
+    }
+
     /** An ext4 file system of its own for the data directory, loop-mounted, that the test fills and frees. */
     static final class SmallDisk implements AutoCloseable {
         final Path mount;
