@@ -177,6 +177,20 @@ class WorkspaceGrowthTest {
         }
     }
 
+    @Test
+    void aForkOfAWorkspaceLargerThanANewOneHasItAllItsFirstGrowDoneByTheCopy(@TempDir Path data) throws Exception {
+        assumeKernelBound(data);
+        try (SessionManager sessions = start(data, 256L << 20)) {
+            String id = sessions.create(ME, new SessionManager.CreateRequest("python", null, null, null)).id();
+            WorkspaceGrowth.roomFor(data.resolve("sessions").resolve(id).resolve("workspace"), 150L << 20);
+            String a = write(sessions, id, "a", 60);
+            String b = write(sessions, id, "b", 60);
+            String fork = sessions.pauses(ME, id).fork(1).forks().get(0).id();
+            assertThat(sha(sessions, fork, "a")).isEqualTo(a);
+            assertThat(sha(sessions, fork, "b")).isEqualTo(b);
+        }
+    }
+
     /** An ext4 file system of its own for the data directory, loop-mounted, that the test fills and frees. */
     static final class SmallDisk implements AutoCloseable {
         final Path mount;
