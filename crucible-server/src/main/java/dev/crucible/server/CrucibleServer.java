@@ -204,6 +204,7 @@ public final class CrucibleServer implements AutoCloseable {
             server.e2b = E2bApi.start(server.auth, server.guard, server.previews, services.json(), services.sessions(),
                     services.engine().runtimes(), config.sessions(), config.e2bTemplates(),
                     server.previewListener == null ? null : config.previewDomain() + ":" + server.previewListener.port());
+            server.e2b.countWith(services.metrics()::request); // E2B calls in /metrics, as every route
             cfg.jetty.modifyServletContextHandler(handler -> {
                 var holder = new org.eclipse.jetty.ee10.servlet.ServletHolder(server.mcp.servlet());
                 holder.setAsyncSupported(true);

@@ -286,6 +286,26 @@ class E2bApiTest {
         assertThat(send(envd(s, "/health", "49983").GET()).statusCode()).isEqualTo(502);
     }
 
+    /**
+     * E2B's planes are counted in {@code /metrics} as every route is (issue 51 item 1): by plane, method and status, the
+     * plane a label of a few values whatever path a caller sends.
+     */
+    @Test
+    void e2bCallsAreCountedInTheMetricsByPlane() throws Exception {
+        JsonNode sandbox = create(KEY);
+        assertThat(unary(sandbox, "filesystem.Filesystem/ListDir", Map.of("path", "/")).statusCode()).isEqualTo(200);
+        assertThat(send(control("/sandboxes/" + sandbox.get("sandboxID").asString() + "/no-such-action", KEY)
+                .POST(body(Map.of()))).statusCode()).isEqualTo(404);
+        String metrics = send(HttpRequest.newBuilder(URI.create(base + "/metrics")).header("Authorization",
+                "Bearer " + KEY)).body();
+        assertThat(metrics).contains("crucible_http_requests_total{method=\"POST\",route=\"e2b control plane\","
+                + "status=\"201\"}").contains("route=\"e2b control plane\",status=\"404\"}")
+                .contains("crucible_http_requests_total{method=\"POST\",route=\"e2b envd\",status=\"200\"}")
+                .doesNotContain("no-such-action");
+        assertThat(send(control("/sandboxes/" + sandbox.get("sandboxID").asString(), KEY).DELETE()).statusCode())
+                .isEqualTo(204);
+    }
+
     @Test
     void aTemplateNamesTheSessionsTierAndGvisorIsPythonBehindGvisor() throws Exception {
         String why = TestHost.crucible().sandbox().host().isolationUnavailable(dev.crucible.sandbox.Isolation.GVISOR);
