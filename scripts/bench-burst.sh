@@ -11,14 +11,9 @@ port="${CRUCIBLE_BENCH_PORT:-18183}"
 data="$(mktemp -d /var/tmp/crucible-burst.XXXXXX)"
 log="$data.log"
 e2b_key="e2b_$(head -c 20 /dev/urandom | od -An -tx1 | tr -d ' \n')"
-CRUCIBLE_DATA_DIR="$data" CRUCIBLE_TOKENS="burst-token,quiet-token,$e2b_key" \
-  "$root/crucible" serve --port "$port" "$@" 2>"$log" &
-server=$!
-trap 'kill -TERM $server 2>/dev/null; wait $server 2>/dev/null; rm -rf "$data" "$log"' EXIT
-until curl -sf -o /dev/null "http://127.0.0.1:$port/readyz"; do
-  kill -0 $server 2>/dev/null || { cat "$log"; exit 1; }
-  sleep 0.05
-done
+. "$root/scripts/bench-serve.sh"
+trap 'kill -TERM ${server:-0} 2>/dev/null; wait ${server:-0} 2>/dev/null; rm -rf "$data" "$log"' EXIT
+CRUCIBLE_DATA_DIR="$data" CRUCIBLE_TOKENS="burst-token,quiet-token,$e2b_key" bench_serve "$port" "$log" "$@"
 cgroups_before=$(find /sys/fs/cgroup -maxdepth 3 -type d -name 'crucible*' 2>/dev/null | wc -l)
 status=0
 /usr/bin/python3 "$root/scripts/bench-burst.py" "http://127.0.0.1:$port" "$n" burst-token quiet-token || status=1

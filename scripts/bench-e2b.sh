@@ -17,13 +17,9 @@ for a in "$@"; do
   if [ "$a" = --node ]; then spares=python=1,node=1; count=2; fi
 done
 log="$(mktemp)"
-CRUCIBLE_TOKENS="$key" "$root/crucible" serve --port "$port" --session-spares "$spares" 2>"${BENCH_LOG:-$log}" &
-server=$!
-trap 'kill -TERM $server 2>/dev/null; wait $server 2>/dev/null; rm -f "$log"' EXIT
-until curl -sf -o /dev/null "http://127.0.0.1:$port/healthz"; do
-  kill -0 $server 2>/dev/null || { cat "$log"; exit 1; }
-  sleep 0.05
-done
+. "$root/scripts/bench-serve.sh"
+trap 'kill -TERM ${server:-0} 2>/dev/null; wait ${server:-0} 2>/dev/null; rm -f "$log"' EXIT
+CRUCIBLE_TOKENS="$key" bench_serve "$port" "${BENCH_LOG:-$log}" --session-spares "$spares"
 cd "$root/clients/node-tests"
 E2B_API_URL="http://127.0.0.1:$port" E2B_SANDBOX_URL="http://127.0.0.1:$port" E2B_API_KEY="$key" \
   node e2b-bench.mjs --spares "$count" "$@"

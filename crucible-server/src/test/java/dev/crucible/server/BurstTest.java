@@ -3,7 +3,11 @@ package dev.crucible.server;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.crucible.TestHost;
+import dev.crucible.client.CrucibleClient;
+import dev.crucible.client.ExecuteRequest;
 import dev.crucible.server.access.Fairness;
+import dev.crucible.server.http.AcceptQueue;
+import java.net.URI;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -147,9 +151,9 @@ class BurstTest {
                     assertThat(System.nanoTime()).as("the first run holds the one turn").isLessThan(end);
                     Thread.sleep(5);
                 }
-                dev.crucible.client.CrucibleClient client = dev.crucible.client.CrucibleClient.create(
-                        java.net.URI.create("http://127.0.0.1:" + server.port()), null);
-                var answer = client.execute(dev.crucible.client.ExecuteRequest.of("python", "print(6 * 7)"));
+                CrucibleClient client = CrucibleClient.create(
+                        URI.create("http://127.0.0.1:" + server.port()), null);
+                var answer = client.execute(ExecuteRequest.of("python", "print(6 * 7)"));
                 assertThat(answer.stdout()).isEqualTo("42\n");
                 assertThat(holder.get(2, TimeUnit.MINUTES).statusCode()).isEqualTo(200);
             }
@@ -194,17 +198,17 @@ class BurstTest {
     /**
      * A burst of connections waits in the kernel's accept queue while the server's cores are busy, instead of
      * overflowing it (the JDK's default backlog is 50: 300 creates at once were reset): the API's listener and the
-     * preview listener ask for {@link dev.crucible.server.http.AcceptQueue#DEPTH}, as {@code ss} shows.
+     * preview listener ask for {@link AcceptQueue#DEPTH}, as {@code ss} shows.
      */
     @Test
     void theListenersQueueABurstOfConnectionsDeepEnough() throws Exception {
         ServerConfig config = Http.config().withPort(0).withPool(Map.of()).withPreviewListen("127.0.0.1:0");
         try (CrucibleServer server = CrucibleServer.start(config, TestHost.crucible())) {
             long somaxconn;
-            try (var in = java.nio.file.Files.newInputStream(Path.of("/proc/sys/net/core/somaxconn"))) {
+            try (var in = Files.newInputStream(Path.of("/proc/sys/net/core/somaxconn"))) {
                 somaxconn = Long.parseLong(new String(in.readAllBytes()).strip()); // readString stops short in /proc
             }
-            long want = Math.min(dev.crucible.server.http.AcceptQueue.DEPTH, somaxconn);
+            long want = Math.min(AcceptQueue.DEPTH, somaxconn);
             for (int port : new int[] {server.port(), server.previewPort()}) {
                 Process ss = new ProcessBuilder("ss", "-Hltn", "sport = :" + port).redirectErrorStream(true).start();
                 String line = new String(ss.getInputStream().readAllBytes()).strip();

@@ -7,6 +7,7 @@ import dev.crucible.sandbox.Verdict;
 import dev.crucible.server.access.Admission;
 import dev.crucible.session.spec.CellStatus;
 import dev.crucible.session.SessionManager;
+import dev.crucible.util.FairTurns;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.FunctionCounter;
 import io.micrometer.core.instrument.Gauge;
@@ -69,7 +70,7 @@ public final class Metrics {
      * The figures of {@code turns} (tagged {@code turns=what}): held, waiting, turns given and the seconds they waited,
      * refusals by reason.
      */
-    private void turns(String what, dev.crucible.util.FairTurns turns) {
+    private void turns(String what, FairTurns turns) {
         Gauge.builder("crucible_turns_running", turns, t -> t.stats().running()).tag("turns", what)
                 .description("turns held now").register(registry);
         Gauge.builder("crucible_turns_queued", turns, t -> t.stats().queued()).tag("turns", what)
@@ -82,7 +83,7 @@ public final class Metrics {
                 .description("turns given so far").register(registry);
         FunctionCounter.builder("crucible_turns_wait_seconds", turns, t -> t.stats().waitedMs() / 1000.0)
                 .tag("turns", what).description("time requests waited for their turns, in all").register(registry);
-        for (var why : dev.crucible.util.FairTurns.Refusal.values()) {
+        for (var why : FairTurns.Refusal.values()) {
             FunctionCounter.builder("crucible_turns_refused", turns, t -> t.stats().refused(why)).tag("turns", what)
                     .tag("reason", why.name().toLowerCase(java.util.Locale.ROOT))
                     .description("requests refused a turn, by reason").register(registry);
