@@ -5,9 +5,12 @@ Phases, each reported with p50/p99 of what was answered and the refusals by stat
   creates   N x (POST /v1/sessions + its first cell), then every session deleted
   executes  N x POST /v1/execute
   tenants   a quiet token's sequential executes alone, then beside another token's burst of N: p50/p99 and the ratio
+  cpu       the same with a burst whose programs each compute for about 100 ms (a test suite's, not print(1))
 Then what is left: sessions listed per token (must be 0) and the server's queues (/readyz).
-Standard library only. Usage: bench-burst.py URL N BURST_TOKEN QUIET_TOKEN
+Standard library only. Usage: bench-burst.py URL N BURST_TOKEN QUIET_TOKEN; BURST_PHASES=tenants,cpu (say) runs
+only those phases.
 """
+import os
 import concurrent.futures
 import json
 import subprocess
@@ -69,8 +72,12 @@ def burst(n, fn):
         return list(pool.map(lambda i: fn(i), range(n)))
 
 
+CPU_CODE = "print(sum(i * i for i in range(1_500_000)))"
+
+
 def main():
     url, n, burst_token, quiet_token = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+    phases = os.environ.get("BURST_PHASES", "creates,executes,tenants,cpu").split(",")
     unexplained = 0
     made = []
 
@@ -82,14 +89,16 @@ def main():
         s2, b2, t2, r2 = call(url, "POST", f"/v1/sessions/{body['id']}/execute", burst_token, {"code": "6 * 7"})
         return s2, b2, took + t2, r2
 
-    started = time.perf_counter()
-    unexplained += tally("creates", burst(n, create), n)
-    print(f"{'':<10} {len(made)} sessions in {time.perf_counter() - started:.1f} s")
-    for sid in list(made):
-        call(url, "DELETE", f"/v1/sessions/{sid}", burst_token)
+    if "creates" in phases:
+        started = time.perf_counter()
+        unexplained += tally("creates", burst(n, create), n)
+        print(f"{'':<10} {len(made)} sessions in {time.perf_counter() - started:.1f} s")
+        for sid in list(made):
+            call(url, "DELETE", f"/v1/sessions/{sid}", burst_token)
 
-    unexplained += tally("executes", burst(n, lambda i: call(url, "POST", "/v1/execute", burst_token,
-                                                              {"language": "python", "code": "print(1)"})), n)
+    if "executes" in phases:
+        unexplained += tally("executes", burst(n, lambda i: call(url, "POST", "/v1/execute", burst_token,
+                                                                  {"language": "python", "code": "print(1)"})), n)
 
     def quiet(k):
         # a process of its own: the burst's threads in this one would hold its interpreter lock, not the server
@@ -97,17 +106,23 @@ def main():
                              capture_output=True, text=True).stdout
         return [float(x) for x in out.split()]
 
-    alone = quiet(50)
-    with concurrent.futures.ThreadPoolExecutor(max_workers=n + 1) as pool:
-        loud = [pool.submit(call, url, "POST", "/v1/execute", burst_token, {"language": "python", "code": "print(1)"})
-                for _ in range(n)]
-        time.sleep(0.2)  # the burst lines up first
-        beside = quiet(50)
-        loud_results = [f.result() for f in loud]
-    unexplained += tally("burst", loud_results, n)
-    p50a, p99a, p50b, p99b = pct(alone, 50), pct(alone, 99), pct(beside, 50), pct(beside, 99)
-    print(f"quiet      alone p50 {p50a:.1f} ms p99 {p99a:.1f} ms; beside the burst p50 {p50b:.1f} ms p99 {p99b:.1f} ms"
-          f"  ratio p50 {p50b / p50a:.2f}x p99 {p99b / p99a:.2f}x")
+    def tenants(name, code):
+        alone = quiet(50)
+        with concurrent.futures.ThreadPoolExecutor(max_workers=n + 1) as pool:
+            loud = [pool.submit(call, url, "POST", "/v1/execute", burst_token, {"language": "python", "code": code})
+                    for _ in range(n)]
+            time.sleep(0.2)  # the burst lines up first
+            beside = quiet(50)
+            loud_results = [f.result() for f in loud]
+        p50a, p99a, p50b, p99b = pct(alone, 50), pct(alone, 99), pct(beside, 50), pct(beside, 99)
+        print(f"{name:<10} quiet alone p50 {p50a:.1f} ms p99 {p99a:.1f} ms; beside the burst p50 {p50b:.1f} ms"
+              f" p99 {p99b:.1f} ms  ratio p50 {p50b / p50a:.2f}x p99 {p99b / p99a:.2f}x")
+        return tally(name + " burst", loud_results, n)
+
+    if "tenants" in phases:
+        unexplained += tenants("tenants", "print(1)")
+    if "cpu" in phases:
+        unexplained += tenants("cpu", CPU_CODE)
 
     left = sum(len(call(url, "GET", "/v1/sessions", t)[1].get("sessions", [])) for t in (burst_token, quiet_token))
     queues = call(url, "GET", "/readyz", None)[1].get("queues", {})

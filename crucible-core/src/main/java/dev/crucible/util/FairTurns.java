@@ -50,6 +50,13 @@ public final class FairTurns {
     public interface Turn extends AutoCloseable {
         @Override
         void close();
+
+        /**
+         * This turn's fair share of a CPU in percent of a whole turn's, as it was when given: {@code 100 / n} when its key
+         * held {@code n} turns then (this one included) while another key held or waited for one, else 100. Work done
+         * under a key's turns at these weights gets the cores split between keys, not between turns.
+         */
+        int share();
     }
 
     private static final class Waiter {
@@ -175,8 +182,15 @@ public final class FairTurns {
         long given = nanoTime.getAsLong();
         waits++;
         waitedNanos += given - start;
+        boolean shared = held.size() > 1 || waiting.keySet().stream().anyMatch(other -> !other.equals(key));
+        int share = shared ? Math.max(1, 100 / heldBy(key)) : 100;
         return new Turn() {
             private boolean closed;
+
+            @Override
+            public int share() {
+                return share;
+            }
 
             @Override
             public void close() {

@@ -90,6 +90,27 @@ class FairTurnsTest {
         assertThat(turns.stats().queued()).isZero();
     }
 
+    /** The CPU a key's turns weigh together is one key's share: a quiet key's single turn is not outweighed 3 to 1. */
+    @Test
+    void aTurnsShareOfTheCpuIsItsKeysSplitOverTheTurnsItHoldsWhileAnotherKeyIsThere() throws Exception {
+        FairTurns turns = turns(4, 100, 4, 100);
+        FairTurns.Turn alone = turns.enter("burst", 0);
+        assertThat(alone.share()).as("one key alone weighs whole turns").isEqualTo(100);
+        FairTurns.Turn second = turns.enter("burst", 0);
+        assertThat(second.share()).as("still alone: no one to make room for").isEqualTo(100);
+        FairTurns.Turn quiet = turns.enter("quiet", 0);
+        assertThat(quiet.share()).isEqualTo(100);
+        FairTurns.Turn third = turns.enter("burst", 0);
+        assertThat(third.share()).as("3 turns of burst's beside quiet's one").isEqualTo(33);
+        quiet.close();
+        third.close();
+        FairTurns.Turn again = turns.enter("burst", 0);
+        assertThat(again.share()).as("quiet has gone").isEqualTo(100);
+        for (FairTurns.Turn t : List.of(alone, second, again)) {
+            t.close();
+        }
+    }
+
     @Test
     void aKeyOfWeightTwoIsGivenTwoTurnsForEveryOneOfAKeyOfWeightOne() throws Exception {
         FairTurns turns = turns(1, 100, 1, 100);

@@ -30,6 +30,70 @@ import java.util.concurrent.Future;
 public final class Judge {
     public static final int MAX_CASES = 1000;
 
+    /**
+     * A turn at the sandbox for one run of a request's, as the caller's admission gives it (the server's: fair between
+     * tokens, queued, 429 with a Retry-After when full); {@link #OPEN} where nothing is shared (a CLI, a test).
+     */
+    @FunctionalInterface
+    public interface Gate {
+        /** No admission: every run goes straight to the sandbox. */
+        Gate OPEN = timeoutMs -> () -> { };
+
+        /** A turn for a run of {@code timeoutMs}; close it when the run ends. */
+        AutoCloseable enter(long timeoutMs) throws InterruptedException;
+
+        /**
+         * How many runs of one request wait for their turns at once: {@link #PARALLEL}, or fewer where a caller may
+         * hold fewer turns (a request never crowds itself out of its own token's share).
+         */
+        default int parallel() {
+            return PARALLEL;
+        }
+
+        /** This gate, {@code runs} of a request at once at most. */
+        default Gate atMost(int runs) {
+            Gate gate = this;
+            int parallel = Math.clamp(runs, 1, PARALLEL);
+            return new Gate() {
+                @Override
+                public AutoCloseable enter(long timeoutMs) throws InterruptedException {
+                    return gate.enter(timeoutMs);
+                }
+
+                @Override
+                public int parallel() {
+                    return parallel;
+                }
+            };
+        }
+
+        /** Runs {@code run} within a turn for {@code timeoutMs}. */
+        default <T> T through(long timeoutMs, CaseRun<T> run) throws InterruptedException {
+            AutoCloseable turn = enter(timeoutMs);
+            try {
+                return run.run();
+            } finally {
+                try {
+                    turn.close();
+                } catch (Exception e) {
+                    throw new IllegalStateException("giving back a turn failed", e);
+                }
+            }
+        }
+    }
+
+    /** One run under a {@link Gate}'s turn. */
+    @FunctionalInterface
+    public interface CaseRun<T> {
+        T run() throws InterruptedException;
+    }
+
+    /**
+     * How many cases of one request (or items of one batch) wait for their turns at once: enough to fill a 2-core
+     * host's sandboxes, few enough that one request never fills the admission's queue by itself.
+     */
+    public static final int PARALLEL = Math.max(4, 2 * Runtime.getRuntime().availableProcessors());
+
     private final Executor executor;
 
     public Judge(Executor executor) {
@@ -96,6 +160,15 @@ public final class Judge {
      * @throws RequestException for an unknown language, no test cases, too many, a bad comparison or limits
      */
     public Result evaluate(Request request) throws InterruptedException {
+        return evaluate(request, Gate.OPEN);
+    }
+
+    /**
+     * As {@link #evaluate(Request)}, each case's run within a turn of {@code gate}'s.
+     *
+     * @throws RequestException also when the gate refuses a turn (429/503 with a Retry-After): no verdict is made up
+     */
+    public Result evaluate(Request request, Gate gate) throws InterruptedException {
         LanguageRuntime runtime = executor.runtimeFor(new ExecuteRequest(request.language(), null, null, null, null,
                 request.limits(), request.image())); // an image being pulled is waited for at most timeout_ms
         if (request.code() == null) {
@@ -129,7 +202,8 @@ public final class Judge {
                     }
                     return summarise(failed, compile, runtime.imageDigest());
                 }
-                results = run(cases, all, c -> judge(program.run(c.stdin(), List.of(), limits), c, comparison));
+                results = run(cases, all, gate.parallel(), c -> gate.through(limits.timeoutMs(),
+                        () -> judge(program.run(c.stdin(), List.of(), limits), c, comparison)));
             }
         } else {
             // test code is sealed up front, so that a case that cannot be sealed fails the request before any run
@@ -137,10 +211,11 @@ public final class Judge {
             for (TestCase c : cases) {
                 sealed.put(c, Sealed.of(runtime.language(), request.code(), c.code()));
             }
-            results = run(cases, all, c -> {
+            results = run(cases, all, gate.parallel(), c -> {
                 Sealed s = sealed.get(c);
-                ExecuteResult r = executor.execute(new ExecuteRequest(request.language(), s.program(), c.stdin(), null,
-                        request.files(), request.limits(), request.image()));
+                ExecuteResult r = gate.through(limits.timeoutMs(), () -> executor.execute(new ExecuteRequest(
+                        request.language(), s.program(), c.stdin(), null, request.files(), request.limits(),
+                        request.image())));
                 return judge(s.proof() == null ? new TestProof.Judged(r, r.ok(), null) : s.proof().judged(r), c,
                         comparison);
             });
@@ -149,12 +224,13 @@ public final class Judge {
     }
 
     @FunctionalInterface
-    private interface CaseRun {
+    private interface OneCase {
         CaseResult run(TestCase c) throws InterruptedException;
     }
 
-    /** In order, stopping at the first failure; or every case at once (each waits for its own sandbox slot). */
-    private static List<CaseResult> run(List<TestCase> cases, boolean all, CaseRun one) throws InterruptedException {
+    /** In order, stopping at the first failure; or {@code parallel} cases at once (each waits for its own turn). */
+    private static List<CaseResult> run(List<TestCase> cases, boolean all, int parallel, OneCase one)
+            throws InterruptedException {
         List<CaseResult> results = new ArrayList<>();
         if (!all) {
             boolean failed = false;
@@ -165,7 +241,8 @@ public final class Judge {
             }
             return results;
         }
-        try (ExecutorService threads = Executors.newVirtualThreadPerTaskExecutor()) {
+        try (ExecutorService threads = Executors.newFixedThreadPool(Math.min(parallel, cases.size()),
+                Thread.ofVirtual().factory())) {
             List<Future<CaseResult>> futures = new ArrayList<>();
             for (TestCase c : cases) {
                 futures.add(threads.submit((Callable<CaseResult>) () -> one.run(c)));

@@ -146,11 +146,7 @@ class BurstTest {
             try (var pool = Executors.newVirtualThreadPerTaskExecutor()) {
                 Future<HttpResponse<String>> holder = pool.submit(() -> http.postJson("/v1/execute",
                         "{\"language\": \"python\", \"code\": \"import time; time.sleep(1.5)\"}"));
-                long end = System.nanoTime() + TimeUnit.MINUTES.toNanos(2);
-                while (SessionApiTest.json(http.get("/readyz")).get("queues").get("runs").get("running").asInt() < 1) {
-                    assertThat(System.nanoTime()).as("the first run holds the one turn").isLessThan(end);
-                    Thread.sleep(5);
-                }
+                awaitTheOneTurnHeld(http);
                 CrucibleClient client = CrucibleClient.create(
                         URI.create("http://127.0.0.1:" + server.port()), null);
                 var answer = client.execute(ExecuteRequest.of("python", "print(6 * 7)"));
@@ -159,6 +155,52 @@ class BurstTest {
             }
             assertThat(SessionApiTest.json(http.get("/readyz")).get("queues").get("runs").get("refused")
                     .get("queue_full").asInt()).as("it was refused first, and asked again").isPositive();
+        }
+    }
+
+    /**
+     * Judging and rewards take a turn per run as executes do: a burst of evaluations is queued and refused as one of
+     * runs (it went straight to the sandboxes before), and a busy server answers a reward batch with 429 and when to
+     * come back, never with rewards of 0 the programs did not earn.
+     */
+    @Test
+    void evaluationsAndRewardsTakeTheRunsTurnsAndAreRefusedWholeWhenNoneIsFree() throws Exception {
+        ServerConfig config = Http.config().withPort(0).withPool(Map.of()).withConcurrency(1, 0);
+        try (CrucibleServer server = CrucibleServer.start(config, TestHost.crucible())) {
+            Http http = Http.to(server, null);
+            String evaluate = "{\"language\": \"python\", \"code\": \"print(input())\", \"testcases\": ["
+                    + "{\"stdin\": \"a\", \"expect\": \"a\"}, {\"stdin\": \"b\", \"expect\": \"b\"}],"
+                    + " \"run_all_cases\": true}";
+            String reward = "{\"messages\": [{\"role\": \"assistant\", \"content\": \"```python\\nprint(2)\\n```\"}],"
+                    + " \"expected_output\": \"2\"}";
+            try (var pool = Executors.newVirtualThreadPerTaskExecutor()) {
+                Future<HttpResponse<String>> holder = pool.submit(() -> http.postJson("/v1/execute",
+                        "{\"language\": \"python\", \"code\": \"import time; time.sleep(3)\"}"));
+                awaitTheOneTurnHeld(http);
+                for (var call : List.of(List.of("/v1/evaluate", evaluate), List.of("/v1/reward", reward),
+                        List.of("/v1/reward/batch", "{\"items\": [" + reward + ", " + reward + "]}"))) {
+                    HttpResponse<String> refused = http.postJson(call.get(0), call.get(1));
+                    assertThat(refused.statusCode()).as(call.get(0) + ": " + refused.body()).isEqualTo(429);
+                    assertThat(refused.headers().firstValue("Retry-After")).as(call.get(0)).isPresent();
+                    assertThat(refused.body()).contains("too_many_requests").doesNotContain("\"score\"");
+                }
+                assertThat(holder.get(2, TimeUnit.MINUTES).statusCode()).isEqualTo(200);
+            }
+            long given = SessionApiTest.json(http.get("/readyz")).get("queues").get("runs").get("given").asLong();
+            HttpResponse<String> judged = http.postJson("/v1/evaluate", evaluate);
+            assertThat(judged.statusCode()).as(judged.body()).isEqualTo(200);
+            assertThat(SessionApiTest.json(judged).get("passed").asInt()).isEqualTo(2);
+            assertThat(SessionApiTest.json(http.get("/readyz")).get("queues").get("runs").get("given").asLong())
+                    .as("a turn for each case").isEqualTo(given + 2);
+        }
+    }
+
+    /** Waits until a run holds the server's one turn. */
+    private static void awaitTheOneTurnHeld(Http http) throws Exception {
+        long end = System.nanoTime() + TimeUnit.MINUTES.toNanos(2);
+        while (SessionApiTest.json(http.get("/readyz")).get("queues").get("runs").get("running").asInt() < 1) {
+            assertThat(System.nanoTime()).as("the first run holds the one turn").isLessThan(end);
+            Thread.sleep(5);
         }
     }
 

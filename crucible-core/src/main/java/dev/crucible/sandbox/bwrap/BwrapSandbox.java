@@ -9,6 +9,7 @@ import dev.crucible.sandbox.SandboxSpec;
 import dev.crucible.sandbox.SandboxUnavailableException;
 import dev.crucible.sandbox.cgroup.CgroupTuning;
 import dev.crucible.sandbox.cgroup.Cgroups;
+import dev.crucible.sandbox.cgroup.CpuShare;
 import dev.crucible.sandbox.launch.HostTools;
 import dev.crucible.sandbox.launch.LaunchCommand;
 import dev.crucible.sandbox.launch.ProcessSpawner;
@@ -205,7 +206,7 @@ public final class BwrapSandbox implements Sandbox {
         if (group != null) {
             group.limit(limits);
             if (ahead) {
-                group.background(true);
+                group.weigh(CpuShare.BACKGROUND);
             }
         }
         return group;

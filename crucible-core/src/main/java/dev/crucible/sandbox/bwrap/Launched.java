@@ -6,6 +6,7 @@ import dev.crucible.sandbox.OutputListener;
 import dev.crucible.sandbox.Sandbox;
 import dev.crucible.sandbox.SandboxResult;
 import dev.crucible.sandbox.cgroup.Cgroups;
+import dev.crucible.sandbox.cgroup.CpuShare;
 import dev.crucible.sandbox.launch.Gvisor;
 import dev.crucible.sandbox.launch.LaunchCommand;
 import dev.crucible.sandbox.zygote.ZygoteChild;
@@ -153,7 +154,8 @@ final class Launched implements Sandbox.Launch {
         }
         // on a platform thread: the cgroup files and pipes are blocking I/O, which on a virtual thread costs a
         // compensating carrier per call
-        var task = pipes.submit(() -> supervise(stdin, limits, listener));
+        int share = CpuShare.current(); // the caller's turn's share, read on its thread
+        var task = pipes.submit(() -> supervise(stdin, limits, listener, share));
         try {
             return task.get();
         } catch (InterruptedException e) {
@@ -173,12 +175,13 @@ final class Launched implements Sandbox.Launch {
         }
     }
 
-    private SandboxResult supervise(byte[] stdin, Limits limits, OutputListener listener) throws InterruptedException {
+    private SandboxResult supervise(byte[] stdin, Limits limits, OutputListener listener, int share)
+            throws InterruptedException {
         if (group != null) {
             try {
                 group.limit(onHost.apply(limits));
-                if (background) {
-                    group.background(false);
+                if (background || share != CpuShare.NORMAL) {
+                    group.weigh(share);
                 }
             } catch (IOException e) {
                 process.destroyForcibly();

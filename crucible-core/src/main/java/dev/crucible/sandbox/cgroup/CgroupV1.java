@@ -124,8 +124,8 @@ public record CgroupV1(Path memory, Path pids, Path cpu, Path cpuacct) implement
         private volatile boolean quotaChanged;
         /** False once a run of these groups ended abnormally ({@link #forgo}). */
         private volatile boolean reusable = true;
-        /** Whether the CPU weight is a waiting pool sandbox's (a run that never started leaves it so). */
-        private volatile boolean lowered;
+        /** Whether the CPU weight is not a normal run's (a waiting pool sandbox's, or a run's share of its token's). */
+        private volatile boolean reweighed;
 
         Run(List<Path> dirs) {
             this.dirs = dirs;
@@ -156,9 +156,10 @@ public record CgroupV1(Path memory, Path pids, Path cpu, Path cpuacct) implement
         }
 
         @Override
-        public void background(boolean on) throws IOException {
-            CgroupFiles.write(dirs.get(2).resolve("cpu.shares"), on ? "2" : "1024");
-            lowered = on;
+        public void weigh(int percent) throws IOException {
+            int shares = percent <= CpuShare.BACKGROUND ? 2 : 1024 * Math.min(percent, CpuShare.NORMAL) / CpuShare.NORMAL;
+            CgroupFiles.write(dirs.get(2).resolve("cpu.shares"), Integer.toString(shares));
+            reweighed = percent != CpuShare.NORMAL;
         }
 
         @Override
@@ -185,8 +186,8 @@ public record CgroupV1(Path memory, Path pids, Path cpu, Path cpuacct) implement
                     CgroupFiles.write(dirs.get(2).resolve("cpu.cfs_quota_us"), "100000");
                     quotaChanged = false;
                 }
-                if (lowered) {
-                    background(false);
+                if (reweighed) {
+                    weigh(CpuShare.NORMAL);
                 }
                 long left = CgroupFiles.readLong(dirs.get(0).resolve("memory.usage_in_bytes"));
                 Path memsw = dirs.get(0).resolve("memory.memsw.usage_in_bytes"); // memory and swap together

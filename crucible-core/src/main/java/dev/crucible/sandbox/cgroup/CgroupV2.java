@@ -116,8 +116,9 @@ record CgroupV2(Path parent) implements Cgroups {
         }
 
         @Override
-        public void background(boolean on) throws IOException {
-            CgroupFiles.write(dir.resolve("cpu.weight"), on ? "1" : "100");
+        public void weigh(int percent) throws IOException {
+            CgroupFiles.write(dir.resolve("cpu.weight"), Integer.toString(Math.clamp(percent, CpuShare.BACKGROUND,
+                    CpuShare.NORMAL)));
         }
 
         @Override

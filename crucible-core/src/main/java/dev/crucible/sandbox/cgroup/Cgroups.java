@@ -61,10 +61,11 @@ public sealed interface Cgroups permits CgroupV1, CgroupV2, Cgroups.None {
         void limit(Limits limits) throws IOException;
 
         /**
-         * Lowers (or restores) the group's CPU weight: a warm-pool sandbox starts in the background, yielding the CPU
-         * to running requests, and gets the normal weight when a request claims it.
+         * Sets the group's CPU weight in percent of a normal run's ({@link CpuShare}): a warm-pool sandbox starts at
+         * {@link CpuShare#BACKGROUND}, yielding the CPU to running requests, and gets its run's share when a request
+         * claims it.
          */
-        void background(boolean on) throws IOException;
+        void weigh(int percent) throws IOException;
 
         /** Sets the CPU quota in cores (1.0 = one CPU's time per period); a run starts with one. */
         void cpuQuota(double cores) throws IOException;

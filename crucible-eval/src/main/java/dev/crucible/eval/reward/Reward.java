@@ -96,6 +96,15 @@ public final class Reward {
 
     /** Scores one item. Bad input of the caller (no messages, unknown language, limits) throws; the model's never. */
     public Result score(Request r) throws InterruptedException {
+        return score(r, Judge.Gate.OPEN);
+    }
+
+    /**
+     * As {@link #score(Request)}, each run within a turn of {@code gate}'s.
+     *
+     * @throws RequestException also when the gate refuses a turn (429/503 with a Retry-After): never a made-up 0
+     */
+    public Result score(Request r, Judge.Gate gate) throws InterruptedException {
         if (r.messages() == null || r.messages().isEmpty()) {
             throw new RequestException(ErrorCode.INVALID_REQUEST, "messages is required");
         }
@@ -117,14 +126,15 @@ public final class Reward {
         }
         metrics.put("extracted_code", new Metric(0, code));
         if (r.testCases() != null && !r.testCases().isEmpty()) {
-            return testCases(language, code, r.testCases(), limits, metrics);
+            return testCases(language, code, r.testCases(), limits, metrics, gate);
         }
         String expected = r.expectedOutput() != null ? r.expectedOutput()
                 : expectedFromPrompt(r.originalMessages() != null ? r.originalMessages() : r.messages());
         if (expected != null) {
             metrics.put("expected_output", new Metric(0, expected));
         }
-        ExecuteResult run = executor.execute(new ExecuteRequest(language, code, null, null, null, limits));
+        ExecuteResult run = gate.through(limits.timeoutMs(), () -> executor.execute(new ExecuteRequest(language, code,
+                null, null, null, limits)));
         String output = run.stdout();
         metrics.put("execution_result", new Metric(run.ok() ? 1 : 0, run.ok() ? output
                 : run.status().wireName() + (run.stderr().isBlank() ? "" : ": " + tail(run.stderr()))));
@@ -140,11 +150,11 @@ public final class Reward {
     }
 
     private Result testCases(String language, String code, List<TestCase> cases, LimitsSpec limits,
-            Map<String, Metric> metrics) throws InterruptedException {
+            Map<String, Metric> metrics, Judge.Gate gate) throws InterruptedException {
         List<Judge.TestCase> tests = cases.stream().map(c -> new Judge.TestCase(null, c.input(), c.expectedOutput()))
                 .toList();
         Judge.Result result = judge.evaluate(new Judge.Request(language, code, tests, new Comparison.Spec("partial",
-                null, null), true, limits, null));
+                null, null), true, limits, null), gate);
         List<Map<String, Object>> details = new ArrayList<>();
         for (int i = 0; i < cases.size(); i++) {
             Judge.CaseResult c = result.results().get(i);
@@ -166,17 +176,30 @@ public final class Reward {
 
     /** Scores many items at once (each waits for its own sandbox); the results in the items' order. */
     public List<Result> scoreAll(List<Request> items) throws InterruptedException {
+        return scoreAll(items, Judge.Gate.OPEN);
+    }
+
+    /**
+     * As {@link #scoreAll(List)}, {@link Judge.Gate#parallel} items at once, each run within a turn of {@code gate}'s. An
+     * item's bad input scores 0 with its error; a turn refused fails the whole batch with its Retry-After, so that a
+     * busy server never hands a trainer rewards of 0 it did not earn.
+     */
+    public List<Result> scoreAll(List<Request> items, Judge.Gate gate) throws InterruptedException {
         if (items == null || items.isEmpty() || items.size() > MAX_BATCH) {
             throw new RequestException(ErrorCode.INVALID_REQUEST, "items must hold 1 to " + MAX_BATCH + " requests");
         }
         List<Result> results = new ArrayList<>();
-        try (ExecutorService threads = Executors.newVirtualThreadPerTaskExecutor()) {
+        try (ExecutorService threads = Executors.newFixedThreadPool(Math.min(gate.parallel(), items.size()),
+                Thread.ofVirtual().factory())) {
             List<Future<Result>> futures = new ArrayList<>();
             for (Request item : items) {
                 futures.add(threads.submit((Callable<Result>) () -> {
                     try {
-                        return score(item);
+                        return score(item, gate);
                     } catch (RequestException e) {
+                        if (e.retryAfterSeconds() > 0) {
+                            throw e; // the server's refusal, not the item's fault
+                        }
                         return new Result(0, Map.of("error", new Metric(0, e.getMessage())));
                     }
                 }));
@@ -185,6 +208,10 @@ public final class Reward {
                 try {
                     results.add(f.get());
                 } catch (ExecutionException e) {
+                    if (e.getCause() instanceof RequestException refused) {
+                        threads.shutdownNow();
+                        throw refused;
+                    }
                     throw new IllegalStateException("scoring failed", e.getCause());
                 }
             }

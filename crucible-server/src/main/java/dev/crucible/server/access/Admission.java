@@ -3,6 +3,7 @@ package dev.crucible.server.access;
 import dev.crucible.error.ErrorCode;
 import dev.crucible.error.RequestException;
 import dev.crucible.sandbox.Limits;
+import dev.crucible.sandbox.cgroup.CpuShare;
 import dev.crucible.server.http.JsonObject;
 import dev.crucible.util.FairTurns;
 import java.time.Duration;
@@ -16,7 +17,7 @@ import java.util.concurrent.TimeUnit;
 /**
  * Back-pressure for stateless runs: {@link FairTurns} keyed by token, at most {@code running} executions at once and
  * {@code queued} more waiting, shared fairly between tokens (one token's burst delays another's single run by at most
- * one turn); beyond that 429 with a Retry-After that says when. After {@link #close()} new work gets 503 and
+ * one turn, and its runs together weigh one token's share of the cores: {@link CpuShare}); beyond that 429 with a Retry-After that says when. After {@link #close()} new work gets 503 and
  * {@link #awaitDrained} waits for the rest by the clock given, so a test advances time instead of waiting for a grace
  * period. Thread-safe.
  */
@@ -64,7 +65,13 @@ public final class Admission {
         if (closed) {
             throw new RequestException(ErrorCode.SHUTTING_DOWN, "the server is shutting down");
         }
-        return turns.enter(owner, timeoutMs + Limits.GRACE_MS);
+        FairTurns.Turn turn = turns.enter(owner, timeoutMs + Limits.GRACE_MS);
+        // the run launched on this thread weighs its token's fair share of the cores (CpuShare)
+        CpuShare.Scope share = CpuShare.set(turn.share());
+        return () -> {
+            share.close();
+            turn.close();
+        };
     }
 
     /** How many wait for a turn now. */

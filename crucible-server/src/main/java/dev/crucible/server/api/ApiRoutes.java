@@ -67,17 +67,24 @@ public final class ApiRoutes {
 
     /** Judging: each case takes its own turn at the sandbox (the admission counts runs, not requests). */
     public void evaluate(Context ctx) throws Exception {
-        ctx.json(services.judge().evaluate(bodies.read(ctx, Judge.Request.class)));
+        ctx.json(services.judge().evaluate(bodies.read(ctx, Judge.Request.class), gate(ctx)));
     }
 
     public void reward(Context ctx) throws Exception {
-        ctx.json(services.reward().score(bodies.read(ctx, Reward.Request.class)));
+        ctx.json(services.reward().score(bodies.read(ctx, Reward.Request.class), gate(ctx)));
+    }
+
+    /** The caller's token's turns at the admission, one per run (a case, a batch's item). */
+    private Judge.Gate gate(Context ctx) {
+        String owner = auth.owner(ctx.header("Authorization"));
+        Judge.Gate gate = timeoutMs -> services.admission().enter(owner, timeoutMs);
+        return gate.atMost(services.admission().turns().limits().runningPerKey());
     }
 
     /** {@code {items: [reward request, …]}} → {@code {results: [...], mean_score}}, scored in parallel. */
     public void rewardBatch(Context ctx) throws Exception {
         record Batch(@JsonProperty("items") List<Reward.Request> items) {}
-        List<Reward.Result> results = services.reward().scoreAll(bodies.read(ctx, Batch.class).items());
+        List<Reward.Result> results = services.reward().scoreAll(bodies.read(ctx, Batch.class).items(), gate(ctx));
         ctx.json(JsonObject.of("results", results, "mean_score",
                 results.stream().mapToDouble(Reward.Result::score).average().orElse(0)));
     }
