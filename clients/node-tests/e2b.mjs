@@ -1,6 +1,6 @@
 // The official E2B SDKs from npm (e2b, @e2b/code-interpreter), unmodified, against Crucible's E2B-compatible API.
-// Env: E2B_API_URL, E2B_SANDBOX_URL, E2B_API_KEY (the SDKs read them themselves). Argument: `all` (default), `reward`
-// or `burst` (E2B_BURST creates at once).
+// Env: E2B_API_URL, E2B_SANDBOX_URL, E2B_API_KEY (the SDKs read them themselves). Argument: `all` (default), `reward`,
+// `burst` (E2B_BURST creates at once) or `replicas` (E2B_OTHER_URL: a second replica the sandbox is driven through).
 // Prints one JSON line per step, {"step", "ok", "detail"} (plus "optional": true for a step whose failure is reported but
 // not counted), then {"passed", "failed", "optional_failed"}; exits 0 only when failed == 0.
 import { Sandbox, CommandExitError, NotFoundError, TimeoutError } from '@e2b/code-interpreter';
@@ -600,8 +600,59 @@ async function scenarioBurst() {
   report('burst: nothing left', left.items.length === 0, `${left.items.length} sandboxes listed`);
 }
 
+/**
+ * Two replicas (E2B_API_URL is one, E2B_OTHER_URL the other): a sandbox made on the first is driven through the
+ * second, as a balancer that picks the other replica would send it: connect, code, commands, files, timeout and kill
+ * all reach the replica that holds it.
+ */
+async function scenarioReplicas() {
+  const other = { apiUrl: process.env.E2B_OTHER_URL, sandboxUrl: process.env.E2B_OTHER_URL };
+  check(other.apiUrl, 'E2B_OTHER_URL is required');
+  await step('replicas: create on the first', [], async () => {
+    state.sbx = await Sandbox.create({ timeoutMs: 300_000 });
+    const made = await state.sbx.runCode('x = 41');
+    check(!made.error, `runCode: ${JSON.stringify(made.error)}`);
+    return state.sbx.sandboxId;
+  });
+  await step('replicas: connect through the other', ['sbx'], async () => {
+    state.there = await Sandbox.connect(state.sbx.sandboxId, other);
+    return state.there.sandboxId;
+  });
+  await step('replicas: code through the other keeps the first one\'s variables', ['there'], async () => {
+    const r = await state.there.runCode('x + 1');
+    eq(r.text, '42', 'x + 1');
+    return r.text;
+  });
+  await step('replicas: a command streamed through the other', ['there'], async () => {
+    const lines = [];
+    const r = await state.there.commands.run('for i in 1 2 3; do echo line$i; done', { onStdout: (l) => lines.push(l) });
+    eq(r.exitCode, 0, 'exit code');
+    eq(r.stdout, 'line1\nline2\nline3\n', 'stdout');
+    check(lines.join('').includes('line3'), `streamed: ${JSON.stringify(lines)}`);
+    return `${lines.length} chunks`;
+  });
+  await step('replicas: a file written through the other is read on the first', ['there'], async () => {
+    await state.there.files.write('/home/user/through.txt', 'written on the other');
+    eq(await state.sbx.files.read('/home/user/through.txt'), 'written on the other', 'read back');
+    return 'ok';
+  });
+  await step('replicas: info and timeout through the other', ['there'], async () => {
+    await state.there.setTimeout(240_000);
+    const info = await Sandbox.getInfo(state.sbx.sandboxId, other);
+    eq(info.sandboxId, state.sbx.sandboxId, 'sandboxId');
+    return info.templateId;
+  });
+  await step('replicas: killed through the other', ['there'], async () => {
+    eq(await Sandbox.kill(state.sbx.sandboxId, other), true, 'kill');
+    state.killed = true;
+    const left = await listAll({});
+    check(!left.items.some((s) => s.sandboxId === state.sbx.sandboxId), 'still listed on the first');
+    return 'gone';
+  });
+}
+
 const scenario = process.argv[2] ?? 'all';
-const scenarios = { all: scenarioAll, reward: scenarioReward, burst: scenarioBurst };
+const scenarios = { all: scenarioAll, reward: scenarioReward, burst: scenarioBurst, replicas: scenarioReplicas };
 if (!scenarios[scenario]) {
   console.error(`usage: node e2b.mjs [${Object.keys(scenarios).join('|')}]`);
   process.exit(2);

@@ -186,6 +186,41 @@ class ReplicasIT {
                 .DELETE().build(), HttpResponse.BodyHandlers.ofString()).statusCode()).isEqualTo(200);
     }
 
+    /**
+     * The official E2B SDK, unmodified, drives a sandbox made on replica a through replica b, as a balancer that picks
+     * the other replica sends it: E2B's control plane, envd (a streamed command, files) and the code interpreter are
+     * forwarded to the holder as Crucible's own session routes are (issue 51 item 1).
+     */
+    @Test
+    void theOfficialE2bSdkDrivesASandboxMadeOnOneReplicaThroughTheOther() throws Exception {
+        Path shared = dataDir(dir.resolve("data"));
+        int[] ports = {freePort(), freePort()};
+        replica("a", ports[0], shared, ports);
+        replica("b", ports[1], shared, ports);
+        Path tests = Path.of("..", "clients", "node-tests").toAbsolutePath().normalize();
+        Capability.NPM_CLIENTS.require(Files.isDirectory(tests.resolve("node_modules/@e2b/code-interpreter")) ? null
+                : tests + "/node_modules/@e2b/code-interpreter is missing (npm ci there; ./run-tests does)");
+        ProcessBuilder node = new ProcessBuilder("node", "e2b.mjs", "replicas").directory(tests.toFile())
+                .redirectErrorStream(true);
+        node.environment().keySet().removeIf(name -> name.startsWith("E2B_"));
+        node.environment().put("E2B_API_URL", "http://127.0.0.1:" + ports[0]);
+        node.environment().put("E2B_SANDBOX_URL", "http://127.0.0.1:" + ports[0]);
+        node.environment().put("E2B_OTHER_URL", "http://127.0.0.1:" + ports[1]);
+        node.environment().put("E2B_API_KEY", "e2b_" + "0123456789abcdef".repeat(2) + "01234567");
+        Process run = node.start();
+        String output = new String(run.getInputStream().readAllBytes());
+        assertThat(run.waitFor(5, TimeUnit.MINUTES)).isTrue();
+        assertThat(run.exitValue()).as(output).isZero();
+        assertThat(output).contains("\"failed\":0").contains("replicas: killed through the other");
+        double forwarded = 0;
+        for (String line : get(ports[1], "/metrics").body().split("\n")) {
+            if (line.startsWith("crucible_http_requests_total") && line.contains("e2b envd")) {
+                forwarded += Double.parseDouble(line.substring(line.lastIndexOf(' ') + 1));
+            }
+        }
+        assertThat(forwarded).as("b took envd's calls (and sent them on)").isPositive();
+    }
+
     @Test
     void withoutASharedDataDirASessionWhoseReplicaDiedIsLost() throws Exception {
         int[] ports = {freePort(), freePort()};

@@ -145,8 +145,7 @@ public final class CrucibleServer implements AutoCloseable {
         if (!config.egress().isNone() && engine.sandbox().egressUnavailable() != null) {
             throw new IllegalArgumentException("cannot allow egress: " + engine.sandbox().egressUnavailable());
         }
-        engine.executor().useEgress(Egress.of(config.egress(), resolver, EgressLimits.defaults(),
-                java.time.InstantSource.system()));
+        engine.executor().useEgress(Egress.of(config.egress(), resolver, EgressLimits.defaults(), InstantSource.system()));
         config.egress().loopbackWarnings().forEach(w -> LOG.log(System.Logger.Level.WARNING, w));
     }
 
@@ -204,7 +203,8 @@ public final class CrucibleServer implements AutoCloseable {
             server.e2b = E2bApi.start(server.auth, server.guard, server.previews, services.json(), services.sessions(),
                     services.engine().runtimes(), config.sessions(), config.e2bTemplates(),
                     server.previewListener == null ? null : config.previewDomain() + ":" + server.previewListener.port());
-            server.e2b.countWith(services.metrics()::request); // E2B calls in /metrics, as every route
+            server.e2b.countWith(services.metrics()::request); // E2B calls in /metrics, and forwarded, as every route
+            server.e2b.forwardWith(new SessionRouter(services.sessions(), server.peers, server.forwarding)::forwarded);
             cfg.jetty.modifyServletContextHandler(handler -> {
                 var holder = new org.eclipse.jetty.ee10.servlet.ServletHolder(server.mcp.servlet());
                 holder.setAsyncSupported(true);

@@ -5,6 +5,8 @@ import dev.crucible.error.RequestException;
 import dev.crucible.session.SessionManager;
 import io.javalin.http.Context;
 import io.javalin.http.Handler;
+import jakarta.servlet.http.HttpServletRequest;
+import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.ConnectException;
@@ -33,6 +35,14 @@ public final class SessionRouter {
             "X-Crucible-Request");
     private static final List<String> RESPONSE_HEADERS = List.of("Content-Type", "Retry-After", "Cache-Control",
             "Content-Disposition", "X-Content-Type-Options", "Content-Security-Policy");
+    /** What E2B's SDKs send beside (their keys and tokens, the sandbox and port, the Connect protocol's). */
+    private static final List<String> E2B_REQUEST_HEADERS = List.of("Authorization", "Content-Type", "Accept",
+            "Accept-Encoding", "Content-Encoding", "X-API-KEY", "X-Access-Token", "E2b-Sandbox-Id", "E2b-Sandbox-Port",
+            "E2B-Traffic-Access-Token", "Connect-Protocol-Version", "Connect-Timeout-Ms", "Connect-Content-Encoding",
+            "Connect-Accept-Encoding", "Range");
+    private static final List<String> E2B_RESPONSE_HEADERS = List.of("Content-Type", "Content-Encoding", "Retry-After",
+            "Cache-Control", "Content-Disposition", "X-Content-Type-Options", "Content-Security-Policy",
+            "Connect-Content-Encoding", "Connect-Accept-Encoding", "Content-Range", "Accept-Ranges");
 
     private final SessionManager sessions;
     private final Peers peers;
@@ -72,23 +82,45 @@ public final class SessionRouter {
 
     /** Forwards the request when another replica holds its session; false when it is to be served here. */
     private boolean forwarded(Context ctx) throws IOException, InterruptedException {
-        String id = ctx.pathParam("id");
-        if (sessions.replica() == null || !SessionManager.wellFormed(id) || sessions.holds(id)) {
+        return forwarded(ctx.pathParam("id"), ctx.header(FORWARDED) != null, base -> relay(base, ctx));
+    }
+
+    /**
+     * A call of E2B's planes for sandbox (session) {@code id}, taken by a servlet filter before the routes: forwarded,
+     * its answer streamed back as it comes (Connect's server streams, the code interpreter's lines), when another
+     * replica holds the sandbox; false when it is to be served here (held here, taken over here, or no such one).
+     *
+     * @throws RequestException 410 {@code session_lost} or 504 {@code peer_timeout}, as for Crucible's own routes
+     */
+    public boolean forwarded(String id, HttpServletRequest req, HttpServletResponse res)
+            throws IOException, InterruptedException {
+        refuseOnNameConflict();
+        return forwarded(id, req.getHeader(FORWARDED) != null, base -> relay(base, req, res));
+    }
+
+    /** Sends a request to the replica at a base URL. */
+    @FunctionalInterface
+    private interface Relay {
+        void to(URI base) throws IOException, InterruptedException;
+    }
+
+    private boolean forwarded(String id, boolean sentHere, Relay relay) throws IOException, InterruptedException {
+        if (sessions.replica() == null || id == null || !SessionManager.wellFormed(id) || sessions.holds(id)) {
             return false;
         }
         String owner = sessions.ownerOf(id);
-        if (ctx.header(FORWARDED) != null || owner == null || owner.equals(sessions.replica())) {
+        if (sentHere || owner == null || owner.equals(sessions.replica())) {
             sessions.adopt(id); // ours by name, or sent here: take it if its holder is gone (else: 404 as usual)
             return false;
         }
-        if (forwardTo(owner, ctx)) {
+        if (forwardTo(owner, relay)) {
             return true;
         }
         if (sessions.adopt(id)) { // its holder is gone and the data directory is shared: resumed here
             return false;
         }
         String now = sessions.ownerOf(id);
-        if (now != null && !now.equals(owner) && !now.equals(sessions.replica()) && forwardTo(now, ctx)) {
+        if (now != null && !now.equals(owner) && !now.equals(sessions.replica()) && forwardTo(now, relay)) {
             return true; // another replica took it over meanwhile
         }
         throw new RequestException(ErrorCode.SESSION_LOST, "the replica that held this session (" + owner
@@ -100,7 +132,7 @@ public final class SessionRouter {
      * Sends the request to replica {@code name}; false when it cannot be reached. Reachability is tried with a bare
      * connection first: the body is read only to be forwarded, since a request whose holder is gone is served here.
      */
-    private boolean forwardTo(String name, Context ctx) throws IOException, InterruptedException {
+    private boolean forwardTo(String name, Relay relay) throws IOException, InterruptedException {
         for (int attempt = 0; attempt < 2; attempt++) {
             URI base = peers.urlOf(name);
             if (base == null) {
@@ -108,7 +140,7 @@ public final class SessionRouter {
             }
             if (Peers.reachable(base)) {
                 try {
-                    relay(base, ctx);
+                    relay.to(base);
                     return true;
                 } catch (ConnectException | HttpConnectTimeoutException e) {
                     throw new RequestException(ErrorCode.INTERPRETER_UNAVAILABLE, "the replica that holds this session ("
@@ -126,27 +158,58 @@ public final class SessionRouter {
     }
 
     private void relay(URI base, Context ctx) throws IOException, InterruptedException {
-        String query = ctx.queryString();
-        // the matched route's own path on the peer's origin, by concatenation (a resolve() of a path starting with
-        // "//" would name another host)
-        URI target = URI.create(base.toString() + ctx.req().getRequestURI() + (query == null ? "" : "?" + query));
         byte[] body = ctx.bodyAsBytes();
-        HttpRequest.Builder request = HttpRequest.newBuilder(target).method(ctx.method().name(),
-                body.length == 0 ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofByteArray(body));
-        for (String header : REQUEST_HEADERS) {
-            String value = ctx.header(header);
-            if (value != null) {
-                request.header(header, value);
-            }
-        }
-        request.header(FORWARDED, sessions.replica());
-        request.timeout(Duration.ofMillis(answerBound(ctx.path(), body)));
-        HttpResponse<InputStream> response = client.send(request.build(), HttpResponse.BodyHandlers.ofInputStream());
+        HttpResponse<InputStream> response = send(base, ctx.req(), body, REQUEST_HEADERS, answerBound(ctx.path(), body));
         ctx.status(response.statusCode());
         for (String header : RESPONSE_HEADERS) {
             response.headers().firstValue(header).ifPresent(value -> ctx.header(header, value));
         }
         ctx.result(response.body());
+    }
+
+    /**
+     * Sends the request {@code req} with {@code body} and its {@code headers} to {@code base}, marked as forwarded by
+     * this replica, its answer to begin within {@code boundMs}.
+     */
+    private HttpResponse<InputStream> send(URI base, HttpServletRequest req, byte[] body, List<String> headers,
+            long boundMs) throws IOException, InterruptedException {
+        String query = req.getQueryString();
+        // the request's own path on the peer's origin, by concatenation (a resolve() of a path starting with "//"
+        // would name another host)
+        URI target = URI.create(base.toString() + req.getRequestURI() + (query == null ? "" : "?" + query));
+        HttpRequest.Builder request = HttpRequest.newBuilder(target).method(req.getMethod(),
+                body.length == 0 ? HttpRequest.BodyPublishers.noBody() : HttpRequest.BodyPublishers.ofByteArray(body));
+        for (String header : headers) {
+            String value = req.getHeader(header);
+            if (value != null) {
+                request.header(header, value);
+            }
+        }
+        request.header(FORWARDED, sessions.replica());
+        request.timeout(Duration.ofMillis(boundMs));
+        return client.send(request.build(), HttpResponse.BodyHandlers.ofInputStream());
+    }
+
+    /**
+     * Relays an E2B call to {@code base}: its headers of {@link #E2B_REQUEST_HEADERS}, its body; the answer's status,
+     * headers and body streamed back, flushed as each part comes (a process's output, a cell's lines).
+     */
+    private void relay(URI base, HttpServletRequest req, HttpServletResponse res)
+            throws IOException, InterruptedException {
+        HttpResponse<InputStream> response = send(base, req, req.getInputStream().readAllBytes(), E2B_REQUEST_HEADERS,
+                Limits.MAXIMUM.timeoutMs() + 2 * Limits.GRACE_MS); // a stream's answer begins at once, a unary within
+        res.setStatus(response.statusCode());
+        for (String header : E2B_RESPONSE_HEADERS) {
+            response.headers().firstValue(header).ifPresent(value -> res.setHeader(header, value));
+        }
+        try (InputStream in = response.body()) {
+            var out = res.getOutputStream();
+            byte[] chunk = new byte[16 * 1024];
+            for (int n; (n = in.read(chunk)) >= 0; ) {
+                out.write(chunk, 0, n);
+                out.flush();
+            }
+        }
     }
 
     /** How long a forwarded request that is not a cell may wait for its holder's answer. */

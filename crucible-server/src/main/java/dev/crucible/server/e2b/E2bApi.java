@@ -104,6 +104,42 @@ public final class E2bApi implements Filter, AutoCloseable {
         this.counted = counted;
     }
 
+    /**
+     * Sends a call for a sandbox another replica holds to that replica (the cluster's {@code SessionRouter}); false
+     * when it is to be served here.
+     */
+    @FunctionalInterface
+    public interface Forwarder {
+        boolean forwarded(String id, HttpServletRequest req, HttpServletResponse res)
+                throws IOException, InterruptedException;
+    }
+
+    private volatile Forwarder forwarder = (id, req, res) -> false;
+
+    /** Forwards every call for a sandbox held by another replica with {@code forwarder} from now on, as every route. */
+    public void forwardWith(Forwarder forwarder) {
+        this.forwarder = forwarder;
+    }
+
+    /**
+     * The sandbox a call names: E2B's {@code E2b-Sandbox-Id} on its data planes, {@code /sandboxes/{id}…} or
+     * {@code /v2/sandboxes/{id}…} on its control plane; null for a create, a list, or an SDK that left it out.
+     */
+    static String sandboxNamed(HttpServletRequest req, boolean controlPlane) {
+        if (!controlPlane) {
+            return req.getHeader("E2b-Sandbox-Id");
+        }
+        String path = req.getRequestURI();
+        String rest = path.startsWith("/v2/") ? path.substring(3) : path;
+        if (!rest.startsWith("/sandboxes/")) {
+            return null;
+        }
+        String tail = rest.substring("/sandboxes/".length());
+        int slash = tail.indexOf('/');
+        String id = slash < 0 ? tail : tail.substring(0, slash);
+        return id.isEmpty() ? null : id;
+    }
+
     @Override
     public void doFilter(ServletRequest request, ServletResponse response, FilterChain chain)
             throws IOException, ServletException {
@@ -132,6 +168,9 @@ public final class E2bApi implements Filter, AutoCloseable {
             throws IOException {
         try {
             guard.checkHostAndOrigin(req.getHeader("Host"), req.getHeader("Origin"), req.getLocalPort());
+            if (forwarder.forwarded(sandboxNamed(req, controlPlane), req, res)) {
+                return; // its holder answered
+            }
             if (controlPlane) {
                 control.serve(req, res);
             } else if (port.equals(ENVD_PORT)) {
@@ -152,6 +191,11 @@ public final class E2bApi implements Filter, AutoCloseable {
         } catch (NotRunning e) {
             if (!res.isCommitted()) {
                 error(res, 502, e.getMessage()); // E2B's answer for a sandbox not running: the SDKs' TimeoutError
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            if (!res.isCommitted()) {
+                error(res, 503, "the server is stopping: retry");
             }
         } catch (tools.jackson.core.JacksonException | java.util.zip.ZipException e) {
             if (!res.isCommitted()) { // a field of another type than E2B's, or a gzip body that is not one

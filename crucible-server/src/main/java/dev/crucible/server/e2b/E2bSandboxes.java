@@ -133,7 +133,7 @@ final class E2bSandboxes implements AutoCloseable {
 
     /** The sandbox {@code id} of {@code owner} whose session still lives; empty for anyone else's or a gone one. */
     Optional<Sandbox> get(String owner, String id) {
-        Sandbox s = id == null ? null : byId.get(id);
+        Sandbox s = known(id);
         if (s == null || !s.owner().equals(owner)) {
             return Optional.empty();
         }
@@ -142,7 +142,7 @@ final class E2bSandboxes implements AutoCloseable {
 
     /** The sandbox {@code id} whatever its owner (the planes that authenticate by its access token). */
     Optional<Sandbox> get(String id) {
-        Sandbox s = id == null ? null : byId.get(id);
+        Sandbox s = known(id);
         return s != null && alive(s) ? Optional.of(s) : Optional.empty();
     }
 
@@ -185,9 +185,39 @@ final class E2bSandboxes implements AutoCloseable {
         return live;
     }
 
+    /**
+     * What is kept for {@code id}: in memory, or read from its record when this replica holds its session but has not
+     * read it (a sandbox made on another replica, taken over here when that one died); null for none.
+     */
+    private Sandbox known(String id) {
+        if (id == null) {
+            return null;
+        }
+        Sandbox s = byId.get(id);
+        if (s != null || !SessionManager.wellFormed(id) || !sessions.holds(id)) {
+            return s;
+        }
+        synchronized (this) {
+            Path record = dir.resolve(id + ".json");
+            try {
+                if (byId.get(id) == null && Files.isRegularFile(record)) {
+                    byId.put(id, json.readValue(record.toFile(), Sandbox.class));
+                }
+            } catch (RuntimeException e) {
+                LOG.log(System.Logger.Level.WARNING, "skipped an unreadable E2B sandbox record " + record + ": " + e);
+            }
+            return byId.get(id);
+        }
+    }
+
     private boolean alive(Sandbox s) {
         if (sessions.holds(s.id())) {
             return true;
+        }
+        String holder = sessions.replica() == null ? null : sessions.ownerOf(s.id());
+        if (holder != null && !holder.equals(sessions.replica())) {
+            byId.remove(s.id()); // another replica's, read at start from a shared data directory: its record stays
+            return false;
         }
         forget(s.id()); // its session went its own way (idle, lifetime, deleted through /v1)
         return false;
