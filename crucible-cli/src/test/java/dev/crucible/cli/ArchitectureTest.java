@@ -95,18 +95,19 @@ class ArchitectureTest {
         assertThat(unplaced).as("packages outside every layer of everyDependencyPointsDownTheLayers").isEmpty();
     }
 
-    /**
-     * A flat package whose public surface passes 16 types, or whose sources pass ~2,500 lines, is a wing that needs
-     * rooms, and a main file past 400 lines is two responsibilities (issue 26). Package-private helpers do not count
-     * against the surface (issue 51 item 4: a package keeps its implementations to itself instead of making them public
-     * to stay under a file count). Read from the sources of every module.
-     */
     /** A top-level public type: at the start of a line, {@code public}, then its modifiers and kind. */
     private static final java.util.regex.Pattern PUBLIC_TYPE = java.util.regex.Pattern.compile(
             "(?m)^public (?:(?:final|abstract|sealed|non-sealed|static) )*(?:class|record|interface|enum|@interface) ");
 
+    /**
+     * A flat package whose public surface passes 16 types is a wing that needs rooms (issue 26). Package-private
+     * helpers do not count (issue 51 item 4: a package keeps its implementations to itself instead of making them
+     * public to stay under a count). A file's size is measured in statements by checkstyle's {@code JavaNCSS}
+     * (config/checkstyle.xml), not here in raw lines, which folding Javadoc or dropping blank lines could keep down.
+     * Read from the sources of every module.
+     */
     @Test
-    void noPackageIsAWingWithoutRoomsAndNoFileIsTwo() throws IOException {
+    void noPackageIsAWingWithoutRooms() throws IOException {
         Map<Path, List<Path>> sourcesPerPackage;
         try (Stream<Path> files = Files.walk(REPO)) {
             sourcesPerPackage = files.filter(f -> f.toString().endsWith(".java"))
@@ -116,12 +117,6 @@ class ArchitectureTest {
         }
         assertThat(sourcesPerPackage).hasSizeGreaterThan(10);
         for (var entry : sourcesPerPackage.entrySet()) {
-            long lines = 0;
-            for (Path file : entry.getValue()) {
-                long n = Files.readAllLines(file).size();
-                assertThat(n).as("lines in %s", REPO.relativize(file)).isLessThanOrEqualTo(400);
-                lines += n;
-            }
             String pkg = REPO.relativize(entry.getKey()).toString();
             List<Path> surface = new java.util.ArrayList<>();
             for (Path file : entry.getValue()) {
@@ -130,7 +125,6 @@ class ArchitectureTest {
                 }
             }
             assertThat(surface).as("public types in %s", pkg).hasSizeLessThanOrEqualTo(16);
-            assertThat(lines).as("lines in %s", pkg).isLessThanOrEqualTo(2_600);
         }
     }
 

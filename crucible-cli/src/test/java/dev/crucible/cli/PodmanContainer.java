@@ -99,7 +99,6 @@ public final class PodmanContainer implements AutoCloseable {
         return c;
     }
 
-    /** Why the test cannot run here, or null. */
     /**
      * What this machine needs that is no security setting: crun 1.8 refuses a hybrid cgroup host (v1 with controllers
      * on the unified tree), runc does not; without CAP_SYS_RESOURCE podman's default rlimits (nofile and nproc at

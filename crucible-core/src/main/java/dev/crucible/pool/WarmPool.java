@@ -53,10 +53,6 @@ public final class WarmPool implements AutoCloseable {
         });
     }
 
-    /**
-     * What a pool is kept for: the language and the image it runs in (a sandbox of the host's /usr never serves a
-     * request in an image, nor one image's sandbox another's).
-     */
     /** A pool's key: the language, the image it runs in and its tier (a sandbox behind one wall never serves another). */
     private static String key(LanguageRuntime runtime) {
         return (runtime.imageDigest() == null ? runtime.language() : runtime.language() + "@" + runtime.imageDigest())

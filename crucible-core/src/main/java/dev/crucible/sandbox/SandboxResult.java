@@ -51,6 +51,7 @@ public record SandboxResult(
     }
 
     /** A result of a run whose program did run (or may have): {@link #untaken} null. */
+    @SuppressWarnings("checkstyle:ParameterNumber") // a record's components, all of a run's measures: a builder would only rename them
     public SandboxResult(int exitCode, Integer signal, byte[] stdout, byte[] stderr, boolean stdoutTruncated,
             boolean stderrTruncated, long wallMs, long cpuMs, long memoryBytes, boolean timedOut, boolean cpuExceeded,
             boolean oomKilled, String sandboxError) {

@@ -62,6 +62,7 @@ public record SandboxSpec(
     }
 
     /** A spec without a tier of its own ({@link Isolation#NAMESPACES}). */
+    @SuppressWarnings("checkstyle:ParameterNumber") // the record's components but its tier, for the callers written before tiers
     public SandboxSpec(List<String> command, Map<String, String> env, Map<String, Path> files, Path buildDir,
             boolean buildWritable, List<String> readOnlyBindsIfPresent, SandboxRoot root, byte[] stdin, Limits limits,
             Path workspace, boolean init, EgressProxy egress) {
@@ -76,6 +77,7 @@ public record SandboxSpec(
     }
 
     /** A spec without network. */
+    @SuppressWarnings("checkstyle:ParameterNumber") // the record's components but its network, for older callers
     public SandboxSpec(List<String> command, Map<String, String> env, Map<String, Path> files, Path buildDir,
             boolean buildWritable, List<String> readOnlyBindsIfPresent, SandboxRoot root, byte[] stdin, Limits limits,
             Path workspace, boolean init) {

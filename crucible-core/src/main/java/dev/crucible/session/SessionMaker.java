@@ -47,6 +47,7 @@ final class SessionMaker implements AutoCloseable {
     private final MadeAhead<Session> spares;
     private final Consumer<Session> discard;
 
+    @SuppressWarnings("checkstyle:ParameterNumber") // the parts of the manager a create touches, handed over once by SessionManager
     SessionMaker(SessionConfig config, RuntimeRegistry runtimes, SessionNetwork network, SessionNumbers numbers,
             SessionStore store, Sandbox sandbox, SessionRunner runner, SessionIds ids, String replica,
             InstantSource clock, Map<String, Session> sessions, Consumer<Session> discard) {

@@ -159,7 +159,6 @@ final class SessionRunner {
         }
     }
 
-    /** Runs one cell; never throws for what the cell or its interpreter does. */
     /**
      * How a call found its session's interpreter: started for it (after a crash, or resumed from a kept session and
      * replayed) or live; {@code failure} says why none could be started.
@@ -277,6 +276,7 @@ final class SessionRunner {
         return keeps;
     }
 
+    /** Runs one cell; never throws for what the cell or its interpreter does. */
     CellResult run(Session session, String code, String mode, long timeout) throws InterruptedException {
         long start = System.nanoTime();
         Boot boot = boot(session);

@@ -29,8 +29,10 @@ final class Health {
     private final Supplier<String> peerConflict;
     private final String replica;
 
-    /** @param peerConflict why this replica must not serve sessions (a peer answers with its name), or null */
-    /** @param replica this replica's name when replicas serve together (the probes name it), else null */
+    /**
+     * @param peerConflict why this replica must not serve sessions (a peer answers with its name), or null
+     * @param replica this replica's name when replicas serve together (the probes name it), else null
+     */
     Health(Services services, Supplier<String> peerConflict, String replica) {
         this.services = services;
         this.peerConflict = peerConflict;

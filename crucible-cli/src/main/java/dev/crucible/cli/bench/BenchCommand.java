@@ -145,6 +145,7 @@ public final class BenchCommand implements Callable<Integer> {
         return cold ? coldBench(out) : httpBench(out);
     }
 
+    @SuppressWarnings("checkstyle:JavaNCSS") // one benchmark's script, step by step as it prints
     private int httpBench(PrintWriter out) throws Exception {
         String bearer = token != null ? token
                 : dev.crucible.server.ServerConfig.tokensFrom(System.getenv("CRUCIBLE_TOKENS")).stream().findFirst().orElse(null);

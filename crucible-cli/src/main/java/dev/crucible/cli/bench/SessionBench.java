@@ -69,6 +69,7 @@ final class SessionBench {
         return sorted[(int) Math.min(sorted.length - 1, Math.floor(p / 100.0 * sorted.length))] / 1e6;
     }
 
+    @SuppressWarnings("checkstyle:JavaNCSS") // one benchmark's script, step by step as it prints
     int run(PrintWriter out, int iterations, int warmup, int idle) throws Exception {
         String id = call("POST", "/v1/sessions", "{\"language\": \"python\"}").get("id").asString();
         String cell = "{\"code\": \"x + 1\"}";

@@ -39,10 +39,6 @@ final class BuildCommit {
         return store.commit(tag, Digests.of(bytes), bytes, config);
     }
 
-    /**
-     * The base config with {@code diffId} appended to {@code rootfs.diff_ids} and one history entry; a base without a
-     * history gets an empty entry per layer first, so that entries and layers still pair up.
-     */
     /** The history entry of the new layer: what made it, and a comment. */
     record History(String createdBy, String comment) {
         static History of(List<String> steps) {
@@ -51,6 +47,10 @@ final class BuildCommit {
         }
     }
 
+    /**
+     * The base config with {@code diffId} appended to {@code rootfs.diff_ids} and one history entry; a base without a
+     * history gets an empty entry per layer first, so that entries and layers still pair up.
+     */
     private static byte[] config(byte[] base, int baseLayers, History entry, String diffId, Instant now) {
         ObjectNode json = (ObjectNode) ImageFormats.JSON.readTree(base);
         json.put("created", now.toString());

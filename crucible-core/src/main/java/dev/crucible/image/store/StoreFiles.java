@@ -64,7 +64,6 @@ public final class StoreFiles {
         syncDirectory(file.getParent());
     }
 
-    /** Flushes a directory's entries (a rename into it) to disk. */
     /**
      * Makes {@code to} (which must not exist) a copy of the root {@code from} whose regular files are hard links to
      * {@code from}'s (a root is never written in place, so they may be shared), symlinks copied as links, directories
@@ -104,6 +103,7 @@ public final class StoreFiles {
         });
     }
 
+    /** Flushes a directory's entries (a rename into it) to disk. */
     static void syncDirectory(Path dir) throws IOException {
         try (FileChannel channel = FileChannel.open(dir, StandardOpenOption.READ)) {
             channel.force(true);

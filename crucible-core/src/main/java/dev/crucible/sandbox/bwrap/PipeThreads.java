@@ -58,7 +58,6 @@ final class PipeThreads {
         }
     }
 
-    /** Closes a pipe, ignoring a failure: nothing is left to do with it. */
     /** Closes {@code resource} (a null one is skipped); a failure is logged, never thrown. */
     static void closeQuietly(AutoCloseable resource) {
         try (resource) {

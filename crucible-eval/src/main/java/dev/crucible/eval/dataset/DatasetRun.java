@@ -198,6 +198,7 @@ public final class DatasetRun {
      * @throws IOException when a file cannot be read or written
      * @throws IllegalArgumentException for an unknown format, or a format without reference solutions and no samples
      */
+    @SuppressWarnings("checkstyle:JavaNCSS") // a resumable run's one loop: its steps share the run's state
     public Summary run(Options o, Progress progress, List<Dataset.Malformed> malformedOut, List<Unjudged> unjudgedOut)
             throws IOException, InterruptedException {
         Dataset dataset = Dataset.load(o.format(), o.problems());

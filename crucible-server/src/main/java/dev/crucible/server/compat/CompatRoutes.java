@@ -112,6 +112,7 @@ public final class CompatRoutes {
      * file<i>.code} when unnamed), no {@code run} after a failed compile, {@code output} is stdout and stderr in the
      * order written. Errors are Piston's {@code {"message": …}} bodies (see {@code CrucibleServer}).
      */
+    @SuppressWarnings("checkstyle:JavaNCSS") // Piston's request read field by field, as its own server reads it
     public void pistonExecute(Context ctx) throws Exception {
         JsonNode b = body(ctx);
         JsonNode lang = b.get("language");

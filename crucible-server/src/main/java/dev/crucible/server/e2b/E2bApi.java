@@ -229,7 +229,7 @@ public final class E2bApi implements Filter, AutoCloseable {
             if (kind.isEmpty() || !count.matches("\\d{1,2}")) {
                 throw new IllegalArgumentException("--session-spares takes N or KIND[=N],... (" + part.strip() + ")");
             }
-            ControlPlane.Template t = ControlPlane.Template.of(kind, named);
+            Template t = Template.of(kind, named);
             kept.addAll(java.util.Collections.nCopies(Integer.parseInt(count),
                     new SessionConfig.Spare(t.language(), t.image(), t.isolation())));
             if (kept.size() > 16) {
