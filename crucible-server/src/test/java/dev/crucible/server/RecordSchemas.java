@@ -12,6 +12,7 @@ import java.util.Collection;
 import java.util.HashSet;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
@@ -35,8 +36,19 @@ final class RecordSchemas {
     private final Set<String> named = new TreeSet<>();
     private final Set<String> requests = new TreeSet<>();
     private final List<String> problems = new ArrayList<>();
+    private final boolean snakeCase;
 
+    /** The server's records: a component's wire name is its {@code @JsonProperty}. */
     RecordSchemas(JsonNode openapi) {
+        this(openapi, false);
+    }
+
+    /**
+     * {@code snakeCase}: a client's records, whose components are named in camelCase and written in snake_case by
+     * its mapper (the Java client's).
+     */
+    RecordSchemas(JsonNode openapi, boolean snakeCase) {
+        this.snakeCase = snakeCase;
         this.openapi = openapi;
         this.schemas = openapi.path("components").path("schemas");
     }
@@ -69,15 +81,17 @@ final class RecordSchemas {
         return List.copyOf(problems);
     }
 
-    /** The wire name of each component, in order: its {@code @JsonProperty}, else its name. */
-    static Map<String, RecordComponent> fields(Class<?> record) {
+    /** The wire name of each component, in order: its {@code @JsonProperty}, else its name (in snake_case). */
+    Map<String, RecordComponent> fields(Class<?> record) {
         Map<String, RecordComponent> fields = new LinkedHashMap<>();
         for (RecordComponent c : record.getRecordComponents()) {
             JsonProperty p = c.getAccessor().getAnnotation(JsonProperty.class);
             if (p == null) {
                 p = c.getAnnotation(JsonProperty.class);
             }
-            fields.put(p != null && !p.value().isEmpty() ? p.value() : c.getName(), c);
+            String name = snakeCase ? c.getName().replaceAll("([a-z0-9])([A-Z])", "$1_$2").toLowerCase(Locale.ROOT)
+                    : c.getName();
+            fields.put(p != null && !p.value().isEmpty() ? p.value() : name, c);
         }
         return fields;
     }
@@ -182,6 +196,9 @@ final class RecordSchemas {
                 }
                 s = rest.get(0);
             }
+        }
+        if (s.isObject() && !s.has("type") && !s.has("$ref") && !s.has("allOf") && !s.has("enum")) {
+            return; // {}: any JSON, whatever a record reads it as
         }
         Set<String> types = new TreeSet<>();
         JsonNode t = s.has("$ref") || s.has("allOf") ? deref(s).path("type") : s.path("type");
