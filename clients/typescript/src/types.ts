@@ -8,7 +8,7 @@
 import type * as wire from "./wire.js";
 
 export type {
-  CellResult, CommandRequest, CommandResult, CommitResult, EvaluateRequest, EvaluateResult, EvaluationRequest,
+  CellResult, CommandResult, CommitResult, EvaluateRequest, EvaluateResult, EvaluationRequest,
   ExecuteRequest, ExecuteResult, ForkResult, Limits, PauseResult, PortInfo, Preview, ProcessOutput, RewardRequest,
   RewardResult, SessionLimits, Terminal,
 } from "./wire.js";
@@ -45,6 +45,12 @@ export type TestCase = wire.EvaluateRequest["testcases"][number];
 
 /** One test case's verdict. */
 export type CaseResult = wire.EvaluateResult["results"][number];
+
+/**
+ * A command as `Session.command` and `commandStream` run it to its end; `startProcess` adds the background fields
+ * (`background`, `stdin_open`, `pty`) itself.
+ */
+export type CommandRequest = Omit<wire.CommandRequest, "background" | "stdin_open" | "pty">;
 
 /** `POST /v1/sessions`. */
 export type CreateSessionRequest = wire.SessionCreate;
