@@ -34,6 +34,16 @@ def camel(name):
     return "".join(part[:1].upper() + part[1:] for part in name.split("_"))
 
 
+def wrap(line):
+    """A line of more than 120 characters broken after the commas of its outermost brackets."""
+    if len(line) <= 120 or "[" not in line:
+        return line
+    start = line.index("[") + 1
+    items = line[start:line.rindex("]")].split(", ")
+    indent = " " * (len(line) - len(line.lstrip()) + 4)
+    return line[:start] + "\n" + ",\n".join(indent + item for item in items) + line[line.rindex("]"):]
+
+
 class Generator:
     def __init__(self, openapi):
         self.schemas = openapi["components"]["schemas"]
@@ -84,7 +94,7 @@ class Generator:
         needed = [f for f in fields if f[0] in required]
         if needed:
             lines.append("_" + name + " = TypedDict(\"_" + name + "\", {")
-            lines += ["    " + json.dumps(key) + ": " + kind + "," for key, kind, _ in needed]
+            lines += [wrap("    " + json.dumps(key) + ": " + kind + ",") for key, kind, _ in needed]
             lines.append("})")
             lines.append("")
             lines.append("")
@@ -99,8 +109,9 @@ class Generator:
             if not key.isidentifier() or keyword.iskeyword(key):
                 raise SystemExit(f"{name}.{key}: an optional key that is not a Python name; make it required, or "
                                  "teach scripts/wire.py a functional total=False base")
-            lines.append("    " + key + ": " + kind + ("  # " + description if description
-                                                        and len(description) < 80 else ""))
+            line = "    " + key + ": " + kind
+            comment = "  # " + (description or "")
+            lines.append(wrap(line + comment if description and len(line + comment) <= 120 else line))
         self.out.append("\n".join(lines))
 
     def generate(self):

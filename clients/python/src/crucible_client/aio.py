@@ -84,7 +84,8 @@ class AsyncCrucible:
     async def delete_snapshot(self, name: str) -> None:
         await asyncio.to_thread(self.sync.delete_snapshot, name)
 
-    async def start_evaluation(self, fmt: str, problems: str, samples: Optional[str] = None, **options: Any) -> wire.Evaluation:
+    async def start_evaluation(self, fmt: str, problems: str, samples: Optional[str] = None,
+                               **options: Any) -> wire.Evaluation:
         return await asyncio.to_thread(self.sync.start_evaluation, fmt, problems, samples, **options)
 
     async def evaluation_runs(self) -> List[wire.Evaluation]:

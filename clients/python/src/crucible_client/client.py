@@ -90,7 +90,8 @@ class Crucible:
 
     # -- dataset evaluations run by the server --
 
-    def start_evaluation(self, fmt: str, problems: str, samples: Optional[str] = None, **options: Any) -> wire.Evaluation:
+    def start_evaluation(self, fmt: str, problems: str, samples: Optional[str] = None,
+                         **options: Any) -> wire.Evaluation:
         """Runs a dataset (`crucible eval dataset`) on the server in the background: `fmt` humaneval, mbpp or stdio,
         the problems and samples files as their JSONL text; `options` k, timeout_ms, image."""
         body = {"format": fmt, "problems": problems, **options}

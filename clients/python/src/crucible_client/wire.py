@@ -45,7 +45,14 @@ class ExecuteRequest(_ExecuteRequest, total=False):
 
 
 _ExecuteResult = TypedDict("_ExecuteResult", {
-    "status": Literal["ok", "runtime_error", "timeout", "memory_limit", "output_limit", "compile_error", "sandbox_error"],
+    "status": Literal[
+        "ok",
+        "runtime_error",
+        "timeout",
+        "memory_limit",
+        "output_limit",
+        "compile_error",
+        "sandbox_error"],
     "stdout": str,
     "stderr": str,
     "stdout_truncated": bool,
@@ -62,7 +69,7 @@ class ExecuteResult(_ExecuteResult, total=False):
     signal: Optional[int]
     compile: "ExecuteResult"
     message: str  # why the sandbox failed (sandbox_error only)
-    image_digest: str
+    image_digest: str  # The manifest digest (sha256:…) of the image this ran in; absent on the host's file system.
     network: "NetworkReport"
     isolation: Literal["namespaces", "gvisor"]  # The wall the program ran behind.
 
@@ -78,9 +85,9 @@ _Runtime = TypedDict("_Runtime", {
 class Runtime(_Runtime, total=False):
     """Runtime"""
     reason: str  # why it is unavailable
-    image_digest: str
+    image_digest: str  # The manifest digest (sha256:…) of the image this ran in; absent on the host's file system.
     image: str  # The image the runtime runs in (runtime TOML image = …).
-    isolation: Literal["namespaces", "gvisor"]  # The wall its programs run behind unless a request asks for a stronger one.
+    isolation: Literal["namespaces", "gvisor"]
 
 
 _StreamEvent = TypedDict("_StreamEvent", {
@@ -194,7 +201,15 @@ class CellResultError(_CellResultError):
 
 
 _CellResult = TypedDict("_CellResult", {
-    "status": Literal["ok", "incomplete", "compile_error", "runtime_error", "interrupted", "timeout", "memory_limit", "sandbox_error"],
+    "status": Literal[
+        "ok",
+        "incomplete",
+        "compile_error",
+        "runtime_error",
+        "interrupted",
+        "timeout",
+        "memory_limit",
+        "sandbox_error"],
     "stdout": str,
     "stderr": str,
     "stdout_truncated": bool,
@@ -258,7 +273,16 @@ class EvaluateRequest(_EvaluateRequest, total=False):
 
 _EvaluateResultResultsItem = TypedDict("_EvaluateResultResultsItem", {
     "passed": bool,
-    "status": Literal["ok", "runtime_error", "timeout", "memory_limit", "output_limit", "compile_error", "sandbox_error", "invalid", "skipped"],
+    "status": Literal[
+        "ok",
+        "runtime_error",
+        "timeout",
+        "memory_limit",
+        "output_limit",
+        "compile_error",
+        "sandbox_error",
+        "invalid",
+        "skipped"],
     "score": float,
     "wall_ms": int,
 })
@@ -283,7 +307,7 @@ _EvaluateResult = TypedDict("_EvaluateResult", {
 class EvaluateResult(_EvaluateResult, total=False):
     """EvaluateResult"""
     compile: "ExecuteResult"
-    image_digest: str
+    image_digest: str  # The manifest digest (sha256:…) of the image this ran in; absent on the host's file system.
 
 
 class RewardRequestMessagesItem(TypedDict, total=False):
@@ -389,11 +413,11 @@ class CommandRequest(TypedDict, total=False):
     argv: List[str]  # the program (looked up on PATH) and its arguments
     env: Dict[str, str]  # variables on top of the session's own
     cwd: str  # an absolute path in the session
-    timeout_ms: int
+    timeout_ms: int  # the session's timeout_ms when absent; a background command has none when absent (at most a day)
     stdin: str  # what the command reads before end of file
     user: Literal["user", "root"]
     background: bool
-    stdin_open: bool
+    stdin_open: bool  # background only: keep its stdin open after stdin, for POST …/processes/{pid}/stdin
     pty: "Terminal"
 
 
@@ -560,7 +584,7 @@ _EvaluationRequest = TypedDict("_EvaluationRequest", {
 
 class EvaluationRequest(_EvaluationRequest, total=False):
     """POST /v1/evaluations: a dataset as crucible eval dataset takes it, its files as their text"""
-    samples: str
+    samples: str  # the samples file's JSONL ({task_id, completion} per line); absent: the dataset's reference solutions
     k: List[int]
     timeout_ms: int  # each program's limit
     image: str  # the image every sample runs in (default: the host's runtimes)
