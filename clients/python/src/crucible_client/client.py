@@ -8,7 +8,8 @@ files, commands and processes, ports and previews, network lock, pause, fork, sn
         session.run("x = 41")
         print(session.run("x + 1")["result"])  # 42
 
-Answers are the API's JSON as dicts (docs/api.md names every field); every refusal is a CrucibleError with the API's
+Answers are the API's JSON as dicts, typed by `crucible_client.wire` (TypedDicts generated from the server's OpenAPI
+document by scripts/wire.py); every refusal is a CrucibleError with the API's
 `code`; one that says when to ask again (Retry-After) is asked again first.
 """
 
@@ -19,6 +20,7 @@ import urllib.parse
 from typing import Any, Dict, Iterator, List, Optional, Union
 
 from ._http import _bytes, _request, _stream
+from . import wire
 
 JSON = Dict[str, Any]
 
@@ -36,7 +38,7 @@ class Crucible:
 
     # -- stateless --
 
-    def execute(self, language: str, code: str, **options: Any) -> JSON:
+    def execute(self, language: str, code: str, **options: Any) -> wire.ExecuteResult:
         """Runs a program in a fresh sandbox to its end; `options`: stdin, args, files, limits, image, network,
         isolation."""
         return self._call("POST", "/v1/execute", {"language": language, "code": code, **options})
@@ -46,15 +48,15 @@ class Crucible:
         return _stream(self.url + "/v1/execute", self.token, {"language": language, "code": code, **options},
                        self.timeout)
 
-    def runtimes(self) -> List[JSON]:
+    def runtimes(self) -> List[wire.Runtime]:
         return self._call("GET", "/v1/runtimes")
 
-    def evaluate(self, language: str, code: str, testcases: List[JSON], **options: Any) -> JSON:
+    def evaluate(self, language: str, code: str, testcases: List[JSON], **options: Any) -> wire.EvaluateResult:
         """Judges a program against test cases ({code?, stdin?, expect?}); `options`: compare, run_all_cases, limits."""
         return self._call("POST", "/v1/evaluate", {"language": language, "code": code, "testcases": testcases,
                                                    **options})
 
-    def reward(self, messages: List[JSON], **options: Any) -> JSON:
+    def reward(self, messages: List[JSON], **options: Any) -> wire.RewardResult:
         """Scores one completion: {score, metrics}; `options`: expected_output, test_cases, language, timeout_ms."""
         return self._call("POST", "/v1/reward", {"messages": messages, **options})
 
@@ -77,10 +79,10 @@ class Crucible:
         """A handle on an existing session (nothing is asked of the server until a call)."""
         return Session(self, session_id)
 
-    def sessions(self) -> List[JSON]:
+    def sessions(self) -> List[wire.Session]:
         return self._call("GET", "/v1/sessions")["sessions"]
 
-    def snapshots(self) -> List[JSON]:
+    def snapshots(self) -> List[wire.Snapshot]:
         return self._call("GET", "/v1/snapshots")["snapshots"]
 
     def delete_snapshot(self, name: str) -> None:
@@ -88,7 +90,8 @@ class Crucible:
 
     # -- dataset evaluations run by the server --
 
-    def start_evaluation(self, fmt: str, problems: str, samples: Optional[str] = None, **options: Any) -> JSON:
+    def start_evaluation(self, fmt: str, problems: str, samples: Optional[str] = None,
+                         **options: Any) -> wire.Evaluation:
         """Runs a dataset (`crucible eval dataset`) on the server in the background: `fmt` humaneval, mbpp or stdio,
         the problems and samples files as their JSONL text; `options` k, timeout_ms, image."""
         body = {"format": fmt, "problems": problems, **options}
@@ -96,14 +99,14 @@ class Crucible:
             body["samples"] = samples
         return self._call("POST", "/v1/evaluations", body)
 
-    def evaluation_runs(self) -> List[JSON]:
+    def evaluation_runs(self) -> List[wire.Evaluation]:
         """This token's evaluations, newest first."""
         return self._call("GET", "/v1/evaluations")["evaluations"]
 
-    def evaluation_run(self, evaluation_id: str) -> JSON:
+    def evaluation_run(self, evaluation_id: str) -> wire.Evaluation:
         return self._call("GET", "/v1/evaluations/" + urllib.parse.quote(evaluation_id, safe=""))
 
-    def await_evaluation(self, evaluation_id: str, every_s: float = 1.0) -> JSON:
+    def await_evaluation(self, evaluation_id: str, every_s: float = 1.0) -> wire.Evaluation:
         """Asks every `every_s` until the evaluation is no longer running; answers it."""
         while True:
             run = self.evaluation_run(evaluation_id)
@@ -137,7 +140,7 @@ class Session:
     """One session: a persistent interpreter in a sandbox of its own, and everything in that sandbox. A context
     manager that deletes the session at its end."""
 
-    def __init__(self, client: Crucible, session_id: str, info: Optional[JSON] = None) -> None:
+    def __init__(self, client: Crucible, session_id: str, info: Optional[wire.Session] = None) -> None:
         self.client = client
         self.id = session_id
         self.info = info
@@ -154,18 +157,18 @@ class Session:
     def _call(self, method: str, rest: str, body: Any = None) -> Any:
         return self.client._call(method, self._path(rest), body)
 
-    def run(self, code: str, mode: Optional[str] = None, timeout_ms: Optional[int] = None) -> JSON:
+    def run(self, code: str, mode: Optional[str] = None, timeout_ms: Optional[int] = None) -> wire.CellResult:
         """Runs one cell: {status, stdout, stderr, result, display, error, …}."""
         return self._call("POST", "/execute", {"code": code, "mode": mode, "timeout_ms": timeout_ms})
 
-    def refresh(self) -> JSON:
+    def refresh(self) -> wire.Session:
         self.info = self._call("GET", "")
         return self.info
 
     def interrupt(self) -> bool:
         return self._call("POST", "/interrupt")["interrupted"]
 
-    def restart(self) -> JSON:
+    def restart(self) -> wire.Session:
         self.info = self._call("POST", "/restart")
         return self.info
 
@@ -189,7 +192,7 @@ class Session:
     def read_text(self, path: str) -> str:
         return self.read_file(path).decode("utf-8")
 
-    def list_files(self, directory: str = "") -> List[JSON]:
+    def list_files(self, directory: str = "") -> List[wire.FileEntry]:
         query = "?dir=" + urllib.parse.quote(directory, safe="") if directory else ""
         return self._call("GET", "/files" + query)["files"]
 
@@ -204,7 +207,7 @@ class Session:
         body.update({k: v for k, v in options.items() if v is not None})
         return body
 
-    def command(self, command: Union[str, List[str]], **options: Any) -> JSON:
+    def command(self, command: Union[str, List[str]], **options: Any) -> wire.CommandResult:
         """Runs a shell line (or an argv list) to its end; `options`: env, cwd, timeout_ms, stdin, user."""
         return self._call("POST", "/commands", self._command(command, options))
 
@@ -214,16 +217,16 @@ class Session:
                        self._command(command, options), self.client.timeout)
 
     def start_process(self, command: Union[str, List[str]], stdin_open: bool = False,
-                      pty: Optional[JSON] = None, **options: Any) -> JSON:
+                      pty: Optional[JSON] = None, **options: Any) -> wire.ProcessInfo:
         """Starts a command in the background: the process, at once."""
         body = self._command(command, options)
         body.update({"background": True, "stdin_open": stdin_open, "pty": pty})
         return self._call("POST", "/commands", body)
 
-    def processes(self) -> List[JSON]:
+    def processes(self) -> List[wire.ProcessInfo]:
         return self._call("GET", "/processes")["processes"]
 
-    def process_output(self, pid: int, start: int = 0, wait_ms: int = 0) -> JSON:
+    def process_output(self, pid: int, start: int = 0, wait_ms: int = 0) -> wire.ProcessOutput:
         return self._call("GET", f"/processes/{pid}/output?from={start}&wait_ms={wait_ms}")
 
     def write_stdin(self, pid: int, data: str, close: bool = False) -> JSON:
@@ -234,34 +237,34 @@ class Session:
 
     # -- ports and network --
 
-    def ports(self) -> List[JSON]:
+    def ports(self) -> List[wire.PortInfo]:
         return self._call("GET", "/ports")["ports"]
 
-    def preview(self, port: int, ttl_s: int = 3600) -> JSON:
+    def preview(self, port: int, ttl_s: int = 3600) -> wire.Preview:
         """A signed link to `port` a browser opens without a token."""
         return self._call("POST", "/previews", {"port": port, "ttl_s": ttl_s})
 
-    def lock_network(self, allow: Optional[List[str]] = None) -> JSON:
+    def lock_network(self, allow: Optional[List[str]] = None) -> wire.Session:
         """Narrows the session's egress for good; none (the default) locks it."""
         self.info = self._call("POST", "/network", {"allow": allow or []})
         return self.info
 
     # -- pause, fork, snapshot, commit --
 
-    def pause(self) -> JSON:
+    def pause(self) -> wire.PauseResult:
         return self._call("POST", "/pause")
 
-    def resume(self) -> JSON:
+    def resume(self) -> wire.PauseResult:
         return self._call("POST", "/resume")
 
     def fork(self, count: int = 1) -> List["Session"]:
         forked = self._call("POST", "/fork", {"count": count})
         return [Session(self.client, f["id"], f) for f in forked["forks"]]
 
-    def snapshot(self, name: str) -> JSON:
+    def snapshot(self, name: str) -> wire.Snapshot:
         """A named, durable snapshot: client.create_session(snapshot=name) makes sessions from it."""
         return self._call("POST", "/snapshots", {"name": name})
 
-    def commit(self, tag: str) -> JSON:
+    def commit(self, tag: str) -> wire.CommitResult:
         """A session in an image, committed as a new image `tag`."""
         return self._call("POST", "/commit", {"tag": tag})

@@ -210,7 +210,7 @@ public final class CodeTools implements AutoCloseable {
 
     private synchronized String session() {
         if (sessionId == null) {
-            sessionId = client.createSession(sessionLanguage).id();
+            sessionId = client.sessions().create(Session.Request.of(sessionLanguage)).id();
         }
         return sessionId;
     }
@@ -260,7 +260,7 @@ public final class CodeTools implements AutoCloseable {
     public synchronized void close() {
         if (sessionId != null) {
             try {
-                client.deleteSession(sessionId);
+                client.sessions().open(sessionId).delete();
             } catch (CrucibleException e) {
                 // already gone (reaped, or the server restarted without it): nothing to free
             }

@@ -12,10 +12,19 @@ public final class Evaluation {
      *                {@code lines}
      */
     public record Request(String language, String code, List<TestCase> testcases, Map<String, Object> compare,
-            Boolean runAllCases, ExecuteRequest.Limits limits, List<ExecuteRequest.FileInput> files) {
+            Boolean runAllCases, ExecuteRequest.Limits limits, List<ExecuteRequest.FileInput> files, String image) {
+        public Request(String language, String code, List<TestCase> testcases, Map<String, Object> compare,
+                Boolean runAllCases, ExecuteRequest.Limits limits, List<ExecuteRequest.FileInput> files) {
+            this(language, code, testcases, compare, runAllCases, limits, files, null);
+        }
 
         public static Request of(String language, String code, List<TestCase> testcases) {
             return new Request(language, code, testcases, null, null, null, null);
+        }
+
+        /** This evaluation run in {@code reference}, an image of the server's store. */
+        public Request withImage(String reference) {
+            return new Request(language, code, testcases, compare, runAllCases, limits, files, reference);
         }
     }
 
@@ -33,5 +42,6 @@ public final class Evaluation {
     public record CaseResult(boolean passed, String status, double score, String reason, String stdout,
             String stderr, Integer exitCode, long wallMs) {}
 
-    public record Result(List<CaseResult> results, int passed, int total, double score, ExecuteResult compile) {}
+    public record Result(List<CaseResult> results, int passed, int total, double score, ExecuteResult compile,
+            String imageDigest) {}
 }

@@ -7,7 +7,7 @@ import java.util.List;
  * store to run in. Null fields are left out and take the server's defaults.
  */
 public record ExecuteRequest(String language, String code, String stdin, List<String> args, List<FileInput> files,
-        Limits limits, String image, Network network) {
+        Limits limits, String image, Network network, String isolation) {
 
     public ExecuteRequest(String language, String code, String stdin, List<String> args, List<FileInput> files,
             Limits limits) {
@@ -19,29 +19,34 @@ public record ExecuteRequest(String language, String code, String stdin, List<St
         this(language, code, stdin, args, files, limits, image, null);
     }
 
+    public ExecuteRequest(String language, String code, String stdin, List<String> args, List<FileInput> files,
+            Limits limits, String image, Network network) {
+        this(language, code, stdin, args, files, limits, image, network, null);
+    }
+
     public static ExecuteRequest of(String language, String code) {
         return new ExecuteRequest(language, code, null, null, null, null);
     }
 
     public ExecuteRequest withStdin(String input) {
-        return new ExecuteRequest(language, code, input, args, files, limits, image, network);
+        return new ExecuteRequest(language, code, input, args, files, limits, image, network, isolation);
     }
 
     public ExecuteRequest withArgs(List<String> arguments) {
-        return new ExecuteRequest(language, code, stdin, arguments, files, limits, image, network);
+        return new ExecuteRequest(language, code, stdin, arguments, files, limits, image, network, isolation);
     }
 
     public ExecuteRequest withFiles(List<FileInput> inputs) {
-        return new ExecuteRequest(language, code, stdin, args, inputs, limits, image, network);
+        return new ExecuteRequest(language, code, stdin, args, inputs, limits, image, network, isolation);
     }
 
     public ExecuteRequest withLimits(Limits overrides) {
-        return new ExecuteRequest(language, code, stdin, args, files, overrides, image, network);
+        return new ExecuteRequest(language, code, stdin, args, files, overrides, image, network, isolation);
     }
 
     /** This request run in {@code reference}, an image of the server's store (e.g. {@code python:3.12-slim}). */
     public ExecuteRequest withImage(String reference) {
-        return new ExecuteRequest(language, code, stdin, args, files, limits, reference, network);
+        return new ExecuteRequest(language, code, stdin, args, files, limits, reference, network, isolation);
     }
 
     /**
@@ -50,7 +55,16 @@ public record ExecuteRequest(String language, String code, String stdin, List<St
      * otherwise.
      */
     public ExecuteRequest withNetwork(List<String> allow) {
-        return new ExecuteRequest(language, code, stdin, args, files, limits, image, new Network(null, allow));
+        return new ExecuteRequest(language, code, stdin, args, files, limits, image, new Network(null, allow),
+                isolation);
+    }
+
+    /**
+     * This request run behind {@code tier}: {@code namespaces} or {@code gvisor}, at least the runtime's own; a tier
+     * the server cannot give is 422 {@code isolation_unavailable}.
+     */
+    public ExecuteRequest withIsolation(String tier) {
+        return new ExecuteRequest(language, code, stdin, args, files, limits, image, network, tier);
     }
 
     /** {@code "network": {"mode": ..., "allow": [...]}}: egress through the server's allowlist proxy. */

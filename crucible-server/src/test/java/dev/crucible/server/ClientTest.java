@@ -2,16 +2,21 @@ package dev.crucible.server;
 
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.tuple;
+import static org.awaitility.Awaitility.await;
 
 import dev.crucible.TestHost;
 import dev.crucible.client.CellResult;
+import dev.crucible.client.CommandResult;
 import dev.crucible.client.CrucibleClient;
 import dev.crucible.client.CrucibleException;
 import dev.crucible.client.Evaluation;
 import dev.crucible.client.ExecuteRequest;
 import dev.crucible.client.ExecuteResult;
 import dev.crucible.client.FileEntry;
+import dev.crucible.client.ProcessInfo;
 import dev.crucible.client.Rewards;
+import dev.crucible.client.Session;
 import dev.crucible.client.SessionInfo;
 import java.net.URI;
 import java.time.Duration;
@@ -47,8 +52,9 @@ class ClientTest {
                         "import sys\nprint(sys.argv[1:], input(), open('in/data.txt').read())")
                 .withStdin("line\n").withArgs(List.of("a", "b"))
                 .withFiles(List.of(ExecuteRequest.FileInput.text("in/data.txt", "file-content")))
-                .withLimits(ExecuteRequest.Limits.timeout(5000)));
+                .withLimits(ExecuteRequest.Limits.timeout(5000)).withIsolation("namespaces"));
         assertThat(r.ok()).as(r.toString()).isTrue();
+        assertThat(r.isolation()).isEqualTo("namespaces");
         assertThat(r.stdout()).isEqualTo("['a', 'b'] line file-content\n");
         assertThat(r.exitCode()).isZero();
         assertThat(r.wallMs()).isPositive();
@@ -67,109 +73,132 @@ class ClientTest {
 
     @Test
     void sessionsAndTheirFiles() {
-        SessionInfo session = crucible.createSession("python");
+        Session session = crucible.sessions().create(Session.Request.of("python"));
         try {
             assertThat(session.id()).matches("[0-9a-f]{32}");
-            assertThat(crucible.executeCell(session.id(), "x = 20").status()).isEqualTo("ok");
-            CellResult cell = crucible.executeCell(session.id(), "x * 2 + 2");
+            assertThat(session.info().isolation()).isIn("namespaces", "gvisor");
+            assertThat(session.run("x = 20").status()).isEqualTo("ok");
+            CellResult cell = session.run("x * 2 + 2");
             assertThat(cell.result()).isEqualTo("42");
             assertThat(cell.executionCount()).isEqualTo(2);
-            CellResult failed = crucible.executeCell(session.id(), "1 / 0");
+            CellResult failed = session.run("1 / 0");
             assertThat(failed.error().name()).isEqualTo("ZeroDivisionError");
+            assertThat(session.run(new Session.Cell("1 + 1", "exec", 5000L)).result()).as("exec shows no value")
+                    .isNull();
 
             byte[] binary = new byte[256];
             for (int i = 0; i < binary.length; i++) {
                 binary[i] = (byte) i;
             }
-            crucible.upload(session.id(), "dir/with space/b.bin", binary);
-            assertThat(crucible.download(session.id(), "dir/with space/b.bin")).isEqualTo(binary);
-            assertThat(crucible.executeCell(session.id(), "len(open('dir/with space/b.bin','rb').read())").result())
-                    .isEqualTo("256");
-            assertThat(crucible.listFiles(session.id(), "dir/with space")).extracting(FileEntry::path, FileEntry::size)
-                    .containsExactly(org.assertj.core.groups.Tuple.tuple("dir/with space/b.bin", 256L));
-            crucible.deleteFile(session.id(), "dir/with space/b.bin");
-            assertThat(crucible.listFiles(session.id(), "dir/with space")).isEmpty();
+            Session.Files files = session.files();
+            files.write("dir/with space/b.bin", binary);
+            assertThat(files.read("dir/with space/b.bin")).isEqualTo(binary);
+            assertThat(session.run("len(open('dir/with space/b.bin','rb').read())").result()).isEqualTo("256");
+            assertThat(files.list("dir/with space")).extracting(FileEntry::path, FileEntry::size)
+                    .containsExactly(tuple("dir/with space/b.bin", 256L));
+            files.delete("dir/with space/b.bin");
+            assertThat(files.list("dir/with space")).isEmpty();
             // an absolute path is the session's whole file system: its /tmp, and its /workspace by that name
-            crucible.upload(session.id(), "/tmp/with space.txt", "abs".getBytes());
-            assertThat(crucible.download(session.id(), "/tmp/with space.txt")).isEqualTo("abs".getBytes());
-            assertThat(crucible.listFiles(session.id(), "/tmp")).extracting(FileEntry::path)
-                    .contains("/tmp/with space.txt");
-            crucible.deleteFile(session.id(), "/tmp/with space.txt");
-            assertThat(crucible.listFiles(session.id(), "/workspace/dir")).extracting(FileEntry::path)
+            files.write("/tmp/with space.txt", "abs".getBytes());
+            assertThat(files.read("/tmp/with space.txt")).isEqualTo("abs".getBytes());
+            assertThat(files.list("/tmp")).extracting(FileEntry::path).contains("/tmp/with space.txt");
+            files.delete("/tmp/with space.txt");
+            assertThat(files.list("/workspace/dir")).extracting(FileEntry::path)
                     .containsExactly("/workspace/dir/with space");
 
-            assertThat(crucible.sessions()).extracting(SessionInfo::id).contains(session.id());
-            assertThat(crucible.session(session.id()).language()).isEqualTo("python");
-            dev.crucible.client.CommandResult command = crucible.runCommand(session.id(),
-                    "ls 'dir/with space' | wc -l; exit 2");
+            assertThat(crucible.sessions().list()).extracting(SessionInfo::id).contains(session.id());
+            assertThat(crucible.sessions().get(session.id()).info().language()).isEqualTo("python");
+            CommandResult command = session.commands().run("ls 'dir/with space' | wc -l; exit 2");
             assertThat(command.exitCode()).isEqualTo(2);
             assertThat(command.stdout()).isEqualTo("0\n");
-            assertThat(crucible.runCommand(session.id(), Map.of("argv", List.of("cat"), "stdin", "piped",
-                    "timeout_ms", 5000)).stdout()).isEqualTo("piped");
-            dev.crucible.client.ProcessInfo process = crucible.startProcess(session.id(), Map.of("command",
-                    "read x; echo \"bg $x\"", "stdin_open", true));
+            assertThat(session.commands().run(Session.Command.argv("cat").withStdin("piped").withTimeoutMs(5000))
+                    .stdout()).isEqualTo("piped");
+            assertThat(session.commands().run(Session.Command.argv("sh", "-c", "echo $GREETING; pwd")
+                    .withEnv(Map.of("GREETING", "hi")).withCwd("/tmp")).stdout()).isEqualTo("hi\n/tmp\n");
+            Session.Processes processes = session.processes();
+            ProcessInfo process = session.commands().start(Session.Command.shell("read x; echo \"bg $x\"")
+                    .withStdinOpen());
             assertThat(process.running()).isTrue();
-            assertThat(crucible.processes(session.id())).extracting(dev.crucible.client.ProcessInfo::pid)
-                    .contains(process.pid());
-            assertThat(crucible.writeStdin(session.id(), process.pid(), "in\n", true)).isEqualTo(3);
-            dev.crucible.client.ProcessInfo.Output output = crucible.processOutput(session.id(), process.pid(), 0, 5000);
+            assertThat(processes.list()).extracting(ProcessInfo::pid).contains(process.pid());
+            assertThat(processes.writeStdin(process.pid(), "in\n", true)).isEqualTo(3);
+            ProcessInfo.Output output = processes.output(process.pid(), 0, 5000);
             StringBuilder stdout = new StringBuilder(output.stdout());
             for (int turns = 0; turns < 12 && !output.ended(); turns++) {
-                output = crucible.processOutput(session.id(), process.pid(), output.next(), 5000);
+                output = processes.output(process.pid(), output.next(), 5000);
                 stdout.append(output.stdout());
             }
             assertThat(stdout.toString()).isEqualTo("bg in\n");
             assertThat(output.process().exitCode()).isZero();
-            dev.crucible.client.ProcessInfo onTerminal = crucible.startProcess(session.id(), Map.of("argv",
-                    List.of("sleep", "600"), "pty", Map.of("rows", 24, "cols", 80)));
-            assertThat(onTerminal.pty()).isEqualTo(new dev.crucible.client.ProcessInfo.Pty(24, 80));
-            assertThat(crucible.resizeProcess(session.id(), onTerminal.pid(), 40, 100)).isTrue();
-            assertThat(crucible.processes(session.id())).filteredOn(p -> p.pid() == onTerminal.pid())
-                    .extracting(dev.crucible.client.ProcessInfo::pty)
-                    .containsExactly(new dev.crucible.client.ProcessInfo.Pty(40, 100));
-            long sleeper = crucible.startProcess(session.id(), Map.of("argv", List.of("sleep", "600"))).pid();
-            assertThat(crucible.signalProcess(session.id(), sleeper, "KILL")).isTrue();
-            crucible.startProcess(session.id(), Map.of("argv", List.of("python3", "-m", "http.server", "8125",
-                    "--bind", "127.0.0.1")));
-            org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(60)).until(() -> crucible
-                    .ports(session.id()).stream().anyMatch(p -> Integer.valueOf(8125).equals(p.get("port"))));
-            Map<String, Object> link = crucible.preview(session.id(), 8125, 60);
-            assertThat(link.get("url").toString()).contains("/v1/previews/");
-            assertThat(link.get("port")).isEqualTo(8125);
-            assertThat(crucible.interrupt(session.id())).isFalse(); // nothing running
-            dev.crucible.client.SessionInfo.Pause paused = crucible.pause(session.id());
+            ProcessInfo onTerminal = session.commands().start(Session.Command.argv("sleep", "600").withPty(24, 80));
+            assertThat(onTerminal.pty()).isEqualTo(new ProcessInfo.Pty(24, 80));
+            assertThat(processes.resize(onTerminal.pid(), 40, 100)).isTrue();
+            assertThat(processes.list()).filteredOn(p -> p.pid() == onTerminal.pid()).extracting(ProcessInfo::pty)
+                    .containsExactly(new ProcessInfo.Pty(40, 100));
+            long sleeper = session.commands().start(Session.Command.argv("sleep", "600")).pid();
+            assertThat(processes.signal(sleeper, "KILL")).isTrue();
+            session.commands().start(Session.Command.argv("python3", "-m", "http.server", "8125", "--bind",
+                    "127.0.0.1"));
+            await().atMost(Duration.ofSeconds(60)).until(() -> session.ports().stream().anyMatch(p -> p.port() == 8125));
+            SessionInfo.Preview link = session.preview(8125, 60);
+            assertThat(link.url()).contains("/v1/previews/");
+            assertThat(link.port()).isEqualTo(8125);
+            assertThat(session.interrupt()).isFalse(); // nothing running
+            SessionInfo.Pause paused = session.pause();
             assertThat(paused.state()).isEqualTo("paused");
             assertThat(paused.keeps()).isIn("files", "replay");
-            assertThat(crucible.session(session.id()).state()).isEqualTo("paused");
-            assertThat(crucible.resume(session.id()).restored()).isEqualTo(paused.keeps());
-            var forked = crucible.fork(session.id(), 1);
-            String fork = forked.get("forks").get(0).get("id").asString();
-            assertThat(fork).isNotEqualTo(session.id());
-            assertThat(crucible.session(fork).state()).isEqualTo("paused");
-            crucible.deleteSession(fork);
-            dev.crucible.client.SessionInfo.Snapshot snap = crucible.snapshot(session.id(), "java-client");
+            assertThat(session.refresh().state()).isEqualTo("paused");
+            assertThat(session.resume().restored()).isEqualTo(paused.keeps());
+            List<Session> forked = session.fork(1);
+            assertThat(forked).hasSize(1);
+            Session fork = forked.getFirst();
+            assertThat(fork.id()).isNotEqualTo(session.id());
+            assertThat(fork.refresh().state()).isEqualTo("paused");
+            fork.delete();
+            SessionInfo.Snapshot snap = session.snapshot("java-client");
             assertThat(snap.keeps()).isIn("files", "replay");
             assertThat(snap.sessionId()).isEqualTo(session.id());
-            assertThat(crucible.snapshots()).extracting(dev.crucible.client.SessionInfo.Snapshot::name)
+            assertThat(crucible.sessions().snapshots()).extracting(SessionInfo.Snapshot::name)
                     .containsExactly("java-client");
-            SessionInfo made = crucible.createSession(Map.of("snapshot", "java-client"));
-            assertThat(made.state()).isEqualTo("running");
-            crucible.deleteSession(made.id());
-            crucible.deleteSnapshot("java-client");
-            assertThatThrownBy(() -> crucible.commit(session.id(), "local/never:1")).as("a host session is no image")
+            Session made = crucible.sessions().create(Session.Request.fromSnapshot("java-client"));
+            assertThat(made.info().state()).isEqualTo("running");
+            assertThat(made.info().restored()).isIn("files", "replay");
+            made.delete();
+            crucible.sessions().deleteSnapshot("java-client");
+            assertThatThrownBy(() -> session.commit("local/never:1")).as("a host session is no image")
                     .isInstanceOfSatisfying(CrucibleException.class, e -> assertThat(e.code())
                             .isEqualTo("commit_unavailable"));
-            assertThat(crucible.snapshots()).isEmpty();
-            crucible.restart(session.id());
-            assertThat(crucible.executeCell(session.id(), "'x' in globals()").result()).isEqualTo("False");
+            assertThat(crucible.sessions().snapshots()).isEmpty();
+            assertThat(session.lockNetwork(List.of()).network().path("allow").isEmpty()).as("locked").isTrue();
+            session.restart();
+            assertThat(session.run("'x' in globals()").result()).isEqualTo("False");
         } finally {
-            crucible.deleteSession(session.id());
+            session.delete();
         }
-        assertThatThrownBy(() -> crucible.session(session.id())).isInstanceOfSatisfying(CrucibleException.class,
-                e -> {
+        assertThatThrownBy(() -> crucible.sessions().get(session.id())).isInstanceOfSatisfying(
+                CrucibleException.class, e -> {
                     assertThat(e.status()).isEqualTo(404);
                     assertThat(e.code()).isEqualTo("session_not_found");
                 });
+    }
+
+    /** Every option of a new session reaches the server, and what it answers comes back typed. */
+    @Test
+    void aSessionMadeWithEveryOption() {
+        Session session = crucible.sessions().create(Session.Request.of("python")
+                .withLimits(new Session.Limits(256, 64, 0.5, 7000L, 4096)).withIdleTimeoutS(120)
+                .withRestore("replay").withOnIdle("pause"));
+        try {
+            SessionInfo info = session.info();
+            assertThat(info.limits()).isEqualTo(new SessionInfo.Limits(256, 64, 0.5, 7000, 4096));
+            assertThat(info.idleTimeoutS()).isEqualTo(120);
+            assertThat(info.restore()).isEqualTo("replay");
+            assertThat(info.onIdle()).isEqualTo("pause");
+            assertThat(info.lastUsedAt()).isNotNull();
+        } finally {
+            session.delete();
+        }
+        assertThatThrownBy(() -> crucible.sessions().create(Session.Request.of("python").withOnIdle("explode")))
+                .isInstanceOfSatisfying(CrucibleException.class, e -> assertThat(e.status()).isEqualTo(400));
     }
 
     @Test
