@@ -3,10 +3,13 @@ package dev.crucible.util;
 import dev.crucible.error.ErrorCode;
 import dev.crucible.error.RequestException;
 import java.util.ArrayDeque;
+import java.util.ArrayList;
 import java.util.EnumMap;
 import java.util.HashMap;
+import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.Condition;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.LongSupplier;
@@ -52,9 +55,10 @@ public final class FairTurns {
         void close();
 
         /**
-         * This turn's fair share of a CPU in percent of a whole turn's, as it was when given: {@code 100 / n} when its key
-         * held {@code n} turns then (this one included) while another key held or waited for one, else 100. Work done
-         * under a key's turns at these weights gets the cores split between keys, not between turns.
+         * This turn's fair share of a CPU in percent of a whole turn's, now: {@code 100 / n} while its key holds {@code
+         * n} turns (this one included) and another key holds one too, else 100; it changes as turns are given and
+         * given back. Work done under a key's turns at these weights gets the cores split between keys, not between
+         * turns.
          */
         int share();
     }
@@ -82,6 +86,8 @@ public final class FairTurns {
     /** Keys with waiters, in the order they are served next. */
     private final ArrayDeque<String> rotation = new ArrayDeque<>();
     private final Map<String, Integer> held = new HashMap<>();
+    /** The shares of the turns held now, by key ({@link Turn#share}). */
+    private final Map<String, List<AtomicInteger>> shares = new HashMap<>();
     private final Map<String, Integer> credit = new HashMap<>();
     private final EnumMap<Refusal, Long> refusals = new EnumMap<>(Refusal.class);
     private int running;
@@ -182,14 +188,15 @@ public final class FairTurns {
         long given = nanoTime.getAsLong();
         waits++;
         waitedNanos += given - start;
-        boolean shared = held.size() > 1 || waiting.keySet().stream().anyMatch(other -> !other.equals(key));
-        int share = shared ? Math.max(1, 100 / heldBy(key)) : 100;
+        AtomicInteger share = new AtomicInteger(100); // written under the lock, read by the turn's holder at any time
+        shares.computeIfAbsent(key, k -> new ArrayList<>()).add(share);
+        reshare();
         return new Turn() {
             private boolean closed;
 
             @Override
             public int share() {
-                return share;
+                return share.get();
             }
 
             @Override
@@ -202,12 +209,27 @@ public final class FairTurns {
                     closed = true;
                     long hold = nanoTime.getAsLong() - given;
                     holdNanos = holdNanos == 0 ? hold : holdNanos * 0.9 + hold * 0.1;
+                    List<AtomicInteger> mine = shares.get(key);
+                    mine.remove(share);
+                    if (mine.isEmpty()) {
+                        shares.remove(key);
+                    }
                     release(key);
+                    reshare();
                 } finally {
                     lock.unlock();
                 }
             }
         };
+    }
+
+    /** Sets every held turn's share as {@link Turn#share} says: 100 while one key alone holds turns. Under the lock. */
+    private void reshare() {
+        boolean alone = shares.size() <= 1;
+        for (List<AtomicInteger> turns : shares.values()) {
+            int each = alone ? 100 : Math.max(1, 100 / turns.size());
+            turns.forEach(share -> share.set(each));
+        }
     }
 
     /** Gives back a turn {@code key} held: to the next waiting key, if any. Under the lock. */

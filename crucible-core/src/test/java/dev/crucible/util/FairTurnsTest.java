@@ -90,25 +90,31 @@ class FairTurnsTest {
         assertThat(turns.stats().queued()).isZero();
     }
 
-    /** The CPU a key's turns weigh together is one key's share: a quiet key's single turn is not outweighed 3 to 1. */
+    /**
+     * The CPU a key's turns weigh together is one key's share while another key holds turns too, and follows the turns
+     * as they come and go: a quiet key's single turn is not outweighed 3 to 1, and the burst is whole again after it.
+     */
     @Test
-    void aTurnsShareOfTheCpuIsItsKeysSplitOverTheTurnsItHoldsWhileAnotherKeyIsThere() throws Exception {
+    void aTurnsShareOfTheCpuIsItsKeysSplitOverTheTurnsItHoldsWhileAnotherKeyHoldsOne() throws Exception {
         FairTurns turns = turns(4, 100, 4, 100);
-        FairTurns.Turn alone = turns.enter("burst", 0);
-        assertThat(alone.share()).as("one key alone weighs whole turns").isEqualTo(100);
+        FairTurns.Turn first = turns.enter("burst", 0);
         FairTurns.Turn second = turns.enter("burst", 0);
-        assertThat(second.share()).as("still alone: no one to make room for").isEqualTo(100);
+        assertThat(List.of(first.share(), second.share())).as("one key alone weighs whole turns").containsOnly(100);
         FairTurns.Turn quiet = turns.enter("quiet", 0);
         assertThat(quiet.share()).isEqualTo(100);
+        assertThat(List.of(first.share(), second.share())).as("2 of burst's beside quiet's 1").containsOnly(50);
         FairTurns.Turn third = turns.enter("burst", 0);
-        assertThat(third.share()).as("3 turns of burst's beside quiet's one").isEqualTo(33);
+        assertThat(List.of(first.share(), second.share(), third.share())).containsOnly(33);
+        assertThat(quiet.share()).isEqualTo(100);
         quiet.close();
-        third.close();
-        FairTurns.Turn again = turns.enter("burst", 0);
-        assertThat(again.share()).as("quiet has gone").isEqualTo(100);
-        for (FairTurns.Turn t : List.of(alone, second, again)) {
+        assertThat(List.of(first.share(), second.share(), third.share())).as("quiet has gone").containsOnly(100);
+        second.close();
+        FairTurns.Turn back = turns.enter("quiet", 0);
+        assertThat(List.of(first.share(), third.share())).containsOnly(50);
+        for (FairTurns.Turn t : List.of(first, third, back)) {
             t.close();
         }
+        assertThat(turns.stats().running()).isZero();
     }
 
     @Test

@@ -16,6 +16,7 @@ import java.util.List;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.IntSupplier;
 
 /**
  * One started sandbox: its process, its cgroups and its two output readers. {@link #complete} feeds stdin and
@@ -154,7 +155,7 @@ final class Launched implements Sandbox.Launch {
         }
         // on a platform thread: the cgroup files and pipes are blocking I/O, which on a virtual thread costs a
         // compensating carrier per call
-        int share = CpuShare.current(); // the caller's turn's share, read on its thread
+        IntSupplier share = CpuShare.current(); // the caller's turn's share, taken on its thread
         var task = pipes.submit(() -> supervise(stdin, limits, listener, share));
         try {
             return task.get();
@@ -175,13 +176,15 @@ final class Launched implements Sandbox.Launch {
         }
     }
 
-    private SandboxResult supervise(byte[] stdin, Limits limits, OutputListener listener, int share)
+    private SandboxResult supervise(byte[] stdin, Limits limits, OutputListener listener, IntSupplier share)
             throws InterruptedException {
+        int weighed = CpuShare.NORMAL;
         if (group != null) {
             try {
                 group.limit(onHost.apply(limits));
-                if (background || share != CpuShare.NORMAL) {
-                    group.weigh(share);
+                weighed = share.getAsInt();
+                if (background || weighed != CpuShare.NORMAL) {
+                    group.weigh(weighed);
                 }
             } catch (IOException e) {
                 process.destroyForcibly();
@@ -203,6 +206,7 @@ final class Launched implements Sandbox.Launch {
                 if (watch.step(System.nanoTime()) == Watch.Step.GIVE_UP) {
                     break;
                 }
+                weighed = reweigh(share, weighed);
             }
         } catch (InterruptedException e) {
             process.destroyForcibly();
@@ -277,6 +281,20 @@ final class Launched implements Sandbox.Launch {
     static final long KILL_MS = 3_000;
 
     /** One supervision's clock: the deadline, the CPU budget, whether the program was taken, the kill and its bound. */
+    /** Writes the run's CPU weight again when its share changed since {@code weighed}; the weight written now. */
+    private int reweigh(IntSupplier share, int weighed) {
+        int now = share.getAsInt();
+        if (group == null || now == weighed) {
+            return weighed;
+        }
+        try {
+            group.weigh(now);
+            return now;
+        } catch (IOException e) {
+            return weighed; // the group is going with the run: nothing to weigh
+        }
+    }
+
     private final class Watch {
         enum Step { GO_ON, GIVE_UP }
 

@@ -1,5 +1,7 @@
 package dev.crucible.sandbox.cgroup;
 
+import java.util.function.IntSupplier;
+
 /**
  * The CPU weight a run's sandbox gets, in percent of a normal run's: what a scheduler of turns (the server's admission)
  * decides for the runs it lets through, and what a sandbox launched on the same thread writes into its cgroup ({@code
@@ -17,24 +19,32 @@ public final class CpuShare {
     /** A warm-pool sandbox waiting for a request: it yields the CPU to everything else. */
     public static final int BACKGROUND = 1;
 
-    private static final ThreadLocal<Integer> CURRENT = new ThreadLocal<>();
+    private static final ThreadLocal<IntSupplier> CURRENT = new ThreadLocal<>();
 
     private CpuShare() {
     }
 
-    /** The share set on this thread, or {@link #NORMAL}. */
-    public static int current() {
-        Integer share = CURRENT.get();
-        return share == null ? NORMAL : share;
+    /**
+     * The share set on this thread as it goes ({@link #NORMAL} when none is): a run asks it again while it runs, so
+     * that its weight follows its token's turns (another token's run starting or ending).
+     */
+    public static IntSupplier current() {
+        IntSupplier share = CURRENT.get();
+        return share == null ? () -> NORMAL : () -> Math.clamp(share.getAsInt(), BACKGROUND, NORMAL);
+    }
+
+    /** As {@link #set(IntSupplier)}, a fixed share. */
+    public static Scope set(int percent) {
+        return set(() -> percent);
     }
 
     /**
-     * Sets this thread's share to {@code percent} (clamped to 1..{@link #NORMAL}) until the returned scope is closed,
-     * which restores the one before. Close it on this thread.
+     * Sets this thread's share to what {@code percent} says now and later (clamped to 1..{@link #NORMAL}) until the
+     * returned scope is closed, which restores the one before. Close it on this thread.
      */
-    public static Scope set(int percent) {
-        Integer before = CURRENT.get();
-        CURRENT.set(Math.clamp(percent, BACKGROUND, NORMAL));
+    public static Scope set(IntSupplier percent) {
+        IntSupplier before = CURRENT.get();
+        CURRENT.set(percent);
         return () -> {
             if (before == null) {
                 CURRENT.remove();

@@ -18,6 +18,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ThreadLocalRandom;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.IntSupplier;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -45,17 +47,50 @@ class CpuShareTest {
         assertThat(weightOfARunAt(0)).as("clamped to the background's").isEqualTo(v1 ? "2" : "1");
     }
 
-    /** The CPU weight of a run's cgroup while it runs, launched under {@code share} (none when null). */
-    private String weightOfARunAt(Integer share) throws Exception {
-        String marker = "7." + ThreadLocalRandom.current().nextInt(100_000, 999_999);
-        CompletableFuture<ExecuteResult> run = CompletableFuture.supplyAsync(() -> {
-            try (CpuShare.Scope scope = share == null ? CpuShare.set(CpuShare.NORMAL) : CpuShare.set(share)) {
+    /**
+     * A run's weight follows its share while it runs: its token's turns change as another token's runs start and end
+     * (FairTurns), and the run's group is weighed again within a poll of the change.
+     */
+    @Test
+    void aRunsWeightFollowsItsShareWhileItRuns() throws Exception {
+        Cgroups cgroups = Cgroups.detect();
+        Capability.CGROUPS.require(cgroups instanceof Cgroups.None ? cgroups.describe() : null);
+        boolean v1 = cgroups instanceof CgroupV1;
+        AtomicInteger share = new AtomicInteger(CpuShare.NORMAL);
+        String marker = "8." + ThreadLocalRandom.current().nextInt(100_000, 999_999);
+        CompletableFuture<ExecuteResult> run = runUnder(share::get, marker);
+        try {
+            long pid = await().atMost(Duration.ofSeconds(60)).until(() -> sleeperPid(marker), p -> p > 0);
+            Path weight = cpuGroupOf(pid).resolve(cgroupsFile());
+            assertThat(Files.readString(weight).strip()).isEqualTo(v1 ? "1024" : "100");
+            share.set(50);
+            await().atMost(Duration.ofSeconds(30)).until(() -> Files.readString(weight).strip(),
+                    w -> w.equals(v1 ? "512" : "50"));
+            share.set(CpuShare.NORMAL);
+            await().atMost(Duration.ofSeconds(30)).until(() -> Files.readString(weight).strip(),
+                    w -> w.equals(v1 ? "1024" : "100"));
+        } finally {
+            ProcessHandle.of(sleeperPid(marker)).ifPresent(ProcessHandle::destroyForcibly);
+            run.join();
+        }
+    }
+
+    /** A run of {@code sleep <marker>} launched on a thread whose share is {@code share}. */
+    private CompletableFuture<ExecuteResult> runUnder(IntSupplier share, String marker) {
+        return CompletableFuture.supplyAsync(() -> {
+            try (CpuShare.Scope scope = CpuShare.set(share)) {
                 return executor.execute(ExecuteRequest.of("python",
                         "import os\nos.execv('/usr/bin/sleep', ['sleep', '" + marker + "'])"));
             } catch (InterruptedException e) {
                 throw new IllegalStateException(e);
             }
         });
+    }
+
+    /** The CPU weight of a run's cgroup while it runs, launched under {@code share} (none when null). */
+    private String weightOfARunAt(Integer share) throws Exception {
+        String marker = "7." + ThreadLocalRandom.current().nextInt(100_000, 999_999);
+        CompletableFuture<ExecuteResult> run = runUnder(() -> share == null ? CpuShare.NORMAL : share, marker);
         try {
             long pid = await().atMost(Duration.ofSeconds(60)).until(() -> sleeperPid(marker), p -> p > 0);
             return Files.readString(cpuGroupOf(pid).resolve(cgroupsFile())).strip();

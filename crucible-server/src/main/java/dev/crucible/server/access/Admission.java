@@ -67,7 +67,7 @@ public final class Admission {
         }
         FairTurns.Turn turn = turns.enter(owner, timeoutMs + Limits.GRACE_MS);
         // the run launched on this thread weighs its token's fair share of the cores (CpuShare)
-        CpuShare.Scope share = CpuShare.set(turn.share());
+        CpuShare.Scope share = CpuShare.set(turn::share);
         return () -> {
             share.close();
             turn.close();
