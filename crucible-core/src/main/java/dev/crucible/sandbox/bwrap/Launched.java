@@ -23,6 +23,7 @@ import java.util.function.IntSupplier;
  * supervises it to the end under the given limits, measured from that call (so a pooled sandbox is timed from the
  * moment it is claimed, not from its start). Used once; then {@code onDone} releases the slot in the background.
  */
+@SuppressWarnings("checkstyle:JavaNCSS") // one run's supervision: its hand-over, watch and verdict share one process
 final class Launched implements Sandbox.Launch {
     private static final long POLL_MS = 10;
     private static final long TEARDOWN_MS = 3_000;
@@ -280,7 +281,6 @@ final class Launched implements Sandbox.Launch {
     /** How long a killed sandbox may take to end before its supervision gives up on it. */
     static final long KILL_MS = 3_000;
 
-    /** One supervision's clock: the deadline, the CPU budget, whether the program was taken, the kill and its bound. */
     /** Writes the run's CPU weight again when its share changed since {@code weighed}; the weight written now. */
     private int reweigh(IntSupplier share, int weighed) {
         int now = share.getAsInt();
@@ -295,6 +295,7 @@ final class Launched implements Sandbox.Launch {
         }
     }
 
+    /** One supervision's clock: the deadline, the CPU budget, whether the program was taken, the kill and its bound. */
     private final class Watch {
         enum Step { GO_ON, GIVE_UP }
 
