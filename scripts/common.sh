@@ -76,6 +76,7 @@ crucible_ensure_test_packages() {
   command -v podman >/dev/null 2>&1 || missing+=(podman)                   # ContainerIT runs the image under podman
   [ -x /usr/sbin/runc ] || missing+=(runc)     # crun 1.8 refuses hybrid cgroup hosts; ContainerIT uses runc there
   command -v mkdocs >/dev/null 2>&1 || missing+=(mkdocs)                   # the docs site: DocsSiteTest builds it --strict
+  command -v flake8 >/dev/null 2>&1 || missing+=(flake8)                   # the Python client's linter (LintersTest)
   command -v chromium >/dev/null 2>&1 || missing+=(chromium)               # a real browser loads a preview page (PreviewTest)
   [ -f /usr/share/mkdocs/themes/material/mkdocs_theme.yml ] || /usr/bin/python3 -c 'import material' 2>/dev/null \
     || missing+=(mkdocs-material)                                           # its theme (mkdocs.yml)

@@ -208,7 +208,6 @@ class SessionTest(unittest.TestCase):
         self.assertEqual(caught.exception.status, 404)
 
 
-
 SEED_MESSAGES = [
     {"role": "user", "content": "Write a Python function to calculate the factorial of a number."},
     {"role": "assistant", "content": """Here's a Python function to calculate the factorial of a number:

@@ -24,19 +24,33 @@ const timed = async (f) => {
   await f();
   return Number(process.hrtime.bigint() - t) / 1e6;
 };
-for (let i = 0; i < 50; i++) { await raw(); await sdk(); } // warm-up
-const rawMs = [], sdkMs = [];
-for (let r = 0; r < rounds; r++) { // call by call, alternating, so that both see the same noise
-  const a = [], b = [];
+for (let i = 0; i < 50; i++) {
+  await raw();
+  await sdk();
+} // warm-up
+const rawMs = [],
+  sdkMs = [];
+for (let r = 0; r < rounds; r++) {
+  // call by call, alternating, so that both see the same noise
+  const a = [],
+    b = [];
   for (let i = 0; i < iterations; i++) {
-    if (i % 2 === 0) { a.push(await timed(raw)); b.push(await timed(sdk)); }
-    else { b.push(await timed(sdk)); a.push(await timed(raw)); }
+    if (i % 2 === 0) {
+      a.push(await timed(raw));
+      b.push(await timed(sdk));
+    } else {
+      b.push(await timed(sdk));
+      a.push(await timed(raw));
+    }
   }
   rawMs.push(median(a));
   sdkMs.push(median(b));
 }
 await session.delete();
-const a = median(rawMs), b = median(sdkMs);
-console.log(`TypeScript: a session cell, ${iterations} x ${rounds} rounds, medians: raw fetch ${a.toFixed(3)} ms,`
-  + ` the SDK ${b.toFixed(3)} ms: ${(b / a).toFixed(3)}x, ${(b - a).toFixed(3)} ms over`
-  + ` (goal: within 10% plus 0.2 ms, i.e. <= ${(a * 1.1 + 0.2).toFixed(3)} ms)`);
+const a = median(rawMs),
+  b = median(sdkMs);
+console.log(
+  `TypeScript: a session cell, ${iterations} x ${rounds} rounds, medians: raw fetch ${a.toFixed(3)} ms,` +
+    ` the SDK ${b.toFixed(3)} ms: ${(b / a).toFixed(3)}x, ${(b - a).toFixed(3)} ms over` +
+    ` (goal: within 10% plus 0.2 ms, i.e. <= ${(a * 1.1 + 0.2).toFixed(3)} ms)`,
+);

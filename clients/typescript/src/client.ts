@@ -1,10 +1,22 @@
-import { CallOptions, ClientOptions, Transport, events } from "./http.js";
+import { CrucibleError } from "./errors.js";
+import { type CallOptions, type ClientOptions, events, Transport } from "./http.js";
 import { Session } from "./session.js";
 import type {
-  CreateSessionRequest, EvaluateRequest, EvaluateResult, EvaluationRequest, EvaluationRun, ExecuteRequest, ExecuteResult,
-  RewardRequest, RewardResult, RuntimeInfo, SessionInfo, SnapshotInfo, StreamEvent, ToolOutcome,
+  CreateSessionRequest,
+  EvaluateRequest,
+  EvaluateResult,
+  EvaluationRequest,
+  EvaluationRun,
+  ExecuteRequest,
+  ExecuteResult,
+  RewardRequest,
+  RewardResult,
+  RuntimeInfo,
+  SessionInfo,
+  SnapshotInfo,
+  StreamEvent,
+  ToolOutcome,
 } from "./types.js";
-import { CrucibleError } from "./errors.js";
 
 /**
  * A client of one Crucible server: stateless runs (streamed or not), runtimes, evaluation (one program, or a dataset run
@@ -32,9 +44,16 @@ export class Crucible {
 
   /** Runs a program, its output as it comes (`stdout`, `stderr` events), then its `result`. */
   async *executeStream(request: ExecuteRequest, options: CallOptions = {}): AsyncGenerator<StreamEvent> {
-    const open = await this.http.open("POST", "/v1/execute", {
-      body: JSON.stringify(request), contentType: "application/json", accept: "application/x-ndjson",
-    }, options);
+    const open = await this.http.open(
+      "POST",
+      "/v1/execute",
+      {
+        body: JSON.stringify(request),
+        contentType: "application/json",
+        accept: "application/x-ndjson",
+      },
+      options,
+    );
     try {
       yield* events<StreamEvent>(open.response, open.signal);
     } finally {
@@ -80,8 +99,7 @@ export class Crucible {
 
   /** This token's snapshots, oldest first. */
   async snapshots(options?: CallOptions): Promise<SnapshotInfo[]> {
-    return (await this.http.json<{ snapshots: SnapshotInfo[] }>("GET", "/v1/snapshots", undefined, options))
-      .snapshots;
+    return (await this.http.json<{ snapshots: SnapshotInfo[] }>("GET", "/v1/snapshots", undefined, options)).snapshots;
   }
 
   /** Deletes a snapshot (sessions made from it are not touched). */
@@ -120,9 +138,17 @@ export class Crucible {
 
   /** The evaluation's results file so far (`--out`'s lines): one object a judged sample, then `{summary}`. */
   async evaluationResults(id: string, options?: CallOptions): Promise<Array<Record<string, unknown>>> {
-    const text = await this.http.read("GET", `/v1/evaluations/${encodeURIComponent(id)}/results`,
-      { accept: "application/x-ndjson" }, options ?? {}, (response) => response.text());
-    return text.split("\n").filter((line) => line.trim()).map((line) => JSON.parse(line));
+    const text = await this.http.read(
+      "GET",
+      `/v1/evaluations/${encodeURIComponent(id)}/results`,
+      { accept: "application/x-ndjson" },
+      options ?? {},
+      (response) => response.text(),
+    );
+    return text
+      .split("\n")
+      .filter((line) => line.trim())
+      .map((line) => JSON.parse(line));
   }
 
   /** Stops the evaluation if it goes on, and deletes it with its files. */
@@ -134,20 +160,30 @@ export class Crucible {
    * The tool definitions as the server renders them for `format`: `openai`, `openai-functions`, `anthropic` or `mcp`;
    * `set` `stateless`, `session` or `all`.
    */
-  tools(format: "openai" | "openai-functions" | "anthropic" | "mcp", set: "stateless" | "session" | "all" = "all",
-    options?: CallOptions): Promise<unknown[]> {
-    return this.http.json("GET", `/v1/tools?format=${encodeURIComponent(format)}&set=${encodeURIComponent(set)}`,
-      undefined, options);
+  tools(
+    format: "openai" | "openai-functions" | "anthropic" | "mcp",
+    set: "stateless" | "session" | "all" = "all",
+    options?: CallOptions,
+  ): Promise<unknown[]> {
+    return this.http.json(
+      "GET",
+      `/v1/tools?format=${encodeURIComponent(format)}&set=${encodeURIComponent(set)}`,
+      undefined,
+      options,
+    );
   }
 
   /**
    * Runs one tool call as a model made it (`arguments` a JSON string or an object). A model's mistake (an unknown
    * tool, bad arguments) comes back as an outcome with `is_error`, not as an exception.
    */
-  callTool(name: string, args: string | Record<string, unknown>, sessionId?: string, options?: CallOptions):
-    Promise<ToolOutcome> {
-    return this.http.json("POST", "/v1/tools/call", { name, arguments: args, session_id: sessionId ?? null },
-      options);
+  callTool(
+    name: string,
+    args: string | Record<string, unknown>,
+    sessionId?: string,
+    options?: CallOptions,
+  ): Promise<ToolOutcome> {
+    return this.http.json("POST", "/v1/tools/call", { name, arguments: args, session_id: sessionId ?? null }, options);
   }
 
   /** `GET /healthz`: running and queued runs, the pool, memory, uptime. */

@@ -57,7 +57,7 @@ export class Transport {
     }
     this.baseUrl = base.replace(/\/+$/, "");
     const token = options.token ?? env.CRUCIBLE_TOKEN;
-    this.token = token && token.trim() ? token.trim() : undefined;
+    this.token = token?.trim() ? token.trim() : undefined;
     this.timeoutMs = options.timeoutMs ?? 120_000;
     this.maxRetries = options.maxRetries ?? 3;
     this.maxRetryWaitMs = options.maxRetryWaitMs ?? 30_000;
@@ -67,21 +67,36 @@ export class Transport {
 
   /** A JSON call: `body` sent as JSON (none: no body); the answer's JSON. */
   async json<T>(method: string, path: string, body?: unknown, options: CallOptions = {}): Promise<T> {
-    const text = await this.read(method, path, {
-      body: body === undefined ? undefined : JSON.stringify(body),
-      contentType: body === undefined ? undefined : "application/json",
-      accept: "application/json",
-    }, options, (response) => response.text());
+    const text = await this.read(
+      method,
+      path,
+      {
+        body: body === undefined ? undefined : JSON.stringify(body),
+        contentType: body === undefined ? undefined : "application/json",
+        accept: "application/json",
+      },
+      options,
+      (response) => response.text(),
+    );
     try {
       return (text ? JSON.parse(text) : {}) as T;
     } catch {
-      throw new CrucibleError(200, "bad_response", `${method} ${path} answered what is not JSON: ${text.slice(0, 200)}`);
+      throw new CrucibleError(
+        200,
+        "bad_response",
+        `${method} ${path} answered what is not JSON: ${text.slice(0, 200)}`,
+      );
     }
   }
 
   /** Sends one request and reads its 2xx answer with {@code body}, within the call's timeout and signal. */
-  async read<T>(method: string, path: string, request: Outgoing, options: CallOptions,
-    body: (response: Response) => Promise<T>): Promise<T> {
+  async read<T>(
+    method: string,
+    path: string,
+    request: Outgoing,
+    options: CallOptions,
+    body: (response: Response) => Promise<T>,
+  ): Promise<T> {
     const open = await this.open(method, path, request, options);
     try {
       return await body(open.response);
@@ -97,12 +112,18 @@ export class Transport {
    * timeout and signal until {@code close}; a refusal is thrown as the server's `CrucibleError`, after the retries
    * `Retry-After` allows.
    */
-  async open(method: string, path: string, request: Outgoing, options: CallOptions = {}):
-    Promise<{ response: Response; signal: AbortSignal; close: () => void }> {
+  async open(
+    method: string,
+    path: string,
+    request: Outgoing,
+    options: CallOptions = {},
+  ): Promise<{ response: Response; signal: AbortSignal; close: () => void }> {
     const timeout = options.timeoutMs ?? this.timeoutMs;
     const controller = new AbortController();
-    const timer = setTimeout(() => controller.abort(new CrucibleError(0, "timeout", `${method} ${path}: no answer`
-      + ` within ${timeout} ms`)), timeout);
+    const timer = setTimeout(
+      () => controller.abort(new CrucibleError(0, "timeout", `${method} ${path}: no answer` + ` within ${timeout} ms`)),
+      timeout,
+    );
     const onAbort = () => controller.abort(new CrucibleError(0, "aborted", `${method} ${path}: aborted`));
     if (options.signal?.aborted) {
       onAbort();
@@ -123,7 +144,10 @@ export class Transport {
         let response: Response;
         try {
           response = await this.fetchImpl(this.baseUrl + path, {
-            method, headers, body: request.body, signal: controller.signal,
+            method,
+            headers,
+            body: request.body,
+            signal: controller.signal,
           });
         } catch (e) {
           throw reason(controller.signal, e, `${method} ${path}: cannot reach ${this.baseUrl}`);
@@ -133,8 +157,12 @@ export class Transport {
         }
         const error = await errorOf(response, method, path);
         const wait = error.retryAfterS === undefined ? undefined : error.retryAfterS * 1000;
-        if ((response.status !== 429 && response.status !== 503) || wait === undefined
-            || attempt >= this.maxRetries || wait > this.maxRetryWaitMs) {
+        if (
+          (response.status !== 429 && response.status !== 503) ||
+          wait === undefined ||
+          attempt >= this.maxRetries ||
+          wait > this.maxRetryWaitMs
+        ) {
           throw error;
         }
         // jitter: the callers of one burst do not all come back in the same instant
@@ -173,8 +201,12 @@ async function errorOf(response: Response, method: string, path: string): Promis
   } catch {
     // not the API's JSON: a proxy's page
   }
-  return new CrucibleError(response.status, response.status === 404 ? "not_found" : "bad_response",
-    `${method} ${path} answered HTTP ${response.status}: ${text.slice(0, 200)}`, retryAfterS);
+  return new CrucibleError(
+    response.status,
+    response.status === 404 ? "not_found" : "bad_response",
+    `${method} ${path} answered HTTP ${response.status}: ${text.slice(0, 200)}`,
+    retryAfterS,
+  );
 }
 
 /** What ended a fetch: the abort's own reason (a timeout, a cancel), else the network. */
@@ -219,12 +251,11 @@ export async function* events<T>(response: Response, signal?: AbortSignal): Asyn
       }
       const { done, value } = await reader.read();
       pending += done ? decoder.decode() : decoder.decode(value, { stream: true });
-      let newline: number;
-      while ((newline = pending.indexOf("\n")) >= 0) {
+      for (let newline = pending.indexOf("\n"); newline >= 0; newline = pending.indexOf("\n")) {
         const line = pending.slice(0, newline).trim();
         pending = pending.slice(newline + 1);
         const json = line.startsWith("data:") ? line.slice(5).trim() : line;
-        if (json && json.startsWith("{")) {
+        if (json?.startsWith("{")) {
           yield JSON.parse(json) as T;
         }
       }

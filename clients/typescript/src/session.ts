@@ -1,9 +1,20 @@
 import { CrucibleError } from "./errors.js";
-import { CallOptions, Transport, events } from "./http.js";
+import { type CallOptions, events, type Transport } from "./http.js";
 import { Terminal } from "./terminal.js";
 import type {
-  CellResult, CommandRequest, CommandResult, CommitResult, FileEntry, ForkResult, PauseResult, PortInfo, Preview,
-  ProcessInfo, ProcessOutput, SessionInfo, SnapshotInfo,
+  CellResult,
+  CommandRequest,
+  CommandResult,
+  CommitResult,
+  FileEntry,
+  ForkResult,
+  PauseResult,
+  PortInfo,
+  Preview,
+  ProcessInfo,
+  ProcessOutput,
+  SessionInfo,
+  SnapshotInfo,
 } from "./types.js";
 
 /** A command's output as it comes, then its result (`Accept: application/x-ndjson`). */
@@ -18,18 +29,31 @@ export type CommandEvent =
  * committed. Every call goes to the server; `info` is what the last answer that carried it said.
  */
 export class Session {
-  constructor(private readonly http: Transport, readonly id: string, public info?: SessionInfo) {}
+  constructor(
+    private readonly http: Transport,
+    readonly id: string,
+    public info?: SessionInfo,
+  ) {}
 
   private path(rest = ""): string {
     return `/v1/sessions/${encodeURIComponent(this.id)}${rest}`;
   }
 
   /** Runs one cell: its statements, then the value of its last expression (`mode` `auto`, `exec` or `single`). */
-  run(code: string, options: CallOptions & { mode?: "auto" | "exec" | "single"; timeoutMs?: number } = {}):
-    Promise<CellResult> {
-    return this.http.json("POST", this.path("/execute"), {
-      code, mode: options.mode, timeout_ms: options.timeoutMs,
-    }, options);
+  run(
+    code: string,
+    options: CallOptions & { mode?: "auto" | "exec" | "single"; timeoutMs?: number } = {},
+  ): Promise<CellResult> {
+    return this.http.json(
+      "POST",
+      this.path("/execute"),
+      {
+        code,
+        mode: options.mode,
+        timeout_ms: options.timeoutMs,
+      },
+      options,
+    );
   }
 
   /** The session as the server shows it now, with the ports something listens on. */
@@ -59,23 +83,35 @@ export class Session {
 
   private filePath(path: string, user?: "user" | "root"): string {
     const who = user ? `&user=${user}` : "";
-    return path.startsWith("/") ? this.path(`/files?path=${encodeURIComponent(path)}${who}`)
-      : this.path(`/files/${path.split("/").map(encodeURIComponent).join("/")}${who ? "?" + who.slice(1) : ""}`);
+    return path.startsWith("/")
+      ? this.path(`/files?path=${encodeURIComponent(path)}${who}`)
+      : this.path(`/files/${path.split("/").map(encodeURIComponent).join("/")}${who ? `?${who.slice(1)}` : ""}`);
   }
 
   /** Writes a file (bytes or text), making the directories above it. */
-  async writeFile(path: string, data: Uint8Array | string, options: CallOptions & { user?: "user" | "root" } = {}):
-    Promise<void> {
+  async writeFile(
+    path: string,
+    data: Uint8Array | string,
+    options: CallOptions & { user?: "user" | "root" } = {},
+  ): Promise<void> {
     const body = typeof data === "string" ? new TextEncoder().encode(data) : data;
-    await this.http.read("PUT", this.filePath(path, options.user), {
-      body: body as BodyInit, contentType: "application/octet-stream",
-    }, options, (r) => r.arrayBuffer());
+    await this.http.read(
+      "PUT",
+      this.filePath(path, options.user),
+      {
+        body: body as BodyInit,
+        contentType: "application/octet-stream",
+      },
+      options,
+      (r) => r.arrayBuffer(),
+    );
   }
 
   /** A file's bytes. */
   async readFile(path: string, options: CallOptions & { user?: "user" | "root" } = {}): Promise<Uint8Array> {
-    return new Uint8Array(await this.http.read("GET", this.filePath(path, options.user), {}, options,
-      (r) => r.arrayBuffer()));
+    return new Uint8Array(
+      await this.http.read("GET", this.filePath(path, options.user), {}, options, (r) => r.arrayBuffer()),
+    );
   }
 
   /** A file as UTF-8 text. */
@@ -86,8 +122,7 @@ export class Session {
   /** The entries of a directory: `""` the workspace, a relative one under it, or an absolute one. */
   async listFiles(dir = "", options?: CallOptions): Promise<FileEntry[]> {
     const query = dir ? `?dir=${encodeURIComponent(dir)}` : "";
-    return (await this.http.json<{ files: FileEntry[] }>("GET", this.path(`/files${query}`), undefined, options))
-      .files;
+    return (await this.http.json<{ files: FileEntry[] }>("GET", this.path(`/files${query}`), undefined, options)).files;
   }
 
   /** Deletes a file, link or directory (with what it holds). */
@@ -104,9 +139,16 @@ export class Session {
 
   /** Runs a command, its output as it comes, then its `result`. */
   async *commandStream(command: string | CommandRequest, options: CallOptions = {}): AsyncGenerator<CommandEvent> {
-    const open = await this.http.open("POST", this.path("/commands"), {
-      body: JSON.stringify(commandBody(command)), contentType: "application/json", accept: "application/x-ndjson",
-    }, options);
+    const open = await this.http.open(
+      "POST",
+      this.path("/commands"),
+      {
+        body: JSON.stringify(commandBody(command)),
+        contentType: "application/json",
+        accept: "application/x-ndjson",
+      },
+      options,
+    );
     try {
       yield* events<CommandEvent>(open.response, open.signal);
     } finally {
@@ -118,11 +160,21 @@ export class Session {
    * Starts a command in the background: it answers at once with the process, which runs on (`stdinOpen` keeps its
    * stdin open for `writeStdin`; `pty` puts it on a terminal).
    */
-  startProcess(command: string | CommandRequest,
-    options: CallOptions & { stdinOpen?: boolean; pty?: { rows: number; cols: number } } = {}): Promise<ProcessInfo> {
-    return this.http.json("POST", this.path("/commands"), {
-      ...commandBody(command), background: true, stdin_open: options.stdinOpen, pty: options.pty,
-    }, options);
+  startProcess(
+    command: string | CommandRequest,
+    options: CallOptions & { stdinOpen?: boolean; pty?: { rows: number; cols: number } } = {},
+  ): Promise<ProcessInfo> {
+    return this.http.json(
+      "POST",
+      this.path("/commands"),
+      {
+        ...commandBody(command),
+        background: true,
+        stdin_open: options.stdinOpen,
+        pty: options.pty,
+      },
+      options,
+    );
   }
 
   /** The background processes, running and ended, oldest first. */
@@ -133,26 +185,36 @@ export class Session {
 
   /** A process's output from `from` (0: the oldest kept; then the last answer's `next`), waiting up to `waitMs`. */
   processOutput(pid: number, from = 0, waitMs = 0, options?: CallOptions): Promise<ProcessOutput> {
-    return this.http.json("GET", this.path(`/processes/${pid}/output?from=${from}&wait_ms=${waitMs}`), undefined,
-      options);
+    return this.http.json(
+      "GET",
+      this.path(`/processes/${pid}/output?from=${from}&wait_ms=${waitMs}`),
+      undefined,
+      options,
+    );
   }
 
   /** Writes to a background process's stdin (one started with `stdinOpen`), closing it when asked. */
-  writeStdin(pid: number, data: string, close = false, options?: CallOptions):
-    Promise<{ written: number; closed: boolean }> {
+  writeStdin(
+    pid: number,
+    data: string,
+    close = false,
+    options?: CallOptions,
+  ): Promise<{ written: number; closed: boolean }> {
     return this.http.json("POST", this.path(`/processes/${pid}/stdin`), { data, close }, options);
   }
 
   /** Signals a background process's group (`TERM`, `KILL`, `INT`…); whether it was still running. */
   async signal(pid: number, signal = "TERM", options?: CallOptions): Promise<boolean> {
-    return (await this.http.json<{ signalled: boolean }>("POST", this.path(`/processes/${pid}/signal`), { signal },
-      options)).signalled;
+    return (
+      await this.http.json<{ signalled: boolean }>("POST", this.path(`/processes/${pid}/signal`), { signal }, options)
+    ).signalled;
   }
 
   /** Sizes the terminal of a process started with `pty`. */
   async resize(pid: number, rows: number, cols: number, options?: CallOptions): Promise<boolean> {
-    return (await this.http.json<{ resized: boolean }>("POST", this.path(`/processes/${pid}/resize`), { rows, cols },
-      options)).resized;
+    return (
+      await this.http.json<{ resized: boolean }>("POST", this.path(`/processes/${pid}/resize`), { rows, cols }, options)
+    ).resized;
   }
 
   /**
@@ -164,7 +226,7 @@ export class Session {
     for (const [k, v] of Object.entries(options)) {
       if (v !== undefined) query.set(k, String(v));
     }
-    return Terminal.open(this.http, this.path(`/terminal${query.size ? "?" + query : ""}`));
+    return Terminal.open(this.http, this.path(`/terminal${query.size ? `?${query}` : ""}`));
   }
 
   // -- ports and network --
@@ -176,7 +238,7 @@ export class Session {
 
   /** The URL of `path` on `port` in the sandbox, through the server (the token goes in the Authorization header). */
   portUrl(port: number, path = "/"): string {
-    return `${this.http.baseUrl}${this.path(`/ports/${port}`)}${path.startsWith("/") ? path : "/" + path}`;
+    return `${this.http.baseUrl}${this.path(`/ports/${port}`)}${path.startsWith("/") ? path : `/${path}`}`;
   }
 
   /** A signed link to `port` a browser opens without a token, for `ttlS` seconds. */

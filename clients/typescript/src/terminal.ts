@@ -25,24 +25,35 @@ export class Terminal {
   readonly closed: Promise<{ code: number; reason: string }>;
 
   private constructor(private readonly socket: Socket) {
-    this.closed = new Promise((resolve) => socket.addEventListener("close", (e) => resolve({
-      code: e.code ?? 1005, reason: e.reason ?? "",
-    })));
+    this.closed = new Promise((resolve) =>
+      socket.addEventListener("close", (e) =>
+        resolve({
+          code: e.code ?? 1005,
+          reason: e.reason ?? "",
+        }),
+      ),
+    );
     socket.addEventListener("message", (e) => {
-      const bytes = typeof e.data === "string" ? new TextEncoder().encode(e.data)
-        : new Uint8Array(e.data as ArrayBuffer);
+      const bytes =
+        typeof e.data === "string" ? new TextEncoder().encode(e.data) : new Uint8Array(e.data as ArrayBuffer);
       if (this.listeners.length === 0) {
         this.buffered.push(bytes);
       }
-      this.listeners.forEach((l) => l(bytes));
+      for (const l of this.listeners) l(bytes);
     });
   }
 
   static open(http: Transport, path: string): Promise<Terminal> {
     const Impl = http.WebSocket as SocketClass | undefined;
     if (!Impl) {
-      return Promise.reject(new CrucibleError(0, "unreachable", "this platform has no WebSocket: under Node 20 run"
-        + " with --experimental-websocket, or pass the ws package's as ClientOptions.WebSocket"));
+      return Promise.reject(
+        new CrucibleError(
+          0,
+          "unreachable",
+          "this platform has no WebSocket: under Node 20 run" +
+            " with --experimental-websocket, or pass the ws package's as ClientOptions.WebSocket",
+        ),
+      );
     }
     const init = http.token ? { headers: { Authorization: `Bearer ${http.token}` } } : undefined;
     const socket = new Impl(http.socketUrl(path), init);

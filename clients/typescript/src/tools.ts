@@ -34,8 +34,9 @@ export interface ToolsOptions {
  */
 export async function toolDefinitions(crucible: Crucible, options: ToolsOptions = {}): Promise<ToolDefinition[]> {
   const set = options.set ?? "all";
-  const listed = await crucible.tools("openai", set) as { function: { name: string; description: string;
-    parameters: Record<string, unknown> } }[];
+  const listed = (await crucible.tools("openai", set)) as {
+    function: { name: string; description: string; parameters: Record<string, unknown> };
+  }[];
   let session: Promise<string> | undefined = options.sessionId ? Promise.resolve(options.sessionId) : undefined;
   const sessionId = () => {
     session ??= crucible.createSession({ language: options.language }).then((s) => s.id);
@@ -45,12 +46,15 @@ export async function toolDefinitions(crucible: Crucible, options: ToolsOptions 
     name: f.name,
     description: f.description,
     parameters: f.parameters,
-    call: async (args: Record<string, unknown>, callOptions?: CallOptions) => crucible.callTool(f.name, args,
-      UNBOUND.has(f.name) ? undefined : await sessionId(), callOptions),
+    call: async (args: Record<string, unknown>, callOptions?: CallOptions) =>
+      crucible.callTool(f.name, args, UNBOUND.has(f.name) ? undefined : await sessionId(), callOptions),
   }));
 }
 
 /** The text parts of an outcome, one after the other. */
 export function textOf(outcome: ToolOutcome): string {
-  return outcome.content.map((c) => (c.type === "text" ? c.text : "")).filter((t) => t).join("\n");
+  return outcome.content
+    .map((c) => (c.type === "text" ? c.text : ""))
+    .filter((t) => t)
+    .join("\n");
 }

@@ -8,9 +8,24 @@
 import type * as wire from "./wire.js";
 
 export type {
-  CellResult, CommandResult, CommitResult, EvaluateRequest, EvaluateResult, EvaluationRequest,
-  ExecuteRequest, ExecuteResult, ForkResult, Limits, PauseResult, PortInfo, Preview, ProcessOutput, RewardRequest,
-  RewardResult, SessionLimits, Terminal,
+  CellResult,
+  CommandResult,
+  CommitResult,
+  EvaluateRequest,
+  EvaluateResult,
+  EvaluationRequest,
+  ExecuteRequest,
+  ExecuteResult,
+  ForkResult,
+  Limits,
+  PauseResult,
+  PortInfo,
+  Preview,
+  ProcessOutput,
+  RewardRequest,
+  RewardResult,
+  SessionLimits,
+  Terminal,
 } from "./wire.js";
 
 /** How a run ended. */
@@ -26,8 +41,10 @@ export type NetworkRequest = wire.Network;
 export type NetworkReport = wire.NetworkReport;
 
 /** How a finished program or command ended, and what it printed (each stream up to its cap). */
-export type Ended = Pick<wire.CommandResult,
-  "exit_code" | "signal" | "stdout" | "stderr" | "stdout_truncated" | "stderr_truncated">;
+export type Ended = Pick<
+  wire.CommandResult,
+  "exit_code" | "signal" | "stdout" | "stderr" | "stdout_truncated" | "stderr_truncated"
+>;
 
 /** One event of a streamed run: output as it comes, then the result. */
 export type StreamEvent =

@@ -37,7 +37,10 @@ test("a LangChain tool-calling loop runs the model's call in a Crucible session,
   const tools = await crucibleTools(crucible(), { set: "session" });
   const byName = Object.fromEntries(tools.map((t) => [t.name, t]));
   const scripted = new ScriptedChatModel([
-    new AIMessage({ content: "", tool_calls: [{ id: "call_1", name: "run_in_session", args: { code: PLOT_CELL }, type: "tool_call" }] }),
+    new AIMessage({
+      content: "",
+      tool_calls: [{ id: "call_1", name: "run_in_session", args: { code: PLOT_CELL }, type: "tool_call" }],
+    }),
     new AIMessage("The answer is 42."),
   ]);
   const model = scripted.bindTools(tools);

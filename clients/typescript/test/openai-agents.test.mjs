@@ -4,7 +4,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { Agent, run, setTracingDisabled } from "@openai/agents";
-import { ScriptedModel, assistantMessage, functionCall } from "@openai/agents-core/testing";
+import { assistantMessage, functionCall, ScriptedModel } from "@openai/agents-core/testing";
 import { crucibleTools } from "../dist/frameworks/openai-agents.js";
 import { crucible } from "./env.mjs";
 import { PLOT_CELL } from "./plot.mjs";
@@ -16,15 +16,24 @@ test("an OpenAI Agents run calls a Crucible tool in a session and the model sees
     [functionCall("run_in_session", { code: PLOT_CELL }, { callId: "call_1" })],
     [assistantMessage("The answer is 42.")],
   ]);
-  const agent = new Agent({ name: "coder", instructions: "Run code to answer.", model,
-    tools: await crucibleTools(crucible(), { set: "session" }) });
+  const agent = new Agent({
+    name: "coder",
+    instructions: "Run code to answer.",
+    model,
+    tools: await crucibleTools(crucible(), { set: "session" }),
+  });
   const result = await run(agent, "Plot y = x^2 and compute 6 * 7.");
   assert.equal(result.finalOutput, "The answer is 42.");
   model.assertComplete();
   const input = model.calls[1].request.input;
   const output = input.find((item) => item.type === "function_call_result").output;
   const parts = Array.isArray(output) ? output : [output];
-  assert.ok(parts.some((p) => (p.type === "input_text" || p.type === "text") && p.text.includes("42")),
-    JSON.stringify(output).slice(0, 400));
-  assert.ok(parts.some((p) => p.type === "input_image" || p.type === "image"), "the figure reached the model");
+  assert.ok(
+    parts.some((p) => (p.type === "input_text" || p.type === "text") && p.text.includes("42")),
+    JSON.stringify(output).slice(0, 400),
+  );
+  assert.ok(
+    parts.some((p) => p.type === "input_image" || p.type === "image"),
+    "the figure reached the model",
+  );
 });

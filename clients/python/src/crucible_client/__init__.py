@@ -7,7 +7,7 @@
   `verl_compute_score` (verl's custom reward function): rewards for RL.
 """
 
-from ._http import CrucibleError, _request
+from ._http import CrucibleError, _request  # noqa: F401 (the tests' raw requests)
 from .client import Crucible, Session
 from .rewards import (MetricRewardOutput, RewardOutput, code_execution_reward, code_execution_rewards,
                       e2b_code_execution_reward, local_code_execution_reward, trl_reward_func, verl_compute_score)

@@ -95,4 +95,3 @@ def _stream(url: str, token: Optional[str], body: Any, timeout: float = 120) -> 
             line = line.strip()
             if line.startswith(b"{"):
                 yield json.loads(line)
-

@@ -5,6 +5,7 @@ import os
 
 from ._http import _request
 
+
 def _endpoint(url, token):
     return (url or os.environ.get("CRUCIBLE_URL") or "http://127.0.0.1:8080").rstrip("/"), \
         token if token is not None else os.environ.get("CRUCIBLE_TOKEN")
@@ -121,7 +122,9 @@ def trl_reward_func(url=None, token=None, language="python", timeout=30):
 
 def verl_compute_score(data_source, solution_str, ground_truth, extra_info=None, url=None, token=None,
                        language=None, timeout=30):
-    """verl's custom reward function (custom_reward_function.path = the path of crucible_client/rewards.py, name = verl_compute_score).
+    """verl's custom reward function.
+
+    Set custom_reward_function.path to the path of crucible_client/rewards.py and its name to verl_compute_score.
 
     verl calls compute_score(data_source, solution_str, ground_truth, extra_info). `ground_truth` is the expected
     output, or test cases as verl's code datasets keep them ({"inputs": [...], "outputs": [...]}, as a dict or its

@@ -17,6 +17,7 @@ import urllib.parse
 
 from ._http import CrucibleError, _request
 
+
 def code_exec(url, bearer_token, code, files=None, interpreter_mode=False, timeout=120):
     """replit-code-exec's `code_exec`, unchanged: POST to Crucible's /replit/eval, get stdout and stderr as text.
 
@@ -308,5 +309,3 @@ def _openai_message(response):
 
 def _note(text):
     return {"role": "user", "content": "[crucible] " + text}
-
-

@@ -5,28 +5,38 @@
  */
 import { dynamicTool, jsonSchema } from "ai";
 import type { Crucible } from "../client.js";
-import { toolDefinitions, type ToolsOptions } from "../tools.js";
+import { type ToolsOptions, toolDefinitions } from "../tools.js";
 import type { ToolOutcome } from "../types.js";
 
 export type { ToolsOptions } from "../tools.js";
 
 /** The tools by name, for `tools:` of `generateText` or `streamText`. */
-export async function crucibleTools(crucible: Crucible, options?: ToolsOptions): Promise<Record<string,
-  ReturnType<typeof dynamicTool>>> {
+export async function crucibleTools(
+  crucible: Crucible,
+  options?: ToolsOptions,
+): Promise<Record<string, ReturnType<typeof dynamicTool>>> {
   const definitions = await toolDefinitions(crucible, options);
-  return Object.fromEntries(definitions.map((d) => [d.name, dynamicTool({
-    description: d.description,
-    inputSchema: jsonSchema(d.parameters as Parameters<typeof jsonSchema>[0]),
-    execute: (input, { abortSignal }) => d.call(input as Record<string, unknown>, { signal: abortSignal }),
-    toModelOutput: ({ output }) => modelOutput(output as ToolOutcome),
-  })]));
+  return Object.fromEntries(
+    definitions.map((d) => [
+      d.name,
+      dynamicTool({
+        description: d.description,
+        inputSchema: jsonSchema(d.parameters as Parameters<typeof jsonSchema>[0]),
+        execute: (input, { abortSignal }) => d.call(input as Record<string, unknown>, { signal: abortSignal }),
+        toModelOutput: ({ output }) => modelOutput(output as ToolOutcome),
+      }),
+    ]),
+  );
 }
 
 /** An outcome as the model reads it: its text, and its images as files. */
 function modelOutput(outcome: ToolOutcome) {
   return {
     type: "content" as const,
-    value: outcome.content.map((c) => c.type === "text" ? { type: "text" as const, text: c.text }
-      : { type: "file-data" as const, data: c.data, mediaType: c.mime_type }),
+    value: outcome.content.map((c) =>
+      c.type === "text"
+        ? { type: "text" as const, text: c.text }
+        : { type: "file-data" as const, data: c.data, mediaType: c.mime_type },
+    ),
   };
 }

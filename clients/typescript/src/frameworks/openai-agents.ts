@@ -4,7 +4,7 @@
  */
 import { tool } from "@openai/agents";
 import type { Crucible } from "../client.js";
-import { toolDefinitions, type ToolsOptions } from "../tools.js";
+import { type ToolsOptions, toolDefinitions } from "../tools.js";
 import type { ToolOutcome } from "../types.js";
 
 export type { ToolsOptions } from "../tools.js";
@@ -12,18 +12,22 @@ export type { ToolsOptions } from "../tools.js";
 /** The tools, for `tools:` of an `Agent`. */
 export async function crucibleTools(crucible: Crucible, options?: ToolsOptions) {
   const definitions = await toolDefinitions(crucible, options);
-  return definitions.map((d) => tool({
-    name: d.name,
-    description: d.description,
-    parameters: { ...d.parameters, additionalProperties: true } as never,
-    strict: false,
-    execute: async (input: unknown) => output(await d.call(input as Record<string, unknown>)),
-  }));
+  return definitions.map((d) =>
+    tool({
+      name: d.name,
+      description: d.description,
+      parameters: { ...d.parameters, additionalProperties: true } as never,
+      strict: false,
+      execute: async (input: unknown) => output(await d.call(input as Record<string, unknown>)),
+    }),
+  );
 }
 
 /** An outcome as the agent's tool output: its text (marked when the call failed), and its images. */
 function output(outcome: ToolOutcome) {
-  return outcome.content.map((c) => c.type === "text"
-    ? { type: "text" as const, text: outcome.is_error ? `Error: ${c.text}` : c.text }
-    : { type: "image" as const, image: { data: c.data, mediaType: c.mime_type } });
+  return outcome.content.map((c) =>
+    c.type === "text"
+      ? { type: "text" as const, text: outcome.is_error ? `Error: ${c.text}` : c.text }
+      : { type: "image" as const, image: { data: c.data, mediaType: c.mime_type } },
+  );
 }

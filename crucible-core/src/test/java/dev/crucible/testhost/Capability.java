@@ -51,6 +51,7 @@ public enum Capability {
     HAPROXY(true, () -> executable("/usr/sbin/haproxy", "haproxy (apt-get install haproxy)")),
     CHROMIUM(true, () -> onPath("chromium", "chromium (apt-get install chromium)")),
     MKDOCS(true, () -> onPath("mkdocs", "mkdocs (apt-get install mkdocs mkdocs-material)")),
+    FLAKE8(true, () -> onPath("flake8", "flake8 (apt-get install flake8)")),
     SKOPEO(true, () -> onPath("skopeo", "skopeo (apt-get install skopeo)")),
     UMOCI(true, () -> onPath("umoci", "umoci (apt-get install umoci)")),
     MMDEBSTRAP(true, () -> onPath("mmdebstrap", "mmdebstrap (apt-get install mmdebstrap)")),
