@@ -11,6 +11,7 @@ import dev.crucible.sandbox.SandboxRoot;
 import dev.crucible.sandbox.SandboxSpec;
 import dev.crucible.session.interpreter.Interpreter;
 import dev.crucible.session.process.Supervisor;
+import dev.crucible.session.spec.CellMode;
 import dev.crucible.session.spec.CellResult;
 import dev.crucible.session.spec.CellStatus;
 import dev.crucible.session.spec.SessionConfig;
@@ -18,9 +19,11 @@ import dev.crucible.session.spec.SessionLimits;
 import dev.crucible.session.store.SavedMemory;
 import dev.crucible.session.store.SessionStore;
 import dev.crucible.session.workspace.DataDirFull;
+import dev.crucible.util.WireNames;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -36,7 +39,6 @@ import tools.jackson.databind.node.ObjectNode;
 final class SessionRunner {
     private static final System.Logger LOG = System.getLogger("crucible.session");
     private static final long READY_MS = SessionConfig.RESTART_BOUND_MS;
-    private static final List<String> MODES = List.of("auto", "exec", "single");
     private static final String RESTORING = "memory.restoring"; // a saved sandbox being restored (see fromMemory)
 
     private final Sandbox sandbox;
@@ -68,9 +70,10 @@ final class SessionRunner {
         if (code == null) {
             throw new RequestException(ErrorCode.INVALID_REQUEST, "code is required");
         }
-        String m = mode == null ? "auto" : mode;
-        if (!MODES.contains(m)) {
-            throw new RequestException(ErrorCode.INVALID_REQUEST, "mode must be one of " + MODES);
+        CellMode m = mode == null ? CellMode.AUTO : WireNames.find(CellMode.values(), CellMode::wireName, mode);
+        if (m == null) {
+            throw new RequestException(ErrorCode.INVALID_REQUEST, "mode must be one of "
+                    + Arrays.stream(CellMode.values()).map(CellMode::wireName).toList());
         }
         long timeout = timeoutMs == null ? session.stored.limits().timeoutMs() : timeoutMs;
         if (timeout < 1 || timeout > SessionLimits.MAXIMUM.timeoutMs()) {
@@ -90,7 +93,7 @@ final class SessionRunner {
             session.touch();
             if (session.stored.restore().equals("replay")) {
                 try {
-                    store.reserveCell(session.stored, code, m);
+                    store.reserveCell(session.stored, code, m.wireName());
                 } catch (IOException e) {
                     if (DataDirFull.is(e)) {
                         throw DataDirFull.refusal(config.dataDir(), "the cell (not run: its replay log has no room)");
@@ -277,7 +280,7 @@ final class SessionRunner {
     }
 
     /** Runs one cell; never throws for what the cell or its interpreter does. */
-    CellResult run(Session session, String code, String mode, long timeout) throws InterruptedException {
+    CellResult run(Session session, String code, CellMode mode, long timeout) throws InterruptedException {
         long start = System.nanoTime();
         Boot boot = boot(session);
         boolean restarted = boot.restarted();
@@ -287,7 +290,7 @@ final class SessionRunner {
             return failure(CellStatus.SANDBOX_ERROR, "InterpreterUnavailable", boot.failure(), start, restarted,
                     resumed);
         }
-        ObjectNode request = json.createObjectNode().put("code", code).put("mode", mode)
+        ObjectNode request = json.createObjectNode().put("code", code).put("mode", mode.wireName())
                 .put("output_bytes", session.stored.limits().outputBytes()).put("timeout_ms", timeout);
         return switch (session.interpreter.call(request, timeout, graceMs)) {
             case Interpreter.Outcome.Answered a -> {
@@ -295,7 +298,7 @@ final class SessionRunner {
                 CellResult r = CellResult.fromAnswer(a.answer(), a.interruptedByTimeout(), timeout, millisSince(start), restarted,
                         resumed, replayed);
                 if (r.status() == CellStatus.OK) {
-                    store.appendCell(session.stored, code, mode);
+                    store.appendCell(session.stored, code, mode.wireName());
                 }
                 yield r;
             }

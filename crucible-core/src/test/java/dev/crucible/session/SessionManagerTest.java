@@ -71,6 +71,9 @@ class SessionManagerTest {
             assertThat(sessions.execute(ME, s.id(), "math.floor(x / 2)", "single", null).result()).isEqualTo("20");
             assertThat(sessions.execute(ME, s.id(), "for i in range(2):", "single", null).status().wireName()).isEqualTo("incomplete");
             assertThat(sessions.execute(ME, s.id(), "def f(a):", "auto", null).status().wireName()).isEqualTo("incomplete");
+            assertThat(sessions.execute(ME, s.id(), "x", " Single ", null).result()).as("a wire name in any case").isEqualTo("41");
+            assertThatThrownBy(() -> sessions.execute(ME, s.id(), "x", "eval", null)).isInstanceOf(RequestException.class)
+                    .hasMessage("mode must be one of [auto, exec, single]");
             CellResult error = run(s, "def g():\n    raise ValueError('\\x1b[31mbad\\x1b[0m')\ng()");
             assertThat(error.status().wireName()).isEqualTo("runtime_error");
             assertThat(error.error().name()).isEqualTo("ValueError");
