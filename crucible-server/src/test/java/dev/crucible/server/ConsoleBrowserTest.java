@@ -64,7 +64,7 @@ class ConsoleBrowserTest {
         node.environment().put("CONSOLE_OUT", out + "/");
         assertThat(node.start().waitFor()).isZero();
         Path committed = Path.of("src", "main", "resources", "dev", "crucible", "server", "ui");
-        for (String asset : new String[] {"console.js", "xterm.css"}) {
+        for (String asset : new String[] {"console.js", "console.css"}) {
             assertThat(Files.readString(out.resolve(asset))).as(asset + ": run npm run build in " + CONSOLE)
                     .isEqualTo(Files.readString(committed.resolve(asset)));
         }
@@ -106,7 +106,10 @@ class ConsoleBrowserTest {
             assertThat(http.send(HttpRequest.newBuilder(URI.create(base + "/ui/..%2Fopenapi.json")).build(),
                     HttpResponse.BodyHandlers.ofString()).statusCode()).isIn(400, 404);
             assertThat(http.send(HttpRequest.newBuilder(URI.create(base + "/ui/index.html")).build(),
-                    HttpResponse.BodyHandlers.ofString()).statusCode()).as("only the three assets").isEqualTo(404);
+                    HttpResponse.BodyHandlers.ofString()).statusCode()).as("only the two assets").isEqualTo(404);
+            assertThat(http.send(HttpRequest.newBuilder(URI.create(base + "/ui/xterm.css")).build(),
+                    HttpResponse.BodyHandlers.ofString()).statusCode()).as("xterm.js's sheet is in console.css")
+                    .isEqualTo(404);
         }
     }
 }
