@@ -9,7 +9,12 @@ import { createRequire } from "node:module";
 
 const here = new URL(".", import.meta.url).pathname;
 const tsc = createRequire(import.meta.url).resolve("typescript/bin/tsc");
-execFileSync(process.execPath, [tsc, "--noEmit", "-p", "tsconfig.json"], { cwd: here, stdio: "inherit" });
+try {
+  execFileSync(process.execPath, [tsc, "--noEmit", "-p", "tsconfig.json"], { cwd: here, stdio: "inherit" });
+} catch {
+  console.error("the console does not type-check (the errors above): nothing was bundled");
+  process.exit(1);
+}
 
 const out = process.env.CONSOLE_OUT ?? new URL("../resources/dev/crucible/server/ui/", import.meta.url).pathname;
 mkdirSync(out, { recursive: true });

@@ -20,7 +20,7 @@ export class Router {
 
   private async go(hash: string): Promise<void> {
     const [id, ...rest] = hash.replace(/^#/, "").split("/");
-    const page = this.pages.find((p) => p.id === id) ?? this.pages[0];
+    const page = this.pages.find((p) => p.id === id || p.aliases?.includes(id)) ?? this.pages[0];
     for (const section of this.main.children) (section as HTMLElement).hidden = section.id !== page.id;
     for (const link of this.links) link.classList.toggle("active", link.dataset.page === page.id);
     let section = this.sections.get(page.id);

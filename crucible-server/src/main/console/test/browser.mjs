@@ -186,6 +186,17 @@ try {
   await page.waitForFunction(() => document.getElementById("session-status").textContent.startsWith("pause:"));
   const after = await cell("print(open('uploaded.csv').read())");
   assert.match(await after.textContent(), /a,b\s+1,2/);
+  // a snapshot: taken from the session's bar, listed with its size, deleted from the list
+  await page.fill("#snapshot-name", "console-demo");
+  await page.click("#session-snapshot");
+  await page.waitForFunction(() => document.getElementById("session-status").textContent.startsWith("snapshot: console-demo"))
+    .catch(async (e) => { throw new Error(`${await page.textContent("#session-status")}\n${e}`); });
+  await page.waitForFunction(() => document.body.dataset.snapshots === "1");
+  await page.click("details.snapshots summary");
+  assert.match(await page.textContent("#snapshots tbody"), /console-demo\s*python.*\d+(\.\d+)? (B|KiB|MiB|GiB)/);
+  await page.click("#snapshots button.danger");
+  await page.waitForFunction(() => document.body.dataset.snapshots === "0");
+  await page.click("details.snapshots summary");
 
   // the whole file system of the session, not only its workspace
   await page.fill("#files-dir", "/etc");

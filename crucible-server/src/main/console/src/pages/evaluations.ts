@@ -104,6 +104,7 @@ export function evaluationsPage(): Page {
   return {
     id: "evaluations",
     title: "Evaluations",
+    aliases: ["eval"],
     mount(s) {
       section = s;
       const form = {

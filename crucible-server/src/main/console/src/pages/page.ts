@@ -2,6 +2,8 @@
 export interface Page {
   id: string;
   title: string;
+  /** Other names the route answers to (an older link's). */
+  aliases?: string[];
   /** Builds the page into its section, once, the first time it is shown. */
   mount(section: HTMLElement): void | Promise<void>;
   /** The page is shown (again): `rest` is the route after `#id/` (a session's id), or "". */

@@ -27,7 +27,7 @@ export function serverPage(): Page {
     latency: new LineChart({ id: "chart-latency", title: "Mean latency", capacity: HISTORY, stepMs: EVERY_MS,
       format: (v) => duration(v) }),
     load: new LineChart({ id: "chart-load", title: "Runs", capacity: HISTORY, stepMs: EVERY_MS, floor: 1,
-      format: (v) => count(v) }),
+      integer: true, format: (v) => count(v) }),
   };
   const parts = new Table<Part>({
     id: "parts",

@@ -6,6 +6,7 @@ import { announce, el, statusLine } from "../ui/dom";
 import { ago, mebibytes } from "../ui/format";
 import { Table } from "../ui/table";
 import type { Page } from "./page";
+import { SnapshotsPanel } from "./session/snapshots";
 import { SessionView } from "./session/view";
 
 export function sessionsPage(): Page {
@@ -18,6 +19,7 @@ export function sessionsPage(): Page {
     el("option", { value: "namespaces" }, "namespaces"), el("option", { value: "gvisor" }, "gVisor"));
   const memory = el("input", { id: "session-memory", type: "number", min: 16, max: 16384, placeholder: "default",
     "aria-label": "session memory in MiB" });
+  const snapshots = new SnapshotsPanel((id) => { location.hash = `#sessions/${encodeURIComponent(id)}`; }, status.say);
   const table = new Table<SessionInfo>({
     id: "sessions-table",
     filter: "filter sessions",
@@ -71,6 +73,7 @@ export function sessionsPage(): Page {
     }
     view = new SessionView(crucible().session(id), info, {
       changed: () => void list(),
+      snapshotted: () => void snapshots.list(),
       gone: () => { location.hash = "#sessions"; },
     });
     holder.replaceChildren(view.element);
@@ -89,10 +92,12 @@ export function sessionsPage(): Page {
           el("label", {}, "Memory (MiB) ", memory),
           el("button", { id: "session-new", class: "primary", onclick: () => void create() }, "New session"),
           el("button", { id: "sessions-refresh", title: "refresh", onclick: () => void list() }, "↻")),
-        status.element, table.element, holder);
+        status.element, table.element,
+        el("details", { class: "snapshots" }, el("summary", {}, "Snapshots"), snapshots.element), holder);
     },
     async show(rest) {
       try {
+        void snapshots.list();
         await open(rest, await list());
       } catch (e) {
         status.say(describe(e), true);

@@ -17,6 +17,8 @@ export interface ChartOptions {
   format: (value: number) => string;
   /** The least top of the y axis (a chart of counts at zero still shows 0 to 1). */
   floor?: number;
+  /** Whether the values are whole numbers (counts): ticks at whole numbers only. */
+  integer?: boolean;
 }
 
 const W = 440, H = 190, LEFT = 64, RIGHT = 10, TOP = 10, BOTTOM = 24;
@@ -38,8 +40,10 @@ export class LineChart {
   draw(series: Series[]): void {
     const { capacity, format } = this.options;
     const max = Math.max(0, ...series.flatMap((s) => s.values));
-    const step = niceStep(Math.max(max, this.options.floor ?? 0) / 4 || 0.25);
-    const top = Math.max(step, Math.ceil(max / step) * step);
+    const floor = this.options.floor ?? 0;
+    const raw = niceStep(Math.max(max, floor) / 4 || 0.25);
+    const step = this.options.integer ? Math.max(1, Math.round(raw)) : raw;
+    const top = Math.max(step, floor, Math.ceil(max / step) * step);
     const x = (i: number, n: number) => LEFT + ((capacity - n + i) / (capacity - 1)) * (W - LEFT - RIGHT);
     const y = (v: number) => TOP + (1 - v / top) * (H - TOP - BOTTOM);
     const grid = [];

@@ -3,7 +3,7 @@
 import type { SessionInfo, Session } from "@crucible/sdk";
 import { describe } from "../../api/client";
 import { el, statusLine } from "../../ui/dom";
-import { duration } from "../../ui/format";
+import { bytes, duration } from "../../ui/format";
 import { FilesPanel } from "./files";
 import { SessionInfoPanel } from "./info";
 import { Notebook } from "./notebook";
@@ -16,6 +16,8 @@ export interface ViewHooks {
   changed(): void;
   /** The session was deleted. */
   gone(): void;
+  /** A snapshot of it was taken. */
+  snapshotted(): void;
 }
 
 export class SessionView {
@@ -54,7 +56,8 @@ export class SessionView {
           this.action("session-snapshot", "Snapshot", "snapshot", async () => {
             const s = await session.snapshot(snapshotName.value.trim());
             snapshotName.value = "";
-            return `${s.name}, keeps its ${s.keeps}`;
+            this.hooks.snapshotted();
+            return `${s.name} (${bytes(s.bytes)}), keeps its ${s.keeps}`;
           })),
         el("button", { id: "session-delete", class: "danger", onclick: () => void this.remove() }, "Delete")),
       this.status.element,
@@ -84,6 +87,7 @@ export class SessionView {
   private async refreshInfo(): Promise<void> {
     try {
       this.info.update(await this.session.refresh());
+      this.hooks.changed(); // the list shows its state too (a cell brings a paused session back)
     } catch (e) {
       this.status.say(describe(e), true);
     }
@@ -93,7 +97,6 @@ export class SessionView {
     return el("button", { id, type: "button", onclick: async () => {
       try {
         this.status.say(`${verb}: ${await act()}`);
-        this.hooks.changed();
         await this.refresh();
       } catch (e) {
         this.status.say(`${verb}: ${describe(e)}`, true);

@@ -56,7 +56,25 @@ class ConsoleBrowserTest {
         }
     }
 
-    /** The bundle in the JAR's resources is what the sources build to now (nothing changed without a rebuild). */
+    /**
+     * The console's pure modules (the units values are shown in, /metrics and results read) under node:test:
+     * {@code test/units.test.mjs}, compiled from the TypeScript sources by esbuild.
+     */
+    @Test
+    void theConsoleShowsValuesInHumanUnits() throws Exception {
+        Capability.CONSOLE_TOOLS.require();
+        Process p = new ProcessBuilder("node", "--test", "test/units.test.mjs").directory(CONSOLE.toFile())
+                .redirectErrorStream(true).start();
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertThat(p.waitFor(2, TimeUnit.MINUTES)).isTrue();
+        assertThat(p.exitValue()).as(out).isZero();
+        assertThat(out).contains("# pass 5").contains("# fail 0");
+    }
+
+    /**
+     * The bundle in the JAR's resources is what the sources build to now (nothing changed without a rebuild), and the
+     * sources type-check ({@code build.mjs} runs {@code tsc --noEmit} first: a type error fails the build).
+     */
     @Test
     void theCommittedBundleIsBuiltFromTheSources(@org.junit.jupiter.api.io.TempDir Path out) throws Exception {
         Capability.CONSOLE_TOOLS.require();
