@@ -29,6 +29,9 @@ export function describe(e: unknown): string {
   return e instanceof Error ? e.message : String(e);
 }
 
+/** A call may take as long as a person lets it: a cell or a run ends by its own limits, not the SDK's default 2 min. */
+const CALL_TIMEOUT_MS = 30 * 60_000;
+
 function make(): Crucible {
-  return new Crucible({ baseUrl: location.origin, token: token() });
+  return new Crucible({ baseUrl: location.origin, token: token(), timeoutMs: CALL_TIMEOUT_MS });
 }

@@ -123,6 +123,7 @@ export class SessionView {
         for (const other of buttons) other.classList.toggle("active", other === button);
         for (const [name, panel] of Object.entries(panels)) panel.element.hidden = name !== button.dataset.tab;
         void panels[button.dataset.tab as keyof typeof panels].list();
+        void this.refreshInfo(); // what runs and listens, in the info beside
       });
     }
     this.processes.element.hidden = true;
