@@ -8,7 +8,13 @@ import { mkdirSync } from "node:fs";
 import { createRequire } from "node:module";
 
 const here = new URL(".", import.meta.url).pathname;
-const tsc = createRequire(import.meta.url).resolve("typescript/bin/tsc");
+let tsc;
+try {
+  tsc = createRequire(import.meta.url).resolve("typescript/bin/tsc");
+} catch {
+  console.error("typescript is not installed here: run npm ci in crucible-server/src/main/console (its lock file pins it)");
+  process.exit(1);
+}
 try {
   execFileSync(process.execPath, [tsc, "--noEmit", "-p", "tsconfig.json"], { cwd: here, stdio: "inherit" });
 } catch {

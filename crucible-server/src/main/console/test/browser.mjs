@@ -91,6 +91,14 @@ try {
   assert.match(await page.textContent("#stdout"), /<script>window\.pwned=1<\/script>/);
   assert.equal(await page.evaluate(() => window.pwned), undefined, "nothing a sandbox printed ran");
   assert.equal(await page.locator("#stdout *").count(), 0, "the output holds text, no element");
+  // this tab's runs, newest first; a click puts a run's code and output back
+  await page.waitForFunction(() => document.body.dataset.runs === "7");
+  assert.match(await page.textContent("#runs tbody tr:last-child"), /^1python\s*print\(1\)ok\d/);
+  assert.equal(await page.locator("#runs tbody code *").count(), 0, "the code in the table is text");
+  await page.click("#runs tbody tr:last-child");
+  assert.equal(await page.evaluate(() => [...document.querySelectorAll(".cm-line")].map((l) => l.textContent)
+    .join("\n")), "print(1)");
+  assert.equal(await page.textContent("#stdout"), "1\n");
 
   await page.click('nav a[data-page="server"]');
   await page.waitForFunction(() => document.getElementById("health").textContent.includes("status"));

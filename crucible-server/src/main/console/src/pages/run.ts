@@ -6,6 +6,7 @@ import { announce, el } from "../ui/dom";
 import { CodeEditor } from "../ui/editor";
 import { bytes, duration } from "../ui/format";
 import type { Page } from "./page";
+import { RunHistory } from "./run/history";
 
 export function runPage(): Page {
   let editor: CodeEditor;
@@ -19,6 +20,13 @@ export function runPage(): Page {
   const verdict = el("div", { id: "verdict", class: "verdict" });
   const stdout = el("pre", { id: "stdout", class: "out" });
   const stderr = el("pre", { id: "stderr", class: "out err" });
+  const history = new RunHistory((past) => {
+    language.value = past.language;
+    editor.setCode(past.code, past.language);
+    stdout.textContent = past.result.stdout;
+    stderr.textContent = past.result.stderr;
+    show(past.result);
+  });
 
   async function run(): Promise<void> {
     const started = performance.now();
@@ -40,6 +48,7 @@ export function runPage(): Page {
         else if (e.type === "stderr") stderr.append(e.data ?? "");
         else if (e.type === "result" && e.result) {
           show(e.result);
+          history.add(request.language, request.code, e.result);
           verdict.dataset.tookMs = (performance.now() - started).toFixed(1); // from the key to the verdict
         }
       }
@@ -82,7 +91,8 @@ export function runPage(): Page {
         el("label", { class: "stdin" }, "stdin ", stdin),
         verdict,
         el("h2", {}, "stdout"), stdout,
-        el("h2", {}, "stderr"), stderr);
+        el("h2", {}, "stderr"), stderr,
+        el("h2", {}, "Runs in this tab"), history.element);
       editor = new CodeEditor(editorBox, language.value || "python", () => void run());
       language.addEventListener("change", () => editor.setLanguage(language.value));
       editor.focus();

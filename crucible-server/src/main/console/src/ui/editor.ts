@@ -42,6 +42,12 @@ export class CodeEditor {
     return this.view.state.doc.toString();
   }
 
+  /** Puts `code` in the editor, highlighted as `language`. */
+  setCode(code: string, language: string): void {
+    this.view.dispatch({ changes: { from: 0, to: this.view.state.doc.length, insert: code },
+      effects: this.mode.reconfigure(MODES[language]?.() ?? []) });
+  }
+
   /** Highlights `language`; the code becomes its sample unless the user wrote some of their own. */
   setLanguage(language: string): void {
     const untouched = !this.code.trim() || Object.values(SAMPLES).includes(this.code);
