@@ -116,7 +116,8 @@ try {
   assert.equal(await page.locator("#chart-load polyline").count(), 2);
   // axes: round ticks in the unit of the series, and the time before now
   const ticks = await page.locator("#chart-rate .tick").allTextContents();
-  assert.ok(ticks.includes("now") && ticks.includes("−1 min") && ticks.includes("0/s"), `the rate chart's axes: ${ticks}`);
+  assert.ok(ticks.includes("now") && ticks.some((t) => /^−\d+ (s|min)$/.test(t)) && ticks.includes("0/s"),
+    `the rate chart's axes: ${ticks}`);
   assert.ok((await page.locator("#chart-latency .tick").allTextContents()).some((t) => / m?s$/.test(t)),
     "the latency chart's axis in ms or s");
   assert.match(await page.textContent("#health"), /memory\d+(\.\d+)? (MiB|GiB)/, "the server's memory in MiB");

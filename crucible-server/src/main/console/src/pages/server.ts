@@ -35,7 +35,7 @@ export function serverPage(): Page {
     sort: { key: "part", descending: false },
     columns: [
       { key: "part", label: "part", value: (p) => p.part },
-      { key: "state", label: "state", value: (p) => p.state, className: (p) => (p.state === "up" ? "pass" : "fail") },
+      { key: "state", label: "state", value: (p) => p.state, className: (p) => `part-${p.state}` },
       { key: "detail", label: "detail", value: (p) => p.detail ?? "" },
     ],
   });

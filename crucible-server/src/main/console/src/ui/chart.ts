@@ -10,8 +10,12 @@ export interface Series {
 export interface ChartOptions {
   id: string;
   title: string;
-  /** How many samples the chart spans, and the time between two. */
+  /**
+   * How many samples the chart spans at most, and the time between two: it spans what it has (at least `least`
+   * samples) until it has this many, then the last `capacity`.
+   */
   capacity: number;
+  least?: number;
   stepMs: number;
   /** A value in the series' unit, for the axis and the legend (`12/s`, `40 ms`, `3`). */
   format: (value: number) => string;
@@ -38,7 +42,9 @@ export class LineChart {
 
   /** Draws the series (the newest sample at the right edge). */
   draw(series: Series[]): void {
-    const { capacity, format } = this.options;
+    const { format } = this.options;
+    const had = Math.max(0, ...series.map((s) => s.values.length));
+    const capacity = Math.min(this.options.capacity, Math.max(had, this.options.least ?? 10));
     const max = Math.max(0, ...series.flatMap((s) => s.values));
     const floor = this.options.floor ?? 0;
     const raw = niceStep(Math.max(max, floor) / 4 || 0.25);
@@ -52,12 +58,12 @@ export class LineChart {
         svg("text", { class: "tick", x: LEFT - 6, y: y(v) + 4, "text-anchor": "end" }, format(v)));
     }
     const spanS = ((capacity - 1) * this.options.stepMs) / 1000;
-    const every = [10, 30, 60, 120, 300, 600].find((s) => spanS / s <= 6) ?? 600;
+    const every = [5, 10, 30, 60, 120, 300, 600].find((s) => spanS / s <= 6) ?? 600;
     for (let t = 0; t <= spanS; t += every) {
       const at = LEFT + (1 - t / spanS) * (W - LEFT - RIGHT);
       grid.push(svg("line", { class: "axis", x1: at, x2: at, y1: H - BOTTOM, y2: H - BOTTOM + 4 }),
         svg("text", { class: "tick", x: at, y: H - 6, "text-anchor": t === 0 ? "end" : "middle" },
-          t === 0 ? "now" : `−${t >= 60 ? `${t / 60} min` : `${t} s`}`));
+          t === 0 ? "now" : `−${t >= 60 && t % 60 === 0 ? `${t / 60} min` : `${t} s`}`));
     }
     const lines = series.map((s, i) => svg("polyline", { class: `line s${i}`,
       points: s.values.map((v, j) => `${x(j, s.values.length).toFixed(1)},${y(v).toFixed(1)}`).join(" ") }));
@@ -65,7 +71,7 @@ export class LineChart {
       svg("line", { class: "axis", x1: LEFT, x2: LEFT, y1: TOP, y2: H - BOTTOM }),
       svg("line", { class: "axis", x1: LEFT, x2: W - RIGHT, y1: H - BOTTOM, y2: H - BOTTOM }), ...lines);
     this.plot.dataset.max = String(max);
-    this.plot.dataset.samples = String(Math.max(0, ...series.map((s) => s.values.length)));
+    this.plot.dataset.samples = String(had);
     this.legend.replaceChildren(...series.map((s, i) => el("span", { class: `key s${i}` }, s.label, " ",
       el("b", {}, s.values.length ? format(s.values[s.values.length - 1]) : "–"))));
   }
