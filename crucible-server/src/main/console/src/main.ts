@@ -4,7 +4,9 @@
 import "./ui/nonce";
 import "@xterm/xterm/css/xterm.css";
 import "./styles/console.css";
+import { describe } from "./api/client";
 import { Router } from "./router";
+import { el } from "./ui/dom";
 import { signedIn, signIn } from "./pages/signin";
 import { runPage } from "./pages/run";
 import { sessionsPage } from "./pages/sessions";
@@ -16,6 +18,10 @@ const router = new Router([runPage(), sessionsPage(), evaluationsPage(), serverP
   document.getElementById("nav")!);
 
 void (async () => {
-  if (await signedIn()) await router.start();
-  else signIn(main, () => void router.start());
+  try {
+    if (await signedIn()) await router.start();
+    else signIn(main, () => void router.start());
+  } catch (e) {
+    main.replaceChildren(el("p", { class: "error" }, `The server did not answer: ${describe(e)}. Reload to try again.`));
+  }
 })();

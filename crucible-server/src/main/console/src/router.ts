@@ -1,5 +1,6 @@
 // The pages by the URL's fragment: `#sessions/<id>` shows the sessions page with that session open. A page is built
 // the first time it is shown, and kept (hidden) while another is.
+import { describe } from "./api/client";
 import type { Page } from "./pages/page";
 import { el } from "./ui/dom";
 
@@ -18,7 +19,16 @@ export class Router {
     return this.go(location.hash);
   }
 
+  /** Shows a page; what fails on the way is said on the page (the server gone, a refusal), never thrown. */
   private async go(hash: string): Promise<void> {
+    try {
+      await this.show(hash);
+    } catch (e) {
+      this.main.querySelector("section:not([hidden])")?.append(el("p", { class: "error" }, describe(e)));
+    }
+  }
+
+  private async show(hash: string): Promise<void> {
     const [id, ...rest] = hash.replace(/^#/, "").split("/");
     const page = this.pages.find((p) => p.id === id || p.aliases?.includes(id)) ?? this.pages[0];
     for (const section of this.main.children) (section as HTMLElement).hidden = section.id !== page.id;

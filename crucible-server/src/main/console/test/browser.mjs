@@ -18,6 +18,8 @@ try {
   const dialogs = [];
   page.on("dialog", (d) => { dialogs.push(d.message()); d.dismiss(); });
   const violations = [];
+  const pageErrors = []; // an exception the console's code did not catch (a rejected promise included)
+  page.on("pageerror", (e) => pageErrors.push(e.stack ?? e.message));
   let refusalExpected = false; // while the page tries a script from a preview, which the policy must refuse
   page.on("console", (m) => {
     if (/Content Security Policy/i.test(m.text()) && !(refusalExpected && m.text().includes("/v1/previews/"))) {
@@ -353,6 +355,7 @@ try {
   assert.deepEqual(fromServer, fromFile, "the server's run shows the verdicts of the file's (the failed ones, here)");
   await page.screenshot({ path: `${shots}/console-eval.png`, fullPage: true });
   assert.deepEqual(dialogs, [], "no dialog opened");
+  assert.deepEqual(pageErrors, [], "no uncaught exception in the console");
   assert.deepEqual(violations, [], "no Content-Security-Policy violation (the editor's and the terminal's styles carry"
     + " the nonce)");
   console.log(`console: /ui/ to an interactive editor ${toEditor} ms; Ctrl-Enter to the output of print(1)`

@@ -65,8 +65,9 @@ export function sessionsPage(): Page {
     view = undefined;
     holder.replaceChildren();
     announce("session", undefined);
-    const info = sessions.find((s) => s.id === id);
     if (!id) return;
+    // a session another replica holds is not in this one's list: asked by id, the request goes to its holder
+    const info = sessions.find((s) => s.id === id) ?? await crucible().session(id).refresh().catch(() => undefined);
     if (!info) {
       status.say(`session_not_found: no session ${id} of this token here`, true);
       return;

@@ -9,6 +9,8 @@ export interface Column<T> {
   label: string;
   /** The value sorted and filtered by: numbers sort as numbers, the rest as text (with numbers inside in order). */
   value: (row: T) => string | number | null | undefined;
+  /** The text the filter box matches (the value's, when absent). */
+  text?: (row: T) => string;
   /** The cell's content; the value, as text, when absent. */
   show?: (row: T) => Child | Child[];
   /** A class for the cell (`num` aligns right; `pass`, `fail` colour it). */
@@ -81,7 +83,8 @@ export class Table<T> {
   visible(): T[] {
     const query = this.search?.value.trim().toLowerCase() ?? "";
     const shown = this.rows.filter((row) => this.predicate(row)
-      && (!query || this.options.columns.some((c) => String(c.value(row) ?? "").toLowerCase().includes(query))));
+      && (!query || this.options.columns.some((c) => (c.text?.(row) ?? String(c.value(row) ?? "")).toLowerCase()
+        .includes(query))));
     const column = this.options.columns.find((c) => c.key === this.sort?.key);
     if (column && this.sort) {
       const sign = this.sort.descending ? -1 : 1;

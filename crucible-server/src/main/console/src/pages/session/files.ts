@@ -16,7 +16,8 @@ export class FilesPanel {
     sort: { key: "name", descending: false },
     empty: "An empty directory.",
     columns: [
-      { key: "name", label: "name", value: (f) => `${f.type === "directory" ? 0 : 1}${f.path}`, show: (f) => this.name(f) },
+      { key: "name", label: "name", value: (f) => `${f.type === "directory" ? 0 : 1}${f.path}`, text: (f) => f.path,
+        show: (f) => this.name(f) }, // directories first
       { key: "size", label: "size", numeric: true, value: (f) => (f.type === "file" ? f.size : null),
         show: (f) => (f.type === "file" ? bytes(f.size) : "") },
       { key: "modified", label: "modified", value: (f) => f.modified_at,

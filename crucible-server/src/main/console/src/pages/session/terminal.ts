@@ -61,7 +61,8 @@ export class TerminalPanel {
    */
   private async findShell(open: NonNullable<TerminalPanel["open_"]>): Promise<void> {
     for (let tries = 0; tries < 50 && this.open_ === open; tries++) {
-      const shell = (await this.session.processes()).filter((p) => p.running && p.pty && p.terminals > 0)
+      const processes = await this.session.processes().catch(() => []); // the session gone: no shell to find
+      const shell = processes.filter((p) => p.running && p.pty && p.terminals > 0)
         .sort((a, b) => b.started_at.localeCompare(a.started_at))[0];
       if (shell) {
         open.pid = shell.pid;
