@@ -1,5 +1,6 @@
 // The console in a real Chromium (Debian's, driven by playwright-core; nothing downloaded) against a real server:
-// sign-in, a run with Ctrl-Enter, hostile output that must stay text, the server page. Prints what it measured (time
+// sign-in, a run with Ctrl-Enter, hostile output that must stay text, the server page (charts with axes, tables that
+// sort and filter), a session (its info, notebook, terminal, files, processes, ports), evaluations. Prints what it measured (time
 // to an interactive editor, Ctrl-Enter to the output of print(1), the same request by curl) and saves screenshots.
 // Env: CRUCIBLE_URL, CRUCIBLE_TOKEN, SCREENSHOTS (a directory). Exits non-zero on the first failed check.
 import assert from "node:assert/strict";
@@ -17,6 +18,8 @@ try {
   const dialogs = [];
   page.on("dialog", (d) => { dialogs.push(d.message()); d.dismiss(); });
   const violations = [];
+  const pageErrors = []; // an exception the console's code did not catch (a rejected promise included)
+  page.on("pageerror", (e) => pageErrors.push(e.stack ?? e.message));
   let refusalExpected = false; // while the page tries a script from a preview, which the policy must refuse
   page.on("console", (m) => {
     if (/Content Security Policy/i.test(m.text()) && !(refusalExpected && m.text().includes("/v1/previews/"))) {
@@ -70,6 +73,8 @@ try {
     if (round > 0) timed.inPage.push(Number(await page.getAttribute("#verdict", "data-took-ms")));
     assert.equal(await page.textContent("#stdout"), "1\n");
     assert.equal(await page.getAttribute("#verdict", "data-status"), "ok");
+    // the verdict in human units: a time in ms or s, the memory in KiB or MiB
+    assert.match(await page.textContent("#verdict"), /^ok.*exit 0.*\d+(\.\d+)? m?s wall.*\d+(\.\d+)? (KiB|MiB) memory/);
     const t2 = performance.now();
     execFileSync("curl", ["-s", "-o", "/dev/null", "-H", `Authorization: Bearer ${token}`, "-H",
       "Content-Type: application/json", "-d", '{"language": "python", "code": "print(1)"}', url + "/v1/execute"]);
@@ -88,6 +93,14 @@ try {
   assert.match(await page.textContent("#stdout"), /<script>window\.pwned=1<\/script>/);
   assert.equal(await page.evaluate(() => window.pwned), undefined, "nothing a sandbox printed ran");
   assert.equal(await page.locator("#stdout *").count(), 0, "the output holds text, no element");
+  // this tab's runs, newest first; a click puts a run's code and output back
+  await page.waitForFunction(() => document.body.dataset.runs === "7");
+  assert.match(await page.textContent("#runs tbody tr:last-child"), /^1python\s*print\(1\)ok\d/);
+  assert.equal(await page.locator("#runs tbody code *").count(), 0, "the code in the table is text");
+  await page.click("#runs tbody tr:last-child");
+  assert.equal(await page.evaluate(() => [...document.querySelectorAll(".cm-line")].map((l) => l.textContent)
+    .join("\n")), "print(1)");
+  assert.equal(await page.textContent("#stdout"), "1\n");
 
   await page.click('nav a[data-page="server"]');
   await page.waitForFunction(() => document.getElementById("health").textContent.includes("status"));
@@ -100,17 +113,49 @@ try {
     body: JSON.stringify({ language: "python", code: `import time; time.sleep(0.3); print(${i})` }) }));
   await Promise.all(load);
   await page.waitForFunction(() => Number(document.body.dataset.samples ?? 0) >= 3);
-  const rate = await page.textContent("#chart-rate text");
-  assert.ok(Number(rate.replace("max ", "")) > 2, `the requests chart saw the load (${rate})`); // the page alone: 1/s
+  const rate = Number(await page.getAttribute("#chart-rate", "data-max"));
+  assert.ok(rate > 2, `the requests chart saw the load (${rate}/s)`); // the page alone: 1/s
   assert.equal(await page.locator("#chart-load polyline").count(), 2);
+  // axes: round ticks in the unit of the series, and the time before now
+  const ticks = await page.locator("#chart-rate .tick").allTextContents();
+  assert.ok(ticks.includes("now") && ticks.some((t) => /^−\d+ (s|min)$/.test(t)) && ticks.includes("0/s"),
+    `the rate chart's axes: ${ticks}`);
+  assert.ok((await page.locator("#chart-latency .tick").allTextContents()).some((t) => / m?s$/.test(t)),
+    "the latency chart's axis in ms or s");
+  assert.match(await page.textContent("#health"), /memory\d+(\.\d+)? (MiB|GiB)/, "the server's memory in MiB");
+  assert.match(await page.textContent("#health"), /uptime\d+(\.\d+)? (ms|s|min)/, "its uptime as a duration");
+  // the counters: a filter keeps the matching rows, a header sorts
+  const allCounters = await page.locator("#counters tbody tr").count();
+  await page.fill('#server input[aria-label="filter counters"]', "pool_");
+  await page.waitForFunction((all) => {
+    const rows = [...document.querySelectorAll("#counters tbody tr")];
+    return rows.length > 0 && rows.length < all && rows.every((tr) => tr.textContent.includes("pool_"));
+  }, allCounters).catch(async (e) => {
+    throw new Error(`the counters filtered by pool_ (of ${allCounters}): ${await page.textContent("#counters")}\n${e}`);
+  });
+  await page.click('#counters th[data-key=value] button');
+  assert.equal(await page.getAttribute('#counters th[data-key=value]', "aria-sort"), "descending");
+  const values = await page.evaluate(() => [...document.querySelectorAll("#counters tbody tr")]
+    .filter((tr) => /^[\d,.]+$/.test(tr.cells[2].textContent)) // counts (sizes and times sort by their value too)
+    .map((tr) => Number(tr.cells[2].textContent.replace(/,/g, ""))));
+  assert.deepEqual(values, [...values].sort((a, b) => b - a), `sorted by value, largest first: ${values}`);
+  await page.fill('#server input[aria-label="filter counters"]', "");
   await page.screenshot({ path: `${shots}/console-server.png` });
 
 
   // a session as a notebook: a figure, hostile HTML and SVG in frames that run nothing, a traceback and file names
   // with markup as text, an upload, a pause
   await page.click('nav a[data-page="sessions"]');
+  await page.selectOption("#session-isolation", "namespaces");
+  await page.fill("#session-memory", "384");
   await page.click("#session-new");
-  await page.waitForFunction(() => document.body.dataset.sessions === "1");
+  await page.waitForFunction(() => document.body.dataset.sessions === "1" && document.body.dataset.session);
+  // the session's info: its tier, its limits in human units; the list shows the same
+  await page.waitForFunction(() => document.querySelector('#session-info [data-fact="memory"]')?.textContent === "384 MiB");
+  assert.equal(await page.textContent('#session-info [data-fact="tier"]'), "namespaces");
+  assert.match(await page.textContent('#session-info [data-fact="cell timeout"]'), /^\d+(\.\d+)? (s|min)/);
+  assert.match(await page.textContent("#sessions-table tbody"), /python.*namespaces.*(running|dormant).*384 MiB/);
+  assert.match(page.url(), /#sessions\/[^/]+$/, "the open session is in the URL");
   const cell = async (code) => {
     const before = await page.locator(".cell[data-done]").count();
     await page.fill("#cell", code);
@@ -138,7 +183,7 @@ try {
   const failing = await cell("raise ValueError('\\x1b[31m<b>red</b> & <script>x</script>')");
   assert.match(await failing.locator("pre.err").textContent(), /<b>red<\/b> & <script>x<\/script>/);
   assert.equal(await page.locator("#cells b, #cells script").count(), 0, "a traceback is text");
-  const id = await page.inputValue("#session-pick");
+  const id = await page.evaluate(() => document.body.dataset.session);
   const marked = "<img src=x onerror=alert(1)> & <b>name.txt"; // no slash: one name, not a path
   const put = await fetch(`${url}/v1/sessions/${id}/files/${encodeURIComponent(marked)}`, { method: "PUT",
     headers: { Authorization: `Bearer ${token}`, "Content-Type": "application/octet-stream" }, body: "x" });
@@ -152,6 +197,17 @@ try {
   await page.waitForFunction(() => document.getElementById("session-status").textContent.startsWith("pause:"));
   const after = await cell("print(open('uploaded.csv').read())");
   assert.match(await after.textContent(), /a,b\s+1,2/);
+  // a snapshot: taken from the session's bar, listed with its size, deleted from the list
+  await page.fill("#snapshot-name", "console-demo");
+  await page.click("#session-snapshot");
+  await page.waitForFunction(() => document.getElementById("session-status").textContent.startsWith("snapshot: console-demo"))
+    .catch(async (e) => { throw new Error(`${await page.textContent("#session-status")}\n${e}`); });
+  await page.waitForFunction(() => document.body.dataset.snapshots === "1");
+  await page.click("details.snapshots summary");
+  assert.match(await page.textContent("#snapshots tbody"), /console-demo\s*python.*\d+(\.\d+)? (B|KiB|MiB|GiB)/);
+  await page.click("#snapshots button.danger");
+  await page.waitForFunction(() => document.body.dataset.snapshots === "0");
+  await page.click("details.snapshots summary");
 
   // the whole file system of the session, not only its workspace
   await page.fill("#files-dir", "/etc");
@@ -161,7 +217,7 @@ try {
   await page.click("#files-up");
   await page.waitForFunction(() => document.body.dataset.filesDir === "/"
     && document.getElementById("files").textContent.includes("/workspace/"));
-  await page.click("#files li .dir >> text=/workspace/");
+  await page.click("#files .dir >> text=/workspace/");
   await page.waitForFunction(() => document.getElementById("files").textContent.includes("uploaded.csv"));
 
   // a terminal: xterm.js over the WebSocket, the token sent as a subprotocol (a browser cannot send the header)
@@ -211,13 +267,15 @@ try {
   await page.fill("#process-command", "exec python3 serve.py");
   await page.click("#process-start button");
   await page.waitForFunction(() => Number(document.body.dataset.processes) >= 2);
+  await page.waitForFunction(() => document.querySelector('#session-info [data-fact="running"]')?.textContent
+    .includes("serve.py"), null, { timeout: 10_000 }); // the session's info lists what runs in it
   await page.click('.tabs button[data-tab="ports"]');
   for (let i = 0; i < 100 && Number(await page.evaluate(() => document.body.dataset.ports ?? 0)) < 1; i++) {
     await page.waitForTimeout(100); // the server in the session binds its port in its own time
     await page.click("#ports-refresh");
   }
   assert.match(await page.textContent("#ports"), /8123/);
-  await page.click("#ports li button");
+  await page.click("#ports button.preview-make");
   const href = await page.getAttribute("#ports a.preview", "href");
   assert.match(href, /\/v1\/previews\/[^/]+\/$/);
   assert.equal(await page.getAttribute("#ports a.preview", "rel"), "noopener noreferrer");
@@ -245,7 +303,7 @@ try {
   assert.equal(await page.evaluate(() => window.previewScriptRan), undefined);
   await page.bringToFront(); // the console's tab again: its frames are painted for the screenshot
   await page.click('.tabs button[data-tab="processes"]');
-  await page.click("#processes li .dir >> text=/serve.py/");
+  await page.click("#processes .dir >> text=/serve.py/");
   await page.waitForFunction(() => document.getElementById("process-output").textContent.includes("GET / HTTP"));
   await page.click('.tabs button[data-tab="files"]');
   // the whole page in the viewport: Chromium paints a frame scrolled out of it lazily, and a full-page shot may miss it
@@ -255,7 +313,7 @@ try {
   await page.setViewportSize({ width: 1100, height: 760 });
 
   // a real eval dataset run's results, read in the tab: pass@k, filters, a sample beside its problem
-  await page.click('nav a[data-page="eval"]');
+  await page.click('nav a[data-page="evaluations"]');
   await page.setInputFiles("#eval-samples", process.env.EVAL_SAMPLES);
   await page.setInputFiles("#eval-problems", process.env.EVAL_PROBLEMS);
   await page.setInputFiles("#eval-results", process.env.EVAL_RESULTS);
@@ -266,24 +324,38 @@ try {
   await page.selectOption("#eval-filter", "failed");
   const failed = Number(await page.evaluate(() => document.body.dataset.evalRows));
   assert.ok(failed >= 2 && failed < 6, `some samples failed (${failed}), not all`);
-  await page.click("#eval-table tr:nth-child(2)");
+  await page.click("#eval-table tbody tr:first-child");
   assert.match(await page.textContent("#eval-sample"), /def return1\(\):/);
   assert.match(await page.textContent("#eval-sample"), /def check\(candidate\)/);
   // the same problems and samples run on the server: followed to the end, opened, the same verdicts
-  const fromFile = await page.evaluate(() => [...document.querySelectorAll("#eval-table tr")].map((tr) => tr.textContent
-    .replace(/\d+$/, "")));
-  await page.fill("#eval-timeout", "3000");
+  // the samples table sorts by a header (the numbers as numbers) and filters by what is typed
+  await page.selectOption("#eval-filter", "all");
+  await page.click("#eval-table th[data-key=time] button");
+  const times = await page.evaluate(() => [...document.querySelectorAll("#eval-table tbody tr")].map((tr) => tr.cells[5]
+    .textContent));
+  assert.ok(times.every((t) => /^\d+(\.\d+)? (ms|s)$/.test(t)), `times in ms or s: ${times}`);
+  const ms = times.map((t) => Number(t.split(" ")[0]) * (t.endsWith(" s") ? 1000 : 1));
+  assert.deepEqual(ms, [...ms].sort((a, b) => b - a), `sorted by time, longest first: ${times}`);
+  await page.fill('#evaluations input[aria-label="filter eval-table"]', "timeout");
+  await page.waitForFunction(() => Number(document.body.dataset.evalRows) >= 1 && document.body.dataset.evalRows !== "6");
+  await page.fill('#evaluations input[aria-label="filter eval-table"]', "");
+  await page.click("#eval-table th[data-key=task] button");
+  await page.selectOption("#eval-filter", "failed");
+  const rowsOf = () => page.evaluate(() => [...document.querySelectorAll("#eval-table tbody tr")]
+    .map((tr) => [...tr.cells].slice(0, 5).map((td) => td.textContent).join(" | ")));
+  const fromFile = await rowsOf();
+  await page.fill("#eval-timeout", "3");
   await page.click("#eval-start button");
   await page.waitForFunction(() => document.body.dataset.evalRuns === "running" || document.body.dataset.evalRuns === "done");
   await page.waitForFunction(() => document.body.dataset.evalRuns === "done", null, { timeout: 120_000 });
   assert.match(await page.textContent("#eval-runs"), /6 \/ 6/);
   await page.click("#eval-runs tr[data-state=done] button >> text=open");
   await page.waitForFunction(() => document.body.dataset.evalOpened !== undefined);
-  const fromServer = await page.evaluate(() => [...document.querySelectorAll("#eval-table tr")].map((tr) => tr.textContent
-    .replace(/\d+$/, "")));
+  const fromServer = await rowsOf();
   assert.deepEqual(fromServer, fromFile, "the server's run shows the verdicts of the file's (the failed ones, here)");
   await page.screenshot({ path: `${shots}/console-eval.png`, fullPage: true });
   assert.deepEqual(dialogs, [], "no dialog opened");
+  assert.deepEqual(pageErrors, [], "no uncaught exception in the console");
   assert.deepEqual(violations, [], "no Content-Security-Policy violation (the editor's and the terminal's styles carry"
     + " the nonce)");
   console.log(`console: /ui/ to an interactive editor ${toEditor} ms; Ctrl-Enter to the output of print(1)`

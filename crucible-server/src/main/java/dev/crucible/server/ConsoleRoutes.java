@@ -13,8 +13,9 @@ import java.util.List;
 import java.util.Map;
 
 /**
- * The web console (issue 32) at {@code /ui/}: a page and its three assets, all inside the JAR (bundled from
- * {@code src/main/console} by esbuild; nothing is fetched at run time), served without a token (they hold nothing; the
+ * The web console (issue 32) at {@code /ui/}: a page and its two assets, all inside the JAR (the TypeScript page
+ * modules of {@code src/main/console} on the TypeScript SDK, type-checked and bundled by esbuild into one script and one
+ * style sheet; nothing is fetched at run time), served without a token (they hold nothing; the
  * API calls they make carry the tab's), under a Content-Security-Policy that admits one script: the page's own, by a
  * fresh nonce per page (never {@code 'self'}, which would admit whatever a session serves under {@code /v1/previews/}
  * on this origin), and styles from the server or with a second nonce (CodeMirror's and xterm.js's style elements,
@@ -23,8 +24,7 @@ import java.util.Map;
 final class ConsoleRoutes {
     private static final String ROOT = "/dev/crucible/server/ui/";
     private static final Map<String, String> ASSETS = Map.of(
-            "console.js", "text/javascript; charset=utf-8", "console.css", "text/css; charset=utf-8",
-            "xterm.css", "text/css; charset=utf-8");
+            "console.js", "text/javascript; charset=utf-8", "console.css", "text/css; charset=utf-8");
     private static final SecureRandom RANDOM = new SecureRandom();
     private static final String PAGE = read("index.html");
 
