@@ -2,17 +2,20 @@
 // into the server's resources beside its page (index.html, kept there as it is), where the JAR carries them: console.js
 // (src/main.ts with the SDK, CodeMirror and xterm.js) and console.css (src/styles with xterm.js's sheet). Nothing is
 // fetched at run time. Run after changing src/: npm run build (ConsoleBrowserTest fails on a stale bundle or a type error).
-import { build } from "esbuild";
+
 import { execFileSync } from "node:child_process";
 import { mkdirSync } from "node:fs";
 import { createRequire } from "node:module";
+import { build } from "esbuild";
 
 const here = new URL(".", import.meta.url).pathname;
 let tsc;
 try {
   tsc = createRequire(import.meta.url).resolve("typescript/bin/tsc");
 } catch {
-  console.error("typescript is not installed here: run npm ci in crucible-server/src/main/console (its lock file pins it)");
+  console.error(
+    "typescript is not installed here: run npm ci in crucible-server/src/main/console (its lock file pins it)",
+  );
   process.exit(1);
 }
 try {

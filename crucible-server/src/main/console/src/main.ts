@@ -5,23 +5,24 @@ import "./ui/nonce";
 import "@xterm/xterm/css/xterm.css";
 import "./styles/console.css";
 import { describe } from "./api/client";
-import { Router } from "./router";
-import { el } from "./ui/dom";
-import { signedIn, signIn } from "./pages/signin";
-import { runPage } from "./pages/run";
-import { sessionsPage } from "./pages/sessions";
 import { evaluationsPage } from "./pages/evaluations";
+import { runPage } from "./pages/run";
 import { serverPage } from "./pages/server";
+import { sessionsPage } from "./pages/sessions";
+import { signedIn, signIn } from "./pages/signin";
+import { Router } from "./router";
+import { byId, el } from "./ui/dom";
 
-const main = document.getElementById("app")!;
-const router = new Router([runPage(), sessionsPage(), evaluationsPage(), serverPage()], main,
-  document.getElementById("nav")!);
+const main = byId("app");
+const router = new Router([runPage(), sessionsPage(), evaluationsPage(), serverPage()], main, byId("nav"));
 
 void (async () => {
   try {
     if (await signedIn()) await router.start();
     else signIn(main, () => void router.start());
   } catch (e) {
-    main.replaceChildren(el("p", { class: "error" }, `The server did not answer: ${describe(e)}. Reload to try again.`));
+    main.replaceChildren(
+      el("p", { class: "error" }, `The server did not answer: ${describe(e)}. Reload to try again.`),
+    );
   }
 })();

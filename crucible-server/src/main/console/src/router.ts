@@ -8,7 +8,11 @@ export class Router {
   private readonly sections = new Map<string, HTMLElement>();
   private readonly links: HTMLAnchorElement[];
 
-  constructor(private readonly pages: Page[], private readonly main: HTMLElement, nav: HTMLElement) {
+  constructor(
+    private readonly pages: Page[],
+    private readonly main: HTMLElement,
+    nav: HTMLElement,
+  ) {
     this.links = pages.map((p) => el("a", { href: `#${p.id}`, "data-page": p.id }, p.title));
     nav.replaceChildren(...this.links);
   }

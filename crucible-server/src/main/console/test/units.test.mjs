@@ -12,9 +12,16 @@ const out = mkdtempSync(join(tmpdir(), "crucible-console-units-"));
 after(() => rmSync(out, { recursive: true, force: true }));
 await build({
   absWorkingDir: new URL("..", import.meta.url).pathname,
-  entryPoints: { format: "src/ui/format.ts", metrics: "src/pages/server/metrics.ts",
-    results: "src/pages/evaluations/results.ts" },
-  bundle: true, format: "esm", platform: "neutral", outdir: out, logLevel: "warning",
+  entryPoints: {
+    format: "src/ui/format.ts",
+    metrics: "src/pages/server/metrics.ts",
+    results: "src/pages/evaluations/results.ts",
+  },
+  bundle: true,
+  format: "esm",
+  platform: "neutral",
+  outdir: out,
+  logLevel: "warning",
 });
 const format = await import(join(out, "format.js"));
 const metrics = await import(join(out, "metrics.js"));
@@ -57,33 +64,49 @@ test("rates, counts, percentages and times relative to now", () => {
 });
 
 test("/metrics read: the HTTP totals summed over routes, the engine's counters in their units", () => {
-  const samples = metrics.parse([
-    "# HELP crucible_http_requests_total requests",
-    'crucible_http_requests_total{method="GET",route="/v1/runtimes",status="200"} 3',
-    'crucible_http_requests_total{method="POST",route="/v1/execute",status="200"} 4',
-    'crucible_http_request_duration_seconds_sum{route="/v1/execute"} 0.5',
-    'crucible_http_request_duration_seconds_count{route="/v1/execute"} 4',
-    "crucible_pool_hits_total 7",
-    "crucible_sessions_memory_used_bytes 1.572864E8",
-    'crucible_turns_wait_seconds_sum{queue="runs"} 90',
-  ].join("\n"));
+  const samples = metrics.parse(
+    [
+      "# HELP crucible_http_requests_total requests",
+      'crucible_http_requests_total{method="GET",route="/v1/runtimes",status="200"} 3',
+      'crucible_http_requests_total{method="POST",route="/v1/execute",status="200"} 4',
+      'crucible_http_request_duration_seconds_sum{route="/v1/execute"} 0.5',
+      'crucible_http_request_duration_seconds_count{route="/v1/execute"} 4',
+      "crucible_pool_hits_total 7",
+      "crucible_sessions_memory_used_bytes 1.572864E8",
+      'crucible_turns_wait_seconds_sum{queue="runs"} 90',
+    ].join("\n"),
+  );
   assert.deepEqual(metrics.totals(samples), { requests: 7, durationSum: 0.5, durationCount: 4 });
   const rows = metrics.counters(samples);
-  assert.deepEqual(rows.map((r) => r.name), ["pool_hits", "sessions_memory_used_bytes", "turns_wait_seconds_sum"]);
+  assert.deepEqual(
+    rows.map((r) => r.name),
+    ["pool_hits", "sessions_memory_used_bytes", "turns_wait_seconds_sum"],
+  );
   assert.deepEqual(rows.map(metrics.shown), ["7", "150 MiB", "1 min 30 s"]);
   assert.equal(rows[2].labels, "queue=runs");
 });
 
 test("an evaluation's results: rows by task then sample, its summary, the n-th sample of a task", () => {
-  const { rows, summary } = results.readResults(results.jsonl([
-    '{"task_id": "t/10", "sample": 0, "passed": true, "status": "ok"}',
-    '{"task_id": "t/2", "sample": 1, "passed": false, "status": "timeout"}',
-    '{"task_id": "t/2", "sample": 0, "passed": true, "status": "ok"}',
-    '{"summary": {"problems": 2, "samples": 3, "passed": 2, "pass_at_k": {"pass@1": 0.75}}}',
-  ].join("\n")));
-  assert.deepEqual(rows.map((r) => `${r.task_id}#${r.sample}`), ["t/2#0", "t/2#1", "t/10#0"]);
+  const { rows, summary } = results.readResults(
+    results.jsonl(
+      [
+        '{"task_id": "t/10", "sample": 0, "passed": true, "status": "ok"}',
+        '{"task_id": "t/2", "sample": 1, "passed": false, "status": "timeout"}',
+        '{"task_id": "t/2", "sample": 0, "passed": true, "status": "ok"}',
+        '{"summary": {"problems": 2, "samples": 3, "passed": 2, "pass_at_k": {"pass@1": 0.75}}}',
+      ].join("\n"),
+    ),
+  );
+  assert.deepEqual(
+    rows.map((r) => `${r.task_id}#${r.sample}`),
+    ["t/2#0", "t/2#1", "t/10#0"],
+  );
   assert.equal(summary.pass_at_k["pass@1"], 0.75);
-  const samples = results.readSamples(results.jsonl('{"task_id": "a", "completion": "x"}\n{"task_id": "a", "code": "y"}'));
+  const samples = results.readSamples(
+    results.jsonl('{"task_id": "a", "completion": "x"}\n{"task_id": "a", "code": "y"}'),
+  );
   assert.equal(samples.get("a#1"), "y");
-  assert.ok(results.FILTERS.unproven.keep({ passed: false, status: "ok", result: "the tests did not run to their end" }));
+  assert.ok(
+    results.FILTERS.unproven.keep({ passed: false, status: "ok", result: "the tests did not run to their end" }),
+  );
 });

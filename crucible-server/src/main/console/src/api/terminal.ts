@@ -10,13 +10,17 @@ export function terminalSocket(sessionId: string, rows: number, cols: number): W
   const bearer = token();
   if (bearer) protocols.push(`crucible.bearer.${base64url(bearer)}`);
   const scheme = location.protocol === "https:" ? "wss" : "ws";
-  const socket = new WebSocket(`${scheme}://${location.host}/v1/sessions/${encodeURIComponent(sessionId)}/terminal`
-    + `?rows=${rows}&cols=${cols}`, protocols);
+  const socket = new WebSocket(
+    `${scheme}://${location.host}/v1/sessions/${encodeURIComponent(sessionId)}/terminal` + `?rows=${rows}&cols=${cols}`,
+    protocols,
+  );
   socket.binaryType = "arraybuffer";
   return socket;
 }
 
 function base64url(text: string): string {
-  return btoa(String.fromCharCode(...new TextEncoder().encode(text))).replace(/\+/g, "-").replace(/\//g, "_")
+  return btoa(String.fromCharCode(...new TextEncoder().encode(text)))
+    .replace(/\+/g, "-")
+    .replace(/\//g, "_")
     .replace(/=+$/, "");
 }

@@ -13,13 +13,29 @@ export function sessionsPage(): Page {
   let view: SessionView | undefined;
   const holder = el("div", { id: "session-view" });
   const status = statusLine("sessions-status");
-  const language = el("select", { id: "session-language", "aria-label": "session language" },
-    el("option", {}, "python"), el("option", {}, "javascript"));
-  const isolation = el("select", { id: "session-isolation", "aria-label": "session isolation" },
-    el("option", { value: "namespaces" }, "namespaces"), el("option", { value: "gvisor" }, "gVisor"));
-  const memory = el("input", { id: "session-memory", type: "number", min: 16, max: 16384, placeholder: "default",
-    "aria-label": "session memory in MiB" });
-  const snapshots = new SnapshotsPanel((id) => { location.hash = `#sessions/${encodeURIComponent(id)}`; }, status.say);
+  const language = el(
+    "select",
+    { id: "session-language", "aria-label": "session language" },
+    el("option", {}, "python"),
+    el("option", {}, "javascript"),
+  );
+  const isolation = el(
+    "select",
+    { id: "session-isolation", "aria-label": "session isolation" },
+    el("option", { value: "namespaces" }, "namespaces"),
+    el("option", { value: "gvisor" }, "gVisor"),
+  );
+  const memory = el("input", {
+    id: "session-memory",
+    type: "number",
+    min: 16,
+    max: 16384,
+    placeholder: "default",
+    "aria-label": "session memory in MiB",
+  });
+  const snapshots = new SnapshotsPanel((id) => {
+    location.hash = `#sessions/${encodeURIComponent(id)}`;
+  }, status.say);
   const table = new Table<SessionInfo>({
     id: "sessions-table",
     filter: "filter sessions",
@@ -27,15 +43,27 @@ export function sessionsPage(): Page {
     rowData: (s) => ({ "data-state": s.state }),
     sort: { key: "used", descending: true },
     empty: "No session yet: make one above.",
-    open: (s) => { location.hash = `#sessions/${encodeURIComponent(s.id)}`; },
+    open: (s) => {
+      location.hash = `#sessions/${encodeURIComponent(s.id)}`;
+    },
     columns: [
       { key: "id", label: "session", value: (s) => s.id, show: (s) => el("code", { title: s.id }, s.id.slice(-12)) },
       { key: "language", label: "language", value: (s) => s.language },
       { key: "tier", label: "tier", value: (s) => s.isolation ?? "namespaces" },
       { key: "state", label: "state", value: (s) => s.state, className: (s) => `state-${s.state}` },
-      { key: "memory", label: "memory", numeric: true, value: (s) => s.limits.memory_mb,
-        show: (s) => mebibytes(s.limits.memory_mb) },
-      { key: "processes", label: "processes", numeric: true, value: (s) => s.processes.filter((p) => p.running).length },
+      {
+        key: "memory",
+        label: "memory",
+        numeric: true,
+        value: (s) => s.limits.memory_mb,
+        show: (s) => mebibytes(s.limits.memory_mb),
+      },
+      {
+        key: "processes",
+        label: "processes",
+        numeric: true,
+        value: (s) => s.processes.filter((p) => p.running).length,
+      },
       { key: "used", label: "last used", value: (s) => s.last_used_at, show: (s) => ago(s.last_used_at) },
       { key: "expires", label: "expires", value: (s) => s.expires_at, show: (s) => ago(s.expires_at) },
     ],
@@ -50,9 +78,11 @@ export function sessionsPage(): Page {
 
   async function create(): Promise<void> {
     try {
-      const session = await crucible().createSession({ language: language.value,
+      const session = await crucible().createSession({
+        language: language.value,
         isolation: isolation.value as "namespaces" | "gvisor",
-        limits: memory.value ? { memory_mb: Number(memory.value) } : undefined });
+        limits: memory.value ? { memory_mb: Number(memory.value) } : undefined,
+      });
       location.hash = `#sessions/${encodeURIComponent(session.id)}`;
     } catch (e) {
       status.say(describe(e), true);
@@ -67,7 +97,12 @@ export function sessionsPage(): Page {
     announce("session", undefined);
     if (!id) return;
     // a session another replica holds is not in this one's list: asked by id, the request goes to its holder
-    const info = sessions.find((s) => s.id === id) ?? await crucible().session(id).refresh().catch(() => undefined);
+    const info =
+      sessions.find((s) => s.id === id) ??
+      (await crucible()
+        .session(id)
+        .refresh()
+        .catch(() => undefined));
     if (!info) {
       status.say(`session_not_found: no session ${id} of this token here`, true);
       return;
@@ -75,7 +110,9 @@ export function sessionsPage(): Page {
     view = new SessionView(crucible().session(id), info, {
       changed: () => void list(),
       snapshotted: () => void snapshots.list(),
-      gone: () => { location.hash = "#sessions"; },
+      gone: () => {
+        location.hash = "#sessions";
+      },
     });
     holder.replaceChildren(view.element);
     announce("session", id);
@@ -87,14 +124,20 @@ export function sessionsPage(): Page {
     title: "Sessions",
     mount(section) {
       section.append(
-        el("div", { class: "bar" },
+        el(
+          "div",
+          { class: "bar" },
           el("label", {}, "Language ", language),
           el("label", {}, "Isolation ", isolation),
           el("label", {}, "Memory (MiB) ", memory),
           el("button", { id: "session-new", class: "primary", onclick: () => void create() }, "New session"),
-          el("button", { id: "sessions-refresh", title: "refresh", onclick: () => void list() }, "↻")),
-        status.element, table.element,
-        el("details", { class: "snapshots" }, el("summary", {}, "Snapshots"), snapshots.element), holder);
+          el("button", { id: "sessions-refresh", title: "refresh", onclick: () => void list() }, "↻"),
+        ),
+        status.element,
+        table.element,
+        el("details", { class: "snapshots" }, el("summary", {}, "Snapshots"), snapshots.element),
+        holder,
+      );
     },
     async show(rest) {
       try {

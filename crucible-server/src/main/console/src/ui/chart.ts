@@ -25,7 +25,12 @@ export interface ChartOptions {
   integer?: boolean;
 }
 
-const W = 440, H = 190, LEFT = 64, RIGHT = 10, TOP = 10, BOTTOM = 24;
+const W = 440,
+  H = 190,
+  LEFT = 64,
+  RIGHT = 10,
+  TOP = 10,
+  BOTTOM = 24;
 
 export class LineChart {
   readonly element: HTMLElement;
@@ -35,8 +40,12 @@ export class LineChart {
   constructor(private readonly options: ChartOptions) {
     this.plot = svg("svg", { id: options.id, viewBox: `0 0 ${W} ${H}`, role: "img", "aria-label": options.title });
     this.legend = el("span", { class: "legend" });
-    this.element = el("figure", { class: "chart" }, el("figcaption", {}, el("strong", {}, options.title), this.legend),
-      this.plot);
+    this.element = el(
+      "figure",
+      { class: "chart" },
+      el("figcaption", {}, el("strong", {}, options.title), this.legend),
+      this.plot,
+    );
     this.draw([]);
   }
 
@@ -54,26 +63,49 @@ export class LineChart {
     const y = (v: number) => TOP + (1 - v / top) * (H - TOP - BOTTOM);
     const grid = [];
     for (let v = 0; v <= top + step / 2; v += step) {
-      grid.push(svg("line", { class: "grid", x1: LEFT, x2: W - RIGHT, y1: y(v), y2: y(v) }),
-        svg("text", { class: "tick", x: LEFT - 6, y: y(v) + 4, "text-anchor": "end" }, format(v)));
+      grid.push(
+        svg("line", { class: "grid", x1: LEFT, x2: W - RIGHT, y1: y(v), y2: y(v) }),
+        svg("text", { class: "tick", x: LEFT - 6, y: y(v) + 4, "text-anchor": "end" }, format(v)),
+      );
     }
     const spanS = ((capacity - 1) * this.options.stepMs) / 1000;
     const every = [5, 10, 30, 60, 120, 300, 600].find((s) => spanS / s <= 6) ?? 600;
     for (let t = 0; t <= spanS; t += every) {
       const at = LEFT + (1 - t / spanS) * (W - LEFT - RIGHT);
-      grid.push(svg("line", { class: "axis", x1: at, x2: at, y1: H - BOTTOM, y2: H - BOTTOM + 4 }),
-        svg("text", { class: "tick", x: at, y: H - 6, "text-anchor": t === 0 ? "end" : "middle" },
-          t === 0 ? "now" : `−${t >= 60 && t % 60 === 0 ? `${t / 60} min` : `${t} s`}`));
+      grid.push(
+        svg("line", { class: "axis", x1: at, x2: at, y1: H - BOTTOM, y2: H - BOTTOM + 4 }),
+        svg(
+          "text",
+          { class: "tick", x: at, y: H - 6, "text-anchor": t === 0 ? "end" : "middle" },
+          t === 0 ? "now" : `−${t >= 60 && t % 60 === 0 ? `${t / 60} min` : `${t} s`}`,
+        ),
+      );
     }
-    const lines = series.map((s, i) => svg("polyline", { class: `line s${i}`,
-      points: s.values.map((v, j) => `${x(j, s.values.length).toFixed(1)},${y(v).toFixed(1)}`).join(" ") }));
-    this.plot.replaceChildren(...grid,
+    const lines = series.map((s, i) =>
+      svg("polyline", {
+        class: `line s${i}`,
+        points: s.values.map((v, j) => `${x(j, s.values.length).toFixed(1)},${y(v).toFixed(1)}`).join(" "),
+      }),
+    );
+    this.plot.replaceChildren(
+      ...grid,
       svg("line", { class: "axis", x1: LEFT, x2: LEFT, y1: TOP, y2: H - BOTTOM }),
-      svg("line", { class: "axis", x1: LEFT, x2: W - RIGHT, y1: H - BOTTOM, y2: H - BOTTOM }), ...lines);
+      svg("line", { class: "axis", x1: LEFT, x2: W - RIGHT, y1: H - BOTTOM, y2: H - BOTTOM }),
+      ...lines,
+    );
     this.plot.dataset.max = String(max);
     this.plot.dataset.samples = String(had);
-    this.legend.replaceChildren(...series.map((s, i) => el("span", { class: `key s${i}` }, s.label, " ",
-      el("b", {}, s.values.length ? format(s.values[s.values.length - 1]) : "–"))));
+    this.legend.replaceChildren(
+      ...series.map((s, i) =>
+        el(
+          "span",
+          { class: `key s${i}` },
+          s.label,
+          " ",
+          el("b", {}, s.values.length ? format(s.values[s.values.length - 1]) : "–"),
+        ),
+      ),
+    );
   }
 }
 

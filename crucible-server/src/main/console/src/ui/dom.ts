@@ -8,8 +8,11 @@ type Handler = (event: Event) => void;
 export type Props = Record<string, string | number | boolean | null | undefined | Handler>;
 
 /** An HTML element with `props` and `children`. */
-export function el<K extends keyof HTMLElementTagNameMap>(tag: K, props: Props = {}, ...children: (Child | Child[])[]):
-  HTMLElementTagNameMap[K] {
+export function el<K extends keyof HTMLElementTagNameMap>(
+  tag: K,
+  props: Props = {},
+  ...children: (Child | Child[])[]
+): HTMLElementTagNameMap[K] {
   const element = document.createElement(tag);
   apply(element, props);
   element.append(...nodes(children));
@@ -19,8 +22,11 @@ export function el<K extends keyof HTMLElementTagNameMap>(tag: K, props: Props =
 const SVG = "http://www.w3.org/2000/svg";
 
 /** An SVG element (charts): attributes only, children as for `el`. */
-export function svg<K extends keyof SVGElementTagNameMap>(tag: K, props: Props = {}, ...children: (Child | Child[])[]):
-  SVGElementTagNameMap[K] {
+export function svg<K extends keyof SVGElementTagNameMap>(
+  tag: K,
+  props: Props = {},
+  ...children: (Child | Child[])[]
+): SVGElementTagNameMap[K] {
   const element = document.createElementNS(SVG, tag);
   apply(element, props);
   element.append(...nodes(children));
@@ -29,7 +35,9 @@ export function svg<K extends keyof SVGElementTagNameMap>(tag: K, props: Props =
 
 /** The children as nodes: text as text nodes, never parsed. */
 export function nodes(children: (Child | Child[])[]): Node[] {
-  return children.flat().filter((c): c is Node | string | number => c !== null && c !== undefined && c !== false)
+  return children
+    .flat()
+    .filter((c): c is Node | string | number => c !== null && c !== undefined && c !== false)
     .map((c) => (c instanceof Node ? c : document.createTextNode(String(c))));
 }
 
@@ -38,7 +46,9 @@ function apply(element: Element, props: Props): void {
     if (typeof value === "function") {
       element.addEventListener(name.replace(/^on/, ""), value);
     } else if (name === "style" || name.startsWith("on")) {
-      throw new TypeError(`no ${name} attribute: the page's policy refuses inline styles and handlers (a class, or a listener)`);
+      throw new TypeError(
+        `no ${name} attribute: the page's policy refuses inline styles and handlers (a class, or a listener)`,
+      );
     } else if (value !== undefined && value !== null && value !== false) {
       element.setAttribute(name, value === true ? "" : String(value));
     }
@@ -64,4 +74,11 @@ export function statusLine(id: string): { element: HTMLElement; say(text: string
       element.classList.toggle("error", bad);
     },
   };
+}
+
+/** The page's element `id`: the page's own HTML has it, so its absence is a bug said so. */
+export function byId(id: string): HTMLElement {
+  const found = document.getElementById(id);
+  if (!found) throw new Error(`the page has no #${id}`);
+  return found;
 }

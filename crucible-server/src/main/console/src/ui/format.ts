@@ -28,7 +28,12 @@ export function duration(ms: number | null | undefined): string {
   if (ms < 1000) return `${Math.round(ms)} ms`;
   const s = ms / 1000;
   if (s < 60) return `${trim(s.toFixed(s < 10 ? 2 : 1))} s`;
-  const units: [string, number][] = [["d", 86_400], ["h", 3600], ["min", 60], ["s", 1]];
+  const units: [string, number][] = [
+    ["d", 86_400],
+    ["h", 3600],
+    ["min", 60],
+    ["s", 1],
+  ];
   const parts: string[] = [];
   let rest = Math.round(s);
   for (const [unit, size] of units) {
@@ -48,7 +53,8 @@ export function seconds(s: number | null | undefined): string {
 
 /** Something a second: `0.5/s`, `12/s`, `1,204/s`. */
 export function rate(perSecond: number, unit = ""): string {
-  const shown = perSecond >= 100 ? Math.round(perSecond).toLocaleString("en") : trim(perSecond.toFixed(perSecond >= 10 ? 1 : 2));
+  const shown =
+    perSecond >= 100 ? Math.round(perSecond).toLocaleString("en") : trim(perSecond.toFixed(perSecond >= 10 ? 1 : 2));
   return `${shown}${unit ? ` ${unit}` : ""}/s`;
 }
 

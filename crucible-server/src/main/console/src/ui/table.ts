@@ -1,7 +1,7 @@
 // A table of rows that sorts by any column (a click on its header; again to reverse) and filters by the text the
 // user types (any column's text) and by a predicate a page sets (the evaluations' "failed only"). Cells are text or
 // nodes a page makes; the rows are kept, the DOM redrawn from them.
-import { Child, el } from "./dom";
+import { type Child, el } from "./dom";
 
 /** One column: its header, the value it sorts by, and how a cell shows it (the value as text by default). */
 export interface Column<T> {
@@ -54,8 +54,13 @@ export class Table<T> {
     this.sort = options.sort;
     this.table = el("table", { id: options.id, class: "grid" }, el("thead", {}, this.head), this.body);
     if (options.filter !== undefined) {
-      this.search = el("input", { type: "search", class: "filter", placeholder: options.filter,
-        "aria-label": `filter ${options.id}`, oninput: () => this.draw() });
+      this.search = el("input", {
+        type: "search",
+        class: "filter",
+        placeholder: options.filter,
+        "aria-label": `filter ${options.id}`,
+        oninput: () => this.draw(),
+      });
     }
     this.element = el("div", { class: "table" }, this.search, el("div", { class: "scroll" }, this.table));
     this.draw();
@@ -82,14 +87,20 @@ export class Table<T> {
   /** The rows as shown, in order. */
   visible(): T[] {
     const query = this.search?.value.trim().toLowerCase() ?? "";
-    const shown = this.rows.filter((row) => this.predicate(row)
-      && (!query || this.options.columns.some((c) => (c.text?.(row) ?? String(c.value(row) ?? "")).toLowerCase()
-        .includes(query))));
+    const shown = this.rows.filter(
+      (row) =>
+        this.predicate(row) &&
+        (!query ||
+          this.options.columns.some((c) =>
+            (c.text?.(row) ?? String(c.value(row) ?? "")).toLowerCase().includes(query),
+          )),
+    );
     const column = this.options.columns.find((c) => c.key === this.sort?.key);
     if (column && this.sort) {
       const sign = this.sort.descending ? -1 : 1;
       shown.sort((a, b) => {
-        const x = column.value(a), y = column.value(b);
+        const x = column.value(a),
+          y = column.value(b);
         if (x === null || x === undefined || y === null || y === undefined) return absentLast(x, y); // either way
         return sign * compare(x, y);
       });
@@ -98,28 +109,60 @@ export class Table<T> {
   }
 
   private draw(): void {
-    this.head.replaceChildren(...this.options.columns.map((c) => {
-      const sorted = this.sort?.key === c.key ? (this.sort.descending ? "descending" : "ascending") : "none";
-      return el("th", { class: c.numeric ? "num" : undefined, "aria-sort": sorted, "data-key": c.key },
-        el("button", { type: "button", class: "sort", onclick: () => this.sortBy(c.key,
-          this.sort?.key === c.key ? !this.sort.descending : Boolean(c.numeric)) }, c.label,
-          sorted === "none" ? "" : sorted === "ascending" ? " ▲" : " ▼"));
-    }));
+    this.head.replaceChildren(
+      ...this.options.columns.map((c) => {
+        const sorted = this.sort?.key === c.key ? (this.sort.descending ? "descending" : "ascending") : "none";
+        return el(
+          "th",
+          { class: c.numeric ? "num" : undefined, "aria-sort": sorted, "data-key": c.key },
+          el(
+            "button",
+            {
+              type: "button",
+              class: "sort",
+              onclick: () => this.sortBy(c.key, this.sort?.key === c.key ? !this.sort.descending : Boolean(c.numeric)),
+            },
+            c.label,
+            sorted === "none" ? "" : sorted === "ascending" ? " ▲" : " ▼",
+          ),
+        );
+      }),
+    );
     const rows = this.visible();
     this.body.replaceChildren(...rows.map((row) => this.row(row)));
     if (rows.length === 0 && this.options.empty) {
-      this.body.append(el("tr", { class: "empty" }, el("td", { colspan: this.options.columns.length },
-        this.rows.length ? "Nothing matches the filter." : this.options.empty)));
+      this.body.append(
+        el(
+          "tr",
+          { class: "empty" },
+          el(
+            "td",
+            { colspan: this.options.columns.length },
+            this.rows.length ? "Nothing matches the filter." : this.options.empty,
+          ),
+        ),
+      );
     }
     this.options.shown?.(rows.length);
   }
 
   private row(row: T): HTMLTableRowElement {
     const key = this.options.key?.(row);
-    const tr = el("tr", { ...this.options.rowData?.(row), "data-key": key,
-      class: key !== undefined && key === this.selected ? "selected" : undefined },
-    ...this.options.columns.map((c) => el("td", { class: [c.numeric ? "num" : "", c.className?.(row) ?? ""].join(" ")
-      .trim() || undefined }, c.show ? c.show(row) : String(c.value(row) ?? ""))));
+    const tr = el(
+      "tr",
+      {
+        ...this.options.rowData?.(row),
+        "data-key": key,
+        class: key !== undefined && key === this.selected ? "selected" : undefined,
+      },
+      ...this.options.columns.map((c) =>
+        el(
+          "td",
+          { class: [c.numeric ? "num" : "", c.className?.(row) ?? ""].join(" ").trim() || undefined },
+          c.show ? c.show(row) : String(c.value(row) ?? ""),
+        ),
+      ),
+    );
     if (this.options.open) {
       tr.classList.add("link");
       tr.addEventListener("click", (event) => {

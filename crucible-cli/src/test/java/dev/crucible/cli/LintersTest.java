@@ -11,11 +11,13 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
 
 /**
  * The style a machine keeps beyond Java's (issue 51 item 4; Java's is Checkstyle's, in {@code verify}): the TypeScript
- * SDK passes Biome (lint and format, {@code clients/typescript/biome.json}; {@code npx biome check --write .} there
- * fixes most), and the Python client Debian's flake8 ({@code clients/python/.flake8}). Each linter is shown to refuse a
+ * SDK and the console pass Biome (lint and format, each directory's {@code biome.json}; {@code npx biome check --write
+ * .} there fixes most), and the Python client Debian's flake8 ({@code clients/python/.flake8}). Each linter is shown to refuse a
  * file that breaks its rules, so a linter that checks nothing cannot pass here.
  */
 class LintersTest {
@@ -38,11 +40,11 @@ class LintersTest {
         return biome;
     }
 
-    @Test
-    void theTypeScriptSdkPassesBiome() throws Exception {
-        Run check = run(REPO.resolve("clients/typescript"), List.of(biome().toString(), "check", "."));
-        assertThat(check.exit()).as("npx biome check --write . in clients/typescript fixes most of:\n%s", check.output())
-                .isZero();
+    @ParameterizedTest
+    @ValueSource(strings = {"clients/typescript", "crucible-server/src/main/console"})
+    void theTypeScriptPassesBiome(String dir) throws Exception {
+        Run check = run(REPO.resolve(dir), List.of(biome().toString(), "check", "--error-on-warnings", "."));
+        assertThat(check.exit()).as("npx biome check --write . in %s fixes most of:\n%s", dir, check.output()).isZero();
     }
 
     @Test

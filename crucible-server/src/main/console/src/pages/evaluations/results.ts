@@ -28,14 +28,18 @@ export interface Problem {
 }
 
 export function jsonl(text: string): Record<string, unknown>[] {
-  return text.split("\n").filter((l) => l.trim()).map((l) => JSON.parse(l) as Record<string, unknown>);
+  return text
+    .split("\n")
+    .filter((l) => l.trim())
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
 }
 
 /** A results file's lines: its rows by task then sample, and its summary. */
 export function readResults(lines: Record<string, unknown>[]): { rows: ResultRow[]; summary: Summary | null } {
   const summary = (lines.find((l) => l.summary)?.summary as Summary | undefined) ?? null;
-  const rows = (lines.filter((l) => l.task_id !== undefined) as unknown as ResultRow[])
-    .sort((a, b) => a.task_id.localeCompare(b.task_id, undefined, { numeric: true }) || a.sample - b.sample);
+  const rows = (lines.filter((l) => l.task_id !== undefined) as unknown as ResultRow[]).sort(
+    (a, b) => a.task_id.localeCompare(b.task_id, undefined, { numeric: true }) || a.sample - b.sample,
+  );
   return { rows, summary };
 }
 

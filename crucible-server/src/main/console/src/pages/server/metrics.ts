@@ -13,7 +13,8 @@ export function parse(text: string): Sample[] {
   const samples: Sample[] = [];
   for (const line of text.split("\n")) {
     const m = /^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{[^}]*\})? ([0-9.eE+-]+|NaN|[+-]Inf)$/.exec(line);
-    if (m) samples.push({ name: m[1], labels: (m[2] ?? "").replace(/^\{|\}$/g, "").replace(/"/g, ""), value: Number(m[3]) });
+    if (m)
+      samples.push({ name: m[1], labels: (m[2] ?? "").replace(/^\{|\}$/g, "").replace(/"/g, ""), value: Number(m[3]) });
   }
   return samples;
 }
@@ -21,13 +22,17 @@ export function parse(text: string): Sample[] {
 /** The requests served, and the request-duration histogram's sum and count, over every route. */
 export function totals(samples: Sample[]): { requests: number; durationSum: number; durationCount: number } {
   const sum = (name: string) => samples.filter((s) => s.name === name).reduce((a, s) => a + s.value, 0);
-  return { requests: sum("crucible_http_requests_total"), durationSum: sum("crucible_http_request_duration_seconds_sum"),
-    durationCount: sum("crucible_http_request_duration_seconds_count") };
+  return {
+    requests: sum("crucible_http_requests_total"),
+    durationSum: sum("crucible_http_request_duration_seconds_sum"),
+    durationCount: sum("crucible_http_request_duration_seconds_count"),
+  };
 }
 
 /** The engine's counters (the HTTP ones are charted), named without `crucible_` and `_total`. */
 export function counters(samples: Sample[]): Sample[] {
-  return samples.filter((s) => s.name.startsWith("crucible_") && !s.name.startsWith("crucible_http_"))
+  return samples
+    .filter((s) => s.name.startsWith("crucible_") && !s.name.startsWith("crucible_http_"))
     .map((s) => ({ ...s, name: s.name.replace(/^crucible_/, "").replace(/_total$/, "") }));
 }
 

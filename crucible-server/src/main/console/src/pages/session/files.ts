@@ -16,24 +16,62 @@ export class FilesPanel {
     sort: { key: "name", descending: false },
     empty: "An empty directory.",
     columns: [
-      { key: "name", label: "name", value: (f) => `${f.type === "directory" ? 0 : 1}${f.path}`, text: (f) => f.path,
-        show: (f) => this.name(f) }, // directories first
-      { key: "size", label: "size", numeric: true, value: (f) => (f.type === "file" ? f.size : null),
-        show: (f) => (f.type === "file" ? bytes(f.size) : "") },
-      { key: "modified", label: "modified", value: (f) => f.modified_at,
-        show: (f) => el("span", { title: when(f.modified_at) }, ago(f.modified_at)) },
-      { key: "get", label: "", value: () => "", show: (f) => f.type === "file"
-        ? el("button", { class: "icon", title: `download ${f.path}`, onclick: () => void this.download(f) }, "↓") : "" },
+      {
+        key: "name",
+        label: "name",
+        value: (f) => `${f.type === "directory" ? 0 : 1}${f.path}`,
+        text: (f) => f.path,
+        show: (f) => this.name(f),
+      }, // directories first
+      {
+        key: "size",
+        label: "size",
+        numeric: true,
+        value: (f) => (f.type === "file" ? f.size : null),
+        show: (f) => (f.type === "file" ? bytes(f.size) : ""),
+      },
+      {
+        key: "modified",
+        label: "modified",
+        value: (f) => f.modified_at,
+        show: (f) => el("span", { title: when(f.modified_at) }, ago(f.modified_at)),
+      },
+      {
+        key: "get",
+        label: "",
+        value: () => "",
+        show: (f) =>
+          f.type === "file"
+            ? el("button", { class: "icon", title: `download ${f.path}`, onclick: () => void this.download(f) }, "↓")
+            : "",
+      },
     ],
   });
-  readonly element = el("div", { id: "tab-files", class: "tab" },
-    el("form", { id: "files-go", class: "path", onsubmit: (e: Event) => { e.preventDefault(); void this.list(); } },
+  readonly element = el(
+    "div",
+    { id: "tab-files", class: "tab" },
+    el(
+      "form",
+      {
+        id: "files-go",
+        class: "path",
+        onsubmit: (e: Event) => {
+          e.preventDefault();
+          void this.list();
+        },
+      },
       this.dir,
       el("button", { id: "files-up", type: "button", title: "the directory above", onclick: () => this.up() }, "↑"),
-      el("button", { id: "files-refresh", type: "submit", title: "refresh" }, "↻")),
-    el("label", { class: "upload" }, "Upload ", this.upload), this.table.element);
+      el("button", { id: "files-refresh", type: "submit", title: "refresh" }, "↻"),
+    ),
+    el("label", { class: "upload" }, "Upload ", this.upload),
+    this.table.element,
+  );
 
-  constructor(private readonly session: Session, private readonly say: (text: string, bad?: boolean) => void) {
+  constructor(
+    private readonly session: Session,
+    private readonly say: (text: string, bad?: boolean) => void,
+  ) {
     this.upload.addEventListener("change", () => void this.put());
   }
 
@@ -53,10 +91,18 @@ export class FilesPanel {
     if (f.type !== "directory") {
       return el("span", { class: "name" }, f.type === "symlink" ? `${f.path} →` : f.path);
     }
-    return el("button", { type: "button", class: "name dir", onclick: () => {
-      this.dir.value = this.resolve(f.path);
-      void this.list();
-    } }, `${f.path}/`);
+    return el(
+      "button",
+      {
+        type: "button",
+        class: "name dir",
+        onclick: () => {
+          this.dir.value = this.resolve(f.path);
+          void this.list();
+        },
+      },
+      `${f.path}/`,
+    );
   }
 
   private resolve(path: string): string {
@@ -87,7 +133,10 @@ export class FilesPanel {
   private async download(f: FileEntry): Promise<void> {
     try {
       const data = await this.session.readFile(this.resolve(f.path));
-      const link = el("a", { href: URL.createObjectURL(new Blob([data as BlobPart])), download: f.path.split("/").pop() });
+      const link = el("a", {
+        href: URL.createObjectURL(new Blob([data as BlobPart])),
+        download: f.path.split("/").pop(),
+      });
       link.click();
       setTimeout(() => URL.revokeObjectURL(link.href), 10_000);
     } catch (e) {

@@ -1,6 +1,6 @@
 // A session at a glance: its tier, state, limits in human units, idle rules, times, processes and ports.
 import type { SessionInfo } from "@crucible/sdk";
-import { Child, el } from "../../ui/dom";
+import { type Child, el } from "../../ui/dom";
 import { ago, bytes, count, duration, mebibytes, seconds, when } from "../../ui/format";
 
 export class SessionInfoPanel {
@@ -24,13 +24,20 @@ export class SessionInfoPanel {
       ["created", el("span", { title: when(info.created_at) }, ago(info.created_at))],
       ["last used", el("span", { title: when(info.last_used_at) }, ago(info.last_used_at))],
       ["expires", el("span", { title: when(info.expires_at) }, ago(info.expires_at))],
-      ["running", running.length ? running.map((p) => el("code", { class: "proc" }, `${p.pid} ${p.argv.join(" ")}`))
-        : "no background process"],
-      ["listening", info.ports?.length ? info.ports.map((p) => el("code", { class: "proc" }, String(p.port)))
-        : "no port"],
+      [
+        "running",
+        running.length
+          ? running.map((p) => el("code", { class: "proc" }, `${p.pid} ${p.argv.join(" ")}`))
+          : "no background process",
+      ],
+      [
+        "listening",
+        info.ports?.length ? info.ports.map((p) => el("code", { class: "proc" }, String(p.port))) : "no port",
+      ],
     ];
-    this.element.replaceChildren(...facts.flatMap(([name, value]) => [el("dt", {}, name),
-      el("dd", { "data-fact": name }, value)]));
+    this.element.replaceChildren(
+      ...facts.flatMap(([name, value]) => [el("dt", {}, name), el("dd", { "data-fact": name }, value)]),
+    );
   }
 }
 

@@ -6,12 +6,25 @@ import { renderCell, text } from "./render";
 
 export class Notebook {
   private readonly cells = el("div", { id: "cells" });
-  private readonly input = el("textarea", { id: "cell", rows: 5, spellcheck: "false", "aria-label": "cell",
-    placeholder: "a cell: Ctrl-Enter runs it" });
-  readonly element = el("div", { class: "notebook" }, this.cells, this.input,
-    el("button", { id: "cell-run", class: "primary", title: "Ctrl-Enter", onclick: () => void this.run() }, "Run cell"));
+  private readonly input = el("textarea", {
+    id: "cell",
+    rows: 5,
+    spellcheck: "false",
+    "aria-label": "cell",
+    placeholder: "a cell: Ctrl-Enter runs it",
+  });
+  readonly element = el(
+    "div",
+    { class: "notebook" },
+    this.cells,
+    this.input,
+    el("button", { id: "cell-run", class: "primary", title: "Ctrl-Enter", onclick: () => void this.run() }, "Run cell"),
+  );
 
-  constructor(private readonly session: Session, private readonly ran: () => void) {
+  constructor(
+    private readonly session: Session,
+    private readonly ran: () => void,
+  ) {
     this.input.addEventListener("keydown", (e) => {
       if (e.key === "Enter" && (e.ctrlKey || e.metaKey)) {
         e.preventDefault();

@@ -13,16 +13,39 @@ export class PortsPanel {
     empty: "Nothing listens.",
     columns: [
       { key: "port", label: "port", numeric: true, value: (p) => p.port },
-      { key: "preview", label: "preview", value: () => "", show: (p) => el("button", { class: "preview-make",
-        onclick: (e: Event) => void this.preview(p, e.currentTarget as HTMLButtonElement) }, "preview") },
+      {
+        key: "preview",
+        label: "preview",
+        value: () => "",
+        show: (p) =>
+          el(
+            "button",
+            {
+              class: "preview-make",
+              onclick: (e: Event) => void this.preview(p, e.currentTarget as HTMLButtonElement),
+            },
+            "preview",
+          ),
+      },
     ],
   });
-  readonly element = el("div", { id: "tab-ports", class: "tab" },
-    el("p", { class: "status" }, "What listens in the session. A preview is a signed link that opens in a tab of its",
-      " own, fenced off from this page."),
-    el("button", { id: "ports-refresh", title: "refresh", onclick: () => void this.list() }, "↻"), this.table.element);
+  readonly element = el(
+    "div",
+    { id: "tab-ports", class: "tab" },
+    el(
+      "p",
+      { class: "status" },
+      "What listens in the session. A preview is a signed link that opens in a tab of its",
+      " own, fenced off from this page.",
+    ),
+    el("button", { id: "ports-refresh", title: "refresh", onclick: () => void this.list() }, "↻"),
+    this.table.element,
+  );
 
-  constructor(private readonly session: Session, private readonly say: (text: string, bad?: boolean) => void) {}
+  constructor(
+    private readonly session: Session,
+    private readonly say: (text: string, bad?: boolean) => void,
+  ) {}
 
   async list(): Promise<void> {
     try {
@@ -38,8 +61,18 @@ export class PortsPanel {
     try {
       const link = await this.session.preview(p.port);
       // the server's answer, as a link's address: never markup
-      button.replaceWith(el("a", { href: new URL(link.url, location.href).href, target: "_blank",
-        rel: "noopener noreferrer", class: "preview" }, "open ↗"));
+      button.replaceWith(
+        el(
+          "a",
+          {
+            href: new URL(link.url, location.href).href,
+            target: "_blank",
+            rel: "noopener noreferrer",
+            class: "preview",
+          },
+          "open ↗",
+        ),
+      );
     } catch (e) {
       this.say(describe(e), true);
     }

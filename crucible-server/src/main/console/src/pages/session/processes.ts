@@ -7,8 +7,11 @@ import { ago, bytes, when } from "../../ui/format";
 import { Table } from "../../ui/table";
 
 export class ProcessesPanel {
-  private readonly command = el("input", { id: "process-command", placeholder: "a command, run in the background",
-    "aria-label": "command" });
+  private readonly command = el("input", {
+    id: "process-command",
+    placeholder: "a command, run in the background",
+    "aria-label": "command",
+  });
   private readonly output = el("pre", { id: "process-output", class: "out" });
   private readonly table = new Table<ProcessInfo>({
     id: "processes",
@@ -19,23 +22,71 @@ export class ProcessesPanel {
     empty: "No background process.",
     columns: [
       { key: "pid", label: "pid", numeric: true, value: (p) => p.pid },
-      { key: "command", label: "command", value: (p) => p.argv.join(" "), show: (p) => el("button", { type: "button",
-        class: "name dir", title: "its output", onclick: () => void this.show(p) }, p.argv.join(" ")) },
+      {
+        key: "command",
+        label: "command",
+        value: (p) => p.argv.join(" "),
+        show: (p) =>
+          el(
+            "button",
+            { type: "button", class: "name dir", title: "its output", onclick: () => void this.show(p) },
+            p.argv.join(" "),
+          ),
+      },
       { key: "state", label: "state", value: (p) => state(p), className: (p) => (p.running ? "pass" : undefined) },
-      { key: "started", label: "started", value: (p) => p.started_at,
-        show: (p) => el("span", { title: when(p.started_at) }, ago(p.started_at)) },
-      { key: "output", label: "output", numeric: true, value: (p) => p.output_bytes, show: (p) => bytes(p.output_bytes) },
-      { key: "stop", label: "", value: () => "", show: (p) => p.running ? el("button", { class: "icon",
-        title: `stop ${p.pid} (SIGTERM to its group)`, onclick: () => void this.stop(p) }, "■") : "" },
+      {
+        key: "started",
+        label: "started",
+        value: (p) => p.started_at,
+        show: (p) => el("span", { title: when(p.started_at) }, ago(p.started_at)),
+      },
+      {
+        key: "output",
+        label: "output",
+        numeric: true,
+        value: (p) => p.output_bytes,
+        show: (p) => bytes(p.output_bytes),
+      },
+      {
+        key: "stop",
+        label: "",
+        value: () => "",
+        show: (p) =>
+          p.running
+            ? el(
+                "button",
+                { class: "icon", title: `stop ${p.pid} (SIGTERM to its group)`, onclick: () => void this.stop(p) },
+                "■",
+              )
+            : "",
+      },
     ],
   });
-  readonly element = el("div", { id: "tab-processes", class: "tab" },
-    el("form", { id: "process-start", class: "path", onsubmit: (e: Event) => { e.preventDefault(); void this.start(); } },
-      this.command, el("button", { type: "submit" }, "Start")),
-    this.table.element, this.output);
+  readonly element = el(
+    "div",
+    { id: "tab-processes", class: "tab" },
+    el(
+      "form",
+      {
+        id: "process-start",
+        class: "path",
+        onsubmit: (e: Event) => {
+          e.preventDefault();
+          void this.start();
+        },
+      },
+      this.command,
+      el("button", { type: "submit" }, "Start"),
+    ),
+    this.table.element,
+    this.output,
+  );
 
-  constructor(private readonly session: Session, private readonly say: (text: string, bad?: boolean) => void,
-    private readonly changed: () => void) {}
+  constructor(
+    private readonly session: Session,
+    private readonly say: (text: string, bad?: boolean) => void,
+    private readonly changed: () => void,
+  ) {}
 
   async list(): Promise<void> {
     try {

@@ -13,8 +13,10 @@ export function renderCell(r: CellResult): HTMLElement[] {
       out.push(el("img", { src: `data:${d.mime};base64,${d.data}`, alt: "a figure" }));
     } else if (d.mime === "text/html" || d.mime === "image/svg+xml") {
       const frame = el("iframe", { sandbox: "", title: d.mime });
-      frame.srcdoc = d.mime === "text/html" ? d.data
-        : `<img src="data:image/svg+xml;base64,${btoa(String.fromCharCode(...new TextEncoder().encode(d.data)))}">`;
+      frame.srcdoc =
+        d.mime === "text/html"
+          ? d.data
+          : `<img src="data:image/svg+xml;base64,${btoa(String.fromCharCode(...new TextEncoder().encode(d.data)))}">`;
       out.push(frame);
     } else {
       out.push(text(d.data));
@@ -22,9 +24,22 @@ export function renderCell(r: CellResult): HTMLElement[] {
   }
   if (r.result !== undefined && r.result !== null) out.push(text(`Out[${r.execution_count}]: ${r.result}`));
   if (r.error) out.push(text(r.error.traceback || `${r.error.name}: ${r.error.message}`, "err"));
-  out.push(el("div", { class: "meta" }, [`[${r.execution_count}]`, r.status, duration(r.wall_ms),
-    r.resumed ? "resumed" : "", r.restarted ? "interpreter restarted" : "",
-    r.stdout_truncated || r.stderr_truncated ? "output cut at its cap" : ""].filter(Boolean).join(" · ")));
+  out.push(
+    el(
+      "div",
+      { class: "meta" },
+      [
+        `[${r.execution_count}]`,
+        r.status,
+        duration(r.wall_ms),
+        r.resumed ? "resumed" : "",
+        r.restarted ? "interpreter restarted" : "",
+        r.stdout_truncated || r.stderr_truncated ? "output cut at its cap" : "",
+      ]
+        .filter(Boolean)
+        .join(" · "),
+    ),
+  );
   return out;
 }
 

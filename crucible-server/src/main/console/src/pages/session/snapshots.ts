@@ -8,8 +8,10 @@ import { Table } from "../../ui/table";
 export class SnapshotsPanel {
   private readonly table: Table<SnapshotInfo>;
 
-  constructor(private readonly opened: (sessionId: string) => void,
-    private readonly say: (text: string, bad?: boolean) => void) {
+  constructor(
+    private readonly opened: (sessionId: string) => void,
+    private readonly say: (text: string, bad?: boolean) => void,
+  ) {
     this.table = new Table<SnapshotInfo>({
       id: "snapshots",
       filter: "filter snapshots",
@@ -21,12 +23,23 @@ export class SnapshotsPanel {
         { key: "language", label: "language", value: (s) => s.language },
         { key: "keeps", label: "keeps", value: (s) => s.keeps },
         { key: "size", label: "size", numeric: true, value: (s) => s.bytes, show: (s) => bytes(s.bytes) },
-        { key: "created", label: "taken", value: (s) => s.created_at,
-          show: (s) => el("span", { title: when(s.created_at) }, ago(s.created_at)) },
+        {
+          key: "created",
+          label: "taken",
+          value: (s) => s.created_at,
+          show: (s) => el("span", { title: when(s.created_at) }, ago(s.created_at)),
+        },
         { key: "took", label: "took", numeric: true, value: (s) => s.took_ms, show: (s) => duration(s.took_ms) },
-        { key: "actions", label: "", value: () => "", show: (s) => [
-          el("button", { onclick: () => void this.start(s) }, "new session"), " ",
-          el("button", { class: "danger", onclick: () => void this.remove(s) }, "delete")] },
+        {
+          key: "actions",
+          label: "",
+          value: () => "",
+          show: (s) => [
+            el("button", { onclick: () => void this.start(s) }, "new session"),
+            " ",
+            el("button", { class: "danger", onclick: () => void this.remove(s) }, "delete"),
+          ],
+        },
       ],
     });
   }
@@ -48,7 +61,9 @@ export class SnapshotsPanel {
   private async start(s: SnapshotInfo): Promise<void> {
     try {
       const session = await crucible().createSession({ snapshot: s.name });
-      this.say(`made ${session.id} from ${s.name}${session.info?.restored ? ` (${session.info.restored} restored)` : ""}`);
+      this.say(
+        `made ${session.id} from ${s.name}${session.info?.restored ? ` (${session.info.restored} restored)` : ""}`,
+      );
       this.opened(session.id);
     } catch (e) {
       this.say(describe(e), true);

@@ -1,9 +1,9 @@
 // A terminal: xterm.js over the session's terminal WebSocket (a login shell on a PTY of the panel's size), resized
 // with the window (its shell is told, SIGWINCH: `stty size` follows).
 import type { Session } from "@crucible/sdk";
-import { Terminal } from "@xterm/xterm";
 import { AttachAddon } from "@xterm/addon-attach";
 import { FitAddon } from "@xterm/addon-fit";
+import { Terminal } from "@xterm/xterm";
 import { terminalSocket } from "../../api/terminal";
 import { announce, el } from "../../ui/dom";
 
@@ -16,9 +16,19 @@ declare global {
 
 export class TerminalPanel {
   private readonly screen = el("div", { id: "terminal" });
-  readonly element = el("div", { class: "terminal" },
-    el("h2", {}, "Terminal ", el("button", { id: "terminal-open", onclick: () => this.open() }, "Open a shell"), " ",
-      el("button", { id: "terminal-close", onclick: () => this.close() }, "Close")), this.screen);
+  readonly element = el(
+    "div",
+    { class: "terminal" },
+    el(
+      "h2",
+      {},
+      "Terminal ",
+      el("button", { id: "terminal-open", onclick: () => this.open() }, "Open a shell"),
+      " ",
+      el("button", { id: "terminal-close", onclick: () => this.close() }, "Close"),
+    ),
+    this.screen,
+  );
   private open_?: { term: Terminal; socket: WebSocket; fit: FitAddon; pid?: number; resized: () => void };
 
   constructor(private readonly session: Session) {}
@@ -62,7 +72,8 @@ export class TerminalPanel {
   private async findShell(open: NonNullable<TerminalPanel["open_"]>): Promise<void> {
     for (let tries = 0; tries < 50 && this.open_ === open; tries++) {
       const processes = await this.session.processes().catch(() => []); // the session gone: no shell to find
-      const shell = processes.filter((p) => p.running && p.pty && p.terminals > 0)
+      const shell = processes
+        .filter((p) => p.running && p.pty && p.terminals > 0)
         .sort((a, b) => b.started_at.localeCompare(a.started_at))[0];
       if (shell) {
         open.pid = shell.pid;

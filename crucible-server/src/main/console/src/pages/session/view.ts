@@ -1,6 +1,6 @@
 // One open session: its actions (pause, resume, fork, snapshot, delete), its info, the notebook and terminal, and
 // tabs of its files, processes and ports. Everything of the session lives here and goes with it.
-import type { SessionInfo, Session } from "@crucible/sdk";
+import type { Session, SessionInfo } from "@crucible/sdk";
 import { describe } from "../../api/client";
 import { el, statusLine } from "../../ui/dom";
 import { bytes, duration } from "../../ui/format";
@@ -29,16 +29,28 @@ export class SessionView {
   private readonly processes: ProcessesPanel;
   private readonly ports: PortsPanel;
 
-  constructor(private readonly session: Session, info: SessionInfo, private readonly hooks: ViewHooks) {
+  constructor(
+    private readonly session: Session,
+    info: SessionInfo,
+    private readonly hooks: ViewHooks,
+  ) {
     const say = (text: string, bad?: boolean) => this.status.say(text, bad);
     this.terminal = new TerminalPanel(session);
     this.files = new FilesPanel(session, say);
     this.processes = new ProcessesPanel(session, say, () => void this.refreshInfo());
     this.ports = new PortsPanel(session, say);
     const notebook = new Notebook(session, () => void this.refresh());
-    const snapshotName = el("input", { id: "snapshot-name", placeholder: "snapshot name", "aria-label": "snapshot name" });
-    this.element = el("div", { class: "session" },
-      el("div", { class: "bar" },
+    const snapshotName = el("input", {
+      id: "snapshot-name",
+      placeholder: "snapshot name",
+      "aria-label": "snapshot name",
+    });
+    this.element = el(
+      "div",
+      { class: "session" },
+      el(
+        "div",
+        { class: "bar" },
         el("h2", { class: "title" }, "Session ", el("code", {}, session.id)),
         this.action("session-pause", "Pause", "pause", async () => {
           const r = await session.pause();
@@ -52,18 +64,27 @@ export class SessionView {
           const forks = await session.fork(1);
           return `made ${forks.map((f) => f.id).join(", ")}`;
         }),
-        el("form", { class: "inline", onsubmit: (e: Event) => e.preventDefault() }, snapshotName,
+        el(
+          "form",
+          { class: "inline", onsubmit: (e: Event) => e.preventDefault() },
+          snapshotName,
           this.action("session-snapshot", "Snapshot", "snapshot", async () => {
             const s = await session.snapshot(snapshotName.value.trim());
             snapshotName.value = "";
             this.hooks.snapshotted();
             return `${s.name} (${bytes(s.bytes)}), keeps its ${s.keeps}`;
-          })),
-        el("button", { id: "session-delete", class: "danger", onclick: () => void this.remove() }, "Delete")),
+          }),
+        ),
+        el("button", { id: "session-delete", class: "danger", onclick: () => void this.remove() }, "Delete"),
+      ),
       this.status.element,
-      el("div", { class: "columns" },
+      el(
+        "div",
+        { class: "columns" },
         el("div", { class: "main" }, notebook.element, this.terminal.element),
-        el("aside", { class: "side" }, el("h2", {}, "About"), this.info.element, this.tabs())));
+        el("aside", { class: "side" }, el("h2", {}, "About"), this.info.element, this.tabs()),
+      ),
+    );
     this.info.update(info);
   }
 
@@ -94,14 +115,22 @@ export class SessionView {
   }
 
   private action(id: string, label: string, verb: string, act: () => Promise<string>): HTMLButtonElement {
-    return el("button", { id, type: "button", onclick: async () => {
-      try {
-        this.status.say(`${verb}: ${await act()}`);
-        await this.refresh();
-      } catch (e) {
-        this.status.say(`${verb}: ${describe(e)}`, true);
-      }
-    } }, label);
+    return el(
+      "button",
+      {
+        id,
+        type: "button",
+        onclick: async () => {
+          try {
+            this.status.say(`${verb}: ${await act()}`);
+            await this.refresh();
+          } catch (e) {
+            this.status.say(`${verb}: ${describe(e)}`, true);
+          }
+        },
+      },
+      label,
+    );
   }
 
   private async remove(): Promise<void> {
@@ -116,8 +145,13 @@ export class SessionView {
 
   private tabs(): HTMLElement {
     const panels = { files: this.files, processes: this.processes, ports: this.ports };
-    const buttons = Object.keys(panels).map((name) => el("button", { type: "button", role: "tab", "data-tab": name,
-      class: name === "files" ? "active" : undefined }, name[0].toUpperCase() + name.slice(1)));
+    const buttons = Object.keys(panels).map((name) =>
+      el(
+        "button",
+        { type: "button", role: "tab", "data-tab": name, class: name === "files" ? "active" : undefined },
+        name[0].toUpperCase() + name.slice(1),
+      ),
+    );
     for (const button of buttons) {
       button.addEventListener("click", () => {
         for (const other of buttons) other.classList.toggle("active", other === button);
@@ -128,7 +162,13 @@ export class SessionView {
     }
     this.processes.element.hidden = true;
     this.ports.element.hidden = true;
-    return el("div", {}, el("div", { class: "tabs", role: "tablist" }, buttons), this.files.element,
-      this.processes.element, this.ports.element);
+    return el(
+      "div",
+      {},
+      el("div", { class: "tabs", role: "tablist" }, buttons),
+      this.files.element,
+      this.processes.element,
+      this.ports.element,
+    );
   }
 }
