@@ -73,10 +73,10 @@ public enum Capability {
             ? npmInstalled("clients/typescript", "typescript")
             : Files.isRegularFile(repo().resolve("clients/typescript/dist/index.js")) ? null
             : "clients/typescript is not built (npm run build there; ./run-tests does)"),
-    /** The console's build and browser test tools (esbuild, playwright-core). */
-    CONSOLE_TOOLS(true, () -> npmInstalled("crucible-server/src/main/console", "esbuild") != null
-            ? npmInstalled("crucible-server/src/main/console", "esbuild")
-            : npmInstalled("crucible-server/src/main/console", "playwright-core"));
+    /** The console's build and browser test tools (esbuild, typescript, playwright-core). */
+    CONSOLE_TOOLS(true, () -> java.util.stream.Stream.of("esbuild", "typescript", "playwright-core")
+            .map(module -> npmInstalled("crucible-server/src/main/console", module)).filter(java.util.Objects::nonNull)
+            .findFirst().orElse(null));
 
     private final boolean promisable;
     private final Supplier<String> probe;
