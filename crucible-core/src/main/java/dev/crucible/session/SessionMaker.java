@@ -8,6 +8,9 @@ import dev.crucible.runtime.RuntimeRegistry;
 import dev.crucible.sandbox.Isolation;
 import dev.crucible.sandbox.Sandbox;
 import dev.crucible.session.budget.SessionNumbers;
+import dev.crucible.session.process.Command;
+import dev.crucible.session.process.CommandException;
+import dev.crucible.session.process.Supervisor;
 import dev.crucible.session.spec.SessionConfig;
 import dev.crucible.session.spec.SessionLimits;
 import dev.crucible.session.store.SessionIds;
@@ -17,6 +20,7 @@ import dev.crucible.session.workspace.DataDirFull;
 import dev.crucible.util.MadeAhead;
 import java.io.IOException;
 import java.time.InstantSource;
+import java.util.List;
 import java.util.Map;
 import java.util.function.Consumer;
 
@@ -32,6 +36,14 @@ import java.util.function.Consumer;
 final class SessionMaker implements AutoCloseable {
     /** The owner of a spare: not a sha256 in hex, so no token's. */
     static final String SPARE = "spare:made-ahead";
+    /**
+     * The command a spare runs once while it is made ahead: the shells commands start with, {@code /bin/sh} (the
+     * API's) then {@code /bin/bash -l} (E2B's SDKs run every command so), doing nothing.
+     */
+    static final Command WARM_UP = new Command(List.of("/bin/sh", "-c", "exec /bin/bash -l -c :"), Map.of(),
+            "/workspace", new byte[0], null);
+    private static final long WARM_UP_MS = 5_000;
+    private static final System.Logger LOG = System.getLogger("crucible.session");
 
     private final SessionConfig config;
     private final RuntimeRegistry runtimes;
@@ -128,7 +140,31 @@ final class SessionMaker implements AutoCloseable {
             return null; // its runtime grants egress unasked: no create would fit a spare without network
         }
         int number = numbers.takeAhead(SPARE, checked.limits().memoryMb());
-        return number < 0 ? null : make(SPARE, checked, null, number, true, false);
+        if (number < 0) {
+            return null;
+        }
+        Session spare = make(SPARE, checked, null, number, true, false);
+        warmUp(spare);
+        return spare;
+    }
+
+    /**
+     * What a session's first command needs, done while its spare is made ahead (issue 50): the supervisor's first
+     * start, and the sandbox's first look-ups and loads of the shells and their libraries, which a sandbox of its own
+     * root otherwise pays on its first command. {@link #WARM_UP} runs as the session's user, in the foreground (it is
+     * never listed), its output dropped; however it ends (no bash in an image's root: 127) the spare is as it was,
+     * and one whose sandbox ended meanwhile is found dead when taken.
+     */
+    private static void warmUp(Session spare) throws InterruptedException {
+        Supervisor supervisor = spare.supervisor;
+        if (supervisor == null) {
+            return; // no commands in this sandbox (behind gVisor, or no supervisor built)
+        }
+        try {
+            supervisor.run(WARM_UP, WARM_UP_MS, 1024, null);
+        } catch (CommandException e) {
+            LOG.log(System.Logger.Level.DEBUG, "spare " + spare.stored.id() + ": its warm-up command: " + e.getMessage());
+        }
     }
 
     /** The spare becomes {@code owner}'s session: its record written anew, then listed. */

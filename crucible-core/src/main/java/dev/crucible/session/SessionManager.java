@@ -359,6 +359,14 @@ public final class SessionManager implements AutoCloseable {
         }
     }
 
+    /**
+     * Whether a session has a root of its own (docs/sessions.md): known from its record, its sandbox untouched; its
+     * user's home is then the {@code /home/user} its root was made with.
+     */
+    public boolean ownRoot(String owner, String id) {
+        return runner.fileUid(find(owner, id), true) >= 0;
+    }
+
     /** The files of a session, with the caps and the quota of this manager. */
     public SessionFiles files(String owner, String id) {
         Session session = find(owner, id);

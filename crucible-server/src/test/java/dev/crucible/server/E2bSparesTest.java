@@ -61,6 +61,18 @@ class E2bSparesTest {
             JsonNode py = create(base, Map.of("templateID", "code-interpreter-v1", "envVars", Map.of("GREETING", "hi")));
             assertThat(spares.get(py.get("sandboxID").asString())).as("the Python spare").isEqualTo("python");
             assertThat(execute(base, py, "import os; os.environ['GREETING']")).contains("\"text\":\"'hi'\"");
+            String id = py.get("sandboxID").asString();
+            Http http = Http.to(server, KEY);
+            assertThat(SessionApiTest.json(http.get("/v1/sessions/" + id + "/processes")).path("processes"))
+                    .as("the spare's warm-up command is never listed").isEmpty();
+            JsonNode ran = SessionApiTest.json(http.postJson("/v1/sessions/" + id + "/commands",
+                    "{\"command\": \"ls -A /home/user /workspace; echo $$\"}"));
+            assertThat(ran.path("exit_code").asInt()).as(ran.toString()).isZero();
+            assertThat(ran.path("stdout").asString()).as("nothing left in the home or the workspace")
+                    .matches("/home/user:\n\n/workspace:\n\\d+\n");
+            assertThat(stat(base, py, ".").path("entry").path("path").asString())
+                    .as("the home of a spare with a root of its own, known without asking its sandbox")
+                    .isEqualTo("/home/user");
 
             Map<String, String> next = awaitSpares(server, data, 2);
             assertThat(next.values()).containsExactlyInAnyOrder("python", "javascript");
@@ -107,6 +119,17 @@ class E2bSparesTest {
                         JSON.writeValueAsBytes(Map.of("code", code)))));
         assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
         return r.body();
+    }
+
+    /** envd's {@code filesystem.Filesystem/Stat} of {@code path} (relative: the user's home's). */
+    static JsonNode stat(String base, JsonNode sandbox, String path) throws Exception {
+        HttpResponse<String> r = send(HttpRequest.newBuilder(URI.create(base + "/filesystem.Filesystem/Stat"))
+                .header("E2b-Sandbox-Id", sandbox.get("sandboxID").asString()).header("E2b-Sandbox-Port", "49983")
+                .header("X-Access-Token", sandbox.get("envdAccessToken").asString())
+                .header("Content-Type", "application/json").POST(HttpRequest.BodyPublishers.ofByteArray(
+                        JSON.writeValueAsBytes(Map.of("path", path)))));
+        assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
+        return JSON.readTree(r.body());
     }
 
     static HttpResponse<String> send(HttpRequest.Builder b) throws Exception {

@@ -42,9 +42,16 @@ final class Envd {
         this.process = new ProcessRpc(sessions, connect);
     }
 
-    /** The user's home in a new sandbox: {@code /home/user} where the session has one, else its workspace. */
+    /**
+     * The user's home in a new sandbox: {@code /home/user} where the session has one, else its workspace. A session
+     * with a root of its own was made with it (known from its record, its sandbox untouched: a create pays nothing
+     * for it); any other (an image's, the host's file system) is asked through its files.
+     */
     static String homeOf(SessionManager sessions, String owner, String id) {
         try {
+            if (sessions.ownRoot(owner, id)) {
+                return "/home/user";
+            }
             return sessions.files(owner, id).stat("/home/user").type().equals("directory") ? "/home/user" : "/workspace";
         } catch (RequestException e) {
             return "/workspace";
