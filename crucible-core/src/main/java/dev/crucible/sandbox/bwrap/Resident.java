@@ -15,6 +15,7 @@ import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
+import java.util.function.LongPredicate;
 
 /** A long-lived sandbox (a session's interpreter): its process, its own cgroups, and nothing to supervise to an end. */
 final class Resident implements Sandbox.Interactive {
@@ -81,17 +82,31 @@ final class Resident implements Sandbox.Interactive {
         return network == null || !process.isAlive() ? List.of() : ListeningSockets.of(process.pid());
     }
 
+    /** The sandbox's init once found ({@link #openRoot}); 0 before, or once it no longer passes the check. */
+    private volatile long initPid;
+
     @Override
     public int openRoot() throws IOException {
         long monitor = process.pid();
         // bubblewrap's monitor (the process started) forks the sandbox's init: pid 1 of the sandbox's pid namespace
+        LongPredicate init = p -> ProcStatus.of(p).map(s -> s.pidNamespaces() == 2 && s.innermostPid() == 1)
+                .orElse(false) && ProcessHandle.of(p).flatMap(ProcessHandle::parent).map(ProcessHandle::pid)
+                .orElse(-1L) == monitor;
+        long known = initPid;
+        if (known > 0) { // found before: checked again through its pidfd, so a reused pid is never taken for it
+            try {
+                return Processes.openIf(known, "root", init);
+            } catch (IOException e) {
+                initPid = 0; // gone, or no longer it: look again
+            }
+        }
         List<String> tried = new java.util.ArrayList<>();
-        for (ProcessHandle child : process.toHandle().children().toList()) {
+        for (ProcessHandle child : process.toHandle().children().toList()) { // a walk of every process in /proc
             long pid = child.pid();
             try {
-                return Processes.openIf(pid, "root", p -> ProcStatus.of(p).map(s -> s.pidNamespaces() == 2
-                        && s.innermostPid() == 1).orElse(false) && ProcessHandle.of(p).flatMap(ProcessHandle::parent)
-                        .map(ProcessHandle::pid).orElse(-1L) == monitor);
+                int root = Processes.openIf(pid, "root", init);
+                initPid = pid;
+                return root;
             } catch (IOException e) {
                 tried.add(pid + ": " + e.getMessage()); // not the sandbox's init, or gone: try the next child
             }
