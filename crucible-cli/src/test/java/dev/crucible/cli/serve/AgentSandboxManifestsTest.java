@@ -2,8 +2,10 @@ package dev.crucible.cli.serve;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.crucible.cli.CrucibleCommand;
 import dev.crucible.cli.serve.Manifests.Checked;
 import dev.crucible.cli.serve.Manifests.Rendered;
+import dev.crucible.server.agentsandbox.AgentSandboxPorts;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.stream.Stream;
@@ -12,6 +14,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
+import picocli.CommandLine;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.node.JsonNodeFactory;
 import tools.jackson.databind.node.ObjectNode;
@@ -72,6 +75,26 @@ class AgentSandboxManifestsTest {
         assertThat(pod.at("/containers/0/volumeMounts").valueStream()
                 .filter(m -> m.get("name").asString().equals("data")).map(m -> m.get("mountPath").asString()))
                 .containsExactly("/var/lib/crucible");
+    }
+
+    @Test
+    void thePodServesAsAnAgentSandboxOnTheContainersPortsWithTheApiOnLoopback() {
+        JsonNode c = pod().at("/containers/0");
+        assertThat(c.get("command").valueStream().map(JsonNode::asString)).endsWith("/usr/local/bin/crucible");
+        String[] args = c.get("args").valueStream().map(JsonNode::asString).toArray(String[]::new);
+        ServeCommand serve = (ServeCommand) new CommandLine(new CrucibleCommand()).parseArgs(args).subcommand()
+                .commandSpec().userObject();
+        assertThat(serve.agentSandbox).isTrue();
+        assertThat(serve.agentSandboxHost).isEqualTo("0.0.0.0");
+        assertThat(serve.host).as("Crucible's own API takes no token: loopback only").isEqualTo("127.0.0.1");
+        AgentSandboxPorts ports = AgentSandboxPorts.parse(serve.agentSandboxPorts);
+        assertThat(ports).isEqualTo(AgentSandboxPorts.DEFAULTS);
+        assertThat(serve.port).isNotIn(ports.runtime(), ports.rest(), ports.grpc());
+        assertThat(c.get("ports").valueStream().map(p -> p.get("name").asString() + " " + p.get("containerPort").asInt()))
+                .contains("runtime " + ports.runtime());
+        assertThat(c.at("/readinessProbe/httpGet/port").asString()).isEqualTo("runtime");
+        assertThat(c.at("/readinessProbe/httpGet/path").asString()).isEqualTo("/");
+        assertThat(serve.dataDir).hasToString("/var/lib/crucible");
     }
 
     static Stream<Arguments> breakages() {
