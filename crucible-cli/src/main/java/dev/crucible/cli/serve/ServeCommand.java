@@ -187,7 +187,7 @@ public final class ServeCommand implements Callable<Integer> {
     @Option(names = "--agent-sandbox", description = "Serve as one kubernetes-sigs/agent-sandbox pod: one session is the"
             + " sandbox, spoken to through agent-sandbox's python-runtime contract (/execute, /upload, /download,"
             + " /list, /exists; SANDBOX_BASE_DIR, SANDBOX_EXEC_TIMEOUT_SECONDS) on the first of --agent-sandbox-ports"
-            + " (docs/kubernetes.md). Crucible's own API stays on --host/--port: give it another port than the"
+            + " and sandboxd's REST files (/v1/files/{path}) on the second (docs/kubernetes.md). Crucible's own API stays on --host/--port: give it another port than the"
             + " contracts'.")
     boolean agentSandbox;
 
@@ -334,7 +334,8 @@ public final class ServeCommand implements Callable<Integer> {
                     + agentSandboxHost + " (" + agentSandboxPorts + "): " + e.getMessage()));
         }
         if (pod != null) {
-            err.printf("crucible: agent-sandbox python-runtime on http://%s:%d%n", agentSandboxHost, pod.runtimePort());
+            err.printf("crucible: agent-sandbox python-runtime on http://%s:%d, sandboxd files on http://%s:%d/v1%n",
+                    agentSandboxHost, pod.runtimePort(), agentSandboxHost, pod.restPort());
         }
         engine.sandbox().host().warnings().forEach(w -> err.println("crucible: warning: " + w));
         err.flush();

@@ -6,7 +6,9 @@ import dev.crucible.session.spec.SessionLimits;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.time.Duration;
+import java.util.List;
 import java.util.Map;
+import java.util.TreeMap;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 
@@ -15,7 +17,8 @@ import java.util.concurrent.Executors;
  * (made at once, in the background), spoken to through agent-sandbox's runtime contracts on listeners of their own
  * (the JDK's HTTP server: a path's {@code %2F} reaches the contract, which refuses what climbs out of its base
  * directory itself, as the contract's tests ask): the python-runtime contract ({@link PythonRuntime}) on
- * {@link AgentSandboxPorts#runtime()}. These listeners have no token: in a cluster, the template's NetworkPolicy lets
+ * {@link AgentSandboxPorts#runtime()}, sandboxd's REST filesystem ({@link SandboxdFiles}) on
+ * {@link AgentSandboxPorts#rest()}; sandboxd's gRPC process service is not served (its port is reserved). These listeners have no token: in a cluster, the template's NetworkPolicy lets
  * only the router reach them. Closed by its owner before the server. Thread-safe.
  */
 public final class AgentSandbox implements AutoCloseable {
@@ -24,6 +27,7 @@ public final class AgentSandbox implements AutoCloseable {
     private final ExecutorService threads = Executors.newVirtualThreadPerTaskExecutor();
     private final PodSession pod;
     private final HttpServer runtime;
+    private final HttpServer rest;
 
     /**
      * What the pod is told: where its contracts listen, the sandbox's base directory ({@code SANDBOX_BASE_DIR}, a path
@@ -33,6 +37,16 @@ public final class AgentSandbox implements AutoCloseable {
      */
     public record Settings(String host, AgentSandboxPorts ports, String baseDir, Duration execTimeout,
             long idleTimeoutS) {
+        /** What sandboxd's {@code /v1/metadata} shows: the contracts' own settings, nothing secret. */
+        Map<String, String> metadata() {
+            Map<String, String> env = new TreeMap<>();
+            env.put("SANDBOX_BASE_DIR", baseDir);
+            env.put("SANDBOX_EXEC_TIMEOUT_SECONDS", Double.toString(execTimeout.toMillis() / 1000.0));
+            env.put("SANDBOXD_REST_ADDR", "localhost:" + ports.rest());
+            env.put("SANDBOXD_RUNTIME", "crucible");
+            return env;
+        }
+
         public Settings {
             if (!baseDir.startsWith("/")) {
                 throw new IllegalArgumentException("SANDBOX_BASE_DIR is an absolute path inside the sandbox (such as"
@@ -73,9 +87,10 @@ public final class AgentSandbox implements AutoCloseable {
         }
     }
 
-    private AgentSandbox(PodSession pod, HttpServer runtime) {
+    private AgentSandbox(PodSession pod, HttpServer runtime, HttpServer rest) {
         this.pod = pod;
         this.runtime = runtime;
+        this.rest = rest;
     }
 
     /**
@@ -86,10 +101,20 @@ public final class AgentSandbox implements AutoCloseable {
     public static AgentSandbox start(SessionManager sessions, Settings settings) throws IOException {
         PodSession pod = new PodSession(sessions, settings.baseDir(), settings.idleTimeoutS());
         HttpServer runtime = HttpServer.create(new InetSocketAddress(settings.host(), settings.ports().runtime()), 128);
-        AgentSandbox sandbox = new AgentSandbox(pod, runtime);
+        HttpServer rest;
+        try {
+            rest = HttpServer.create(new InetSocketAddress(settings.host(), settings.ports().rest()), 128);
+        } catch (IOException e) {
+            runtime.stop(0);
+            throw e;
+        }
+        AgentSandbox sandbox = new AgentSandbox(pod, runtime, rest);
         runtime.createContext("/", new PythonRuntime(pod, settings.execTimeout().toMillis()));
-        runtime.setExecutor(sandbox.threads);
-        runtime.start();
+        rest.createContext("/", new SandboxdFiles(pod, settings.metadata()));
+        for (HttpServer server : List.of(runtime, rest)) {
+            server.setExecutor(sandbox.threads);
+            server.start();
+        }
         sandbox.threads.execute(() -> {
             try {
                 pod.id();
@@ -108,6 +133,11 @@ public final class AgentSandbox implements AutoCloseable {
         return runtime.getAddress().getPort();
     }
 
+    /** sandboxd's REST filesystem's port (the one bound, when asked for 0). */
+    public int restPort() {
+        return rest.getAddress().getPort();
+    }
+
     /** Whether the pod's session is made. */
     public boolean ready() {
         return pod.notReady() == null;
@@ -116,6 +146,7 @@ public final class AgentSandbox implements AutoCloseable {
     @Override
     public void close() {
         runtime.stop(0);
+        rest.stop(0);
         threads.shutdownNow();
     }
 }

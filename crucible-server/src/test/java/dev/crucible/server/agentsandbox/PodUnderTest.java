@@ -36,6 +36,13 @@ final class PodUnderTest implements AutoCloseable {
         return "http://127.0.0.1:" + sandbox.runtimePort();
     }
 
+    /** sandboxd's REST filesystem: {@code method path} with {@code body} (null: none). */
+    HttpResponse<String> rest(String method, String path, String body) throws Exception {
+        return HTTP.send(HttpRequest.newBuilder(URI.create("http://127.0.0.1:" + sandbox.restPort() + path))
+                .method(method, body == null ? HttpRequest.BodyPublishers.noBody()
+                        : HttpRequest.BodyPublishers.ofString(body)).build(), HttpResponse.BodyHandlers.ofString());
+    }
+
     HttpResponse<String> get(String path) throws Exception {
         return HTTP.send(HttpRequest.newBuilder(URI.create(base() + path)).build(), HttpResponse.BodyHandlers.ofString());
     }
