@@ -1,5 +1,8 @@
 // Validates Kubernetes objects against the OpenAPI schema of the pinned Kubernetes version (kubernetes-models 4.5.1:
-// Kubernetes 1.33.0) and the prometheus-operator CRDs (@kubernetes-models/prometheus-operator 4.4.4: v0.65.1).
+// Kubernetes 1.33.0), the prometheus-operator CRDs (@kubernetes-models/prometheus-operator 4.4.4: v0.65.1) and the
+// CustomResourceDefinitions vendored in the repository (deploy/agent-sandbox/crds: kubernetes-sigs/agent-sandbox),
+// whose openAPIV3Schema is compiled with ajv as the API server reads it (a served version only; a deprecated one is
+// an error).
 //
 //   kubectl kustomize deploy/kubernetes | node deploy/validate/validate.mjs
 //
@@ -8,9 +11,64 @@
 // fields, formats), a field the schema does not name is an error, as the API server's strict field validation makes
 // it: the schema's validator is run on a view of the object that records which fields it looked up, and a field of a
 // structured object that it never looked up is unknown to the schema.
-import { parseAllDocuments } from "yaml";
+import { readdirSync, readFileSync } from "node:fs";
+import { parse, parseAllDocuments } from "yaml";
+import Ajv from "ajv";
+import addFormats from "ajv-formats";
 
 const CRD_PACKAGES = { "monitoring.coreos.com": "@kubernetes-models/prometheus-operator" };
+
+/** The vendored CRDs' directories, relative to this file. */
+const CRD_DIRS = ["../agent-sandbox/crds"];
+
+/**
+ * `schema` as the API server applies a structural schema: an object with `properties` and no
+ * `additionalProperties` or `x-kubernetes-preserve-unknown-fields` has no other field (strict field validation).
+ */
+function structural(schema) {
+  if (Array.isArray(schema)) return schema.map(structural);
+  if (schema === null || typeof schema !== "object") return schema;
+  const copy = Object.fromEntries(Object.entries(schema).map(([k, v]) =>
+    [k, k === "properties" ? Object.fromEntries(Object.entries(v).map(([p, s]) => [p, structural(s)])) : structural(v)]));
+  if (copy.properties && !("additionalProperties" in copy) && !copy["x-kubernetes-preserve-unknown-fields"]) {
+    copy.additionalProperties = false;
+  }
+  return copy;
+}
+
+/** `apiVersion kind` → {validate, deprecated} for every served version of every vendored CRD, compiled when used. */
+function loadCrds() {
+  const ajv = new Ajv({ strict: false, allErrors: true });
+  addFormats(ajv);
+  for (const format of ["int32", "int64", "byte", "double", "float", "quantity"]) ajv.addFormat(format, true);
+  const crds = new Map();
+  for (const dir of CRD_DIRS) {
+    const url = new URL(`${dir}/`, import.meta.url);
+    for (const file of readdirSync(url).filter((f) => f.endsWith(".yaml")).sort()) {
+      const crd = parse(readFileSync(new URL(file, url), "utf8"));
+      for (const version of crd.spec.versions.filter((v) => v.served)) {
+        let compiled = null;
+        crds.set(`${crd.spec.group}/${version.name} ${crd.spec.names.kind}`, {
+          validator: () => (compiled ??= ajv.compile(structural(version.schema.openAPIV3Schema))),
+          deprecated: version.deprecated ? version.deprecationWarning ?? "deprecated" : null,
+        });
+      }
+    }
+  }
+  return crds;
+}
+
+const CRDS = loadCrds();
+
+/** The errors of an object of a vendored CRD's kind. */
+function validateCrd(crd, object) {
+  if (crd.deprecated) return [`apiVersion ${object.apiVersion} is deprecated: ${crd.deprecated}`];
+  const validate = crd.validator();
+  if (validate(object)) return [];
+  return validate.errors.map((err) => err.keyword === "additionalProperties"
+    ? `${err.instancePath}/${pointer(err.params.additionalProperty)} is not a field of the schema`
+    : `${err.instancePath || "/"} ${err.message}`);
+}
 
 /** The API group of `apiVersion`: "" for the core group ("v1"). */
 function groupOf(apiVersion) {
@@ -56,6 +114,8 @@ async function validate(object) {
   // 1.33, which serves no beta API by default either (new betas are off by default since 1.24)
   const apiVersion = String(object?.apiVersion);
   const kind = String(object?.kind);
+  const crd = CRDS.get(`${apiVersion} ${kind}`);
+  if (crd) return validateCrd(crd, object);
   if (!(groupOf(apiVersion) in CRD_PACKAGES) && /^v\d+(alpha|beta)\d+$/.test(apiVersion.split("/").pop())) {
     return [`apiVersion ${apiVersion} is not served by Kubernetes 1.33 (removed, or off by default)`];
   }

@@ -334,6 +334,11 @@ public final class CrucibleServer implements AutoCloseable {
         return previewListener == null ? -1 : previewListener.port();
     }
 
+    /** The services it serves: what runs beside it ({@code serve --agent-sandbox}) runs on the same sessions. */
+    public Services services() {
+        return services;
+    }
+
     /** Milliseconds from construction to now; the CLI reports start-up time with it. */
     public long uptimeMillis() {
         return Duration.ofNanos(System.nanoTime() - startedNanos).toMillis();

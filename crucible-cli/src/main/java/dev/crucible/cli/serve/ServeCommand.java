@@ -8,6 +8,8 @@ import dev.crucible.image.Images;
 import dev.crucible.image.registry.RegistryCredentials;
 import dev.crucible.server.CrucibleServer;
 import dev.crucible.server.ServerConfig;
+import dev.crucible.server.agentsandbox.AgentSandbox;
+import dev.crucible.server.agentsandbox.AgentSandboxPorts;
 import dev.crucible.server.access.Fairness;
 import java.io.IOException;
 import java.io.PrintWriter;
@@ -182,6 +184,23 @@ public final class ServeCommand implements Callable<Integer> {
             + " are Python sessions unless named here.")
     java.util.Map<String, String> e2bTemplates;
 
+    @Option(names = "--agent-sandbox", description = "Serve as one kubernetes-sigs/agent-sandbox pod: one session is the"
+            + " sandbox, spoken to through agent-sandbox's python-runtime contract (/execute, /upload, /download,"
+            + " /list, /exists; SANDBOX_BASE_DIR, SANDBOX_EXEC_TIMEOUT_SECONDS) on the first of --agent-sandbox-ports"
+            + " and sandboxd's REST files (/v1/files/{path}) on the second (docs/kubernetes.md). Crucible's own API stays on --host/--port: give it another port than the"
+            + " contracts'.")
+    boolean agentSandbox;
+
+    @Option(names = "--agent-sandbox-ports", paramLabel = "RUNTIME,REST,GRPC", defaultValue = "8888,8080,9090",
+            description = "The contracts' ports with --agent-sandbox: python-runtime, sandboxd's REST files, sandboxd's"
+                    + " gRPC (reserved; default 8888,8080,9090; 0 picks a free one).")
+    String agentSandboxPorts;
+
+    @Option(names = "--agent-sandbox-host", paramLabel = "ADDRESS", defaultValue = "127.0.0.1", description = "Where"
+            + " the contracts listen with --agent-sandbox (default 127.0.0.1; 0.0.0.0 in a pod, where the template's"
+            + " NetworkPolicy lets only agent-sandbox's router in: the contracts take no token).")
+    String agentSandboxHost;
+
     @Override
     public Integer call() throws Exception {
         PrintWriter err = spec.commandLine().getErr();
@@ -203,6 +222,9 @@ public final class ServeCommand implements Callable<Integer> {
                             + shutdownGraceSeconds);
                 }
                 base = base.withShutdownGrace(java.time.Duration.ofSeconds(shutdownGraceSeconds));
+            }
+            if (agentSandbox) {
+                AgentSandboxPorts.parse(agentSandboxPorts); // refused before the engine starts
             }
             config = base.withDataDir(prepareDataDir());
             if (egressAllow != null) {
@@ -301,9 +323,26 @@ public final class ServeCommand implements Callable<Integer> {
             err.printf("crucible: previews on http://{port}-{session}.%s:%d%n", config.previewDomain(),
                     server.previewPort());
         }
+        AgentSandbox pod;
+        try {
+            pod = agentSandbox ? AgentSandbox.start(server.services().sessions(), AgentSandbox.Settings.of(
+                    agentSandboxHost, AgentSandboxPorts.parse(agentSandboxPorts), System.getenv(),
+                    config.sessions().maxLifetime().toSeconds())) : null;
+        } catch (IOException | IllegalArgumentException e) {
+            server.close();
+            return CliSupport.fail(err, new CliSupport.Failure(ExitCodes.USAGE, "cannot serve as an agent-sandbox pod on "
+                    + agentSandboxHost + " (" + agentSandboxPorts + "): " + e.getMessage()));
+        }
+        if (pod != null) {
+            err.printf("crucible: agent-sandbox python-runtime on http://%s:%d, sandboxd files on http://%s:%d/v1%n",
+                    agentSandboxHost, pod.runtimePort(), agentSandboxHost, pod.restPort());
+        }
         engine.sandbox().host().warnings().forEach(w -> err.println("crucible: warning: " + w));
         err.flush();
         stop.await();
+        if (pod != null) {
+            pod.close();
+        }
         err.println("crucible: shutting down (running requests get " + config.shutdownGrace().toSeconds() + " s)");
         err.flush();
         server.close();
