@@ -73,6 +73,8 @@ layer "$work/jre.tar" "$work/jre" "$(stat -c %Y "$JAVA_HOME/release")"
 layer "$work/app.tar" "$work/app" "$(stat -c %Y "$jar")"
 
 # 3. The OCI image: the three layers, and a config that starts the server on all addresses with its state in a volume.
+#    The entrypoint is `crucible` and `serve --host 0.0.0.0` only its default arguments: Kubernetes' `args` (the
+#    StatefulSet's `serve …`, the Jobs' `eval …`) replace the arguments, never the command.
 oci="$work/oci:crucible"
 umoci init --layout "$work/oci"
 umoci new --image "$oci"
@@ -81,7 +83,7 @@ umoci raw add-layer --image "$oci" --history.created_by "jlink $mods" "$work/jre
 umoci raw add-layer --image "$oci" --history.created_by "crucible.jar and /usr/local/bin/crucible" "$work/app.tar"
 umoci config --image "$oci" \
   --config.entrypoint /usr/bin/tini --config.entrypoint -- --config.entrypoint /usr/local/bin/crucible \
-  --config.entrypoint serve --config.entrypoint --host --config.entrypoint 0.0.0.0 \
+  --config.cmd serve --config.cmd --host --config.cmd 0.0.0.0 \
   --config.env PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin \
   --config.env CRUCIBLE_DATA_DIR=/var/lib/crucible \
   --config.volume /var/lib/crucible --config.exposedports 8080/tcp --config.workingdir / \
