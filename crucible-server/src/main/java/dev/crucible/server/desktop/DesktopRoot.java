@@ -25,8 +25,8 @@ public final class DesktopRoot {
             "mkdir -p /opt /usr/local/share/applications",
             "test -s /etc/machine-id || tr -d - < /proc/sys/kernel/random/uuid > /etc/machine-id",
             "ln -sfn /usr/share/novnc /opt/noVNC",
-            "test -e /usr/local/share/applications/xterm.desktop"
-                    + " || ln -s /usr/share/applications/debian-xterm.desktop /usr/local/share/applications/xterm.desktop",
+            "cd /usr/local/share/applications",
+            "test -e xterm.desktop || ln -s /usr/share/applications/debian-xterm.desktop xterm.desktop",
             "");
 
     /**
