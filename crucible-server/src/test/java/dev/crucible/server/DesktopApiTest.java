@@ -9,9 +9,15 @@ import java.io.ByteArrayInputStream;
 import java.net.URI;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.net.http.WebSocket;
+import java.nio.ByteBuffer;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.time.Duration;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
 import javax.imageio.ImageIO;
 import org.junit.jupiter.api.AfterAll;
@@ -24,7 +30,8 @@ import tools.jackson.databind.json.JsonMapper;
  * A session's desktop through Crucible's own API (issue 54): {@code POST …/desktop} starts Xvfb, XFCE, x11vnc and
  * noVNC inside the session; the scripted agent loop shoots the screen, finds a red window by its pixels, clicks
  * into it, types a command and a key, and reads back the file the command wrote; cursor and screen size come back;
- * noVNC's page is served through the authenticated ports proxy; bad actions are 400s naming what is wrong.
+ * noVNC's page is served through the authenticated ports proxy, and its WebSocket bridge answers with the VNC
+ * server's greeting through the proxy's upgrade (the live view); bad actions are 400s naming what is wrong.
  */
 class DesktopApiTest {
     private static final JsonMapper JSON = JsonMapper.builder().build();
@@ -174,6 +181,33 @@ class DesktopApiTest {
             }
         });
         assertThat(page).contains("noVNC");
+        assertThat(new String(vncGreeting(), StandardCharsets.US_ASCII)).startsWith("RFB 003.");
+    }
+
+    /** The first bytes the VNC server sends, through noVNC's WebSocket bridge and the ports proxy's upgrade. */
+    private static byte[] vncGreeting() throws Exception {
+        CompletableFuture<byte[]> first = new CompletableFuture<>();
+        WebSocket ws = http.client().newWebSocketBuilder().subprotocols("binary").buildAsync(
+                URI.create(http.base().replace("http:", "ws:") + path("/ports/6080/websockify")),
+                new WebSocket.Listener() {
+                    @Override
+                    public CompletionStage<?> onBinary(WebSocket socket, ByteBuffer data, boolean last) {
+                        byte[] bytes = new byte[data.remaining()];
+                        data.get(bytes);
+                        first.complete(bytes);
+                        return null;
+                    }
+
+                    @Override
+                    public void onError(WebSocket socket, Throwable error) {
+                        first.completeExceptionally(error);
+                    }
+                }).get(30, TimeUnit.SECONDS);
+        try {
+            return first.get(30, TimeUnit.SECONDS);
+        } finally {
+            ws.abort();
+        }
     }
 
     @Test
