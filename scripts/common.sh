@@ -31,6 +31,7 @@ crucible_build_jar() {
 # gVisor's runsc (the "gvisor" isolation tier) is installed too when root, best effort: without it that tier says why.
 crucible_ensure_sandbox_tools() {
   local missing=()
+  crucible_ensure_desktop_packages
   if [ "$(id -u)" -eq 0 ] && ! [ -x /usr/bin/runsc ] && ! [ -e "${CRUCIBLE_DATA_DIR:-$HOME/.local/share/crucible}/.no-runsc" ] \
       && command -v apt-get >/dev/null 2>&1; then
     echo "crucible: installing runsc (gVisor, for isolation \"gvisor\")" >&2
@@ -51,6 +52,23 @@ crucible_ensure_sandbox_tools() {
     return 0
   fi
   CRUCIBLE_EXIT=4 crucible_die "missing sandbox prerequisites; run: sudo apt-get install ${missing[*]}"
+}
+
+# A session's desktop (docs/desktop.md, E2B's `desktop` template): the X server, XFCE, input and screenshot tools, VNC and
+# noVNC, found by sessions in the host's /usr. Installed when root, best effort, as runsc: without them a desktop says why.
+crucible_ensure_desktop_packages() {
+  local tool missing=0 marker="${CRUCIBLE_DATA_DIR:-$HOME/.local/share/crucible}/.no-desktop"
+  for tool in Xvfb xdpyinfo xdotool scrot x11vnc xrandr startxfce4 xfwm4 xfdesktop dbus-launch gtk-launch xterm netstat websockify; do
+    command -v "$tool" >/dev/null 2>&1 || missing=1
+  done
+  [ -x /usr/share/novnc/utils/novnc_proxy ] || missing=1
+  [ "$missing" -eq 1 ] && [ "$(id -u)" -eq 0 ] && ! [ -e "$marker" ] && command -v apt-get >/dev/null 2>&1 || return 0
+  echo "crucible: installing the desktop packages (Xvfb, XFCE, xdotool, scrot, x11vnc, noVNC) for desktop sessions" >&2
+  { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends xvfb x11-utils \
+      x11-xserver-utils xdotool scrot x11vnc novnc websockify net-tools xterm xfce4-session xfwm4 xfdesktop4 dbus-x11 \
+      libgtk-3-bin xdg-utils procps; } >/dev/null 2>&1 \
+    || { echo "crucible: the desktop packages are not installable here; desktop sessions stay off" >&2
+         mkdir -p "${marker%/*}" 2>/dev/null && touch "$marker" 2>/dev/null; }
 }
 
 # What only the tests use (a session's matplotlib figure; tmux, the terminal that presses Ctrl-C in the session

@@ -578,3 +578,78 @@ export interface ProcessOutput {
   ended: boolean;
   process: ProcessInfo;
 }
+
+/** a desktop's screen */
+export interface DesktopStart {
+  width?: number;
+  height?: number;
+  dpi?: number;
+}
+
+/** a started desktop */
+export interface Desktop {
+  /** the X display inside the session (DISPLAY) */
+  display: string;
+  width: number;
+  height: number;
+  /** x11vnc's port inside the session */
+  vnc_port: number;
+  /** noVNC's port inside the session: /v1/sessions/{id}/ports/6080/vnc.html, or a preview link to it */
+  novnc_port: number;
+}
+
+/** one input action, as Anthropic's computer tool (computer_20250124) names it */
+export interface DesktopAction {
+  action:
+    | "key"
+    | "type"
+    | "mouse_move"
+    | "left_click"
+    | "right_click"
+    | "middle_click"
+    | "double_click"
+    | "triple_click"
+    | "left_click_drag"
+    | "left_mouse_down"
+    | "left_mouse_up"
+    | "scroll"
+    | "hold_key"
+    | "wait"
+    | "cursor_position"
+    | "screen_size";
+  /**
+   * [x, y] in the screen's pixels: where to move, click (left out: where the pointer is), scroll, or where a drag ends
+   */
+  coordinate?: number[] | null;
+  /** [x, y] where a left_click_drag starts */
+  start_coordinate?: number[] | null;
+  /**
+   * the keys of key and hold_key (xdotool's names: "ctrl+s", "Return"; chords one after another with spaces), the text
+   * of type, the modifiers held while a click or scroll is done
+   */
+  text?: string | null;
+  scroll_direction?: "up" | "down" | "left" | "right" | null;
+  scroll_amount?: number | null;
+  /** seconds of wait and hold_key */
+  duration?: number | null;
+}
+
+export interface DesktopActions {
+  actions: DesktopAction[];
+}
+
+export interface DesktopActionResult {
+  action: string;
+  /** the pointer's x after cursor_position */
+  x?: number;
+  /** the pointer's y after cursor_position */
+  y?: number;
+  /** the screen's width after screen_size */
+  width?: number;
+  /** the screen's height after screen_size */
+  height?: number;
+}
+
+export interface DesktopActionResults {
+  results: DesktopActionResult[];
+}

@@ -626,3 +626,85 @@ _ProcessOutput = TypedDict("_ProcessOutput", {
 
 class ProcessOutput(_ProcessOutput):
     """a background process's output from an offset, and the process"""
+
+
+class DesktopStart(TypedDict, total=False):
+    """a desktop's screen"""
+    width: int
+    height: int
+    dpi: int
+
+
+_Desktop = TypedDict("_Desktop", {
+    "display": str,
+    "width": int,
+    "height": int,
+    "vnc_port": int,
+    "novnc_port": int,
+})
+
+
+class Desktop(_Desktop):
+    """a started desktop"""
+
+
+_DesktopAction = TypedDict("_DesktopAction", {
+    "action": Literal[
+        "key",
+        "type",
+        "mouse_move",
+        "left_click",
+        "right_click",
+        "middle_click",
+        "double_click",
+        "triple_click",
+        "left_click_drag",
+        "left_mouse_down",
+        "left_mouse_up",
+        "scroll",
+        "hold_key",
+        "wait",
+        "cursor_position",
+        "screen_size"],
+})
+
+
+class DesktopAction(_DesktopAction, total=False):
+    """one input action, as Anthropic's computer tool (computer_20250124) names it"""
+    coordinate: Optional[List[int]]
+    start_coordinate: Optional[List[int]]  # [x, y] where a left_click_drag starts
+    text: Optional[str]
+    scroll_direction: Optional[Literal["up", "down", "left", "right"]]
+    scroll_amount: Optional[int]
+    duration: Optional[float]  # seconds of wait and hold_key
+
+
+_DesktopActions = TypedDict("_DesktopActions", {
+    "actions": List["DesktopAction"],
+})
+
+
+class DesktopActions(_DesktopActions):
+    """DesktopActions"""
+
+
+_DesktopActionResult = TypedDict("_DesktopActionResult", {
+    "action": str,
+})
+
+
+class DesktopActionResult(_DesktopActionResult, total=False):
+    """DesktopActionResult"""
+    x: int  # the pointer's x after cursor_position
+    y: int  # the pointer's y after cursor_position
+    width: int  # the screen's width after screen_size
+    height: int  # the screen's height after screen_size
+
+
+_DesktopActionResults = TypedDict("_DesktopActionResults", {
+    "results": List["DesktopActionResult"],
+})
+
+
+class DesktopActionResults(_DesktopActionResults):
+    """DesktopActionResults"""

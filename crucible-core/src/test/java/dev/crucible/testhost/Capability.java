@@ -49,6 +49,10 @@ public enum Capability {
             "import matplotlib")),
     TMUX(true, () -> onPath("tmux", "tmux (apt-get install tmux)")),
     HAPROXY(true, () -> executable("/usr/sbin/haproxy", "haproxy (apt-get install haproxy)")),
+    /** A session's desktop: Xvfb, XFCE, xdotool, scrot, x11vnc and noVNC in the host's /usr (scripts/common.sh). */
+    DESKTOP(true, () -> Files.isExecutable(Path.of("/usr/share/novnc/utils/novnc_proxy"))
+            ? onPath("startxfce4", "xfce4-session (apt-get install xfce4-session xfwm4 xfdesktop4; ./crucible does)")
+            : "noVNC (apt-get install novnc xvfb xdotool scrot x11vnc; ./crucible installs the desktop packages)"),
     CHROMIUM(true, () -> onPath("chromium", "chromium (apt-get install chromium)")),
     MKDOCS(true, () -> onPath("mkdocs", "mkdocs (apt-get install mkdocs mkdocs-material)")),
     FLAKE8(true, () -> onPath("flake8", "flake8 (apt-get install flake8)")),

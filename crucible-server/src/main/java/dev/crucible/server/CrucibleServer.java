@@ -18,6 +18,7 @@ import dev.crucible.server.mcp.McpEndpoint;
 import dev.crucible.server.mcp.McpHttp;
 import dev.crucible.server.ports.PortRoutes;
 import dev.crucible.server.ports.PreviewListener;
+import dev.crucible.server.desktop.DesktopRoutes;
 import dev.crucible.server.e2b.E2bApi;
 import dev.crucible.server.evaluations.EvaluationRoutes;
 import dev.crucible.server.ports.PreviewTokens;
@@ -236,6 +237,7 @@ public final class CrucibleServer implements AutoCloseable {
                 (ctx, request) -> services.admission().enter(auth.owner(ctx.header("Authorization")),
                         Services.turnTimeout(request)));
         EvaluationRoutes evals = new EvaluationRoutes(services.evaluations(), auth, bodies);
+        DesktopRoutes desktop = new DesktopRoutes(services.sessions(), auth, bodies::read);
         PortRoutes ports = new PortRoutes(services.sessions(), auth, bodies::read, previews, InstantSource.system(),
                 previewListener, this::trafficCurrent);
         Route.Access token = Route.Access.TOKEN;
@@ -300,7 +302,10 @@ public final class CrucibleServer implements AutoCloseable {
                 Route.get("/v1/tools", token, api::toolSchemas),
                 Route.post("/v1/tools/call", token, api::toolCall),
                 Route.get("/v1/sessions/{id}/ports", token, router.owned(ports::list)),
-                Route.post("/v1/sessions/{id}/previews", token, router.owned(ports::createPreview)))).toList();
+                Route.post("/v1/sessions/{id}/previews", token, router.owned(ports::createPreview)),
+                Route.post("/v1/sessions/{id}/desktop", token, router.owned(desktop::start)),
+                Route.post("/v1/sessions/{id}/desktop/screenshot", token, router.owned(desktop::screenshot)),
+                Route.post("/v1/sessions/{id}/desktop/actions", token, router.owned(desktop::actions)))).toList();
     }
 
     /** The routes served, as {@code "METHOD path"} in the OpenAPI document's syntax. */

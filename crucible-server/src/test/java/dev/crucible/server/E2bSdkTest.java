@@ -52,11 +52,18 @@ class E2bSdkTest {
 
     /** As {@link #nodeScenario(String)}, against the server on {@code port}, with {@code extra} in node's environment. */
     static Run nodeScenario(String scenario, int port, Map<String, String> extra) throws Exception {
+        return nodeScript("e2b.mjs", scenario, port, extra);
+    }
+
+    /** As {@link #nodeScenario(String, int, Map)}, running {@code script} of clients/node-tests. */
+    static Run nodeScript(String script, String scenario, int port, Map<String, String> extra) throws Exception {
         Path dir = Path.of("..", "clients", "node-tests").toAbsolutePath().normalize();
         Capability.NPM_CLIENTS.require(Files.isDirectory(dir.resolve("node_modules/e2b"))
-                && Files.isDirectory(dir.resolve("node_modules/@e2b/code-interpreter")) ? null
-                : dir + "/node_modules/e2b or @e2b/code-interpreter is missing (npm ci there; ./run-tests does)");
-        ProcessBuilder builder = new ProcessBuilder("node", "e2b.mjs", scenario).directory(dir.toFile())
+                && Files.isDirectory(dir.resolve("node_modules/@e2b/code-interpreter"))
+                && Files.isDirectory(dir.resolve("node_modules/@e2b/desktop")) ? null
+                : dir + "/node_modules/e2b, @e2b/code-interpreter or @e2b/desktop is missing (npm ci there;"
+                        + " ./run-tests does)");
+        ProcessBuilder builder = new ProcessBuilder("node", script, scenario).directory(dir.toFile())
                 .redirectError(ProcessBuilder.Redirect.INHERIT);
         Map<String, String> env = builder.environment();
         env.keySet().removeIf(name -> name.startsWith("E2B_")); // no E2B_DEBUG, E2B_DOMAIN, ... from the machine
@@ -71,7 +78,7 @@ class E2bSdkTest {
             try (BufferedReader reader = new BufferedReader(
                     new InputStreamReader(node.getInputStream(), StandardCharsets.UTF_8))) {
                 for (String line; (line = reader.readLine()) != null;) {
-                    System.out.println("e2b.mjs " + scenario + ": " + line);
+                    System.out.println(script + " " + scenario + ": " + line);
                     lines.add(line);
                 }
             } catch (java.io.IOException e) {

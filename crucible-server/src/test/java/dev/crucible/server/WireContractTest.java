@@ -10,6 +10,8 @@ import dev.crucible.eval.reward.Reward;
 import dev.crucible.exec.ExecuteRequest;
 import dev.crucible.exec.ExecuteResult;
 import dev.crucible.health.PartStatus;
+import dev.crucible.server.desktop.DesktopAction;
+import dev.crucible.server.desktop.Desktops;
 import dev.crucible.server.evaluations.EvaluationInfo;
 import dev.crucible.server.evaluations.EvaluationRequest;
 import dev.crucible.server.http.ErrorBody;
@@ -64,7 +66,10 @@ class WireContractTest {
             new Body(inner("session.SessionRoutes$SnapshotBody"), body("/v1/sessions/{id}/snapshots")),
             new Body(inner("session.SessionRoutes$CommitBody"), body("/v1/sessions/{id}/commit")),
             new Body(inner("session.ProcessRoutes$StdinBody"), body("/v1/sessions/{id}/processes/{pid}/stdin")),
-            new Body(inner("session.ProcessRoutes$SignalBody"), body("/v1/sessions/{id}/processes/{pid}/signal")));
+            new Body(inner("session.ProcessRoutes$SignalBody"), body("/v1/sessions/{id}/processes/{pid}/signal")),
+            new Body(Desktops.Spec.class, "DesktopStart"),
+            new Body(DesktopAction.class, "DesktopAction"),
+            new Body(DesktopAction.Batch.class, "DesktopActions"));
 
     /** What the server writes, built as records. */
     static final List<Body> ANSWERS = List.of(
@@ -85,7 +90,10 @@ class WireContractTest {
             new Body(Judge.Result.class, "EvaluateResult"),
             new Body(Reward.Result.class, "RewardResult"),
             new Body(EvaluationInfo.class, "Evaluation"),
-            new Body(inner("ports.PortRoutes$Preview"), "Preview"));
+            new Body(inner("ports.PortRoutes$Preview"), "Preview"),
+            new Body(Desktops.Info.class, "Desktop"),
+            new Body(DesktopAction.Result.class, "DesktopActionResult"),
+            new Body(DesktopAction.Results.class, "DesktopActionResults"));
 
     /** Component schemas no record stands behind: the server builds these answers field by field. */
     static final Set<String> BUILT_BY_HAND = Set.of(

@@ -29,7 +29,10 @@ final class RootSkeleton {
      * {@code /etc} (about 1 MB, mostly links): only what any host user may read, never apt's {@code auth.conf.d}.
      */
     private static final List<String> PACKAGING = List.of("/etc/apt", "/etc/dpkg", "/etc/debconf.conf",
-            "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/ssl/certs", "/etc/ca-certificates.conf");
+            "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/ssl/certs", "/etc/ca-certificates.conf",
+            // what a desktop's programs read (docs/desktop.md): XDG autostart and XFCE's defaults, fontconfig, GTK's
+            // settings, X resources (xterm's); about 300 KB where the desktop packages are installed
+            "/etc/xdg", "/etc/fonts", "/etc/gtk-3.0", "/etc/X11/app-defaults");
 
     private RootSkeleton() {}
 

@@ -3,6 +3,7 @@ package dev.crucible.server.e2b;
 import dev.crucible.error.ErrorCode;
 import dev.crucible.error.RequestException;
 import dev.crucible.egress.NetworkRequest;
+import dev.crucible.server.desktop.DesktopRoot;
 import dev.crucible.server.http.JsonObject;
 import dev.crucible.session.SessionManager;
 import dev.crucible.session.spec.SessionConfig;
@@ -132,6 +133,7 @@ final class ControlPlane {
         Map<String, String> metadata = strings(b.get("metadata"), "metadata");
         Map<String, String> env = strings(b.get("envVars"), "envVars");
         Template t = Template.of(template, templates);
+        boolean desktop = Template.desktop(template, templates);
         boolean autoPause = b.path("autoPause").asBoolean(false);
         JsonNode resumeAsked = b.path("autoResume"); // {"enabled": true} as the SDKs send it, or a bare boolean
         boolean autoResume = (resumeAsked.isObject() ? resumeAsked.path("enabled") : resumeAsked).asBoolean(false);
@@ -143,8 +145,8 @@ final class ControlPlane {
         SessionInfo info;
         try {
             // E2B's timeout is a deadline this plane keeps; the session itself idles out only at its lifetime
-            info = sessions.create(owner, new SessionManager.CreateRequest(t.language(), null,
-                    config.maxLifetime().toSeconds(), null, t.image(), network(b), null, null, t.isolation()));
+            info = sessions.create(owner, new SessionManager.CreateRequest(t.language(),
+                    desktop ? DesktopRoot.LIMITS : null, config.maxLifetime().toSeconds(), null, t.image(), network(b), null, null, t.isolation()));
         } catch (RequestException e) {
             throw switch (e.code()) {
                 case UNKNOWN_LANGUAGE, IMAGE_NOT_FOUND, RUNTIME_UNAVAILABLE -> new RequestException(ErrorCode.NOT_FOUND,
@@ -160,6 +162,9 @@ final class ControlPlane {
             throw new RequestException(ErrorCode.INTERRUPTED, "interrupted");
         }
         try {
+            if (desktop) {
+                DesktopRoot.prepare(sessions, owner, info.id());
+            }
             E2bSandboxes.Sandbox s = sandbox(info, owner, template, timeout, metadata, env, envCell, autoPause,
                     autoResume);
             api.write(res, 201, created(s));

@@ -33,4 +33,9 @@ record Template(String language, String image, String isolation) {
                     : new Template(name, null, tier);
         };
     }
+
+    /** Whether {@code id} (or what the operator maps it to) is E2B's {@code desktop}: a session made ready for it. */
+    static boolean desktop(String id, Map<String, String> named) {
+        return named.getOrDefault(id, id).replaceFirst("@[a-z]+$", "").equals("desktop");
+    }
 }
