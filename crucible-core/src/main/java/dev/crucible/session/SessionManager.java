@@ -86,6 +86,11 @@ public final class SessionManager implements AutoCloseable {
     }
 
     /** Loads the sessions kept under the data directory (those past their lifetime removed); starts the reaper. */
+    /** The sandbox every session runs in (an image build of E2B's template API runs its steps there too). */
+    public Sandbox sandbox() {
+        return sandbox;
+    }
+
     public static SessionManager start(Sandbox sandbox, RuntimeRegistry runtimes, SessionConfig config)
             throws IOException {
         return start(sandbox, runtimes, config, InstantSource.system());

@@ -25,8 +25,6 @@ import tools.jackson.databind.JsonNode;
  */
 public final class Dockerfile {
     private static final Pattern HEREDOC = Pattern.compile("<<(-?)(['\"]?)([A-Za-z_][A-Za-z0-9_]*)\\2");
-    private static final Pattern VARIABLE = Pattern.compile(
-            "\\\\\\$|\\$\\{([A-Za-z_][A-Za-z0-9_]*)(?::([-+])([^}]*))?}|\\$([A-Za-z_][A-Za-z0-9_]*)");
     private static final Pattern PORT = Pattern.compile("[0-9]{1,5}(-[0-9]{1,5})?(/(tcp|udp|sctp))?");
     private static final Set<String> ARCHIVES = Set.of(".tar", ".tar.gz", ".tgz", ".tar.xz", ".txz", ".tar.bz2",
             ".tbz2", ".tar.zst");
@@ -140,7 +138,7 @@ public final class Dockerfile {
                 case "CMD" -> steps.add(new BuildStep.Cmd(command(n, rest)));
                 case "ENTRYPOINT" -> steps.add(new BuildStep.Entrypoint(command(n, rest)));
                 case "EXPOSE" -> {
-                    for (String port : words(expand(rest))) {
+                    for (String port : DockerfileWords.words(expand(rest))) {
                         if (!PORT.matcher(port).matches()) {
                             throw invalid(n, "EXPOSE " + port + ": a port is NUMBER[/tcp|/udp]");
                         }
@@ -156,7 +154,7 @@ public final class Dockerfile {
                 throw invalid(n, "a second FROM: multi-stage builds are not supported; build each stage as an image"
                         + " of its own and COPY from a context instead");
             }
-            List<String> words = words(rest);
+            List<String> words = DockerfileWords.words(rest);
             if (!words.isEmpty() && words.getFirst().startsWith("--")) {
                 throw invalid(n, "FROM " + words.getFirst() + " is not supported; the image's own platform is used");
             }
@@ -172,14 +170,14 @@ public final class Dockerfile {
         }
 
         private void arg(int n, String rest) {
-            for (String word : words(rest)) {
+            for (String word : DockerfileWords.words(rest)) {
                 int eq = word.indexOf('=');
                 String name = eq < 0 ? word : word.substring(0, eq);
                 if (!name.matches("[A-Za-z_][A-Za-z0-9_]*")) {
                     throw invalid(n, "ARG " + word + ": a name is letters, digits and _");
                 }
                 String value = buildArgs.containsKey(name) ? buildArgs.get(name)
-                        : eq >= 0 ? unquote(expand(word.substring(eq + 1))) : globalArgs.get(name);
+                        : eq >= 0 ? DockerfileWords.unquote(expand(word.substring(eq + 1))) : globalArgs.get(name);
                 if (from == null) {
                     globalArgs.put(name, value == null ? "" : value);
                 } else if (value != null) {
@@ -232,7 +230,7 @@ public final class Dockerfile {
 
         private void copy(int n, String instruction, String rest) {
             Integer mode = null;
-            List<String> args = new ArrayList<>(words(rest));
+            List<String> args = new ArrayList<>(DockerfileWords.words(rest));
             while (!args.isEmpty() && args.getFirst().startsWith("--")) {
                 String flag = args.removeFirst();
                 if (flag.startsWith("--chmod=")) {
@@ -300,7 +298,7 @@ public final class Dockerfile {
         /** {@code KEY=VALUE ...} (quotes and escapes as a shell reads them), or the old {@code KEY VALUE}. */
         private Map<String, String> pairs(int n, String instruction, String rest) {
             Map<String, String> pairs = new LinkedHashMap<>();
-            List<String> words = words(rest);
+            List<String> words = DockerfileWords.words(rest);
             if (!words.isEmpty() && !words.getFirst().contains("=")) {
                 int space = indexOfSpace(rest);
                 if (space < 0) {
@@ -314,8 +312,8 @@ public final class Dockerfile {
                 if (eq <= 0) {
                     throw invalid(n, instruction + " " + word + ": give KEY=VALUE");
                 }
-                String key = unquote(word.substring(0, eq));
-                String value = unquote(expand(word.substring(eq + 1)));
+                String key = DockerfileWords.unquote(word.substring(0, eq));
+                String value = DockerfileWords.unquote(expand(word.substring(eq + 1)));
                 pairs.put(key, value);
                 if (instruction.equals("ENV")) {
                     vars.put(key, value); // ENV A=1 B=$A sees A
@@ -324,80 +322,8 @@ public final class Dockerfile {
             return pairs;
         }
 
-        /** Words split on unquoted blanks; quotes are kept (see {@link #unquote}). */
-        private static List<String> words(String text) {
-            List<String> words = new ArrayList<>();
-            StringBuilder word = new StringBuilder();
-            char quote = 0;
-            for (int i = 0; i < text.length(); i++) {
-                char c = text.charAt(i);
-                if (c == '\\' && i + 1 < text.length() && quote != '\'') {
-                    word.append(c).append(text.charAt(++i));
-                } else if (quote != 0) {
-                    word.append(c);
-                    if (c == quote) {
-                        quote = 0;
-                    }
-                } else if (c == '"' || c == '\'') {
-                    quote = c;
-                    word.append(c);
-                } else if (Character.isWhitespace(c)) {
-                    if (!word.isEmpty()) {
-                        words.add(word.toString());
-                        word.setLength(0);
-                    }
-                } else {
-                    word.append(c);
-                }
-            }
-            if (!word.isEmpty()) {
-                words.add(word.toString());
-            }
-            return words;
-        }
-
-        /** Quotes removed and backslash escapes taken, as a shell would. */
-        private static String unquote(String word) {
-            StringBuilder out = new StringBuilder();
-            char quote = 0;
-            for (int i = 0; i < word.length(); i++) {
-                char c = word.charAt(i);
-                if (c == '\\' && i + 1 < word.length() && quote != '\'') {
-                    out.append(word.charAt(++i));
-                } else if (quote == 0 && (c == '"' || c == '\'')) {
-                    quote = c;
-                } else if (c == quote) {
-                    quote = 0;
-                } else {
-                    out.append(c);
-                }
-            }
-            return out.toString();
-        }
-
         private String expand(String text) {
-            Matcher m = VARIABLE.matcher(text);
-            StringBuilder out = new StringBuilder();
-            while (m.find()) {
-                String replacement;
-                if (m.group().equals("\\$")) {
-                    replacement = "$";
-                } else {
-                    String name = m.group(1) != null ? m.group(1) : m.group(4);
-                    String value = vars.get(name);
-                    boolean set = value != null && !value.isEmpty();
-                    if ("-".equals(m.group(2))) {
-                        replacement = set ? value : m.group(3);
-                    } else if ("+".equals(m.group(2))) {
-                        replacement = set ? m.group(3) : "";
-                    } else {
-                        replacement = value == null ? "" : value;
-                    }
-                }
-                m.appendReplacement(out, Matcher.quoteReplacement(replacement));
-            }
-            m.appendTail(out);
-            return out.toString();
+            return DockerfileWords.expand(text, vars);
         }
 
         private static String required(int n, String what, String value) {
@@ -407,7 +333,7 @@ public final class Dockerfile {
             return value;
         }
 
-        private static int indexOfSpace(String text) {
+        static int indexOfSpace(String text) {
             for (int i = 0; i < text.length(); i++) {
                 if (Character.isWhitespace(text.charAt(i))) {
                     return i;
