@@ -698,11 +698,18 @@ async function scenarioTemplate() {
       await sbx.kill();
     }
   });
-  await step('template: a second build finds its upload cached', ['built'], async () => {
+  await step('template: a second build is a cache hit, its upload too', ['built'], async () => {
     const logs = [];
     const again = await Template.build(template(), alias, { onBuildLogs: (e) => logs.push(e.message) });
     check(logs.some((l) => l.includes("Skipping upload of 'app', already cached")), JSON.stringify(logs));
+    check(logs.some((l) => l.startsWith('CACHED')), `not a cache hit: ${JSON.stringify(logs)}`);
     eq(again.templateId, state.built.templateId, 'the same template');
+    const sbx = await BaseSandbox.create(alias, { timeoutMs: 120_000 });
+    try {
+      eq((await sbx.commands.run('cat /opt/app/made-here.txt')).stdout, 'script ran\n', 'the cached image');
+    } finally {
+      await sbx.kill();
+    }
     return again.buildId;
   });
   await step('template: a failing RUN is a BuildError naming its step, and nothing is under its alias', [], async () => {

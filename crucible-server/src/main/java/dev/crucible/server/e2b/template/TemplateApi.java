@@ -53,6 +53,7 @@ public final class TemplateApi implements AutoCloseable {
     private final Uploads uploads;
     private final Path scratch;
     private final ThreadPoolExecutor builds;
+    private final BuildCache cache;
 
     /**
      * @param dataDir the server's data directory: uploads under {@code e2b/template-files}, builds' contexts under
@@ -64,6 +65,7 @@ public final class TemplateApi implements AutoCloseable {
         this.builder = new ImageBuilder(store, sandbox, ImageBuilder.Options.defaults());
         this.uploads = new Uploads(dataDir.resolve("e2b/template-files"));
         this.scratch = Files.createDirectories(dataDir.resolve("e2b/template-builds"));
+        this.cache = new BuildCache(store, json);
         this.builds = new ThreadPoolExecutor(1, 1, 1, TimeUnit.MINUTES, new ArrayBlockingQueue<>(QUEUED), r -> {
             Thread t = new Thread(r, "e2b-template-build");
             t.setDaemon(true);
@@ -193,7 +195,7 @@ public final class TemplateApi implements AutoCloseable {
         String base = from;
         try {
             builds.execute(() -> TemplateBuild.run(builder, t, build, b, base, uploads, scratch,
-                    List.copyOf(build.tags)));
+                    List.copyOf(build.tags), cache));
         } catch (RejectedExecutionException e) {
             synchronized (build) {
                 build.started = false;

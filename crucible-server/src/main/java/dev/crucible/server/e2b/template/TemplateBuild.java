@@ -105,18 +105,29 @@ final class TemplateBuild {
 
     /** Runs one build to its end, logging to {@code build}; the image is named only when it succeeded. */
     static void run(ImageBuilder builder, Templates.Template template, Templates.Build build, JsonNode body,
-            String from, Uploads uploads, Path scratch, List<String> tags) {
+            String from, Uploads uploads, Path scratch, List<String> tags, BuildCache cache) {
         build.status = Templates.Status.BUILDING;
         build.log("info", "Building template " + template.name + " (" + template.id + "), build " + build.id, null);
         Path context = scratch.resolve("context-" + build.id);
         try {
             List<BuildStep> steps = steps(body, template.id);
+            String key = cache.key(template.owner, from, body);
+            String cached = key == null ? null : cache.image(key);
+            if (cached != null) {
+                build.image = cached;
+                build.status = Templates.Status.READY;
+                template.ready(build, tags);
+                build.log("info", "CACHED: an identical build of this token made " + cached + "; no step ran (skipCache()"
+                        + " builds again)", "finalize");
+                return;
+            }
             unpackUploads(body, uploads, template.owner, context);
             String tag = "e2b.templates.crucible/" + ownerKey(template.owner) + "/" + template.id + ":" + build.id;
             BuildResult result = builder.build(new ImageBuilder.Plan(from, steps, tag, context), new Listener(build));
             switch (result) {
                 case BuildResult.Built built -> {
                     build.image = built.image().name();
+                    cache.put(key, build.image);
                     build.status = Templates.Status.READY;
                     template.ready(build, tags);
                     build.log("info", "Build finished: " + built.image().digest(), "finalize");
