@@ -712,6 +712,21 @@ async function scenarioTemplate() {
     }
     return again.buildId;
   });
+  await step('template: built from a Dockerfile', [], async () => {
+    const df = `${alias}-df`;
+    const t = Template({ fileContextPath: dir }).fromDockerfile([
+      `FROM ${base}`, 'ENV MODE=dockerfile', 'WORKDIR /opt/df', 'COPY app/hello.txt ./hello.txt',
+      'RUN echo "built in $(pwd) as $MODE" > made.txt', 'CMD ["sleep", "infinity"]'].join('\n'));
+    await Template.build(t, df);
+    const sbx = await BaseSandbox.create(df, { timeoutMs: 120_000 });
+    try {
+      const r = await sbx.commands.run('cat /opt/df/made.txt /opt/df/hello.txt; echo $MODE');
+      eq(r.stdout, 'built in /opt/df as dockerfile\nhello from the context\ndockerfile\n', 'stdout');
+      return sbx.sandboxId;
+    } finally {
+      await sbx.kill();
+    }
+  });
   await step('template: a failing RUN is a BuildError naming its step, and nothing is under its alias', [], async () => {
     const bad = `${alias}-bad`;
     let error;
