@@ -4,12 +4,22 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.crucible.TestHost;
 import dev.crucible.image.store.TestImages;
+import java.io.ByteArrayOutputStream;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.security.MessageDigest;
+import java.util.HexFormat;
 import java.util.Map;
 import java.util.Set;
+import java.util.zip.GZIPOutputStream;
+import org.apache.commons.compress.archivers.tar.TarArchiveEntry;
+import org.apache.commons.compress.archivers.tar.TarArchiveOutputStream;
+import org.apache.commons.compress.archivers.tar.TarConstants;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -87,5 +97,67 @@ class E2bTemplateTest {
         assertThat(list.body()).isEqualTo("[]");
         HttpResponse<String> upload = call(OTHER, "PUT", "/templates/uploads/" + "a".repeat(64), "x");
         assertThat(upload.statusCode()).as("an upload secret never granted").isEqualTo(404);
+    }
+
+    @Test
+    void anUploadClimbingOutFailsItsCopyStepAndOneWritingThroughALinkNeverReachesTheHost() throws Exception {
+        Path outside = Files.createTempFile("e2b-template-outside", ".txt");
+        try {
+            for (String[] entry : new String[][] {{"../escape.txt", null}, {"app/link", outside.toString()}}) {
+                ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+                try (TarArchiveOutputStream tar = new TarArchiveOutputStream(new GZIPOutputStream(bytes))) {
+                    TarArchiveEntry e = entry[1] == null ? new TarArchiveEntry(entry[0], true)
+                            : new TarArchiveEntry(entry[0], TarConstants.LF_SYMLINK);
+                    if (entry[1] == null) {
+                        e.setSize(3);
+                        tar.putArchiveEntry(e);
+                        tar.write("bad".getBytes(StandardCharsets.UTF_8));
+                    } else {
+                        e.setLinkName(entry[1]);
+                        tar.putArchiveEntry(e);
+                    }
+                    tar.closeArchiveEntry();
+                    if (entry[1] != null) { // then a file written through the link
+                        TarArchiveEntry through = new TarArchiveEntry("app/link", true);
+                        through.setSize(3);
+                        tar.putArchiveEntry(through);
+                        tar.write("bad".getBytes(StandardCharsets.UTF_8));
+                        tar.closeArchiveEntry();
+                    }
+                }
+                String hash = HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(bytes.toByteArray()));
+                JsonNode ids = E2bSdkTest.JSON.readTree(call(E2bSdkTest.TOKEN, "POST", "/v3/templates",
+                        "{\"name\": \"hostile\"}").body());
+                String template = ids.get("templateID").asString();
+                String build = ids.get("buildID").asString();
+                JsonNode link = E2bSdkTest.JSON.readTree(call(E2bSdkTest.TOKEN, "GET", "/templates/" + template
+                        + "/files/" + hash, null).body());
+                assertThat(link.get("present").asBoolean()).isFalse();
+                HttpResponse<String> put = HTTP.send(HttpRequest.newBuilder(URI.create(link.get("url").asString()))
+                        .PUT(HttpRequest.BodyPublishers.ofByteArray(bytes.toByteArray())).build(),
+                        HttpResponse.BodyHandlers.ofString());
+                assertThat(put.statusCode()).isEqualTo(200);
+                call(E2bSdkTest.TOKEN, "POST", "/v2/templates/" + template + "/builds/" + build, "{\"fromImage\": \""
+                        + TestImages.DEBIAN_PYTHON + "\", \"steps\": [{\"type\": \"RUN\", \"args\": [\"true\"]},"
+                        + " {\"type\": \"COPY\", \"args\": [\"app\", \"/opt/app\", \"\", \"\"], \"filesHash\": \""
+                        + hash + "\"}]}");
+                JsonNode status;
+                do { // polled: the build runs in the background
+                    status = E2bSdkTest.JSON.readTree(call(E2bSdkTest.TOKEN, "GET", "/templates/" + template
+                            + "/builds/" + build + "/status", null).body());
+                } while (status.path("status").asString().matches("building|waiting"));
+                if (entry[1] == null) { // ../ refused by the layer rules, naming the COPY step
+                    assertThat(status.path("status").asString()).as(status.toString()).isEqualTo("error");
+                    assertThat(status.path("reason").path("step").asString()).isEqualTo("2");
+                    assertThat(status.path("reason").path("message").asString()).contains("step 2 (COPY)", "refused");
+                } else { // a link out is kept as a link and the file after it replaces it: never written through
+                    assertThat(status.path("status").asString()).as(status.toString()).isEqualTo("ready");
+                }
+                assertThat(Files.readString(outside)).isEmpty();
+                assertThat(Path.of("/tmp/escape.txt")).doesNotExist();
+            }
+        } finally {
+            Files.delete(outside);
+        }
     }
 }

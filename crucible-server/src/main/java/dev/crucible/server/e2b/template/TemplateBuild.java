@@ -4,6 +4,7 @@ import dev.crucible.image.build.BuildResult;
 import dev.crucible.image.build.BuildStep;
 import dev.crucible.image.build.ImageBuilder;
 import dev.crucible.image.layer.LayerUnpacker;
+import dev.crucible.image.spec.ImageException;
 import dev.crucible.image.store.StoreFiles;
 import java.io.IOException;
 import java.io.InputStream;
@@ -99,6 +100,9 @@ final class TemplateBuild {
             }
             try (InputStream in = Files.newInputStream(file)) {
                 unpacker.apply(in, "the upload of step " + n);
+            } catch (ImageException e) { // ../, a link out, a bomb: the layer rules refuse it, naming the entry
+                throw new Refused(Integer.toString(n), "step " + n + " (COPY): its upload was refused: "
+                        + e.getMessage());
             }
         }
     }
