@@ -4,7 +4,10 @@
 // Prints one JSON line per step, {"step", "ok", "detail"} (plus "optional": true for a step whose failure is reported but
 // not counted), then {"passed", "failed", "optional_failed"}; exits 0 only when failed == 0.
 import { Sandbox, CommandExitError, NotFoundError, TimeoutError } from '@e2b/code-interpreter';
-import { Sandbox as BaseSandbox } from 'e2b';
+import { Sandbox as BaseSandbox, Template } from 'e2b';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 
 const STEP_TIMEOUT_MS = 90_000;
 const PNG_SIGNATURE = [0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a];
@@ -651,8 +654,100 @@ async function scenarioReplicas() {
   });
 }
 
+/**
+ * Templates (issue 52): the SDK's Template builder built by Crucible (E2B_TEMPLATE_BASE: an image of the server's
+ * store), its COPY context uploaded to the URL Crucible gives, its logs read by offset; the alias resolved, a sandbox
+ * made from it shows the built files and env; a second build finds its upload cached; a failing RUN is a BuildError
+ * naming its step, and leaves nothing under its alias.
+ */
+async function scenarioTemplate() {
+  const base = process.env.E2B_TEMPLATE_BASE;
+  check(base, 'E2B_TEMPLATE_BASE is required');
+  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'e2b-template-'));
+  fs.mkdirSync(path.join(dir, 'app', 'sub'), { recursive: true });
+  fs.writeFileSync(path.join(dir, 'app', 'hello.txt'), 'hello from the context\n');
+  fs.writeFileSync(path.join(dir, 'app', 'sub', 'run.sh'), '#!/bin/sh\necho script ran\n', { mode: 0o755 });
+  const alias = `crucible-test-${process.pid}`;
+  const template = () => Template({ fileContextPath: dir })
+    .fromImage(base)
+    .runCmd('mkdir -p /opt/built && echo ran > /opt/built/run.txt')
+    .copy('app', '/opt/app')
+    .setEnvs({ GREETING: 'hello env' })
+    .setWorkdir('/opt/app')
+    .runCmd('./sub/run.sh > made-here.txt');
+  await step('template: built from the builder', [], async () => {
+    const logs = [];
+    const info = await Template.build(template(), alias, { onBuildLogs: (e) => logs.push(e.message) });
+    check(logs.some((l) => l.includes("Uploaded 'app'")), `no upload in the logs: ${JSON.stringify(logs)}`);
+    check(logs.some((l) => l.includes('COPY app /opt/app')), `no COPY step in the logs: ${JSON.stringify(logs)}`);
+    state.built = info;
+    return `${info.templateId} ${info.buildId}, ${logs.length} log lines`;
+  });
+  await step('template: its alias exists, an unknown one does not', ['built'], async () => {
+    eq(await Template.exists(alias), true, 'exists(alias)');
+    eq(await Template.exists(`${alias}-never`), false, 'exists(unknown)');
+    return 'ok';
+  });
+  await step('template: a sandbox from the alias has the built files and env', ['built'], async () => {
+    const sbx = await BaseSandbox.create(alias, { timeoutMs: 120_000 });
+    try {
+      const r = await sbx.commands.run('cat /opt/built/run.txt /opt/app/hello.txt /opt/app/made-here.txt; echo $GREETING');
+      eq(r.stdout, 'ran\nhello from the context\nscript ran\nhello env\n', 'stdout');
+      return sbx.sandboxId;
+    } finally {
+      await sbx.kill();
+    }
+  });
+  await step('template: a second build is a cache hit, its upload too', ['built'], async () => {
+    const logs = [];
+    const again = await Template.build(template(), alias, { onBuildLogs: (e) => logs.push(e.message) });
+    check(logs.some((l) => l.includes("Skipping upload of 'app', already cached")), JSON.stringify(logs));
+    check(logs.some((l) => l.startsWith('CACHED')), `not a cache hit: ${JSON.stringify(logs)}`);
+    eq(again.templateId, state.built.templateId, 'the same template');
+    const sbx = await BaseSandbox.create(alias, { timeoutMs: 120_000 });
+    try {
+      eq((await sbx.commands.run('cat /opt/app/made-here.txt')).stdout, 'script ran\n', 'the cached image');
+    } finally {
+      await sbx.kill();
+    }
+    return again.buildId;
+  });
+  await step('template: built from a Dockerfile', [], async () => {
+    const df = `${alias}-df`;
+    const t = Template({ fileContextPath: dir }).fromDockerfile([
+      `FROM ${base}`, 'ENV MODE=dockerfile', 'WORKDIR /opt/df', 'COPY app/hello.txt ./hello.txt',
+      'RUN echo "built in $(pwd) as $MODE" > made.txt', 'CMD ["sleep", "infinity"]'].join('\n'));
+    await Template.build(t, df);
+    const sbx = await BaseSandbox.create(df, { timeoutMs: 120_000 });
+    try {
+      const r = await sbx.commands.run('cat /opt/df/made.txt /opt/df/hello.txt; echo $MODE');
+      eq(r.stdout, 'built in /opt/df as dockerfile\nhello from the context\ndockerfile\n', 'stdout');
+      return sbx.sandboxId;
+    } finally {
+      await sbx.kill();
+    }
+  });
+  await step('template: a failing RUN is a BuildError naming its step, and nothing is under its alias', [], async () => {
+    const bad = `${alias}-bad`;
+    let error;
+    try {
+      await Template.build(Template().fromImage(base).runCmd('echo first').runCmd('echo doomed >&2; exit 3'), bad);
+    } catch (e) {
+      error = e;
+    }
+    check(error && error.name === 'BuildError', `no BuildError: ${describe(error)}`);
+    check(error.message.includes('step 2') && error.message.includes('exit code 3')
+      && error.message.includes('doomed'), error.message);
+    eq(await Template.exists(bad), false, 'exists(bad)');
+    return error.message;
+  });
+  fs.rmSync(dir, { recursive: true, force: true });
+}
+
 const scenario = process.argv[2] ?? 'all';
-const scenarios = { all: scenarioAll, reward: scenarioReward, burst: scenarioBurst, replicas: scenarioReplicas };
+const scenarios = {
+  all: scenarioAll, reward: scenarioReward, burst: scenarioBurst, replicas: scenarioReplicas, template: scenarioTemplate,
+};
 if (!scenarios[scenario]) {
   console.error(`usage: node e2b.mjs [${Object.keys(scenarios).join('|')}]`);
   process.exit(2);

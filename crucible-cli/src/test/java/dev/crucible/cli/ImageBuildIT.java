@@ -66,4 +66,32 @@ class ImageBuildIT {
         CliIT.assertOneLineError(noSteps, "no steps");
         assertThat(noSteps.exit()).isEqualTo(ExitCodes.USAGE);
     }
+
+    @Test
+    void aDockerfileBuildsFromItsContextAndALineOutsideTheSubsetIsRefusedNamingIt() throws Exception {
+        Path context = Files.createDirectories(data.resolve("docker-context"));
+        Files.writeString(context.resolve("main.py"), "import os\nprint(os.environ['GREETING'], 40 + 2)\n");
+        Path dockerfile = Files.writeString(data.resolve("Dockerfile"), """
+                FROM %s
+                ARG WHO=nobody
+                ENV GREETING="hello $WHO"
+                WORKDIR /opt/app
+                COPY main.py .
+                RUN python3 main.py > built.txt
+                CMD ["python3", "/opt/app/main.py"]
+                """.formatted(TestImages.DEBIAN_PYTHON));
+        CliIT.Outcome built = ImageIT.run(data, "", "image", "build", "-f", dockerfile.toString(),
+                "--build-arg", "WHO=docker", context.toString(), "-t", "crucible.test/docker:1");
+        assertThat(built.exit()).as(built.stderr()).isZero();
+        assertThat(built.stderr()).contains("step 4/6: COPY main.py .", "step 5/6: python3 main.py > built.txt");
+        CliIT.Outcome ran = ImageIT.run(data, "print(open('/opt/app/built.txt').read().strip())", "run", "--image",
+                "crucible.test/docker:1", "-l", "python", "-");
+        assertThat(ran.stdout()).as(ran.stderr()).isEqualTo("hello docker 42\n");
+
+        Files.writeString(dockerfile, "FROM " + TestImages.DEBIAN_PYTHON + "\n\nVOLUME /data\n");
+        CliIT.Outcome refused = ImageIT.run(data, "", "image", "build", "-f", dockerfile.toString(), "-t",
+                "crucible.test/docker:2");
+        CliIT.assertOneLineError(refused, "Dockerfile line 3: VOLUME is not supported");
+        assertThat(refused.exit()).isEqualTo(ExitCodes.INVALID_REQUEST);
+    }
 }

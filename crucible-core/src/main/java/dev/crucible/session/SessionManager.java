@@ -85,6 +85,11 @@ public final class SessionManager implements AutoCloseable {
                 sessions, this::remove);
     }
 
+    /** The sandbox every session runs in (an image build of E2B's template API runs its steps there too). */
+    public Sandbox sandbox() {
+        return sandbox;
+    }
+
     /** Loads the sessions kept under the data directory (those past their lifetime removed); starts the reaper. */
     public static SessionManager start(Sandbox sandbox, RuntimeRegistry runtimes, SessionConfig config)
             throws IOException {

@@ -5,6 +5,7 @@ import dev.crucible.cli.support.CliSupport;
 import dev.crucible.cli.support.ExitCodes;
 import dev.crucible.egress.policy.EgressPolicy;
 import dev.crucible.image.build.BuildResult;
+import dev.crucible.image.build.Dockerfile;
 import dev.crucible.image.build.ImageBuilder;
 import dev.crucible.image.store.ImageStore;
 import dev.crucible.image.Images;
@@ -17,17 +18,21 @@ import java.io.PrintWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Mixin;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
 import picocli.CommandLine.Spec;
 
 /**
- * {@code crucible image build --from IMAGE --run CMD… [--file STEPS] --tag NAME}: a new image from an image of the
- * store and shell steps ({@link ImageBuilder}). Each step's output goes to stderr as it runs, the new image's digest
+ * {@code crucible image build --from IMAGE --run CMD… [--file STEPS] --tag NAME}, or {@code crucible image build -f
+ * Dockerfile [CONTEXT] -t NAME}: a new image from an image of the store and shell steps, or a Dockerfile's
+ * instructions ({@link Dockerfile}, {@link ImageBuilder}). Each step's output goes to stderr as it runs, the new image's digest
  * to stdout; a step that fails is exit 82 (nothing committed), the other failures are the image command's.
  */
 @Command(name = "build", mixinStandardHelpOptions = true,
@@ -39,6 +44,10 @@ import picocli.CommandLine.Spec;
                 + " new image named --tag, unpacked by the same rules as a pulled one.",
             "A steps file (--file) has one command per line; blank lines and lines starting with # are ignored. Its"
                 + " steps run first, then the --run steps in the order given.",
+            "With -f Dockerfile: FROM (an image of the store), RUN (shell, exec and heredoc forms), COPY/ADD of files"
+                + " of CONTEXT (default: the Dockerfile's directory; --chmod kept, --chown ignored), ENV, ARG"
+                + " (--build-arg), WORKDIR, USER, CMD, ENTRYPOINT, EXPOSE, LABEL. Anything else is refused naming"
+                + " its line (docs/images.md).",
             "Step output goes to stderr as it runs; the new image's digest to stdout."})
 final class ImageBuildCommand implements Callable<Integer> {
     @Spec
@@ -47,9 +56,20 @@ final class ImageBuildCommand implements Callable<Integer> {
     @Mixin
     ImageCli.StoreOption store;
 
-    @Option(names = "--from", required = true, paramLabel = "IMAGE",
+    @Option(names = "--from", paramLabel = "IMAGE",
             description = "The base image: a name, digest or id prefix of the store (crucible image pull it first).")
     String from;
+
+    @Option(names = {"-f", "--dockerfile"}, paramLabel = "DOCKERFILE", description = "Build this Dockerfile (its FROM"
+            + " is the base image; no --from, --run or --file).")
+    Path dockerfile;
+
+    @Parameters(arity = "0..1", paramLabel = "CONTEXT", description = "With -f: the directory COPY reads from"
+            + " (default: the Dockerfile's directory).")
+    Path context;
+
+    @Option(names = "--build-arg", paramLabel = "NAME=VALUE", description = "A Dockerfile ARG's value; repeatable.")
+    Map<String, String> buildArgs = new LinkedHashMap<>();
 
     @Option(names = "--run", paramLabel = "CMD", description = "A step: a shell command; repeatable, run in order.")
     List<String> runs = new ArrayList<>();
@@ -57,7 +77,7 @@ final class ImageBuildCommand implements Callable<Integer> {
     @Option(names = "--file", paramLabel = "STEPS", description = "A file of steps, one command a line (# comments).")
     Path file;
 
-    @Option(names = "--tag", required = true, paramLabel = "NAME", description = "The new image's name, e.g. app:1.")
+    @Option(names = {"-t", "--tag"}, required = true, paramLabel = "NAME", description = "The new image's name, e.g. app:1.")
     String tag;
 
     @Option(names = "--step-timeout-s", paramLabel = "N", description = "Wall-clock (and CPU) limit of one step in"
@@ -82,7 +102,7 @@ final class ImageBuildCommand implements Callable<Integer> {
         PrintWriter out = spec.commandLine().getOut();
         PrintWriter err = spec.commandLine().getErr();
         return ImageCli.run(err, () -> {
-            ImageBuilder.Recipe recipe = new ImageBuilder.Recipe(from, steps(), tag);
+            ImageBuilder.Plan recipe = plan();
             ImageStore images = store.open();
             try (Crucible engine = CliSupport.start(null, Images.of(images, Images.PullPolicy.never()))) {
                 ImageBuilder builder = new ImageBuilder(images, engine.sandbox(), options(engine));
@@ -119,6 +139,34 @@ final class ImageBuildCommand implements Callable<Integer> {
             throw new CliSupport.Failure(ExitCodes.USAGE, "--egress-allow: " + engine.sandbox().egressUnavailable());
         }
         return new ImageBuilder.Options(limits(), egress);
+    }
+
+    /** The Dockerfile's plan, or the shell steps' over --from; a mix, or neither, is a usage error. */
+    private ImageBuilder.Plan plan() throws IOException {
+        if (dockerfile == null) {
+            if (from == null || context != null || !buildArgs.isEmpty()) {
+                throw new CliSupport.Failure(ExitCodes.USAGE, "give --from IMAGE with --run/--file steps, or -f"
+                        + " Dockerfile [CONTEXT] (CONTEXT and --build-arg go with -f)");
+            }
+            return ImageBuilder.Plan.of(new ImageBuilder.Recipe(from, steps(), tag));
+        }
+        if (from != null || file != null || !runs.isEmpty()) {
+            throw new CliSupport.Failure(ExitCodes.USAGE, "-f Dockerfile takes its base image from FROM and its steps"
+                    + " from its lines: leave out --from, --run and --file");
+        }
+        if (!Files.isRegularFile(dockerfile) || !Files.isReadable(dockerfile)) {
+            throw new CliSupport.Failure(ExitCodes.NO_INPUT, "cannot read the Dockerfile " + dockerfile);
+        }
+        Path dir = context != null ? context : dockerfile.toAbsolutePath().getParent();
+        if (!Files.isDirectory(dir)) {
+            throw new CliSupport.Failure(ExitCodes.NO_INPUT, "the build context " + dir + " is not a directory");
+        }
+        try {
+            Dockerfile.Parsed parsed = Dockerfile.parse(Files.readString(dockerfile), buildArgs);
+            return new ImageBuilder.Plan(parsed.from(), parsed.steps(), tag, dir);
+        } catch (Dockerfile.Invalid e) {
+            throw new CliSupport.Failure(ExitCodes.INVALID_REQUEST, dockerfile + ": " + e.getMessage());
+        }
     }
 
     /** The steps file's steps, then the --run steps; none at all is a usage error. */

@@ -89,6 +89,7 @@ final class ImageCli {
             case UNSUPPORTED -> ExitCodes.IMAGE_UNSUPPORTED;
             case HOSTILE_LAYER -> ExitCodes.HOSTILE_LAYER;
             case TOO_LARGE -> ExitCodes.IMAGE_TOO_LARGE;
+            case INVALID_BUILD -> ExitCodes.INVALID_REQUEST;
         };
     }
 

@@ -29,8 +29,14 @@ final class BuildCommit {
      */
     static Image commit(ImageStore store, Image base, ImageRef tag, History history, String layer, long layerBytes,
             String diffId, Instant now) throws IOException {
+        return commit(store, base, tag, history, null, layer, layerBytes, diffId, now);
+    }
+
+    /** As above, with what a build's config steps set written into the config (null: nothing). */
+    static Image commit(ImageStore store, Image base, ImageRef tag, History history, BuildConfig changes, String layer,
+            long layerBytes, String diffId, Instant now) throws IOException {
         ImageFormats.Manifest manifest = ImageFormats.manifest(store.smallBlob(base.digest()), base.digest());
-        byte[] config = config(store.smallBlob(base.id()), base.layers().size(), history, diffId, now);
+        byte[] config = config(store.smallBlob(base.id()), base.layers().size(), history, changes, diffId, now);
         List<ImageFormats.Descriptor> layers = new ArrayList<>(manifest.layers());
         boolean docker = ImageFormats.DOCKER_MANIFEST.equals(manifest.mediaType());
         layers.add(new ImageFormats.Descriptor(docker ? ImageFormats.DOCKER_LAYER_GZIP : ImageFormats.OCI_LAYER_GZIP,
@@ -48,11 +54,16 @@ final class BuildCommit {
     }
 
     /**
-     * The base config with {@code diffId} appended to {@code rootfs.diff_ids} and one history entry; a base without a
-     * history gets an empty entry per layer first, so that entries and layers still pair up.
+     * The base config with {@code changes} (a Dockerfile's ENV, WORKDIR, USER, CMD… or none) written into its {@code
+     * config}, {@code diffId} appended to {@code rootfs.diff_ids} and one history entry; a base without a history gets
+     * an empty entry per layer first, so that entries and layers still pair up.
      */
-    private static byte[] config(byte[] base, int baseLayers, History entry, String diffId, Instant now) {
+    private static byte[] config(byte[] base, int baseLayers, History entry, BuildConfig changes, String diffId,
+            Instant now) {
         ObjectNode json = (ObjectNode) ImageFormats.JSON.readTree(base);
+        if (changes != null) {
+            changes.writeTo(json.withObjectProperty("config"));
+        }
         json.put("created", now.toString());
         ObjectNode rootfs = json.withObjectProperty("rootfs");
         rootfs.put("type", "layers");

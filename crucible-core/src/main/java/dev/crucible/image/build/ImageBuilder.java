@@ -23,6 +23,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Instant;
 import java.time.InstantSource;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -97,6 +98,33 @@ public final class ImageBuilder {
         }
     }
 
+    /**
+     * What to build, as a Dockerfile or an E2B template says it.
+     *
+     * @param from a reference to an image of the store (name, digest or id prefix)
+     * @param steps the steps in order; at least one
+     * @param tag the new image's name
+     * @param context the directory {@link BuildStep.Copy} sources are read from (hostile: see {@code ContextCopy}),
+     *     or null when there is none. With a context, steps run where Docker runs them: in the base image's
+     *     {@code WorkingDir}, else in {@code /}; without one (shell steps), in the sandbox's {@code /workspace}
+     */
+    public record Plan(String from, List<BuildStep> steps, String tag, Path context) {
+        public Plan {
+            Objects.requireNonNull(from, "from");
+            Objects.requireNonNull(tag, "tag");
+            steps = List.copyOf(steps);
+            if (steps.isEmpty()) {
+                throw new IllegalArgumentException("an image build needs at least one step");
+            }
+        }
+
+        /** The shell steps of {@code recipe}. */
+        public static Plan of(Recipe recipe) {
+            return new Plan(recipe.from(), recipe.steps().stream().<BuildStep>map(BuildStep.Run::shell).toList(),
+                    recipe.tag(), null);
+        }
+    }
+
     /** What a build reports as it goes; the output of each step comes as {@link #chunk}s while it runs. */
     public interface Listener extends OutputListener {
         /** Reports nothing. */
@@ -135,6 +163,15 @@ public final class ImageBuilder {
      * @throws InterruptedException when interrupted; the running step is killed and nothing is committed
      */
     public BuildResult build(Recipe recipe, Listener listener) throws IOException, InterruptedException {
+        return build(Plan.of(recipe), listener);
+    }
+
+    /**
+     * Builds {@code plan}, reporting to {@code listener}: as {@link #build(Recipe, Listener)}, and a
+     * {@link BuildStep.Copy} that cannot be done (outside its context, where a sandbox mounts) is an
+     * {@link ImageException} INVALID_BUILD; nothing is committed.
+     */
+    public BuildResult build(Plan recipe, Listener listener) throws IOException, InterruptedException {
         ImageRef tag = ImageRef.parse(recipe.tag());
         if (tag.digest() != null) {
             throw new ImageException(ImageException.Failure.INVALID_REFERENCE, "the tag '" + recipe.tag()
@@ -144,7 +181,7 @@ public final class ImageBuilder {
         try (Closeable lease = store.lease(base)) {
             Path dir = store.unpackCopy(base);
             try {
-                BuildResult result = buildIn(dir, base, tag, recipe.steps(), listener);
+                BuildResult result = buildIn(dir, base, tag, recipe, listener);
                 StoreFiles.deleteTree(dir);
                 return result;
             } catch (IOException | InterruptedException | RuntimeException e) {
@@ -154,20 +191,34 @@ public final class ImageBuilder {
         }
     }
 
-    private BuildResult buildIn(Path dir, Image base, ImageRef tag, List<String> steps, Listener listener)
+    private BuildResult buildIn(Path dir, Image base, ImageRef tag, Plan plan, Listener listener)
             throws IOException, InterruptedException {
         Path root = dir.resolve("root");
+        List<BuildStep> steps = plan.steps();
+        BuildConfig config = new BuildConfig(base, plan.context() == null ? null : "/");
         try (EgressProxy proxy = options.egress().isNone() ? null : EgressProxy.create(options.egress(),
                 EgressResolver.system(), EgressLimits.defaults(), InstantSource.system())) {
             for (int i = 0; i < steps.size(); i++) {
-                listener.stepStarted(i + 1, steps.size(), steps.get(i));
+                BuildStep step = steps.get(i);
+                listener.stepStarted(i + 1, steps.size(), step.describe());
+                if (config.apply(step)) {
+                    if (step instanceof BuildStep.Workdir) {
+                        ContextCopy.mkdirs(root, config.workdir());
+                    }
+                    continue;
+                }
+                if (step instanceof BuildStep.Copy copy) {
+                    String to = config.resolve(copy.destination());
+                    ContextCopy.copy(plan.context(), copy, copy.destination().endsWith("/") ? to + "/" : to, root);
+                    continue;
+                }
+                BuildStep.Run run = (BuildStep.Run) step;
                 // /build is the step's own, not part of the image; one per step, since a finished run gives its
                 // directory back to the server's uid in the background
                 Path scratch = Files.createDirectory(dir.resolve("build-" + (i + 1)));
-                SandboxResult result = sandbox.run(stepSpec(base, root, scratch, steps.get(i)).withEgress(proxy),
-                        listener);
+                SandboxResult result = sandbox.run(stepSpec(config, root, scratch, run).withEgress(proxy), listener);
                 if (result.verdict() != Verdict.OK) {
-                    return new BuildResult.StepFailed(i + 1, steps.get(i), result);
+                    return new BuildResult.StepFailed(i + 1, step.describe(), result);
                 }
             }
         }
@@ -179,21 +230,26 @@ public final class ImageBuilder {
         try (var in = Files.newInputStream(file)) {
             blob = store.putBlob(in);
         }
-        Image image = BuildCommit.commit(store, base, tag, BuildCommit.History.of(steps), blob, bytes,
-                layer.diffId(), Instant.now());
+        Image image = BuildCommit.commit(store, base, tag, BuildCommit.History.of(steps.stream()
+                .map(BuildStep::describe).toList()), config, blob, bytes, layer.diffId(), Instant.now());
         return new BuildResult.Built(image, blob, layer.diffId(), bytes, layer.entries(), layer.whiteouts());
     }
 
-    private SandboxSpec stepSpec(Image base, Path root, Path scratch, String step) {
-        Map<String, String> env = new LinkedHashMap<>();
-        for (String entry : base.env()) {
-            int eq = entry.indexOf('=');
-            if (eq > 0 && entry.indexOf('\0') < 0) {
-                env.put(entry.substring(0, eq), entry.substring(eq + 1));
-            }
-        }
+    /**
+     * A run step's sandbox: its argv, in the working directory when one was set ({@code cd} by {@code /bin/sh}
+     * first), with the build's arguments and the image's environment.
+     */
+    private SandboxSpec stepSpec(BuildConfig config, Path root, Path scratch, BuildStep.Run run) {
+        Map<String, String> env = new LinkedHashMap<>(config.runEnv());
         env.put("USER", "root");
-        return new SandboxSpec(List.of("/bin/sh", "-c", step), env, Map.of(), scratch, true, List.of(),
-                new SandboxRoot.Writable(root), null, options.stepLimits());
+        List<String> argv = run.argv();
+        if (config.workdir() != null) {
+            List<String> wrapped = new ArrayList<>(List.of("/bin/sh", "-c", "cd -- \"$0\" && exec \"$@\"",
+                    config.workdir()));
+            wrapped.addAll(argv);
+            argv = wrapped;
+        }
+        return new SandboxSpec(argv, env, Map.of(), scratch, true, List.of(), new SandboxRoot.Writable(root), null,
+                options.stepLimits());
     }
 }

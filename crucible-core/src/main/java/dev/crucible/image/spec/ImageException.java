@@ -24,7 +24,12 @@ public final class ImageException extends IOException {
         /** A layer that tries to escape its root or breaks an unpacking rule (see the layer unpacker). */
         HOSTILE_LAYER,
         /** Past a size, entry-count, path-length or compression-ratio cap. */
-        TOO_LARGE
+        TOO_LARGE,
+        /**
+         * A build that cannot be done as written: a Dockerfile line Crucible does not build, a COPY out of its context,
+         * a write where a sandbox mounts its own file systems.
+         */
+        INVALID_BUILD
     }
 
     private final Failure failure;

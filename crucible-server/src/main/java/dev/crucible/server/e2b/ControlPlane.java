@@ -132,7 +132,7 @@ final class ControlPlane {
         long timeout = timeoutOf(b, DEFAULT_TIMEOUT_S);
         Map<String, String> metadata = strings(b.get("metadata"), "metadata");
         Map<String, String> env = strings(b.get("envVars"), "envVars");
-        Template t = Template.of(template, templates);
+        Template t = api.template(owner, template, templates); // a template the owner built first
         boolean desktop = Template.desktop(template, templates);
         boolean autoPause = b.path("autoPause").asBoolean(false);
         JsonNode resumeAsked = b.path("autoResume"); // {"enabled": true} as the SDKs send it, or a bare boolean

@@ -5,6 +5,7 @@ import dev.crucible.error.RequestException;
 import dev.crucible.runtime.RuntimeRegistry;
 import dev.crucible.server.access.Auth;
 import dev.crucible.server.access.BrowserGuard;
+import dev.crucible.server.e2b.template.TemplateApi;
 import dev.crucible.server.http.JsonObject;
 import dev.crucible.server.ports.PreviewTokens;
 import dev.crucible.session.SessionManager;
@@ -46,6 +47,7 @@ public final class E2bApi implements Filter, AutoCloseable {
     private final JsonMapper json;
     private final E2bSandboxes sandboxes;
     private final ControlPlane control;
+    private final TemplateApi built;
     private final Envd envd;
     private final Jupyter jupyter;
     /** Where sandboxes' ports are reached, {@code domain[:port]} of the preview listener; null without one. */
@@ -64,6 +66,7 @@ public final class E2bApi implements Filter, AutoCloseable {
         Contexts contexts = new Contexts(sessions, runtimes, json);
         this.sandboxes = new E2bSandboxes(config.dataDir(), json, sessions, clock, contexts::forget);
         this.control = new ControlPlane(this, sandboxes, sessions, config, templates, clock);
+        this.built = new TemplateApi(config.dataDir(), json, runtimes.images().store(), sessions.sandbox());
         this.sessions = sessions;
         this.clock = clock;
         this.envd = new Envd(this, sessions, json);
@@ -148,7 +151,7 @@ public final class E2bApi implements Filter, AutoCloseable {
         String port = req.getHeader("E2b-Sandbox-Port");
         String path = req.getRequestURI();
         boolean controlPlane = port == null && (path.equals("/sandboxes") || path.startsWith("/sandboxes/")
-                || path.equals("/v2/sandboxes") || path.startsWith("/v2/sandboxes/"));
+                || path.equals("/v2/sandboxes") || path.startsWith("/v2/sandboxes/") || TemplateApi.serves(path));
         if (port == null && !controlPlane) {
             chain.doFilter(request, response);
             return;
@@ -171,7 +174,9 @@ public final class E2bApi implements Filter, AutoCloseable {
             if (forwarder.forwarded(sandboxNamed(req, controlPlane), req, res)) {
                 return; // its holder answered
             }
-            if (controlPlane) {
+            if (controlPlane && TemplateApi.serves(req.getRequestURI())) {
+                built.serve(req, res, () -> owner(req));
+            } else if (controlPlane) {
                 control.serve(req, res);
             } else if (port.equals(ENVD_PORT)) {
                 envd.serve(req, res);
@@ -204,39 +209,15 @@ public final class E2bApi implements Filter, AutoCloseable {
         }
     }
 
-    /**
-     * The spares {@code serve --session-spares} asks for: {@code N} Python sessions, or {@code KIND[=N],...} where a
-     * kind is what an E2B {@code templateID} names ({@code named} first, then a language, an image, E2B's own names,
-     * each with an optional tier: {@code python}, {@code node@gvisor}, {@code code-interpreter-v1}), so that an E2B
-     * create of that template, or a session create of that language, image and tier, takes one.
-     *
-     * @throws IllegalArgumentException for a count that is not 0 to 16, or more than 16 in all
-     */
+    /** The spares {@code serve --session-spares SPEC} asks for, as {@link Spares#of} reads them. */
     public static List<SessionConfig.Spare> spares(String spec, Map<String, String> named) {
-        String s = spec.strip();
-        if (s.matches("\\d+")) {
-            int n = Integer.parseInt(s);
-            if (n > 16) {
-                throw new IllegalArgumentException("--session-spares is 0 to 16 sessions");
-            }
-            return java.util.Collections.nCopies(n, SessionConfig.Spare.PYTHON);
-        }
-        List<SessionConfig.Spare> kept = new java.util.ArrayList<>();
-        for (String part : s.split(",")) {
-            int eq = part.lastIndexOf('=');
-            String kind = (eq < 0 ? part : part.substring(0, eq)).strip();
-            String count = eq < 0 ? "1" : part.substring(eq + 1).strip();
-            if (kind.isEmpty() || !count.matches("\\d{1,2}")) {
-                throw new IllegalArgumentException("--session-spares takes N or KIND[=N],... (" + part.strip() + ")");
-            }
-            Template t = Template.of(kind, named);
-            kept.addAll(java.util.Collections.nCopies(Integer.parseInt(count),
-                    new SessionConfig.Spare(t.language(), t.image(), t.isolation())));
-            if (kept.size() > 16) {
-                throw new IllegalArgumentException("--session-spares keeps at most 16 sessions in all");
-            }
-        }
-        return kept;
+        return Spares.of(spec, named);
+    }
+
+    /** What an E2B {@code templateID} names for {@code owner}: a template it built, else {@link Template#of}. */
+    Template template(String owner, String id, Map<String, String> named) {
+        return built.imageOf(owner, id).map(image -> new Template("python", image, null))
+                .orElseGet(() -> Template.of(id, named));
     }
 
     /** The Crucible owner of a control-plane call: its {@code X-API-KEY} (or bearer token), checked. */
