@@ -37,6 +37,8 @@ public final class SessionNumbers {
     private final BitSet taken = new BitSet();
     /** Numbers admitted whose workspace is not made yet: their room is not in the file system's free space yet. */
     private final BitSet unmade = new BitSet();
+    /** The bytes of workspace grows admitted and not done yet: not in the file system's free space yet either. */
+    private long growing;
     private final Map<Integer, Reservation> reservations = new HashMap<>();
     /** The sum of the reservations' memory, kept as they come and go (read by every /healthz and /readyz). */
     private long reservedMb;
@@ -85,7 +87,17 @@ public final class SessionNumbers {
         }
         SessionNumbers numbers = new SessionNumbers(config.maxSessions(), config.maxPerOwner(), memory, disk,
                 config.workspaceQuota(), why == null ? config.memoryRequestMb() : 0, DiskRoom.of(store));
-        store.onWorkspaceMade(numbers::made);
+        store.onWorkspaceMade(numbers::made, new WorkspaceDisk.Growth() {
+            @Override
+            public boolean take(long bytes) {
+                return numbers.growing(bytes);
+            }
+
+            @Override
+            public void done(long bytes) {
+                numbers.grown(bytes);
+            }
+        });
         if (why == null) {
             numbers.usedBytes = sandbox::sessionsMemoryBytes;
         }
@@ -210,7 +222,7 @@ public final class SessionNumbers {
                     + " and each workspace takes " + quotaBytes / (1 << 20) + " MiB: delete a session or a snapshot,"
                     + " or wait for idle sessions to expire");
         }
-        return room.refusal((long) unmade.cardinality() * quotaBytes, quotaBytes * (1 + besides),
+        return room.refusal(promised(), quotaBytes * (1 + besides),
                 "each new workspace takes " + quotaBytes / (1 << 20) + " MiB: delete a session or a snapshot, wait for"
                         + " idle sessions to expire, or free space there");
     }
@@ -252,11 +264,33 @@ public final class SessionNumbers {
                     + " them and this snapshot holds " + Math.max(1, bytes >> 20) + " MiB: delete a snapshot or a"
                     + " session first");
         }
-        RequestException full = room.refusal((long) unmade.cardinality() * quotaBytes, bytes,
+        RequestException full = room.refusal(promised(), bytes,
                 "this snapshot holds " + Math.max(1, bytes >> 20) + " MiB: delete a snapshot or a session first");
         if (full != null) {
             throw full;
         }
+    }
+
+    /** What is promised and not yet in the file system's free space: workspaces being made, grows under way. */
+    private long promised() {
+        return (long) unmade.cardinality() * quotaBytes + growing;
+    }
+
+    /**
+     * Admits a workspace's grow of {@code bytes} as a new workspace is admitted, against the disk's room beside what is
+     * promised and above the headroom; false (not grown: its writes get {@code ENOSPC} at its size) when it has none.
+     */
+    public synchronized boolean growing(long bytes) {
+        if (room.refusal(promised(), bytes, "") != null) {
+            return false;
+        }
+        growing += bytes;
+        return true;
+    }
+
+    /** Says that a grow admitted by {@link #growing} is done (or failed): its bytes are in the file system's figure. */
+    public synchronized void grown(long bytes) {
+        growing -= bytes;
     }
 
     /** Says that session {@code number}'s workspace is made: its room is now in the file system's own figure. */

@@ -113,9 +113,10 @@ public final class SessionStore {
         return new Workspace(dir(stored.id()).resolve("workspace"), uid);
     }
 
-    /** Has {@code made} hear a session's number once its workspace's room is taken on the disk (being made). */
-    public void onWorkspaceMade(java.util.function.IntConsumer made) {
+    /** Has {@code made} hear a session's number once its workspace's room is taken, and {@code grows} admit grows. */
+    public void onWorkspaceMade(java.util.function.IntConsumer made, WorkspaceDisk.Growth grows) {
         this.made = made;
+        disk.admitGrowths(grows);
     }
 
     /** Makes a new session's directory, its workspace of {@code quota} bytes and its record. */

@@ -4,21 +4,20 @@ import dev.crucible.os.Linux;
 import dev.crucible.os.Mounts;
 import dev.crucible.util.Once;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 
 /**
  * What bounds the bytes a session's workspace can hold against writes from <em>inside</em> its sandbox, not only
  * uploads.
  *
- * <p>{@link Loop}: each workspace is its own ext4 file system in an image file beside it ({@code
- * workspace.img}, as large as the quota and allocated whole), loop-mounted {@code nosuid,nodev} on the workspace
- * directory. The kernel answers {@code ENOSPC} when it is full, whoever writes, and only then. It needs root,
+ * <p>{@link Loop}: each workspace is its own ext4 file system of its quota in an image file beside it ({@code
+ * workspace.img}), loop-mounted {@code nosuid,nodev} at {@code disk} with the workspace ({@code w} in it) bound on
+ * the workspace directory. The image holds allocated blocks for all the workspace can write now, and grows in whole
+ * allocated steps up to the quota ({@link WorkspaceGrowth}). The kernel answers {@code ENOSPC} when it is full,
+ * whoever writes, at write time, so nothing acknowledged is lost. It needs root,
  * loop devices and {@code mkfs.ext4}; a probe at start says whether they work. {@link Unbounded}: the quota holds
  * for uploads only, and start-up says why.
  */
@@ -42,10 +41,41 @@ public sealed interface WorkspaceDisk {
         throw new IOException("a session's own root needs loop-mounted workspaces (root and /dev/loop-control)");
     }
 
-    /** Whether the session in {@code sessionDir} was made with room for a root ({@link #createRooted}). */
+    /**
+     * Whether the session in {@code sessionDir} was made with room for a root ({@link #createRooted}): its disk and
+     * the launcher's mount points ({@code mnt}) beside it.
+     */
     static boolean rooted(Path sessionDir) {
+        return layered(sessionDir) && Files.isDirectory(sessionDir.resolve("mnt"), java.nio.file.LinkOption.NOFOLLOW_LINKS);
+    }
+
+    /** Whether the image of the session in {@code sessionDir} is mounted at {@code disk}, its workspace in {@code w}. */
+    private static boolean layered(Path sessionDir) {
         return Files.isDirectory(sessionDir.resolve(DISK), java.nio.file.LinkOption.NOFOLLOW_LINKS);
     }
+
+    /**
+     * Admits a workspace's grow of {@code bytes} against the host's disk, under the lock that admits new sessions
+     * ({@code take}); {@code done} once the image holds them (or failed to).
+     */
+    interface Growth {
+        Growth ANY = new Growth() {
+            @Override
+            public boolean take(long bytes) {
+                return true;
+            }
+
+            @Override
+            public void done(long bytes) {}
+        };
+
+        boolean take(long bytes);
+
+        void done(long bytes);
+    }
+
+    /** Has {@code growth} admit this disk's workspaces' grows from now on. */
+    default void admitGrowths(Growth growth) {}
 
     /**
      * Creates {@code sessionDir/workspace}, bounded to {@code bytes} when this disk can.
@@ -70,17 +100,19 @@ public sealed interface WorkspaceDisk {
      * each call waits for the probe, then {@code found} hears what it found.
      */
     static WorkspaceDisk detectWhenIdle(Path dataDir, boolean root, java.util.function.Consumer<WorkspaceDisk> found) {
+        var grows = new java.util.concurrent.atomic.AtomicReference<>(Growth.ANY);
         Once<WorkspaceDisk> probed = new Once<>(() -> {
-            WorkspaceDisk disk = detect(dataDir, root);
+            WorkspaceDisk disk = detect(dataDir, root, grows);
             found.accept(disk);
             return disk;
         });
         probed.startWhenIdle("crucible-disk-probe");
-        return new Probed(probed);
+        return new Probed(probed, grows);
     }
 
     /** A disk still being probed: every call waits for the probe, then goes to what it found. */
-    record Probed(Once<WorkspaceDisk> disk) implements WorkspaceDisk {
+    record Probed(Once<WorkspaceDisk> disk, java.util.concurrent.atomic.AtomicReference<Growth> grows)
+            implements WorkspaceDisk {
         @Override
         public void createRooted(Path sessionDir, long bytes, Runnable allocated) throws IOException {
             disk.get().createRooted(sessionDir, bytes, allocated);
@@ -94,6 +126,11 @@ public sealed interface WorkspaceDisk {
         @Override
         public void attach(Path sessionDir) throws IOException {
             disk.get().attach(sessionDir);
+        }
+
+        @Override
+        public void admitGrowths(Growth growth) {
+            grows.set(growth); // the disk found shares it: no wait for the probe
         }
 
         @Override
@@ -114,6 +151,11 @@ public sealed interface WorkspaceDisk {
 
     /** The loop-mounted image when this host can, else {@link Unbounded} with the reason. */
     static WorkspaceDisk detect(Path dataDir, boolean root) {
+        return detect(dataDir, root, new java.util.concurrent.atomic.AtomicReference<>(Growth.ANY));
+    }
+
+    private static WorkspaceDisk detect(Path dataDir, boolean root, java.util.concurrent.atomic.AtomicReference<Growth>
+            grows) {
         Path mkfs = List.of(Path.of("/usr/sbin/mkfs.ext4"), Path.of("/sbin/mkfs.ext4")).stream()
                 .filter(Files::isExecutable).findFirst().orElse(null);
         if (mkfs == null) {
@@ -122,7 +164,7 @@ public sealed interface WorkspaceDisk {
         if (!root || !Files.exists(Path.of("/dev/loop-control"))) {
             return new Unbounded("loop-mounted workspaces need root and /dev/loop-control");
         }
-        Loop loop = new Loop(mkfs);
+        Loop loop = new Loop(mkfs, grows);
         Path probe = dataDir.resolve(".disk-probe");
         try {
             loop.detach(probe);
@@ -145,28 +187,57 @@ public sealed interface WorkspaceDisk {
         }
     }
 
-    /** Each workspace a loop-mounted ext4 image of exactly its quota. */
-    record Loop(Path mkfs) implements WorkspaceDisk {
+    /** Each workspace a loop-mounted ext4 image of its quota, allocated as far as it has grown. */
+    record Loop(Path mkfs, java.util.concurrent.atomic.AtomicReference<Growth> growth) implements WorkspaceDisk {
         @Override
         public void create(Path sessionDir, long bytes, Runnable allocated) throws IOException {
-            Path workspace = Files.createDirectory(sessionDir.resolve("workspace"));
-            makeImage(sessionDir, bytes, allocated);
-            mount(sessionDir.resolve(IMAGE), workspace);
-            Files.deleteIfExists(workspace.resolve("lost+found")); // e2fsck makes it again when it needs one
+            make(sessionDir, bytes, allocated, false);
         }
 
         @Override
         public void createRooted(Path sessionDir, long bytes, Runnable allocated) throws IOException {
+            make(sessionDir, bytes, allocated, true);
+        }
+
+        @Override
+        public void admitGrowths(Growth admits) {
+            growth.set(admits);
+        }
+
+        /**
+         * The image mounted at {@code disk}, its {@code w} bound at {@code workspace}; {@code rooted}: {@code r} too
+         * (the server's, for the root's layers). The image is allocated whole while its file system is made, then its
+         * free room beyond {@link WorkspaceGrowth#INITIAL} is given back to the host ({@link WorkspaceGrowth#inflate}).
+         */
+        private void make(Path sessionDir, long bytes, Runnable allocated, boolean rooted) throws IOException {
             Path workspace = Files.createDirectory(sessionDir.resolve("workspace"));
             Path disk = Files.createDirectory(sessionDir.resolve(DISK));
             Files.setPosixFilePermissions(disk, PosixFilePermissions.fromString("rwxr-xr-x"));
             makeImage(sessionDir, bytes, allocated);
             mount(sessionDir.resolve(IMAGE), disk);
-            Files.deleteIfExists(disk.resolve("lost+found"));
+            Files.deleteIfExists(disk.resolve("lost+found")); // e2fsck makes it again when it needs one
             Files.createDirectory(disk.resolve("w"));
-            Files.setPosixFilePermissions(Files.createDirectory(disk.resolve("r")),
-                    PosixFilePermissions.fromString("rwxr-xr-x"));
+            if (rooted) {
+                Files.setPosixFilePermissions(Files.createDirectory(disk.resolve("r")),
+                        PosixFilePermissions.fromString("rwxr-xr-x"));
+            }
+            WorkspaceGrowth.inflate(sessionDir.resolve(IMAGE), disk, WorkspaceGrowth.INITIAL);
             Mounts.bind(disk.resolve("w"), workspace);
+            WorkspaceGrowth.watch(workspace, new WorkspaceGrowth.Mounted(sessionDir.resolve(IMAGE), disk, admission()));
+        }
+
+        private Growth admission() {
+            return new Growth() { // the admission set when it grows, not when the workspace was mounted
+                @Override
+                public boolean take(long bytes) {
+                    return growth.get().take(bytes);
+                }
+
+                @Override
+                public void done(long bytes) {
+                    growth.get().done(bytes);
+                }
+            };
         }
 
         /** The image of {@code bytes}, allocated whole, with an empty ext4 file system. */
@@ -180,16 +251,26 @@ public sealed interface WorkspaceDisk {
                 }
             }
             allocated.run();
-            // no reserved blocks, inode tables and journal zeroed lazily by the kernel: milliseconds, not seconds
-            run(mkfs.toString(), "-q", "-F", "-m", "0", "-E", "lazy_itable_init=1,lazy_journal_init=1,nodiscard",
-                    image.toString());
+            // no reserved blocks, inode tables and journal zeroed lazily by the kernel: milliseconds, not seconds; a
+            // journal of 4 MiB (ext4's least; 32 by default at 1 GiB): every idle workspace holds it on the host
+            DiskCalls.run(mkfs.toString(), "-q", "-F", "-m", "0", "-J", "size=4", "-E",
+                    "lazy_itable_init=1,lazy_journal_init=1,nodiscard", image.toString());
         }
 
         @Override
         public void attach(Path sessionDir) throws IOException {
             Path image = sessionDir.resolve(IMAGE);
             Path workspace = sessionDir.resolve("workspace");
-            if (Files.isRegularFile(image, java.nio.file.LinkOption.NOFOLLOW_LINKS) && !mounted(workspace)) {
+            if (Files.isRegularFile(image, java.nio.file.LinkOption.NOFOLLOW_LINKS) && !DiskCalls.mounted(workspace)) {
+                if (layered(sessionDir)) { // holes under its balloon, if it has one: allocated as far as it grew
+                    Path disk = sessionDir.resolve(DISK);
+                    if (!DiskCalls.mounted(disk)) {
+                        mountAgain(image, disk);
+                    }
+                    Mounts.bind(disk.resolve("w"), workspace);
+                    WorkspaceGrowth.watch(workspace, new WorkspaceGrowth.Mounted(image, disk, admission()));
+                    return;
+                }
                 try {
                     allocate(image, Files.size(image)); // an image made sparse by an earlier version: its holes now
                 } catch (IOException e) {
@@ -197,29 +278,22 @@ public sealed interface WorkspaceDisk {
                             + " image " + image + " stays sparse (a full data directory can fail its writes): "
                             + e.getMessage());
                 }
-                if (rooted(sessionDir)) {
-                    Path disk = sessionDir.resolve(DISK);
-                    if (!mounted(disk)) {
-                        mountAgain(image, disk);
-                    }
-                    Mounts.bind(disk.resolve("w"), workspace);
-                } else {
-                    mountAgain(image, workspace);
-                }
+                mountAgain(image, workspace);
             }
         }
 
         @Override
         public void detach(Path sessionDir) {
+            WorkspaceGrowth.forget(sessionDir.resolve("workspace"));
             unmount(sessionDir.resolve("workspace"));
-            if (rooted(sessionDir)) {
+            if (layered(sessionDir)) {
                 unmount(sessionDir.resolve(DISK)); // after the workspace, a bind of its w
             }
         }
 
         private static void unmount(Path dir) {
             try {
-                if (mounted(dir)) {
+                if (DiskCalls.mounted(dir)) {
                     try {
                         Mounts.unmount(dir, false);
                     } catch (IOException e) {
@@ -239,7 +313,7 @@ public sealed interface WorkspaceDisk {
 
         @Override
         public String describe() {
-            return "each workspace a loop-mounted ext4 image of its quota (kernel-enforced)";
+            return "each workspace a loop-mounted ext4 image of its quota, allocated as it grows (kernel-enforced)";
         }
 
         /**
@@ -283,51 +357,6 @@ public sealed interface WorkspaceDisk {
         }
 
         private static final long OPTIONS = Mounts.MS_NOSUID | Mounts.MS_NODEV | Mounts.MS_NOATIME;
-
-        /** Whether {@code dir} is a mount point now, from {@code /proc/self/mountinfo}. */
-        static boolean mounted(Path dir) throws IOException {
-            String target = dir.toAbsolutePath().normalize().toString();
-            for (String line : Files.readAllLines(Path.of("/proc/self/mountinfo"))) {
-                String[] fields = line.split(" ");
-                if (fields.length > 4 && unescape(fields[4]).equals(target)) {
-                    return true;
-                }
-            }
-            return false;
-        }
-
-        private static String unescape(String field) {
-            StringBuilder out = new StringBuilder();
-            for (int i = 0; i < field.length(); i++) {
-                char c = field.charAt(i);
-                if (c == '\\' && i + 3 < field.length()) {
-                    out.append((char) Integer.parseInt(field.substring(i + 1, i + 4), 8));
-                    i += 3;
-                } else {
-                    out.append(c);
-                }
-            }
-            return out.toString();
-        }
-
-        private static void run(String... argv) throws IOException {
-            List<String> command = new ArrayList<>(List.of(argv));
-            Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
-            p.getOutputStream().close();
-            String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).strip();
-            try {
-                if (!p.waitFor(30, TimeUnit.SECONDS)) {
-                    p.destroyForcibly();
-                    throw new IOException(argv[0] + " did not finish in 30 s");
-                }
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new IOException(argv[0] + " interrupted");
-            }
-            if (p.exitValue() != 0) {
-                throw new IOException(String.join(" ", command) + " failed (" + p.exitValue() + "): " + out);
-            }
-        }
 
         static void removeTree(Path dir) {
             if (!Files.exists(dir, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
