@@ -9,6 +9,7 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.MemorySegment;
 import java.lang.invoke.MethodHandle;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -34,6 +35,15 @@ public final class Extents {
             JAVA_LONG), 2);
 
     private Extents() {}
+
+    /** The bytes {@code file} has allocated on its file system: the sum of its extents' lengths. */
+    public static long allocated(Path file) throws IOException {
+        long sum = 0;
+        for (Extent e : of(file, 0, Files.size(file))) {
+            sum += e.length();
+        }
+        return sum;
+    }
 
     /**
      * The extents of {@code file} that overlap its bytes {@code [from, from + length)}, in the file's order, each

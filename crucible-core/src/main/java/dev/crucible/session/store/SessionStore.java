@@ -18,8 +18,10 @@ import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
@@ -69,6 +71,8 @@ public final class SessionStore {
     private final WorkspaceDisk disk;
     private final boolean perSessionUids;
     private volatile java.util.function.IntConsumer made = number -> {};
+    /** The number of every session made, mounted again or recorded here, by id: whose workspace grows for whom. */
+    private final Map<String, Integer> numbers = new ConcurrentHashMap<>();
 
     /**
      * Opens (creating) {@code <dataDir>/sessions}.
@@ -113,10 +117,41 @@ public final class SessionStore {
         return new Workspace(dir(stored.id()).resolve("workspace"), uid);
     }
 
+    /** Admits a session's workspace's grows, by the session's number (see {@link WorkspaceDisk.Growth}). */
+    public interface Grows {
+        boolean take(int number, long bytes);
+
+        void done(int number, long bytes);
+    }
+
     /** Has {@code made} hear a session's number once its workspace's room is taken, and {@code grows} admit grows. */
-    public void onWorkspaceMade(java.util.function.IntConsumer made, WorkspaceDisk.Growth grows) {
+    public void onWorkspaceMade(java.util.function.IntConsumer made, Grows grows) {
         this.made = made;
-        disk.admitGrowths(grows);
+        disk.admitGrowths(new WorkspaceDisk.Growth() {
+            @Override
+            public boolean take(Path sessionDir, long bytes) {
+                Integer number = numbers.get(sessionDir.getFileName().toString());
+                return number != null && grows.take(number, bytes); // no one's workspace (a probe): never grown
+            }
+
+            @Override
+            public void done(Path sessionDir, long bytes) {
+                Integer number = numbers.get(sessionDir.getFileName().toString());
+                if (number != null) {
+                    grows.done(number, bytes);
+                }
+            }
+        });
+    }
+
+    /**
+     * What each session's workspace holds on the host, by session number: null for one that does not grow (it holds
+     * its quota whole); only sessions made, mounted again or recorded by this store.
+     */
+    public Map<Integer, WorkspaceDisk.Allocation> allocations() {
+        Map<Integer, WorkspaceDisk.Allocation> by = new HashMap<>();
+        numbers.forEach((id, number) -> by.put(number, disk.allocation(dir(id))));
+        return by;
     }
 
     /** Makes a new session's directory, its workspace of {@code quota} bytes and its record. */
@@ -128,6 +163,7 @@ public final class SessionStore {
     public void create(Stored stored, long quota, boolean rooted) throws IOException {
         Path dir = dir(stored.id());
         Files.createDirectory(dir);
+        numbers.put(stored.id(), stored.number()); // a fork's copy grows the workspace before the record is written
         Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwx--x--x"));
         if (rooted) {
             disk.createRooted(dir, quota, () -> made.accept(stored.number()));
@@ -159,6 +195,7 @@ public final class SessionStore {
      */
     public void write(Stored stored) throws IOException {
         Path dir = dir(stored.id());
+        numbers.put(stored.id(), stored.number());
         Path temp = dir.resolve("session.json.tmp");
         try {
             try (FileChannel out = FileChannel.open(temp, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
@@ -228,11 +265,13 @@ public final class SessionStore {
 
     /** Mounts a kept session's workspace image again (a clean stop unmounted it; after a kill -9 it still is). */
     public void attach(Stored stored) throws IOException {
+        numbers.put(stored.id(), stored.number());
         disk.attach(dir(stored.id()));
     }
 
     /** Unmounts a session's workspace image; its files stay in the image. */
     public void detach(Stored stored) {
+        numbers.remove(stored.id());
         disk.detach(dir(stored.id()));
     }
 
@@ -350,6 +389,7 @@ public final class SessionStore {
      */
     public void remove(Stored stored, Workspace workspace) {
         Path dir = dir(stored.id());
+        numbers.remove(stored.id());
         try {
             Files.deleteIfExists(dir.resolve("session.json"));
         } catch (IOException e) {

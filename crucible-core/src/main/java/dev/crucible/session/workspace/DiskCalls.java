@@ -24,6 +24,42 @@ final class DiskCalls {
         return false;
     }
 
+    /** The device mounted at {@code dir} ({@code /dev/loop7}), from {@code /proc/self/mountinfo}; null if none. */
+    static String device(Path dir) throws IOException {
+        String target = dir.toAbsolutePath().normalize().toString();
+        String found = null;
+        for (String line : Files.readAllLines(Path.of("/proc/self/mountinfo"))) {
+            String[] fields = line.split(" ");
+            int dash = List.of(fields).indexOf("-");
+            if (fields.length > 4 && dash > 0 && dash + 2 < fields.length && unescape(fields[4]).equals(target)) {
+                found = unescape(fields[dash + 2]); // the last mount there is the one seen
+            }
+        }
+        return found;
+    }
+
+    /**
+     * Has the loop device holding the file system mounted at {@code dir} never give its image's blocks back to the
+     * host on the file system's behalf: ext4 zeroes blocks with a write-zeroes request, which a loop device turns into
+     * a hole punched in its image (a discard too), so the blocks under a tenant's own file could go, and a write
+     * there then fail on a full data directory after it was acknowledged. With the device's discard limit at 0 the
+     * loop driver refuses both, and the kernel writes the zeroes as data instead (in blocks the image holds).
+     *
+     * @throws IOException when that cannot be set or did not hold (then the image must stay allocated whole)
+     */
+    static void neverUnmap(Path dir) throws IOException {
+        String device = device(dir);
+        if (device == null || !device.startsWith("/dev/loop")) {
+            throw new IOException("no loop device mounted at " + dir);
+        }
+        Path limit = Path.of("/sys/block", Path.of(device).getFileName().toString(), "queue", "discard_max_bytes");
+        Files.writeString(limit, "0");
+        String now = Files.readString(limit).strip();
+        if (!now.equals("0")) {
+            throw new IOException(limit + " is " + now + " after writing 0");
+        }
+    }
+
     private static String unescape(String field) {
         StringBuilder out = new StringBuilder();
         for (int i = 0; i < field.length(); i++) {

@@ -55,23 +55,35 @@ public sealed interface WorkspaceDisk {
     }
 
     /**
-     * Admits a workspace's grow of {@code bytes} against the host's disk, under the lock that admits new sessions
-     * ({@code take}); {@code done} once the image holds them (or failed to).
+     * Admits the grow of {@code bytes} of the workspace of the session in {@code sessionDir} against the host's disk and
+     * its owner's share, under the lock that admits new sessions ({@code take}: false, not grown, its writes get
+     * {@code ENOSPC} at its size); {@code done} once the image holds them (or failed to).
      */
     interface Growth {
         Growth ANY = new Growth() {
             @Override
-            public boolean take(long bytes) {
+            public boolean take(Path sessionDir, long bytes) {
                 return true;
             }
 
             @Override
-            public void done(long bytes) {}
+            public void done(Path sessionDir, long bytes) {}
         };
 
-        boolean take(long bytes);
+        boolean take(Path sessionDir, long bytes);
 
-        void done(long bytes);
+        void done(Path sessionDir, long bytes);
+    }
+
+    /**
+     * What a growing workspace's image holds on the host: {@code floor} when it was mounted, {@code allocated} now, and
+     * {@code most} when grown to its quota (about the image's size).
+     */
+    record Allocation(long floor, long allocated, long most) {}
+
+    /** What the workspace of the session in {@code sessionDir} holds, or null when it does not grow (its quota whole). */
+    default Allocation allocation(Path sessionDir) {
+        return null;
     }
 
     /** Has {@code growth} admit this disk's workspaces' grows from now on. */
@@ -131,6 +143,11 @@ public sealed interface WorkspaceDisk {
         @Override
         public void admitGrowths(Growth growth) {
             grows.set(growth); // the disk found shares it: no wait for the probe
+        }
+
+        @Override
+        public Allocation allocation(Path sessionDir) {
+            return disk.get().allocation(sessionDir);
         }
 
         @Override
@@ -204,6 +221,11 @@ public sealed interface WorkspaceDisk {
             growth.set(admits);
         }
 
+        @Override
+        public Allocation allocation(Path sessionDir) {
+            return WorkspaceGrowth.allocation(sessionDir.resolve("workspace"));
+        }
+
         /**
          * The image mounted at {@code disk}, its {@code w} bound at {@code workspace}; {@code rooted}: {@code r} too
          * (the server's, for the root's layers). The image is allocated whole while its file system is made, then its
@@ -221,23 +243,27 @@ public sealed interface WorkspaceDisk {
                 Files.setPosixFilePermissions(Files.createDirectory(disk.resolve("r")),
                         PosixFilePermissions.fromString("rwxr-xr-x"));
             }
-            WorkspaceGrowth.inflate(sessionDir.resolve(IMAGE), disk, WorkspaceGrowth.INITIAL);
+            if (unmapsNever(disk)) {
+                WorkspaceGrowth.inflate(sessionDir.resolve(IMAGE), disk, WorkspaceGrowth.INITIAL);
+            }
             Mounts.bind(disk.resolve("w"), workspace);
-            WorkspaceGrowth.watch(workspace, new WorkspaceGrowth.Mounted(sessionDir.resolve(IMAGE), disk, admission()));
+            WorkspaceGrowth.watch(workspace, new WorkspaceGrowth.Mounted(sessionDir, sessionDir.resolve(IMAGE), disk,
+                    growth));
         }
 
-        private Growth admission() {
-            return new Growth() { // the admission set when it grows, not when the workspace was mounted
-                @Override
-                public boolean take(long bytes) {
-                    return growth.get().take(bytes);
-                }
-
-                @Override
-                public void done(long bytes) {
-                    growth.get().done(bytes);
-                }
-            };
+        /**
+         * Whether the loop device under {@code disk} now never punches its image ({@link DiskCalls#neverUnmap}); false,
+         * with a warning, where it cannot be told so: then the image must stay (or be made again) allocated whole.
+         */
+        private static boolean unmapsNever(Path disk) {
+            try {
+                DiskCalls.neverUnmap(disk);
+                return true;
+            } catch (IOException | RuntimeException e) {
+                System.getLogger(WorkspaceDisk.class.getName()).log(System.Logger.Level.WARNING, "the workspace in "
+                        + disk + " keeps its quota allocated whole (it cannot grow in steps): " + e.getMessage());
+                return false;
+            }
         }
 
         /** The image of {@code bytes}, allocated whole, with an empty ext4 file system. */
@@ -251,10 +277,13 @@ public sealed interface WorkspaceDisk {
                 }
             }
             allocated.run();
-            // no reserved blocks, inode tables and journal zeroed lazily by the kernel: milliseconds, not seconds; a
-            // journal of 4 MiB (ext4's least; 32 by default at 1 GiB): every idle workspace holds it on the host
-            DiskCalls.run(mkfs.toString(), "-q", "-F", "-m", "0", "-J", "size=4", "-E",
-                    "lazy_itable_init=1,lazy_journal_init=1,nodiscard", image.toString());
+            // Every block of ext4's own metadata is allocated on the host for as long as the session lives, so it is
+            // kept small (issue 50: 2,000 idle sessions on one disk): blocks of 1 KiB, so ext4's reserve for its
+            // metadata (2% or 4,096 blocks) is 4 MiB, not 16, and its least journal 1 MiB; one inode per 32 KiB of quota
+            // (32,768 files and directories per GiB; inode tables of 8 MiB, not 16); no blocks kept for resizing; no
+            // reserved blocks; inode tables and journal zeroed lazily by the kernel: milliseconds, not seconds.
+            DiskCalls.run(mkfs.toString(), "-q", "-F", "-m", "0", "-b", "1024", "-i", "32768", "-J", "size=1", "-O",
+                    "^resize_inode", "-E", "lazy_itable_init=1,lazy_journal_init=1,nodiscard", image.toString());
         }
 
         @Override
@@ -267,8 +296,14 @@ public sealed interface WorkspaceDisk {
                     if (!DiskCalls.mounted(disk)) {
                         mountAgain(image, disk);
                     }
+                    boolean grows = unmapsNever(disk);
+                    if (!grows) {
+                        allocate(image, Files.size(image)); // the holes under its balloon too: it never grows
+                    }
                     Mounts.bind(disk.resolve("w"), workspace);
-                    WorkspaceGrowth.watch(workspace, new WorkspaceGrowth.Mounted(image, disk, admission()));
+                    if (grows) {
+                        WorkspaceGrowth.watch(workspace, new WorkspaceGrowth.Mounted(sessionDir, image, disk, growth));
+                    }
                     return;
                 }
                 try {
