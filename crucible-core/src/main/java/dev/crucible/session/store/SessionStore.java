@@ -17,13 +17,9 @@ import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
-import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
-import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 
 /**
@@ -71,8 +67,7 @@ public final class SessionStore {
     private final WorkspaceDisk disk;
     private final boolean perSessionUids;
     private volatile java.util.function.IntConsumer made = number -> {};
-    /** The number of every session made, mounted again or recorded here, by id: whose workspace grows for whom. */
-    private final Map<String, Integer> numbers = new ConcurrentHashMap<>();
+    private final GrowingWorkspaces numbers = new GrowingWorkspaces();
 
     /**
      * Opens (creating) {@code <dataDir>/sessions}.
@@ -117,41 +112,21 @@ public final class SessionStore {
         return new Workspace(dir(stored.id()).resolve("workspace"), uid);
     }
 
-    /** Admits a session's workspace's grows, by the session's number (see {@link WorkspaceDisk.Growth}). */
+    /** Admits a grow of session {@code number}'s workspace (see {@link WorkspaceDisk.Growth}). */
     public interface Grows {
         boolean take(int number, long bytes);
-
         void done(int number, long bytes);
     }
 
     /** Has {@code made} hear a session's number once its workspace's room is taken, and {@code grows} admit grows. */
     public void onWorkspaceMade(java.util.function.IntConsumer made, Grows grows) {
         this.made = made;
-        disk.admitGrowths(new WorkspaceDisk.Growth() {
-            @Override
-            public boolean take(Path sessionDir, long bytes) {
-                Integer number = numbers.get(sessionDir.getFileName().toString());
-                return number != null && grows.take(number, bytes); // no one's workspace (a probe): never grown
-            }
-
-            @Override
-            public void done(Path sessionDir, long bytes) {
-                Integer number = numbers.get(sessionDir.getFileName().toString());
-                if (number != null) {
-                    grows.done(number, bytes);
-                }
-            }
-        });
+        disk.admitGrowths(numbers.byDirectory(grows));
     }
 
-    /**
-     * What each session's workspace holds on the host, by session number: null for one that does not grow (it holds
-     * its quota whole); only sessions made, mounted again or recorded by this store.
-     */
+    /** What each session's workspace holds on the host, by number; null: one that does not grow (its quota whole). */
     public Map<Integer, WorkspaceDisk.Allocation> allocations() {
-        Map<Integer, WorkspaceDisk.Allocation> by = new HashMap<>();
-        numbers.forEach((id, number) -> by.put(number, disk.allocation(dir(id))));
-        return by;
+        return numbers.allocations(disk, this);
     }
 
     /** Makes a new session's directory, its workspace of {@code quota} bytes and its record. */
@@ -311,6 +286,14 @@ public final class SessionStore {
     }
 
     /**
+     * Grows the session's workspace, if it grows, to a step of free room before the session runs something: called
+     * before every cell (a writer faster than the growth's looks meets {@code ENOSPC} only past that step).
+     */
+    public void readyToWrite(Stored stored) {
+        disk.readyToWrite(dir(stored.id()));
+    }
+
+    /**
      * Makes room in the cell log for this cell's line before it runs (blocks given to the file past its end), so that
      * logging it after it ran cannot find the disk full: a cell is refused unrun rather than run and then lost from the
      * replay. On a file system without {@code fallocate} the line is left to chance, as before.
@@ -319,6 +302,7 @@ public final class SessionStore {
      *     {@link dev.crucible.session.workspace.DataDirFull})
      */
     public void reserveCell(Stored stored, String code, String mode) throws IOException {
+        readyToWrite(stored);
         Path log = cellLog(stored);
         if (!Files.exists(log, NOFOLLOW)) {
             Files.createFile(log); // an inode, no block
@@ -337,18 +321,8 @@ public final class SessionStore {
      * is taken back, so the next cell's line does not continue it.
      */
     public void appendCell(Stored stored, String code, String mode) {
-        Path log = cellLog(stored);
-        try (FileChannel out = FileChannel.open(log, StandardOpenOption.CREATE, StandardOpenOption.WRITE)) {
-            long end = out.size();
-            ByteBuffer line = ByteBuffer.wrap(cellLine(code, mode));
-            try {
-                while (line.hasRemaining()) {
-                    out.write(line, end + line.position());
-                }
-            } catch (IOException e) {
-                out.truncate(end);
-                throw e;
-            }
+        try {
+            CellLog.append(cellLog(stored), cellLine(code, mode));
         } catch (IOException e) {
             LOG.log(System.Logger.Level.WARNING, "cannot log a cell of session " + stored.id() + ": " + e.getMessage());
         }
@@ -365,22 +339,7 @@ public final class SessionStore {
 
     /** The logged cells in order; a line cut by a kill is skipped. */
     public List<Cell> cells(Stored stored) {
-        List<String> lines;
-        try {
-            lines = Files.exists(cellLog(stored)) ? Files.readAllLines(cellLog(stored)) : List.of();
-        } catch (IOException e) {
-            return List.of();
-        }
-        List<Cell> cells = new ArrayList<>();
-        for (String line : lines) {
-            try {
-                JsonNode cell = json.readTree(line);
-                cells.add(new Cell(cell.path("code").asString(""), cell.path("mode").asString("exec")));
-            } catch (RuntimeException e) {
-                // cut short by a kill: the cell never counted
-            }
-        }
-        return cells;
+        return CellLog.read(cellLog(stored), json);
     }
 
     /**

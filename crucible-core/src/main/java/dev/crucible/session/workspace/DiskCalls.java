@@ -1,5 +1,7 @@
 package dev.crucible.session.workspace;
 
+import dev.crucible.os.Linux;
+import dev.crucible.os.Mounts;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -8,7 +10,10 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 
-/** What {@link WorkspaceDisk.Loop} asks of the host besides mounts: the mount table, and a tool run to its end. */
+/**
+ * What {@link WorkspaceDisk.Loop} asks of the host besides mounts: the mount table, a tool run to its end, an image's
+ * blocks, and its loop device told to punch nothing.
+ */
 final class DiskCalls {
     private DiskCalls() {}
 
@@ -93,4 +98,69 @@ final class DiskCalls {
         }
     }
 
+    /**
+     * Whether the loop device under {@code disk} now never punches its image ({@link DiskCalls#neverUnmap}); false,
+     * with a warning, where it cannot be told so: then the image must stay (or be made again) allocated whole.
+     */
+    static boolean unmapsNever(Path disk) {
+        try {
+            DiskCalls.neverUnmap(disk);
+            return true;
+        } catch (IOException | RuntimeException e) {
+            System.getLogger(WorkspaceDisk.class.getName()).log(System.Logger.Level.WARNING, "the workspace in "
+                    + disk + " keeps its quota allocated whole (it cannot grow in steps): " + e.getMessage());
+            return false;
+        }
+    }
+
+    /**
+     * Gives the image all its blocks now. A sparse image would take them only as the workspace is written, and a
+     * data directory filled meanwhile (by other sessions, images, anything) would fail those writes under the
+     * workspace's file system: acknowledged uploads lost, its journal aborted. Allocated, a workspace is full only
+     * at its own quota, and a full data directory refuses a new session instead ({@code ENOSPC} here). Unwritten
+     * blocks cost no I/O. Data already in the image is kept (only holes are given blocks).
+     *
+     * @return false on a file system without {@code fallocate} (nothing done)
+     */
+    static boolean allocate(Path image, long bytes) throws IOException {
+        try {
+            Linux.fallocate(image, 0, 0, bytes);
+            return true;
+        } catch (Linux.ErrnoException e) {
+            if (e.errno() != Linux.EOPNOTSUPP) {
+                throw e;
+            }
+            return false;
+        }
+    }
+
+
+    static void removeTree(Path dir) {
+        if (!Files.exists(dir, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+            return;
+        }
+        try (var walk = Files.walk(dir)) {
+            for (Path p : walk.sorted(java.util.Comparator.reverseOrder()).toList()) {
+                Files.deleteIfExists(p);
+            }
+        } catch (IOException e) {
+            // a probe directory: the next start tries again
+        }
+    }
+
+    /** Unmounts {@code dir} if something is mounted there (lazily, if busy); a failure is logged. */
+    static void unmount(Path dir) {
+        try {
+            if (DiskCalls.mounted(dir)) {
+                try {
+                    Mounts.unmount(dir, false);
+                } catch (IOException e) {
+                    Mounts.unmount(dir, true); // still busy: detached now, freed when idle
+                }
+            }
+        } catch (IOException e) {
+            System.getLogger(WorkspaceDisk.class.getName()).log(System.Logger.Level.WARNING,
+                    "cannot unmount " + dir + ": " + e.getMessage());
+        }
+    }
 }

@@ -86,6 +86,13 @@ public sealed interface WorkspaceDisk {
         return null;
     }
 
+    /**
+     * Grows the workspace of the session in {@code sessionDir}, if it grows, to a step of free room before its session
+     * runs something (a writer faster than the growth's looks meets {@code ENOSPC} only past that); as far as its
+     * owner's share and the disk allow.
+     */
+    default void readyToWrite(Path sessionDir) {}
+
     /** Has {@code growth} admit this disk's workspaces' grows from now on. */
     default void admitGrowths(Growth growth) {}
 
@@ -151,6 +158,11 @@ public sealed interface WorkspaceDisk {
         }
 
         @Override
+        public void readyToWrite(Path sessionDir) {
+            disk.get().readyToWrite(sessionDir);
+        }
+
+        @Override
         public void detach(Path sessionDir) {
             disk.get().detach(sessionDir);
         }
@@ -185,7 +197,7 @@ public sealed interface WorkspaceDisk {
         Path probe = dataDir.resolve(".disk-probe");
         try {
             loop.detach(probe);
-            Loop.removeTree(probe);
+            DiskCalls.removeTree(probe);
             Files.createDirectories(probe);
             loop.create(probe, MIN_BYTES, () -> {});
             return loop;
@@ -200,7 +212,7 @@ public sealed interface WorkspaceDisk {
             return new Unbounded("a loop-mounted workspace could not be made here: " + e.getMessage());
         } finally {
             loop.detach(probe);
-            Loop.removeTree(probe);
+            DiskCalls.removeTree(probe);
         }
     }
 
@@ -226,6 +238,11 @@ public sealed interface WorkspaceDisk {
             return WorkspaceGrowth.allocation(sessionDir.resolve("workspace"));
         }
 
+        @Override
+        public void readyToWrite(Path sessionDir) {
+            WorkspaceGrowth.roomFor(sessionDir.resolve("workspace"), WorkspaceGrowth.STEP);
+        }
+
         /**
          * The image mounted at {@code disk}, its {@code w} bound at {@code workspace}; {@code rooted}: {@code r} too
          * (the server's, for the root's layers). The image is allocated whole while its file system is made, then its
@@ -243,7 +260,7 @@ public sealed interface WorkspaceDisk {
                 Files.setPosixFilePermissions(Files.createDirectory(disk.resolve("r")),
                         PosixFilePermissions.fromString("rwxr-xr-x"));
             }
-            if (unmapsNever(disk)) {
+            if (DiskCalls.unmapsNever(disk)) {
                 WorkspaceGrowth.inflate(sessionDir.resolve(IMAGE), disk, WorkspaceGrowth.INITIAL);
             }
             Mounts.bind(disk.resolve("w"), workspace);
@@ -251,27 +268,12 @@ public sealed interface WorkspaceDisk {
                     growth));
         }
 
-        /**
-         * Whether the loop device under {@code disk} now never punches its image ({@link DiskCalls#neverUnmap}); false,
-         * with a warning, where it cannot be told so: then the image must stay (or be made again) allocated whole.
-         */
-        private static boolean unmapsNever(Path disk) {
-            try {
-                DiskCalls.neverUnmap(disk);
-                return true;
-            } catch (IOException | RuntimeException e) {
-                System.getLogger(WorkspaceDisk.class.getName()).log(System.Logger.Level.WARNING, "the workspace in "
-                        + disk + " keeps its quota allocated whole (it cannot grow in steps): " + e.getMessage());
-                return false;
-            }
-        }
-
         /** The image of {@code bytes}, allocated whole, with an empty ext4 file system. */
         private void makeImage(Path sessionDir, long bytes, Runnable allocated) throws IOException {
             Path image = sessionDir.resolve(IMAGE);
             Files.createFile(image, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
             long size = Math.max(MIN_BYTES, bytes);
-            if (!allocate(image, size)) {
+            if (!DiskCalls.allocate(image, size)) {
                 try (var file = java.nio.channels.FileChannel.open(image, java.nio.file.StandardOpenOption.WRITE)) {
                     file.write(java.nio.ByteBuffer.allocate(1), size - 1); // sparse
                 }
@@ -296,9 +298,9 @@ public sealed interface WorkspaceDisk {
                     if (!DiskCalls.mounted(disk)) {
                         mountAgain(image, disk);
                     }
-                    boolean grows = unmapsNever(disk);
+                    boolean grows = DiskCalls.unmapsNever(disk);
                     if (!grows) {
-                        allocate(image, Files.size(image)); // the holes under its balloon too: it never grows
+                        DiskCalls.allocate(image, Files.size(image)); // the holes under its balloon too: it never grows
                     }
                     Mounts.bind(disk.resolve("w"), workspace);
                     if (grows) {
@@ -307,7 +309,7 @@ public sealed interface WorkspaceDisk {
                     return;
                 }
                 try {
-                    allocate(image, Files.size(image)); // an image made sparse by an earlier version: its holes now
+                    DiskCalls.allocate(image, Files.size(image)); // an image made sparse by an earlier version: its holes now
                 } catch (IOException e) {
                     System.getLogger(WorkspaceDisk.class.getName()).log(System.Logger.Level.WARNING, "the workspace"
                             + " image " + image + " stays sparse (a full data directory can fail its writes): "
@@ -320,24 +322,9 @@ public sealed interface WorkspaceDisk {
         @Override
         public void detach(Path sessionDir) {
             WorkspaceGrowth.forget(sessionDir.resolve("workspace"));
-            unmount(sessionDir.resolve("workspace"));
+            DiskCalls.unmount(sessionDir.resolve("workspace"));
             if (layered(sessionDir)) {
-                unmount(sessionDir.resolve(DISK)); // after the workspace, a bind of its w
-            }
-        }
-
-        private static void unmount(Path dir) {
-            try {
-                if (DiskCalls.mounted(dir)) {
-                    try {
-                        Mounts.unmount(dir, false);
-                    } catch (IOException e) {
-                        Mounts.unmount(dir, true); // still busy: detached now, freed when idle
-                    }
-                }
-            } catch (IOException e) {
-                System.getLogger(WorkspaceDisk.class.getName()).log(System.Logger.Level.WARNING,
-                        "cannot unmount " + dir + ": " + e.getMessage());
+                DiskCalls.unmount(sessionDir.resolve(DISK)); // after the workspace, a bind of its w
             }
         }
 
@@ -349,27 +336,6 @@ public sealed interface WorkspaceDisk {
         @Override
         public String describe() {
             return "each workspace a loop-mounted ext4 image of its quota, allocated as it grows (kernel-enforced)";
-        }
-
-        /**
-         * Gives the image all its blocks now. A sparse image would take them only as the workspace is written, and a
-         * data directory filled meanwhile (by other sessions, images, anything) would fail those writes under the
-         * workspace's file system: acknowledged uploads lost, its journal aborted. Allocated, a workspace is full only
-         * at its own quota, and a full data directory refuses a new session instead ({@code ENOSPC} here). Unwritten
-         * blocks cost no I/O. Data already in the image is kept (only holes are given blocks).
-         *
-         * @return false on a file system without {@code fallocate} (nothing done)
-         */
-        private static boolean allocate(Path image, long bytes) throws IOException {
-            try {
-                Linux.fallocate(image, 0, 0, bytes);
-                return true;
-            } catch (Linux.ErrnoException e) {
-                if (e.errno() != Linux.EOPNOTSUPP) {
-                    throw e;
-                }
-                return false;
-            }
         }
 
         /**
@@ -393,18 +359,6 @@ public sealed interface WorkspaceDisk {
 
         private static final long OPTIONS = Mounts.MS_NOSUID | Mounts.MS_NODEV | Mounts.MS_NOATIME;
 
-        static void removeTree(Path dir) {
-            if (!Files.exists(dir, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
-                return;
-            }
-            try (var walk = Files.walk(dir)) {
-                for (Path p : walk.sorted(java.util.Comparator.reverseOrder()).toList()) {
-                    Files.deleteIfExists(p);
-                }
-            } catch (IOException e) {
-                // a probe directory: the next start tries again
-            }
-        }
     }
 
     /** No kernel bound: the quota holds for uploads only. */
