@@ -286,8 +286,8 @@ public final class SessionStore {
     }
 
     /**
-     * Grows the session's workspace, if it grows, to a step of free room before the session runs something: called
-     * before every cell (a writer faster than the growth's looks meets {@code ENOSPC} only past that step).
+     * Grows the session's workspace, if it grows, to a step of free room before the session runs something (a cell:
+     * {@code SessionRunner}); a writer faster than the growth's looks meets {@code ENOSPC} only past that step.
      */
     public void readyToWrite(Stored stored) {
         disk.readyToWrite(dir(stored.id()));
@@ -302,7 +302,6 @@ public final class SessionStore {
      *     {@link dev.crucible.session.workspace.DataDirFull})
      */
     public void reserveCell(Stored stored, String code, String mode) throws IOException {
-        readyToWrite(stored);
         Path log = cellLog(stored);
         if (!Files.exists(log, NOFOLLOW)) {
             Files.createFile(log); // an inode, no block
