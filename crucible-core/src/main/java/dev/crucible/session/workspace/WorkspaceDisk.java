@@ -26,6 +26,9 @@ public sealed interface WorkspaceDisk {
     /** ext4 needs a few MiB for its own structures; a smaller quota gets this much. */
     long MIN_BYTES = 16L * 1024 * 1024;
 
+    /** The quota's bytes per inode of a workspace's file system: 32,768 files and directories per GiB. */
+    long INODE_BYTES = 32L << 10;
+
     /** Where a session with a root of its own has its image mounted: {@code w} (its workspace) and {@code r} in it. */
     String DISK = "disk";
 
@@ -282,9 +285,11 @@ public sealed interface WorkspaceDisk {
             // Every block of ext4's own metadata is allocated on the host for as long as the session lives, so it is
             // kept small (issue 50: 2,000 idle sessions on one disk): blocks of 1 KiB, so ext4's reserve for its
             // metadata (2% or 4,096 blocks) is 4 MiB, not 16, and its least journal 1 MiB; one inode per 32 KiB of quota
-            // (32,768 files and directories per GiB; inode tables of 8 MiB, not 16); no blocks kept for resizing; no
-            // reserved blocks; inode tables and journal zeroed lazily by the kernel: milliseconds, not seconds.
-            DiskCalls.run(mkfs.toString(), "-q", "-F", "-m", "0", "-b", "1024", "-i", "32768", "-J", "size=1", "-O",
+            // (32,768 files and directories per GiB; inode tables of 8 MiB, not 16), 4,096 at least (a root of its own
+            // is a few thousand files); no blocks kept for resizing; no reserved blocks; inode tables and journal
+            // zeroed lazily by the kernel: milliseconds, not seconds.
+            String inodes = Long.toString(Math.max(4096, size / INODE_BYTES));
+            DiskCalls.run(mkfs.toString(), "-q", "-F", "-m", "0", "-b", "1024", "-N", inodes, "-J", "size=1", "-O",
                     "^resize_inode", "-E", "lazy_itable_init=1,lazy_journal_init=1,nodiscard", image.toString());
         }
 

@@ -48,7 +48,7 @@ final class WorkspaceGrowth {
      */
     static final long INITIAL = Long.getLong("crucible.workspace.initial-mb", 16) << 20;
     /** A workspace with less than this free is grown (or a quarter of what it has grown by, if more). */
-    static final long LOW = INITIAL - (1 << 20);
+    static final long LOW = INITIAL / 2;
     /** The least a grow adds. */
     static final long STEP = 64L << 20;
     static final long PERIOD_MS = 200;
