@@ -44,7 +44,10 @@ public final class SessionNumbers {
     private final Map<Integer, Long> growingBy = new HashMap<>();
     /** What each session's workspace holds on the host, by number (null: its quota whole). */
     private Supplier<Map<Integer, WorkspaceDisk.Allocation>> allocations = Map::of;
-    /** The most a workspace has held when made: what a new one is expected to take at first (its quota until seen). */
+    /**
+     * The least a growing workspace held when mounted: what a new one takes at first (one mounted again after a restart
+     * holds what it grew to); its quota until one is seen.
+     */
     private long floorSeen;
     private final Map<Integer, Reservation> reservations = new HashMap<>();
     /** The sum of the reservations' memory, kept as they come and go (read by every /healthz and /readyz). */
@@ -334,7 +337,7 @@ public final class SessionNumbers {
             o[Shares.DEMAND] += a == null ? quotaBytes : Math.max(a.most(), now);
             held += now - inflight; // what the file system's free figure already leaves out
             if (a != null) {
-                floorSeen = Math.max(floorSeen, a.floor());
+                floorSeen = floorSeen == 0 ? a.floor() : Math.min(floorSeen, a.floor());
             }
         }
         if (owner != null && more > 0) {
