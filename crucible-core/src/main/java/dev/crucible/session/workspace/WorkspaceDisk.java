@@ -243,7 +243,7 @@ public sealed interface WorkspaceDisk {
 
         @Override
         public void readyToWrite(Path sessionDir) {
-            WorkspaceGrowth.roomFor(sessionDir.resolve("workspace"), WorkspaceGrowth.STEP);
+            WorkspaceGrowth.roomNow(sessionDir.resolve("workspace"), WorkspaceGrowth.STEP);
         }
 
         /**

@@ -151,13 +151,35 @@ final class WorkspaceGrowth {
      * {@code ENOSPC}.
      */
     static void roomFor(Path target, long bytes) {
+        Mounted m = holding(target);
+        if (m != null) {
+            grow(m, bytes);
+        }
+    }
+
+    /**
+     * As {@link #roomFor}, but never waiting: when a grow of that workspace is under way (it may wait on a heavy
+     * writer's journal commit), nothing is done and that grow gives it room.
+     */
+    static void roomNow(Path target, long bytes) {
+        Mounted m = holding(target);
+        if (m != null && m.busy.compareAndSet(false, true)) {
+            try {
+                grow(m, bytes);
+            } finally {
+                m.busy.set(false);
+            }
+        }
+    }
+
+    private static Mounted holding(Path target) {
         for (Path p = target.toAbsolutePath().normalize(); p != null; p = p.getParent()) {
             Mounted m = MOUNTED.get(p);
             if (m != null) {
-                grow(m, bytes);
-                return;
+                return m;
             }
         }
+        return null;
     }
 
     /** How many bytes the balloon in {@code mount} still holds (what the workspace can still grow by). */
