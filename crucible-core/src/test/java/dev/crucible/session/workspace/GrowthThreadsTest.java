@@ -57,21 +57,24 @@ class GrowthThreadsTest {
             long failures = WorkspaceGrowth.failures();
             long stuckAt = allocated(data, stuck);
             long otherAt = allocated(data, other);
+            try {
+                // short of room after it: a grow
+                assertThat(WorkspaceGrowthTest.write(sessions, stuck, "first", 12)).hasSize(64);
+                await("the Error counted").atMost(WorkspaceGrowthTest.GROWN).until(() -> WorkspaceGrowth.failures()
+                        > failures);
+                await("a grow asked again, and waiting").atMost(WorkspaceGrowthTest.GROWN)
+                        .until(() -> asked.get() >= 2);
 
-            assertThat(WorkspaceGrowthTest.write(sessions, stuck, "first", 12)).hasSize(64); // short of room: a grow
-            await("the Error counted").atMost(WorkspaceGrowthTest.GROWN).until(() -> WorkspaceGrowth.failures()
-                    > failures);
-            await("a grow asked again, and waiting").atMost(WorkspaceGrowthTest.GROWN).until(() -> asked.get() >= 2);
-
-            assertThat(WorkspaceGrowthTest.write(sessions, other, "first", 12)).hasSize(64);
-            await("the other workspace grown while one grow waits").atMost(WorkspaceGrowthTest.GROWN)
-                    .until(() -> allocated(data, other) > otherAt);
-            assertThat(allocated(data, stuck)).isEqualTo(stuckAt);
-            assertThat(sessions.execute(ME, stuck, "print(1 + 1)", null, null).stdout()).as("the session usable, its"
-                    + " cell not waiting for its grow")
-                    .isEqualTo("2\n");
-
-            release.countDown();
+                assertThat(WorkspaceGrowthTest.write(sessions, other, "first", 12)).hasSize(64);
+                await("the other workspace grown while one grow waits").atMost(WorkspaceGrowthTest.GROWN)
+                        .until(() -> allocated(data, other) > otherAt);
+                assertThat(allocated(data, stuck)).isEqualTo(stuckAt);
+                assertThat(sessions.execute(ME, stuck, "print(1 + 1)", null, null).stdout()).as("the session usable, its"
+                        + " cell not waiting for its grow")
+                        .isEqualTo("2\n");
+            } finally {
+                release.countDown(); // whatever failed above: the waiting grow goes on
+            }
             await("the stuck workspace grown once its grow goes on").atMost(WorkspaceGrowthTest.GROWN)
                     .until(() -> allocated(data, stuck) > stuckAt);
             sessions.delete(ME, stuck);
