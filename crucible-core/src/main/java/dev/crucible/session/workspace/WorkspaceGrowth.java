@@ -47,7 +47,7 @@ final class WorkspaceGrowth {
      * than the grower meets {@code ENOSPC} sooner.
      */
     static final long INITIAL = Long.getLong("crucible.workspace.initial-mb", 16) << 20;
-    /** A workspace with less than this free is grown (or a quarter of what it has grown by, if more). */
+    /** A workspace with less than this free is grown (or a quarter of what it has grown to, if more). */
     static final long LOW = INITIAL / 2;
     /** The least a grow adds. */
     static final long STEP = 64L << 20;
@@ -71,6 +71,8 @@ final class WorkspaceGrowth {
         final AtomicLong allocated;
         /** What the balloon still holds: {@code allocated} plus this is the most the image can come to hold. */
         final AtomicLong balloon;
+        /** The file system's size as statfs gives it (the quota less ext4's own): less the balloon, what it has grown to. */
+        final long space;
         final AtomicBoolean busy = new AtomicBoolean();
 
         Mounted(Path sessionDir, Path image, Path mount, AtomicReference<WorkspaceDisk.Growth> admission)
@@ -82,6 +84,7 @@ final class WorkspaceGrowth {
             this.floor = Extents.allocated(image);
             this.allocated = new AtomicLong(floor);
             this.balloon = new AtomicLong(held(mount));
+            this.space = new File(mount.toString()).getTotalSpace();
         }
 
         WorkspaceDisk.Allocation allocation() {
@@ -188,9 +191,9 @@ final class WorkspaceGrowth {
         return Files.isRegularFile(balloon) ? Files.size(balloon) : 0;
     }
 
-    /** Below this much free room {@code m} is grown: {@link #LOW}, or a quarter of what it has grown by. */
+    /** Below this much free room {@code m} is grown: {@link #LOW}, or a quarter of what it has grown to, if more. */
     static long low(Mounted m) {
-        return Math.max(LOW, (m.allocated.get() - m.floor) / 4);
+        return Math.max(LOW, (m.space - m.balloon.get()) / 4);
     }
 
     private static void loop() {
