@@ -71,7 +71,7 @@ final class WorkspaceGrowth {
         final AtomicLong allocated;
         /** What the balloon still holds: {@code allocated} plus this is the most the image can come to hold. */
         final AtomicLong balloon;
-        /** The file system's size as statfs gives it (the quota less ext4's own): less the balloon, what it has grown to. */
+        /** The file system's size (statfs: the quota less ext4's own); less the balloon, what it has grown to. */
         final long space;
         final AtomicBoolean busy = new AtomicBoolean();
 
