@@ -107,8 +107,8 @@ if [ "$admitted" -gt 0 ]; then
   per=$((used / admitted))
   echo "disk taken: $((used >> 20)) MiB in all, $((per >> 20)) MiB per idle session"
   if [ -n "$one" ]; then
-    echo "one session's directory: $(du -s --block-size=1M "$data/sessions/$one" 2>/dev/null | cut -f1) MiB allocated," \
-      "$(du -s --apparent-size --block-size=1M "$data/sessions/$one" 2>/dev/null | cut -f1) MiB apparent" \
+    echo "one session's directory: $(du -sx --block-size=1M "$data/sessions/$one" 2>/dev/null | cut -f1) MiB allocated," \
+      "$(du -sx --apparent-size --block-size=1M "$data/sessions/$one" 2>/dev/null | cut -f1) MiB apparent" \
       "(workspace used inside: $(df -B1M --output=used "$data/sessions/$one/workspace" | tail -1 | tr -d ' ') MiB)"
   fi
   # what admission keeps free (DiskRoom): 1 GiB, or 5% of a smaller file system

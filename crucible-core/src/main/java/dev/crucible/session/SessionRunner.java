@@ -91,6 +91,7 @@ final class SessionRunner {
                 throw new RequestException(ErrorCode.SESSION_NOT_FOUND, "no session " + session.stored.id());
             }
             session.touch();
+            store.readyToWrite(session.stored); // a workspace that grows: a step of room before the cell writes
             if (session.stored.restore().equals("replay")) {
                 try {
                     store.reserveCell(session.stored, code, m.wireName());

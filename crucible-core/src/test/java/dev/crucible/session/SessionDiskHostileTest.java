@@ -104,12 +104,12 @@ class SessionDiskHostileTest {
         try (SessionManager sessions = start(SessionConfig.defaults(data).withCaps(1 << 20, 32L << 20, quota))) {
             String id = sessions.create(ME, new SessionManager.CreateRequest("python", null, null, null)).id();
             Path image = data.resolve("sessions").resolve(id).resolve(WorkspaceDisk.IMAGE);
-            assertThat(allocatedBytes(image)).isGreaterThanOrEqualTo(quota);
-            assertThat(sessions.execute(ME, id, "import os\nfor i in range(20000):\n    os.mkdir('d%d' % i)", null,
+            long given = allocatedBytes(image); // what it may write now (it grows in allocated steps, never shrinks)
+            assertThat(sessions.execute(ME, id, "import os\nfor i in range(5000):\n    os.mkdir('d%d' % i)", null,
                     60_000L).status().wireName()).isEqualTo("ok");
             long until = System.nanoTime() + 4_000_000_000L;
             while (System.nanoTime() < until) { // an absence: looked for over a window, not waited for
-                assertThat(allocatedBytes(image)).as("bytes the image holds on the host").isGreaterThanOrEqualTo(quota);
+                assertThat(allocatedBytes(image)).as("bytes the image holds on the host").isGreaterThanOrEqualTo(given);
                 Thread.sleep(200);
             }
         }

@@ -11,6 +11,7 @@ import java.lang.management.ManagementFactory;
 import java.util.BitSet;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.function.Supplier;
 
 /**
  * Session numbers (each picks a session's uid, see {@code Sandbox.sessionUid}) and what each number reserves: the
@@ -37,6 +38,17 @@ public final class SessionNumbers {
     private final BitSet taken = new BitSet();
     /** Numbers admitted whose workspace is not made yet: their room is not in the file system's free space yet. */
     private final BitSet unmade = new BitSet();
+    /** The bytes of workspace grows admitted and not done yet: not in the file system's free space yet either. */
+    private long growing;
+    /** The same, by session number: its owner's already. */
+    private final Map<Integer, Long> growingBy = new HashMap<>();
+    /** What each session's workspace holds on the host, by number (null: its quota whole). */
+    private Supplier<Map<Integer, WorkspaceDisk.Allocation>> allocations = Map::of;
+    /**
+     * The least a growing workspace held when mounted: what a new one takes at first (one mounted again after a restart
+     * holds what it grew to); its quota until one is seen.
+     */
+    private long floorSeen;
     private final Map<Integer, Reservation> reservations = new HashMap<>();
     /** The sum of the reservations' memory, kept as they come and go (read by every /healthz and /readyz). */
     private long reservedMb;
@@ -85,7 +97,18 @@ public final class SessionNumbers {
         }
         SessionNumbers numbers = new SessionNumbers(config.maxSessions(), config.maxPerOwner(), memory, disk,
                 config.workspaceQuota(), why == null ? config.memoryRequestMb() : 0, DiskRoom.of(store));
-        store.onWorkspaceMade(numbers::made);
+        store.onWorkspaceMade(numbers::made, new SessionStore.Grows() {
+            @Override
+            public boolean take(int number, long bytes) {
+                return numbers.growing(number, bytes);
+            }
+
+            @Override
+            public void done(int number, long bytes) {
+                numbers.grown(number, bytes);
+            }
+        });
+        numbers.allocations = store::allocations;
         if (why == null) {
             numbers.usedBytes = sandbox::sessionsMemoryBytes;
         }
@@ -210,9 +233,10 @@ public final class SessionNumbers {
                     + " and each workspace takes " + quotaBytes / (1 << 20) + " MiB: delete a session or a snapshot,"
                     + " or wait for idle sessions to expire");
         }
-        return room.refusal((long) unmade.cardinality() * quotaBytes, quotaBytes * (1 + besides),
+        RequestException full = room.refusal(promised(), quotaBytes * (1 + besides),
                 "each new workspace takes " + quotaBytes / (1 << 20) + " MiB: delete a session or a snapshot, wait for"
                         + " idle sessions to expire, or free space there");
+        return full != null ? full : shares(owner, 1 + besides, 0).refusal("a new session");
     }
 
     /**
@@ -252,11 +276,82 @@ public final class SessionNumbers {
                     + " them and this snapshot holds " + Math.max(1, bytes >> 20) + " MiB: delete a snapshot or a"
                     + " session first");
         }
-        RequestException full = room.refusal((long) unmade.cardinality() * quotaBytes, bytes,
+        RequestException full = room.refusal(promised(), bytes,
                 "this snapshot holds " + Math.max(1, bytes >> 20) + " MiB: delete a snapshot or a session first");
+        if (full == null) {
+            full = shares(null, 0, bytes).refusal("a snapshot of " + Math.max(1, bytes >> 20) + " MiB");
+        }
         if (full != null) {
             throw full;
         }
+    }
+
+    /** What is promised and not yet in the file system's free space: workspaces being made, grows under way. */
+    private long promised() {
+        return (long) unmade.cardinality() * quotaBytes + growing;
+    }
+
+    /**
+     * Admits a grow of {@code bytes} of session {@code number}'s workspace: against the disk's room beside what is
+     * promised and above the headroom, as a new workspace is, and within its owner's share ({@link Shares}); false
+     * (not grown: its writes get {@code ENOSPC} at its size, asked again later) otherwise.
+     */
+    public synchronized boolean growing(int number, long bytes) {
+        Reservation r = reservations.get(number);
+        if (r == null || room.refusal(promised(), bytes, "") != null) {
+            return false;
+        }
+        Shares shares = shares(null, 0, 0);
+        if (!shares.admits(r.owner(), bytes)) {
+            return false;
+        }
+        growing += bytes;
+        growingBy.merge(number, bytes, Long::sum);
+        return true;
+    }
+
+    /** Says that a grow admitted by {@link #growing} is done (or failed): its bytes are in the file system's figure. */
+    public synchronized void grown(int number, long bytes) {
+        growing -= bytes;
+        growingBy.computeIfPresent(number, (n, b) -> b - bytes == 0 ? null : b - bytes);
+    }
+
+    /**
+     * Every owner's share of the disk's room as it is now, with {@code more} new sessions of {@code owner} (if not
+     * null) and {@code outside} bytes more taken outside the workspaces (a snapshot).
+     */
+    private Shares shares(String owner, int more, long outside) {
+        Map<String, long[]> by = new HashMap<>();
+        long held = 0;
+        for (Map.Entry<Integer, WorkspaceDisk.Allocation> e : allocations.get().entrySet()) {
+            Reservation r = reservations.get(e.getKey());
+            if (r == null) {
+                continue;
+            }
+            WorkspaceDisk.Allocation a = e.getValue();
+            long inflight = growingBy.getOrDefault(e.getKey(), 0L);
+            long[] o = by.computeIfAbsent(r.owner(), k -> new long[3]);
+            long now = (a == null ? quotaBytes : a.allocated()) + inflight;
+            o[Shares.FLOORS] += a == null ? quotaBytes : a.floor();
+            o[Shares.HELD] += now;
+            o[Shares.DEMAND] += a == null ? quotaBytes : Math.max(a.most(), now);
+            held += now - inflight; // what the file system's free figure already leaves out
+            if (a != null) {
+                floorSeen = floorSeen == 0 ? a.floor() : Math.min(floorSeen, a.floor());
+            }
+        }
+        if (owner != null && more > 0) {
+            long floor = floorSeen > 0 ? floorSeen : quotaBytes;
+            long[] o = by.computeIfAbsent(owner, k -> new long[3]);
+            o[Shares.FLOORS] += floor * more;
+            o[Shares.HELD] += floor * more;
+            o[Shares.DEMAND] += quotaBytes * more;
+            held += floor * more; // not in the free figure yet, so counted out of it as well: the room is unchanged
+            outside += floor * more;
+        }
+        long free = room.usable().getAsLong();
+        long budget = free < 0 ? -1 : free - room.headroom() - promised() - outside + held;
+        return new Shares(by, budget);
     }
 
     /** Says that session {@code number}'s workspace is made: its room is now in the file system's own figure. */

@@ -17,11 +17,9 @@ import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
-import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Consumer;
-import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 
 /**
@@ -69,6 +67,7 @@ public final class SessionStore {
     private final WorkspaceDisk disk;
     private final boolean perSessionUids;
     private volatile java.util.function.IntConsumer made = number -> {};
+    private final GrowingWorkspaces numbers = new GrowingWorkspaces();
 
     /**
      * Opens (creating) {@code <dataDir>/sessions}.
@@ -113,9 +112,21 @@ public final class SessionStore {
         return new Workspace(dir(stored.id()).resolve("workspace"), uid);
     }
 
-    /** Has {@code made} hear a session's number once its workspace's room is taken on the disk (being made). */
-    public void onWorkspaceMade(java.util.function.IntConsumer made) {
+    /** Admits a grow of session {@code number}'s workspace (see {@link WorkspaceDisk.Growth}). */
+    public interface Grows {
+        boolean take(int number, long bytes);
+        void done(int number, long bytes);
+    }
+
+    /** Has {@code made} hear a session's number once its workspace's room is taken, and {@code grows} admit grows. */
+    public void onWorkspaceMade(java.util.function.IntConsumer made, Grows grows) {
         this.made = made;
+        disk.admitGrowths(numbers.byDirectory(grows));
+    }
+
+    /** What each session's workspace holds on the host, by number; null: one that does not grow (its quota whole). */
+    public Map<Integer, WorkspaceDisk.Allocation> allocations() {
+        return numbers.allocations(disk, this);
     }
 
     /** Makes a new session's directory, its workspace of {@code quota} bytes and its record. */
@@ -127,6 +138,7 @@ public final class SessionStore {
     public void create(Stored stored, long quota, boolean rooted) throws IOException {
         Path dir = dir(stored.id());
         Files.createDirectory(dir);
+        numbers.put(stored.id(), stored.number()); // a fork's copy grows the workspace before the record is written
         Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwx--x--x"));
         if (rooted) {
             disk.createRooted(dir, quota, () -> made.accept(stored.number()));
@@ -158,6 +170,7 @@ public final class SessionStore {
      */
     public void write(Stored stored) throws IOException {
         Path dir = dir(stored.id());
+        numbers.put(stored.id(), stored.number());
         Path temp = dir.resolve("session.json.tmp");
         try {
             try (FileChannel out = FileChannel.open(temp, StandardOpenOption.CREATE, StandardOpenOption.WRITE,
@@ -227,11 +240,13 @@ public final class SessionStore {
 
     /** Mounts a kept session's workspace image again (a clean stop unmounted it; after a kill -9 it still is). */
     public void attach(Stored stored) throws IOException {
+        numbers.put(stored.id(), stored.number());
         disk.attach(dir(stored.id()));
     }
 
     /** Unmounts a session's workspace image; its files stay in the image. */
     public void detach(Stored stored) {
+        numbers.remove(stored.id());
         disk.detach(dir(stored.id()));
     }
 
@@ -271,6 +286,14 @@ public final class SessionStore {
     }
 
     /**
+     * Grows the session's workspace, if it grows, to a step of free room before the session runs something (a cell:
+     * {@code SessionRunner}); a writer faster than the growth's looks meets {@code ENOSPC} only past that step.
+     */
+    public void readyToWrite(Stored stored) {
+        disk.readyToWrite(dir(stored.id()));
+    }
+
+    /**
      * Makes room in the cell log for this cell's line before it runs (blocks given to the file past its end), so that
      * logging it after it ran cannot find the disk full: a cell is refused unrun rather than run and then lost from the
      * replay. On a file system without {@code fallocate} the line is left to chance, as before.
@@ -297,18 +320,8 @@ public final class SessionStore {
      * is taken back, so the next cell's line does not continue it.
      */
     public void appendCell(Stored stored, String code, String mode) {
-        Path log = cellLog(stored);
-        try (FileChannel out = FileChannel.open(log, StandardOpenOption.CREATE, StandardOpenOption.WRITE)) {
-            long end = out.size();
-            ByteBuffer line = ByteBuffer.wrap(cellLine(code, mode));
-            try {
-                while (line.hasRemaining()) {
-                    out.write(line, end + line.position());
-                }
-            } catch (IOException e) {
-                out.truncate(end);
-                throw e;
-            }
+        try {
+            CellLog.append(cellLog(stored), cellLine(code, mode));
         } catch (IOException e) {
             LOG.log(System.Logger.Level.WARNING, "cannot log a cell of session " + stored.id() + ": " + e.getMessage());
         }
@@ -325,22 +338,7 @@ public final class SessionStore {
 
     /** The logged cells in order; a line cut by a kill is skipped. */
     public List<Cell> cells(Stored stored) {
-        List<String> lines;
-        try {
-            lines = Files.exists(cellLog(stored)) ? Files.readAllLines(cellLog(stored)) : List.of();
-        } catch (IOException e) {
-            return List.of();
-        }
-        List<Cell> cells = new ArrayList<>();
-        for (String line : lines) {
-            try {
-                JsonNode cell = json.readTree(line);
-                cells.add(new Cell(cell.path("code").asString(""), cell.path("mode").asString("exec")));
-            } catch (RuntimeException e) {
-                // cut short by a kill: the cell never counted
-            }
-        }
-        return cells;
+        return CellLog.read(cellLog(stored), json);
     }
 
     /**
@@ -349,6 +347,7 @@ public final class SessionStore {
      */
     public void remove(Stored stored, Workspace workspace) {
         Path dir = dir(stored.id());
+        numbers.remove(stored.id());
         try {
             Files.deleteIfExists(dir.resolve("session.json"));
         } catch (IOException e) {

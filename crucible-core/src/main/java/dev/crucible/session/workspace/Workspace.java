@@ -78,6 +78,9 @@ public final class Workspace {
     /** Writes {@code data} to {@code path}, creating missing directories, replacing what was there atomically. */
     public void write(String path, byte[] data) {
         String[] parts = split(path);
+        if (root instanceof FileRoot.Directory(Path dir)) {
+            WorkspaceGrowth.roomFor(dir, data.length); // a workspace that grows: its room before the bytes come
+        }
         WorkspaceCalls.run(() -> {
             int rootFd = walk.openRoot();
             int dir = -1;

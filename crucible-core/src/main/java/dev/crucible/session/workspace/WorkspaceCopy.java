@@ -108,6 +108,7 @@ public final class WorkspaceCopy {
         try (FileChannel in = FileChannel.open(opened, StandardOpenOption.READ);
                 FileChannel out = FileChannel.open(target, StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE)) {
             long size = in.size();
+            WorkspaceGrowth.roomFor(target, size); // a workspace that grows: its room before the bytes come
             long done = 0;
             while (done < size) {
                 long n = in.transferTo(done, size - done, out);

@@ -4,21 +4,20 @@ import dev.crucible.os.Linux;
 import dev.crucible.os.Mounts;
 import dev.crucible.util.Once;
 import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
-import java.util.ArrayList;
 import java.util.List;
-import java.util.concurrent.TimeUnit;
 
 /**
  * What bounds the bytes a session's workspace can hold against writes from <em>inside</em> its sandbox, not only
  * uploads.
  *
- * <p>{@link Loop}: each workspace is its own ext4 file system in an image file beside it ({@code
- * workspace.img}, as large as the quota and allocated whole), loop-mounted {@code nosuid,nodev} on the workspace
- * directory. The kernel answers {@code ENOSPC} when it is full, whoever writes, and only then. It needs root,
+ * <p>{@link Loop}: each workspace is its own ext4 file system of its quota in an image file beside it ({@code
+ * workspace.img}), loop-mounted {@code nosuid,nodev} at {@code disk} with the workspace ({@code w} in it) bound on
+ * the workspace directory. The image holds allocated blocks for all the workspace can write now, and grows in whole
+ * allocated steps up to the quota ({@link WorkspaceGrowth}). The kernel answers {@code ENOSPC} when it is full,
+ * whoever writes, at write time, so nothing acknowledged is lost. It needs root,
  * loop devices and {@code mkfs.ext4}; a probe at start says whether they work. {@link Unbounded}: the quota holds
  * for uploads only, and start-up says why.
  */
@@ -26,6 +25,9 @@ public sealed interface WorkspaceDisk {
     String IMAGE = "workspace.img";
     /** ext4 needs a few MiB for its own structures; a smaller quota gets this much. */
     long MIN_BYTES = 16L * 1024 * 1024;
+
+    /** The quota's bytes per inode of a workspace's file system: 32,768 files and directories per GiB. */
+    long INODE_BYTES = 32L << 10;
 
     /** Where a session with a root of its own has its image mounted: {@code w} (its workspace) and {@code r} in it. */
     String DISK = "disk";
@@ -42,10 +44,60 @@ public sealed interface WorkspaceDisk {
         throw new IOException("a session's own root needs loop-mounted workspaces (root and /dev/loop-control)");
     }
 
-    /** Whether the session in {@code sessionDir} was made with room for a root ({@link #createRooted}). */
+    /**
+     * Whether the session in {@code sessionDir} was made with room for a root ({@link #createRooted}): its disk and
+     * the launcher's mount points ({@code mnt}) beside it.
+     */
     static boolean rooted(Path sessionDir) {
+        return layered(sessionDir) && Files.isDirectory(sessionDir.resolve("mnt"), java.nio.file.LinkOption.NOFOLLOW_LINKS);
+    }
+
+    /** Whether the image of the session in {@code sessionDir} is mounted at {@code disk}, its workspace in {@code w}. */
+    private static boolean layered(Path sessionDir) {
         return Files.isDirectory(sessionDir.resolve(DISK), java.nio.file.LinkOption.NOFOLLOW_LINKS);
     }
+
+    /**
+     * Admits the grow of {@code bytes} of the workspace of the session in {@code sessionDir} against the host's disk and
+     * its owner's share, under the lock that admits new sessions ({@code take}: false, not grown, its writes get
+     * {@code ENOSPC} at its size); {@code done} once the image holds them (or failed to).
+     */
+    interface Growth {
+        Growth ANY = new Growth() {
+            @Override
+            public boolean take(Path sessionDir, long bytes) {
+                return true;
+            }
+
+            @Override
+            public void done(Path sessionDir, long bytes) {}
+        };
+
+        boolean take(Path sessionDir, long bytes);
+
+        void done(Path sessionDir, long bytes);
+    }
+
+    /**
+     * What a growing workspace's image holds on the host: {@code floor} when it was mounted, {@code allocated} now, and
+     * {@code most} when grown to its quota (about the image's size).
+     */
+    record Allocation(long floor, long allocated, long most) {}
+
+    /** What the workspace of the session in {@code sessionDir} holds, or null when it does not grow (its quota whole). */
+    default Allocation allocation(Path sessionDir) {
+        return null;
+    }
+
+    /**
+     * Grows the workspace of the session in {@code sessionDir}, if it grows, to a step of free room before its session
+     * runs something (a writer faster than the growth's looks meets {@code ENOSPC} only past that); as far as its
+     * owner's share and the disk allow.
+     */
+    default void readyToWrite(Path sessionDir) {}
+
+    /** Has {@code growth} admit this disk's workspaces' grows from now on. */
+    default void admitGrowths(Growth growth) {}
 
     /**
      * Creates {@code sessionDir/workspace}, bounded to {@code bytes} when this disk can.
@@ -70,17 +122,19 @@ public sealed interface WorkspaceDisk {
      * each call waits for the probe, then {@code found} hears what it found.
      */
     static WorkspaceDisk detectWhenIdle(Path dataDir, boolean root, java.util.function.Consumer<WorkspaceDisk> found) {
+        var grows = new java.util.concurrent.atomic.AtomicReference<>(Growth.ANY);
         Once<WorkspaceDisk> probed = new Once<>(() -> {
-            WorkspaceDisk disk = detect(dataDir, root);
+            WorkspaceDisk disk = detect(dataDir, root, grows);
             found.accept(disk);
             return disk;
         });
         probed.startWhenIdle("crucible-disk-probe");
-        return new Probed(probed);
+        return new Probed(probed, grows);
     }
 
     /** A disk still being probed: every call waits for the probe, then goes to what it found. */
-    record Probed(Once<WorkspaceDisk> disk) implements WorkspaceDisk {
+    record Probed(Once<WorkspaceDisk> disk, java.util.concurrent.atomic.AtomicReference<Growth> grows)
+            implements WorkspaceDisk {
         @Override
         public void createRooted(Path sessionDir, long bytes, Runnable allocated) throws IOException {
             disk.get().createRooted(sessionDir, bytes, allocated);
@@ -94,6 +148,21 @@ public sealed interface WorkspaceDisk {
         @Override
         public void attach(Path sessionDir) throws IOException {
             disk.get().attach(sessionDir);
+        }
+
+        @Override
+        public void admitGrowths(Growth growth) {
+            grows.set(growth); // the disk found shares it: no wait for the probe
+        }
+
+        @Override
+        public Allocation allocation(Path sessionDir) {
+            return disk.get().allocation(sessionDir);
+        }
+
+        @Override
+        public void readyToWrite(Path sessionDir) {
+            disk.get().readyToWrite(sessionDir);
         }
 
         @Override
@@ -114,6 +183,11 @@ public sealed interface WorkspaceDisk {
 
     /** The loop-mounted image when this host can, else {@link Unbounded} with the reason. */
     static WorkspaceDisk detect(Path dataDir, boolean root) {
+        return detect(dataDir, root, new java.util.concurrent.atomic.AtomicReference<>(Growth.ANY));
+    }
+
+    private static WorkspaceDisk detect(Path dataDir, boolean root, java.util.concurrent.atomic.AtomicReference<Growth>
+            grows) {
         Path mkfs = List.of(Path.of("/usr/sbin/mkfs.ext4"), Path.of("/sbin/mkfs.ext4")).stream()
                 .filter(Files::isExecutable).findFirst().orElse(null);
         if (mkfs == null) {
@@ -122,11 +196,11 @@ public sealed interface WorkspaceDisk {
         if (!root || !Files.exists(Path.of("/dev/loop-control"))) {
             return new Unbounded("loop-mounted workspaces need root and /dev/loop-control");
         }
-        Loop loop = new Loop(mkfs);
+        Loop loop = new Loop(mkfs, grows);
         Path probe = dataDir.resolve(".disk-probe");
         try {
             loop.detach(probe);
-            Loop.removeTree(probe);
+            DiskCalls.removeTree(probe);
             Files.createDirectories(probe);
             loop.create(probe, MIN_BYTES, () -> {});
             return loop;
@@ -141,32 +215,60 @@ public sealed interface WorkspaceDisk {
             return new Unbounded("a loop-mounted workspace could not be made here: " + e.getMessage());
         } finally {
             loop.detach(probe);
-            Loop.removeTree(probe);
+            DiskCalls.removeTree(probe);
         }
     }
 
-    /** Each workspace a loop-mounted ext4 image of exactly its quota. */
-    record Loop(Path mkfs) implements WorkspaceDisk {
+    /** Each workspace a loop-mounted ext4 image of its quota, allocated as far as it has grown. */
+    record Loop(Path mkfs, java.util.concurrent.atomic.AtomicReference<Growth> growth) implements WorkspaceDisk {
         @Override
         public void create(Path sessionDir, long bytes, Runnable allocated) throws IOException {
-            Path workspace = Files.createDirectory(sessionDir.resolve("workspace"));
-            makeImage(sessionDir, bytes, allocated);
-            mount(sessionDir.resolve(IMAGE), workspace);
-            Files.deleteIfExists(workspace.resolve("lost+found")); // e2fsck makes it again when it needs one
+            make(sessionDir, bytes, allocated, false);
         }
 
         @Override
         public void createRooted(Path sessionDir, long bytes, Runnable allocated) throws IOException {
+            make(sessionDir, bytes, allocated, true);
+        }
+
+        @Override
+        public void admitGrowths(Growth admits) {
+            growth.set(admits);
+        }
+
+        @Override
+        public Allocation allocation(Path sessionDir) {
+            return WorkspaceGrowth.allocation(sessionDir.resolve("workspace"));
+        }
+
+        @Override
+        public void readyToWrite(Path sessionDir) {
+            WorkspaceGrowth.roomNow(sessionDir.resolve("workspace"), WorkspaceGrowth.STEP);
+        }
+
+        /**
+         * The image mounted at {@code disk}, its {@code w} bound at {@code workspace}; {@code rooted}: {@code r} too
+         * (the server's, for the root's layers). The image is allocated whole while its file system is made, then its
+         * free room beyond {@link WorkspaceGrowth#INITIAL} is given back to the host ({@link WorkspaceGrowth#inflate}).
+         */
+        private void make(Path sessionDir, long bytes, Runnable allocated, boolean rooted) throws IOException {
             Path workspace = Files.createDirectory(sessionDir.resolve("workspace"));
             Path disk = Files.createDirectory(sessionDir.resolve(DISK));
             Files.setPosixFilePermissions(disk, PosixFilePermissions.fromString("rwxr-xr-x"));
             makeImage(sessionDir, bytes, allocated);
             mount(sessionDir.resolve(IMAGE), disk);
-            Files.deleteIfExists(disk.resolve("lost+found"));
+            Files.deleteIfExists(disk.resolve("lost+found")); // e2fsck makes it again when it needs one
             Files.createDirectory(disk.resolve("w"));
-            Files.setPosixFilePermissions(Files.createDirectory(disk.resolve("r")),
-                    PosixFilePermissions.fromString("rwxr-xr-x"));
+            if (rooted) {
+                Files.setPosixFilePermissions(Files.createDirectory(disk.resolve("r")),
+                        PosixFilePermissions.fromString("rwxr-xr-x"));
+            }
+            if (DiskCalls.unmapsNever(disk)) {
+                WorkspaceGrowth.inflate(sessionDir.resolve(IMAGE), disk, WorkspaceGrowth.INITIAL);
+            }
             Mounts.bind(disk.resolve("w"), workspace);
+            WorkspaceGrowth.watch(workspace, new WorkspaceGrowth.Mounted(sessionDir, sessionDir.resolve(IMAGE), disk,
+                    growth));
         }
 
         /** The image of {@code bytes}, allocated whole, with an empty ext4 file system. */
@@ -174,61 +276,60 @@ public sealed interface WorkspaceDisk {
             Path image = sessionDir.resolve(IMAGE);
             Files.createFile(image, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
             long size = Math.max(MIN_BYTES, bytes);
-            if (!allocate(image, size)) {
+            if (!DiskCalls.allocate(image, size)) {
                 try (var file = java.nio.channels.FileChannel.open(image, java.nio.file.StandardOpenOption.WRITE)) {
                     file.write(java.nio.ByteBuffer.allocate(1), size - 1); // sparse
                 }
             }
             allocated.run();
-            // no reserved blocks, inode tables and journal zeroed lazily by the kernel: milliseconds, not seconds
-            run(mkfs.toString(), "-q", "-F", "-m", "0", "-E", "lazy_itable_init=1,lazy_journal_init=1,nodiscard",
-                    image.toString());
+            // Every block of ext4's own metadata is allocated on the host for as long as the session lives, so it is
+            // kept small (issue 50: 2,000 idle sessions on one disk): blocks of 1 KiB, so ext4's reserve for its
+            // metadata (2% or 4,096 blocks) is 4 MiB, not 16, and its least journal 1 MiB; one inode per 32 KiB of quota
+            // (32,768 files and directories per GiB; inode tables of 8 MiB, not 16), 4,096 at least (a root of its own
+            // is a few thousand files); no blocks kept for resizing; no reserved blocks; inode tables and journal
+            // zeroed lazily by the kernel: milliseconds, not seconds.
+            String inodes = Long.toString(Math.max(4096, size / INODE_BYTES));
+            DiskCalls.run(mkfs.toString(), "-q", "-F", "-m", "0", "-b", "1024", "-N", inodes, "-J", "size=1", "-O",
+                    "^resize_inode", "-E", "lazy_itable_init=1,lazy_journal_init=1,nodiscard", image.toString());
         }
 
         @Override
         public void attach(Path sessionDir) throws IOException {
             Path image = sessionDir.resolve(IMAGE);
             Path workspace = sessionDir.resolve("workspace");
-            if (Files.isRegularFile(image, java.nio.file.LinkOption.NOFOLLOW_LINKS) && !mounted(workspace)) {
+            if (Files.isRegularFile(image, java.nio.file.LinkOption.NOFOLLOW_LINKS) && !DiskCalls.mounted(workspace)) {
+                if (layered(sessionDir)) { // holes under its balloon, if it has one: allocated as far as it grew
+                    Path disk = sessionDir.resolve(DISK);
+                    if (!DiskCalls.mounted(disk)) {
+                        mountAgain(image, disk);
+                    }
+                    boolean grows = DiskCalls.unmapsNever(disk);
+                    if (!grows) {
+                        DiskCalls.allocate(image, Files.size(image)); // the holes under its balloon too: it never grows
+                    }
+                    Mounts.bind(disk.resolve("w"), workspace);
+                    if (grows) {
+                        WorkspaceGrowth.watch(workspace, new WorkspaceGrowth.Mounted(sessionDir, image, disk, growth));
+                    }
+                    return;
+                }
                 try {
-                    allocate(image, Files.size(image)); // an image made sparse by an earlier version: its holes now
+                    DiskCalls.allocate(image, Files.size(image)); // an image made sparse by an earlier version: its holes now
                 } catch (IOException e) {
                     System.getLogger(WorkspaceDisk.class.getName()).log(System.Logger.Level.WARNING, "the workspace"
                             + " image " + image + " stays sparse (a full data directory can fail its writes): "
                             + e.getMessage());
                 }
-                if (rooted(sessionDir)) {
-                    Path disk = sessionDir.resolve(DISK);
-                    if (!mounted(disk)) {
-                        mountAgain(image, disk);
-                    }
-                    Mounts.bind(disk.resolve("w"), workspace);
-                } else {
-                    mountAgain(image, workspace);
-                }
+                mountAgain(image, workspace);
             }
         }
 
         @Override
         public void detach(Path sessionDir) {
-            unmount(sessionDir.resolve("workspace"));
-            if (rooted(sessionDir)) {
-                unmount(sessionDir.resolve(DISK)); // after the workspace, a bind of its w
-            }
-        }
-
-        private static void unmount(Path dir) {
-            try {
-                if (mounted(dir)) {
-                    try {
-                        Mounts.unmount(dir, false);
-                    } catch (IOException e) {
-                        Mounts.unmount(dir, true); // still busy: detached now, freed when idle
-                    }
-                }
-            } catch (IOException e) {
-                System.getLogger(WorkspaceDisk.class.getName()).log(System.Logger.Level.WARNING,
-                        "cannot unmount " + dir + ": " + e.getMessage());
+            WorkspaceGrowth.forget(sessionDir.resolve("workspace"));
+            DiskCalls.unmount(sessionDir.resolve("workspace"));
+            if (layered(sessionDir)) {
+                DiskCalls.unmount(sessionDir.resolve(DISK)); // after the workspace, a bind of its w
             }
         }
 
@@ -239,28 +340,7 @@ public sealed interface WorkspaceDisk {
 
         @Override
         public String describe() {
-            return "each workspace a loop-mounted ext4 image of its quota (kernel-enforced)";
-        }
-
-        /**
-         * Gives the image all its blocks now. A sparse image would take them only as the workspace is written, and a
-         * data directory filled meanwhile (by other sessions, images, anything) would fail those writes under the
-         * workspace's file system: acknowledged uploads lost, its journal aborted. Allocated, a workspace is full only
-         * at its own quota, and a full data directory refuses a new session instead ({@code ENOSPC} here). Unwritten
-         * blocks cost no I/O. Data already in the image is kept (only holes are given blocks).
-         *
-         * @return false on a file system without {@code fallocate} (nothing done)
-         */
-        private static boolean allocate(Path image, long bytes) throws IOException {
-            try {
-                Linux.fallocate(image, 0, 0, bytes);
-                return true;
-            } catch (Linux.ErrnoException e) {
-                if (e.errno() != Linux.EOPNOTSUPP) {
-                    throw e;
-                }
-                return false;
-            }
+            return "each workspace a loop-mounted ext4 image of its quota, allocated as it grows (kernel-enforced)";
         }
 
         /**
@@ -284,63 +364,6 @@ public sealed interface WorkspaceDisk {
 
         private static final long OPTIONS = Mounts.MS_NOSUID | Mounts.MS_NODEV | Mounts.MS_NOATIME;
 
-        /** Whether {@code dir} is a mount point now, from {@code /proc/self/mountinfo}. */
-        static boolean mounted(Path dir) throws IOException {
-            String target = dir.toAbsolutePath().normalize().toString();
-            for (String line : Files.readAllLines(Path.of("/proc/self/mountinfo"))) {
-                String[] fields = line.split(" ");
-                if (fields.length > 4 && unescape(fields[4]).equals(target)) {
-                    return true;
-                }
-            }
-            return false;
-        }
-
-        private static String unescape(String field) {
-            StringBuilder out = new StringBuilder();
-            for (int i = 0; i < field.length(); i++) {
-                char c = field.charAt(i);
-                if (c == '\\' && i + 3 < field.length()) {
-                    out.append((char) Integer.parseInt(field.substring(i + 1, i + 4), 8));
-                    i += 3;
-                } else {
-                    out.append(c);
-                }
-            }
-            return out.toString();
-        }
-
-        private static void run(String... argv) throws IOException {
-            List<String> command = new ArrayList<>(List.of(argv));
-            Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
-            p.getOutputStream().close();
-            String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).strip();
-            try {
-                if (!p.waitFor(30, TimeUnit.SECONDS)) {
-                    p.destroyForcibly();
-                    throw new IOException(argv[0] + " did not finish in 30 s");
-                }
-            } catch (InterruptedException e) {
-                Thread.currentThread().interrupt();
-                throw new IOException(argv[0] + " interrupted");
-            }
-            if (p.exitValue() != 0) {
-                throw new IOException(String.join(" ", command) + " failed (" + p.exitValue() + "): " + out);
-            }
-        }
-
-        static void removeTree(Path dir) {
-            if (!Files.exists(dir, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
-                return;
-            }
-            try (var walk = Files.walk(dir)) {
-                for (Path p : walk.sorted(java.util.Comparator.reverseOrder()).toList()) {
-                    Files.deleteIfExists(p);
-                }
-            } catch (IOException e) {
-                // a probe directory: the next start tries again
-            }
-        }
     }
 
     /** No kernel bound: the quota holds for uploads only. */
