@@ -61,6 +61,7 @@ final class SessionCommands {
         }
         Supervisor supervisor = supervisorOf(session, timeout);
         session.touch();
+        runner.readyToWrite(session); // a workspace that grows: a step of room before the command writes (pip install…)
         try {
             return supervisor.run(command, timeout, session.stored.limits().outputBytes(), listener);
         } catch (CommandException e) {
@@ -89,6 +90,7 @@ final class SessionCommands {
         Supervisor supervisor = supervisorOf(session, session.stored.limits().timeoutMs());
         session.touch();
         try {
+            runner.readyToWrite(session);
             return supervisor.start(command, Boolean.TRUE.equals(request.stdinOpen()), timeout, use).info();
         } catch (CommandException e) {
             if (e.kind() == CommandException.Kind.NOT_STARTED) {

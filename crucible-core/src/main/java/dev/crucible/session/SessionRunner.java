@@ -91,7 +91,7 @@ final class SessionRunner {
                 throw new RequestException(ErrorCode.SESSION_NOT_FOUND, "no session " + session.stored.id());
             }
             session.touch();
-            store.readyToWrite(session.stored); // a workspace that grows: a step of room before the cell writes
+            readyToWrite(session); // a workspace that grows: a step of room before the cell writes
             if (session.stored.restore().equals("replay")) {
                 try {
                     store.reserveCell(session.stored, code, m.wireName());
@@ -278,6 +278,15 @@ final class SessionRunner {
         session.detach();
         session.transition(Session.State.PAUSED);
         return keeps;
+    }
+
+    /**
+     * Makes a step of free room in the session's workspace now where it grows (the looker would make it within a
+     * fifth of a second; a cell, a command or an upload that writes at once should not meet {@code ENOSPC} before its
+     * quota in between). Never throws: a workspace that cannot grow refuses its writes itself.
+     */
+    void readyToWrite(Session session) {
+        store.readyToWrite(session.stored);
     }
 
     /** Runs one cell; never throws for what the cell or its interpreter does. */

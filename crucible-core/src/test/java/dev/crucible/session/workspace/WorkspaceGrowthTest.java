@@ -6,6 +6,8 @@ import static org.awaitility.Awaitility.await;
 import dev.crucible.Crucible;
 import dev.crucible.TestHost;
 import dev.crucible.session.SessionManager;
+import dev.crucible.session.process.CommandRequest;
+import dev.crucible.session.process.CommandResult;
 import dev.crucible.session.spec.CellResult;
 import dev.crucible.session.spec.SessionConfig;
 import dev.crucible.testhost.Capability;
@@ -117,6 +119,23 @@ class WorkspaceGrowthTest {
             assertThat(sha(sessions, id, "first")).as("what was written before is intact").isEqualTo(first);
             sessions.delete(ME, id);
             assertThat(Files.exists(dir)).as("nothing left of it").isFalse();
+        }
+    }
+
+    /**
+     * A command that writes at once (a {@code pip install}, a download) gets a step of room before it runs, as a cell
+     * does: more than a new workspace's free room, written faster than the grower's looks, fits.
+     */
+    @Test
+    void aCommandThatWritesAtOnceGetsAStepOfRoomBeforeItRuns(@TempDir Path data) throws Exception {
+        assumeKernelBound(data);
+        try (SessionManager sessions = start(data, 256L << 20)) {
+            String id = sessions.create(ME, new SessionManager.CreateRequest("python", null, null, null)).id();
+            int mib = (int) (WorkspaceGrowth.INITIAL >> 20) * 3;
+            CommandResult r = sessions.command(ME, id, CommandRequest.shell("head -c " + mib
+                    + "M /dev/zero > /workspace/big && sync && stat -c %s /workspace/big"));
+            assertThat(r.exitCode()).as(r.toString()).isZero();
+            assertThat(r.stdout().strip()).isEqualTo(Long.toString((long) mib << 20));
         }
     }
 
