@@ -5,8 +5,11 @@ import static org.awaitility.Awaitility.await;
 
 import dev.crucible.image.Images;
 import dev.crucible.image.store.ImageStore;
+import dev.crucible.sandbox.Isolation;
 import dev.crucible.sandbox.SandboxConfig;
+import dev.crucible.testhost.Capability;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
@@ -30,7 +33,7 @@ public final class TestHost {
                 Path store = TestDirs.create("crucible-test-images"); // deleted at exit
                 images = Images.of(ImageStore.open(store), Images.PullPolicy.never());
             } catch (IOException e) {
-                throw new java.io.UncheckedIOException(e);
+                throw new UncheckedIOException(e);
             }
             // the spawn path: every test on this engine covers it; the zygote path has engines of its own
             // (HostileCasesInZygoteTest, WarmPoolTest, ZygoteTest) and is the default of every server test
@@ -108,8 +111,8 @@ public final class TestHost {
      * root, or its self-test failed).
      */
     public static void assumeGvisor(String who) {
-        String why = crucible().sandbox().host().isolationUnavailable(dev.crucible.sandbox.Isolation.GVISOR);
-        dev.crucible.testhost.Capability.GVISOR.require(why == null ? null
+        String why = crucible().sandbox().host().isolationUnavailable(Isolation.GVISOR);
+        Capability.GVISOR.require(why == null ? null
                 : why + " [" + who + "]");
     }
 }

@@ -3,6 +3,7 @@ package dev.crucible.cli;
 import java.io.PrintWriter;
 import java.io.StringWriter;
 import java.time.Instant;
+import java.util.Locale;
 import java.util.logging.ConsoleHandler;
 import java.util.logging.Formatter;
 import java.util.logging.Handler;
@@ -57,7 +58,7 @@ final class CliLogging {
                     line.append(trace);
                 }
             } else {
-                line.append("crucible: ").append(record.getLevel().getName().toLowerCase(java.util.Locale.ROOT))
+                line.append("crucible: ").append(record.getLevel().getName().toLowerCase(Locale.ROOT))
                         .append(": ").append(message);
                 if (record.getThrown() != null) {
                     line.append(" (").append(record.getThrown().getMessage()).append(')');

@@ -3,12 +3,14 @@ package dev.crucible.cli;
 import dev.crucible.cli.support.CliSupport;
 import dev.crucible.server.CrucibleServer;
 import dev.crucible.server.ServerConfig;
+import java.io.PrintWriter;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.util.Comparator;
 import java.util.Map;
 import java.util.concurrent.Callable;
@@ -25,13 +27,13 @@ public final class TrainStartupCommand implements Callable<Integer> {
     @Override
     public Integer call() throws Exception {
         Path dir = Files.createTempDirectory("crucible-train-");
-        Files.setPosixFilePermissions(dir, java.nio.file.attribute.PosixFilePermissions.fromString("rwxr-xr-x"));
+        Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwxr-xr-x"));
         try { // the sandboxes reach the data directory inside it
             Path hello = Files.writeString(dir.resolve("hello.py"), "print(sum(range(10)))\n");
             CrucibleCommand.execute("run", "--json", hello.toString());
             ServerConfig config = ServerConfig.defaults().withPort(0).withDataDir(dir.resolve("data"))
                     .withPool(Map.of("python", 1));
-            return CliSupport.withEngine(new java.io.PrintWriter(System.err, true), null, engine -> {
+            return CliSupport.withEngine(new PrintWriter(System.err, true), null, engine -> {
                 try (CrucibleServer server = CrucibleServer.start(config, engine)) {
                     serve(URI.create("http://127.0.0.1:" + server.port() + "/"));
                 }

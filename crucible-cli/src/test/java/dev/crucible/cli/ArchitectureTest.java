@@ -12,9 +12,11 @@ import com.tngtech.archunit.lang.ArchRule;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.regex.Pattern;
 import java.util.stream.Collectors;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.BeforeAll;
@@ -96,7 +98,7 @@ class ArchitectureTest {
     }
 
     /** A top-level public type: at the start of a line, {@code public}, then its modifiers and kind. */
-    private static final java.util.regex.Pattern PUBLIC_TYPE = java.util.regex.Pattern.compile(
+    private static final Pattern PUBLIC_TYPE = Pattern.compile(
             "(?m)^public (?:(?:final|abstract|sealed|non-sealed|static) )*(?:class|record|interface|enum|@interface) ");
 
     /**
@@ -118,7 +120,7 @@ class ArchitectureTest {
         assertThat(sourcesPerPackage).hasSizeGreaterThan(10);
         for (var entry : sourcesPerPackage.entrySet()) {
             String pkg = REPO.relativize(entry.getKey()).toString();
-            List<Path> surface = new java.util.ArrayList<>();
+            List<Path> surface = new ArrayList<>();
             for (Path file : entry.getValue()) {
                 if (PUBLIC_TYPE.matcher(Files.readString(file)).find()) {
                     surface.add(file.getFileName());

@@ -16,6 +16,7 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 import org.awaitility.core.ConditionTimeoutException;
 
@@ -134,7 +135,7 @@ final class Balancer implements AutoCloseable {
     @Override
     public void close() throws InterruptedException {
         process.destroy();
-        if (!process.waitFor(10, java.util.concurrent.TimeUnit.SECONDS)) {
+        if (!process.waitFor(10, TimeUnit.SECONDS)) {
             process.destroyForcibly().waitFor();
         }
     }

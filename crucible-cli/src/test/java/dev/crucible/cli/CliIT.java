@@ -8,6 +8,7 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -76,7 +77,7 @@ class CliIT {
             Outcome bad = crucible(dir, "run", "--language", "cobol", "p.py");
             assertOneLineError(bad, "unknown language 'cobol'");
         } finally {
-            server.stop(java.time.Duration.ofSeconds(30));
+            server.stop(Duration.ofSeconds(30));
         }
         assertThat(String.join("\n", server.stderr())).as("the server's log is one line per record")
                 .doesNotContain("dev.crucible.").doesNotContain("\tat ");

@@ -87,7 +87,7 @@ class ClusterIT {
         }
         for (ServeIT.Served r : replicas) {
             if (r != null && r.process().isAlive()) {
-                r.stop(java.time.Duration.ofSeconds(30));
+                r.stop(Duration.ofSeconds(30));
             }
         }
     }

@@ -3,10 +3,12 @@ package dev.crucible.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
@@ -48,7 +50,7 @@ class DocsExamplesIT {
             try {
                 return !examples(p).isEmpty();
             } catch (IOException e) {
-                throw new java.io.UncheckedIOException(e);
+                throw new UncheckedIOException(e);
             }
         });
     }
@@ -164,7 +166,7 @@ class DocsExamplesIT {
                 }
             }
         } finally {
-            server.stop(java.time.Duration.ofSeconds(30));
+            server.stop(Duration.ofSeconds(30));
         }
     }
 }

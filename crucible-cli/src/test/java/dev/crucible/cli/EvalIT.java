@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.crucible.cli.support.ExitCodes;
+import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -159,7 +160,7 @@ class EvalIT {
     static String readQuietly(Path file) {
         try {
             return Files.readString(file);
-        } catch (java.io.IOException e) {
+        } catch (IOException e) {
             return "(" + file + " unreadable: " + e + ")";
         }
     }

@@ -2,6 +2,7 @@ package dev.crucible.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.crucible.TestDirs;
 import dev.crucible.cli.support.ExitCodes;
 import dev.crucible.image.store.ImageStore;
 import dev.crucible.image.store.TestImages;
@@ -21,7 +22,7 @@ class ImageBuildIT {
 
     @BeforeAll
     static void theBaseImageInAStore() throws Exception {
-        data = dev.crucible.TestDirs.create("crucible-image-build-it"); // deleted at exit
+        data = TestDirs.create("crucible-image-build-it"); // deleted at exit
         TestImages.debianPython(ImageStore.open(data.resolve("images")));
     }
 

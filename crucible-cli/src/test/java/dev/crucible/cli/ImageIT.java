@@ -3,6 +3,7 @@ package dev.crucible.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.crucible.TestDirs;
 import dev.crucible.image.registry.TestRegistry;
 import dev.crucible.image.store.TestImages;
 import java.io.IOException;
@@ -43,7 +44,7 @@ class ImageIT {
     @BeforeAll
     static void pushTheDebianImage() throws Exception {
         TestRegistry.requireInstalled();
-        work = dev.crucible.TestDirs.create("crucible-image-it"); // deleted at exit
+        work = TestDirs.create("crucible-image-it"); // deleted at exit
         registry = TestRegistry.start(work.resolve("registry"));
         Path layout = work.resolve("layout");
         exec("umoci", "init", "--layout", layout.toString());
@@ -242,7 +243,7 @@ class ImageIT {
             assertThat(refused.statusCode()).as(refused.body()).isEqualTo(422);
             assertThat(refused.body()).contains("image_not_found").contains("--allow-pull 127.0.0.1:1");
         } finally {
-            s.stop(java.time.Duration.ofSeconds(30));
+            s.stop(Duration.ofSeconds(30));
         }
     }
 

@@ -8,11 +8,13 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.attribute.FileTime;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import tools.jackson.databind.json.JsonMapper;
 
 /**
  * {@code ./crucible}, the script users start with: it trains a JDK AOT cache once per build and starts short commands
@@ -37,7 +39,7 @@ class LauncherScriptIT {
     }
 
     private CliIT.Outcome script(String... args) throws IOException, InterruptedException {
-        List<String> argv = new java.util.ArrayList<>(List.of(root.resolve("crucible").toString()));
+        List<String> argv = new ArrayList<>(List.of(root.resolve("crucible").toString()));
         argv.addAll(List.of(args));
         ProcessBuilder pb = new ProcessBuilder(argv).directory(root.toFile());
         pb.environment().put("XDG_CACHE_HOME", cache.toString());
@@ -65,7 +67,7 @@ class LauncherScriptIT {
 
         CliIT.Outcome second = script("run", "--json", "hello.py");
         assertThat(second.stderr()).isEmpty();
-        assertThat(tools.jackson.databind.json.JsonMapper.builder().build().readTree(second.stdout())
+        assertThat(JsonMapper.builder().build().readTree(second.stdout())
                 .path("stdout").asString()).isEqualTo("hello\n");
         assertThat(cache.resolve("crucible")).as("the seccomp program and versions kept").isDirectoryContaining(
                 "glob:**/seccomp-*.bpf");

@@ -2,7 +2,9 @@ package dev.crucible.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.crucible.TestDirs;
 import dev.crucible.testhost.Capability;
+import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -19,7 +21,7 @@ class McpIT {
         Path node = Path.of("..", "clients", "node-tests").toAbsolutePath().normalize();
         Capability.NPM_CLIENTS.require(Files.isDirectory(node.resolve("node_modules/@modelcontextprotocol/sdk"))
                 ? null : node + "/node_modules/@modelcontextprotocol/sdk is missing (npm ci there; ./run-tests does)");
-        Path data = dev.crucible.TestDirs.create("crucible-mcp-data-"); // deleted at exit
+        Path data = TestDirs.create("crucible-mcp-data-"); // deleted at exit
         Process p = new ProcessBuilder("node", "mcp.mjs", "stdio",
                 Path.of(System.getProperty("java.home"), "bin", "java").toString(), "--enable-native-access=ALL-UNNAMED",
                 "-jar", CliIT.JAR.toAbsolutePath().toString(), "mcp", "--data-dir", data.toString())
@@ -61,7 +63,7 @@ class McpIT {
             Process p = new ProcessBuilder("/usr/sbin/debugfs", "-R", "cat " + inImage, image.toString()).start();
             String text = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
             return p.waitFor() == 0 && !text.isEmpty() ? text : null;
-        } catch (java.io.IOException | InterruptedException e) {
+        } catch (IOException | InterruptedException e) {
             throw new AssertionError(e);
         }
     }

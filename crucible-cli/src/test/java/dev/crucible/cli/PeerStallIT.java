@@ -2,6 +2,7 @@ package dev.crucible.cli;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.crucible.sandbox.Limits;
 import java.net.ServerSocket;
 import java.net.URI;
 import java.net.http.HttpRequest;
@@ -64,7 +65,7 @@ class PeerStallIT {
         assertThat(error.path("message").asString()).contains("(a)");
         // the holder's bound (the cell's timeout and twice the grace), and the second a connection probe may take
         assertThat(ms).as("answered within the cell's bound").isLessThanOrEqualTo(
-                timeout + 2 * dev.crucible.sandbox.Limits.GRACE_MS + 1_000);
+                timeout + 2 * Limits.GRACE_MS + 1_000);
         assertThat(ServeIT.get(portB, "/readyz").statusCode()).as("b still serves its own work").isEqualTo(200);
         assertThat(ServeIT.post(portB, "{\"language\":\"python\",\"code\":\"print(2)\"}").body()).contains("\"stdout\":\"2\\n\"");
 

@@ -17,6 +17,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.awaitility.core.ConditionTimeoutException;
 import org.junit.jupiter.api.Assumptions;
@@ -231,7 +232,7 @@ public final class PodmanContainer implements AutoCloseable {
     /** Runs a command to its end (at most 20 minutes: a cold image build). */
     static Result run(List<String> argv) throws IOException, InterruptedException {
         Process p = new ProcessBuilder(argv).directory(ROOT.toFile()).start();
-        var err = new java.util.concurrent.CompletableFuture<String>();
+        var err = new CompletableFuture<String>();
         Thread.ofVirtual().start(() -> {
             try (InputStream in = p.getErrorStream()) {
                 err.complete(new String(in.readAllBytes(), StandardCharsets.UTF_8));

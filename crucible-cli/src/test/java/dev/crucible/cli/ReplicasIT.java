@@ -15,6 +15,7 @@ import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -99,7 +100,7 @@ class ReplicasIT {
 
     private static JsonNode cell(int port, String id, String code) throws Exception {
         HttpResponse<String> r = post(port, "/v1/sessions/" + id + "/execute",
-                JSON.writeValueAsString(java.util.Map.of("code", code)));
+                JSON.writeValueAsString(Map.of("code", code)));
         assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
         JsonNode cell = JSON.readTree(r.body());
         assertThat(cell.get("status").asString()).as(r.body()).isEqualTo("ok");
@@ -109,7 +110,7 @@ class ReplicasIT {
     /** A shell line run as root inside the session; its stdout (it must exit 0). */
     private static String asRoot(int port, String id, String line) throws Exception {
         HttpResponse<String> r = post(port, "/v1/sessions/" + id + "/commands",
-                JSON.writeValueAsString(java.util.Map.of("command", line, "user", "root")));
+                JSON.writeValueAsString(Map.of("command", line, "user", "root")));
         assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
         JsonNode result = JSON.readTree(r.body());
         assertThat(result.get("exit_code").asInt()).as(r.body()).isZero();

@@ -3,7 +3,10 @@ package dev.crucible.cli;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.crucible.TestDirs;
 import dev.crucible.cli.support.ExitCodes;
+import dev.crucible.image.store.ImageStore;
+import dev.crucible.image.store.TestImages;
 import dev.crucible.sandbox.uid.UidLayout;
 import dev.crucible.sandbox.uid.UidLease;
 import java.io.BufferedReader;
@@ -16,6 +19,8 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
 import java.util.regex.Matcher;
@@ -54,7 +59,7 @@ class ServeIT {
 
     /** As {@link #serve}, on {@code port} (0: a free one). */
     static Served serveOn(int port, Path dataDir, String... extra) throws Exception {
-        List<String> argv = new java.util.ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
+        List<String> argv = new ArrayList<>(List.of(Path.of(System.getProperty("java.home"), "bin", "java").toString(),
                 "--enable-native-access=ALL-UNNAMED", "-jar", CliIT.JAR.toAbsolutePath().toString(), "serve", "--port",
                 Integer.toString(port), "--data-dir", dataDir.toString()));
         argv.addAll(List.of(extra));
@@ -62,12 +67,12 @@ class ServeIT {
         BufferedReader err = new BufferedReader(new InputStreamReader(p.getErrorStream(), StandardCharsets.UTF_8));
         Pattern serving = Pattern.compile("serving on http://127\\.0\\.0\\.1:(\\d+) \\(started in \\d+ ms");
         String line;
-        List<String> before = new java.util.ArrayList<>();
+        List<String> before = new ArrayList<>();
         while ((line = err.readLine()) != null) {
             before.add(line);
             Matcher m = serving.matcher(line);
             if (m.find()) {
-                List<String> rest = java.util.Collections.synchronizedList(new java.util.ArrayList<>());
+                List<String> rest = Collections.synchronizedList(new ArrayList<>());
                 // a platform thread: a virtual one blocked on a pipe holds its carrier (three replicas took both)
                 Thread reader = Thread.ofPlatform().daemon().start(() -> err.lines().forEach(rest::add));
                 return new Served(p, Integer.parseInt(m.group(1)), rest, reader);
@@ -177,14 +182,14 @@ class ServeIT {
      */
     @Test
     void anImageStoredAfterTheServerStartedIsServedWithoutARestart() throws Exception {
-        Path data = dev.crucible.TestDirs.create("crucible-serve-images-");
+        Path data = TestDirs.create("crucible-serve-images-");
         Served server = serve(data, "--pool", "python=0,javascript=0");
         try {
             assertThat(data.resolve("images")).as("a fresh data dir has no image store yet").doesNotExist();
-            dev.crucible.image.store.TestImages.debianPython(
-                    dev.crucible.image.store.ImageStore.open(data.resolve("images"))); // as crucible image import does
+            TestImages.debianPython(
+                    ImageStore.open(data.resolve("images"))); // as crucible image import does
             HttpResponse<String> r = post(server.port(), "{\"language\": \"python\", \"image\": \""
-                    + dev.crucible.image.store.TestImages.DEBIAN_PYTHON
+                    + TestImages.DEBIAN_PYTHON
                     + "\", \"code\": \"import tabulate; print('in the image')\"}");
             assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
             assertThat(field(r.body(), "stdout")).isEqualTo("in the image\\n");

@@ -4,9 +4,11 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.crucible.testhost.Capability;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -81,7 +83,7 @@ class SessionCtrlCIT {
     void ctrlCInterruptsTheRunningCellAndKeepsTheInterpreter(@TempDir Path dir) throws Exception {
         Capability.TMUX.require(Files.isExecutable(TMUX) ? null : "no " + TMUX + " (apt-get install tmux)");
         // the local engine's data dir goes under java.io.tmpdir: the sandbox uids must be able to reach it
-        Files.setPosixFilePermissions(dir, java.nio.file.attribute.PosixFilePermissions.fromString("rwxr-xr-x"));
+        Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwxr-xr-x"));
         String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
         // the shell around it survives the terminal's SIGINT (trap, which its children do not inherit)
         String command = "trap : INT; '" + java + "' --enable-native-access=ALL-UNNAMED -Djava.io.tmpdir='" + dir + "' -jar '"
@@ -96,7 +98,7 @@ class SessionCtrlCIT {
             await("the cell to start", () -> {
                 try (Stream<Path> files = Files.walk(dir)) {
                     return files.anyMatch(f -> f.getFileName().toString().equals("started"));
-                } catch (IOException | java.io.UncheckedIOException e) {
+                } catch (IOException | UncheckedIOException e) {
                     return false;
                 }
             });

@@ -3,6 +3,7 @@ package dev.crucible.exec;
 import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonProperty;
 import dev.crucible.egress.EgressReport;
+import dev.crucible.sandbox.Isolation;
 import dev.crucible.sandbox.SandboxResult;
 import dev.crucible.sandbox.Verdict;
 import java.nio.charset.StandardCharsets;
@@ -67,7 +68,7 @@ public record ExecuteResult(
     }
 
     /** This result as run behind {@code tier}. */
-    public ExecuteResult withIsolation(dev.crucible.sandbox.Isolation tier) {
+    public ExecuteResult withIsolation(Isolation tier) {
         return new ExecuteResult(status, exitCode, signal, stdout, stderr, stdoutTruncated, stderrTruncated, wallMs,
                 cpuMs, memoryBytes, compile, message, imageDigest, network, tier.wire());
     }

@@ -1,11 +1,11 @@
 package dev.crucible.exec;
 
-import dev.crucible.error.ErrorCode;
-import dev.crucible.error.RequestException;
 import dev.crucible.egress.Egress;
+import dev.crucible.egress.EgressReport;
 import dev.crucible.egress.policy.EgressPolicy;
 import dev.crucible.egress.proxy.EgressProxy;
-import dev.crucible.egress.EgressReport;
+import dev.crucible.error.ErrorCode;
+import dev.crucible.error.RequestException;
 import dev.crucible.health.Replacements;
 import dev.crucible.pool.WarmPool;
 import dev.crucible.runtime.LanguageRuntime;
@@ -22,6 +22,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -111,7 +112,7 @@ public final class Executor {
             try (EgressProxy proxy = egress.open(granted);
                     Program program = prepare(runtime, request.code(), request.files())) {
                 ExecuteResult result = program.run(request.stdin(), args, limits, listener, proxy);
-                proxy.awaitIdle(java.time.Duration.ofMillis(500));
+                proxy.awaitIdle(Duration.ofMillis(500));
                 return result.withNetwork(EgressReport.of(proxy));
             }
         }
@@ -250,7 +251,7 @@ public final class Executor {
 
     private LanguageRuntime inImage(LanguageRuntime base, String image, long waitMs) {
         return requireAvailable(runtimes.inImage(base, runtimes.images().require(image,
-                java.time.Duration.ofMillis(waitMs))));
+                Duration.ofMillis(waitMs))));
     }
 
     /**

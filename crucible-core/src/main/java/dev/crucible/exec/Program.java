@@ -3,6 +3,7 @@ package dev.crucible.exec;
 import dev.crucible.egress.proxy.EgressProxy;
 import dev.crucible.runtime.LanguageRuntime;
 import dev.crucible.sandbox.Limits;
+import dev.crucible.sandbox.OutputListener;
 import dev.crucible.sandbox.Sandbox;
 import dev.crucible.sandbox.SandboxSpec;
 import java.io.IOException;
@@ -55,11 +56,11 @@ public final class Program implements AutoCloseable {
      * @return the result, with the compile step attached; {@code compile_error} without running when it failed
      */
     public ExecuteResult run(String stdin, List<String> args, Limits limits) throws InterruptedException {
-        return run(stdin, args, limits, dev.crucible.sandbox.OutputListener.NONE);
+        return run(stdin, args, limits, OutputListener.NONE);
     }
 
     /** As {@link #run(String, List, Limits)}, passing the output to {@code listener} as it is produced. */
-    public ExecuteResult run(String stdin, List<String> args, Limits limits, dev.crucible.sandbox.OutputListener listener)
+    public ExecuteResult run(String stdin, List<String> args, Limits limits, OutputListener listener)
             throws InterruptedException {
         return run(stdin, args, limits, listener, null);
     }
@@ -68,7 +69,7 @@ public final class Program implements AutoCloseable {
      * As {@link #run(String, List, Limits, dev.crucible.sandbox.OutputListener)}, the program's egress through
      * {@code egress} (null: no network). The compile step never has network.
      */
-    public ExecuteResult run(String stdin, List<String> args, Limits limits, dev.crucible.sandbox.OutputListener listener,
+    public ExecuteResult run(String stdin, List<String> args, Limits limits, OutputListener listener,
             EgressProxy egress) throws InterruptedException {
         if (!runnable()) {
             return ExecuteResult.compileFailed(compile);

@@ -3,6 +3,7 @@ package dev.crucible.exec;
 import dev.crucible.error.ErrorCode;
 import dev.crucible.error.RequestException;
 import java.nio.charset.StandardCharsets;
+import java.util.ArrayDeque;
 
 /** Validates workspace-relative file names before anything touches the file system (hostile cases files-upload-*). */
 public final class WorkspacePaths {
@@ -57,7 +58,7 @@ public final class WorkspacePaths {
         if (path == null || !path.startsWith("/")) {
             throw new IllegalArgumentException("not an absolute path: " + path);
         }
-        java.util.ArrayDeque<String> kept = new java.util.ArrayDeque<>();
+        ArrayDeque<String> kept = new ArrayDeque<>();
         for (String part : path.split("/")) {
             if (part.equals("..")) {
                 kept.pollLast();

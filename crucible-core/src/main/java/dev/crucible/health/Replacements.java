@@ -1,5 +1,6 @@
 package dev.crucible.health;
 
+import java.util.Locale;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
@@ -18,7 +19,7 @@ public final class Replacements {
         ZYGOTE, POOL_AGENT, INTERPRETER;
 
         public String label() {
-            return name().toLowerCase(java.util.Locale.ROOT);
+            return name().toLowerCase(Locale.ROOT);
         }
     }
 
@@ -30,7 +31,7 @@ public final class Replacements {
         DIED;
 
         public String label() {
-            return name().toLowerCase(java.util.Locale.ROOT);
+            return name().toLowerCase(Locale.ROOT);
         }
     }
 

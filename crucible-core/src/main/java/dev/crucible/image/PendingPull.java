@@ -7,8 +7,10 @@ import dev.crucible.image.spec.Image;
 import dev.crucible.image.spec.ImageRef;
 import java.time.Duration;
 import java.util.Locale;
+import java.util.Set;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * A pull a request started, on a platform thread of its own, that every request for the same image waits for, each
@@ -29,7 +31,7 @@ final class PendingPull implements ImagePuller.Progress {
     private volatile long size;
     private volatile int unpackingLayers = -1;
     /** The blobs whose bytes the pull waits for now (several layers download at once). */
-    private final java.util.Set<String> downloading = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    private final Set<String> downloading = ConcurrentHashMap.newKeySet();
     /** Whether a blob has started: before, the pull waits for the registry's manifest. */
     private volatile boolean blobs;
     private volatile Thread thread;

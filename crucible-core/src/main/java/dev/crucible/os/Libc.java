@@ -3,6 +3,7 @@ package dev.crucible.os;
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.Linker;
+import java.lang.foreign.MemoryLayout;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.StructLayout;
 import java.lang.foreign.SymbolLookup;
@@ -20,7 +21,7 @@ final class Libc {
     /** The state a call with {@code errno} captured writes; allocate one per call ({@link #errnoIn} reads it). */
     static final StructLayout CALL_STATE = Linker.Option.captureStateLayout();
     private static final VarHandle ERRNO = CALL_STATE.varHandle(
-            java.lang.foreign.MemoryLayout.PathElement.groupElement("errno"));
+            MemoryLayout.PathElement.groupElement("errno"));
 
     private Libc() {}
 

@@ -17,6 +17,8 @@ import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.MemorySegment;
 import java.lang.invoke.MethodHandle;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -256,7 +258,7 @@ public final class Linux {
             if (n < 0) {
                 throw new ErrnoException("readlinkat", name, errnoIn(state));
             }
-            return new String(buffer.asSlice(0, n).toArray(JAVA_BYTE), java.nio.charset.StandardCharsets.UTF_8);
+            return new String(buffer.asSlice(0, n).toArray(JAVA_BYTE), StandardCharsets.UTF_8);
         } catch (ErrnoException e) {
             throw e;
         } catch (Throwable t) {
@@ -356,7 +358,7 @@ public final class Linux {
      * @throws ErrnoException {@link #ENOSPC} or {@link #EDQUOT} when there is not room, {@link #EOPNOTSUPP} on a file
      *     system without it
      */
-    public static void fallocate(java.nio.file.Path file, int mode, long offset, long length) throws ErrnoException {
+    public static void fallocate(Path file, int mode, long offset, long length) throws ErrnoException {
         int fd = openat2(AT_FDCWD, file.toString(), O_WRONLY | O_NOFOLLOW | O_CLOEXEC, 0, 0);
         try {
             check("fallocate", file.toString(), (state, arena) -> (int) FALLOCATE.invokeExact(state, fd, mode, offset,

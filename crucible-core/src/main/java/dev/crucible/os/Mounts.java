@@ -8,9 +8,13 @@ import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
 import java.lang.invoke.MethodHandle;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
+import java.nio.file.InvalidPathException;
 import java.nio.file.Path;
+import java.util.concurrent.locks.LockSupport;
 
 /**
  * Mounts through the kernel's own calls, where the server used to run {@code mount}: an image file on a loop device of
@@ -134,7 +138,7 @@ public final class Mounts {
                             "unix:ino"))) {
                         return "/dev/" + block.getFileName();
                     }
-                } catch (IOException | java.nio.file.InvalidPathException e) {
+                } catch (IOException | InvalidPathException e) {
                     // not in use, let go meanwhile, or its file deleted ("… (deleted)"): not this image's
                 }
             }
@@ -154,8 +158,8 @@ public final class Mounts {
             config.set(JAVA_INT, 0, file);
             MemorySegment info = config.asSlice(8, LOOP_INFO64);
             info.set(JAVA_INT, LO_FLAGS_OFFSET, LO_FLAGS_AUTOCLEAR);
-            byte[] name = image.toString().getBytes(java.nio.charset.StandardCharsets.UTF_8);
-            MemorySegment.copy(name, 0, info, java.lang.foreign.ValueLayout.JAVA_BYTE, LO_FILE_NAME_OFFSET,
+            byte[] name = image.toString().getBytes(StandardCharsets.UTF_8);
+            MemorySegment.copy(name, 0, info, ValueLayout.JAVA_BYTE, LO_FILE_NAME_OFFSET,
                     Math.min(name.length, 63));
             try {
                 ioctl("ioctl(LOOP_CONFIGURE)", loop, LOOP_CONFIGURE, config.address());
@@ -205,7 +209,7 @@ public final class Mounts {
                 if (e.errno() != Linux.ENOENT || attempt >= 50) {
                     throw e;
                 }
-                java.util.concurrent.locks.LockSupport.parkNanos(1_000_000);
+                LockSupport.parkNanos(1_000_000);
             }
         }
     }

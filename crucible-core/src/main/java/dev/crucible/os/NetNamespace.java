@@ -6,9 +6,11 @@ import static java.lang.foreign.ValueLayout.JAVA_LONG;
 import static java.lang.foreign.ValueLayout.JAVA_SHORT;
 
 import java.io.IOException;
+import java.io.InterruptedIOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.Linker;
+import java.lang.foreign.MemoryLayout;
 import java.lang.foreign.MemorySegment;
 import java.lang.foreign.StructLayout;
 import java.lang.foreign.SymbolLookup;
@@ -18,6 +20,11 @@ import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.StandardProtocolFamily;
 import java.nio.channels.ServerSocketChannel;
+import java.nio.channels.SocketChannel;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 
 /**
  * A network namespace the server makes for one sandbox: nothing in it but {@code lo}, up, and, for a sandbox that may
@@ -49,7 +56,7 @@ public final class NetNamespace implements AutoCloseable {
     private static final SymbolLookup LIBC = LINKER.defaultLookup();
     private static final StructLayout CALL_STATE = Linker.Option.captureStateLayout();
     private static final VarHandle ERRNO = CALL_STATE.varHandle(
-            java.lang.foreign.MemoryLayout.PathElement.groupElement("errno"));
+            MemoryLayout.PathElement.groupElement("errno"));
     private static final MethodHandle UNSHARE = errno("unshare", FunctionDescriptor.of(JAVA_INT, JAVA_INT));
     private static final MethodHandle SETNS = errno("setns", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT));
     private static final MethodHandle SOCKET = errno("socket", FunctionDescriptor.of(JAVA_INT, JAVA_INT, JAVA_INT, JAVA_INT));
@@ -62,7 +69,7 @@ public final class NetNamespace implements AutoCloseable {
     private boolean closed; // under this object's lock, as every use of fd: a closed number is the next file's
 
     /** The one platform thread that enters namespaces to make sockets in them (it creates no thread meanwhile). */
-    private static final java.util.concurrent.ExecutorService DIALER = java.util.concurrent.Executors.newSingleThreadExecutor(
+    private static final ExecutorService DIALER = Executors.newSingleThreadExecutor(
             Thread.ofPlatform().name("crucible-netns-dialer").daemon().factory());
 
     private NetNamespace(int fd, ServerSocketChannel listener) {
@@ -137,15 +144,15 @@ public final class NetNamespace implements AutoCloseable {
      *
      * @throws IOException when the namespace is closed, or the socket cannot be made
      */
-    public java.nio.channels.SocketChannel socket() throws IOException {
-        java.util.concurrent.Future<java.nio.channels.SocketChannel> made = DIALER.submit(this::socketHere);
+    public SocketChannel socket() throws IOException {
+        Future<SocketChannel> made = DIALER.submit(this::socketHere);
         try {
             return made.get();
         } catch (InterruptedException e) {
             made.cancel(false);
             Thread.currentThread().interrupt();
-            throw new java.io.InterruptedIOException("interrupted while making a socket in a sandbox's namespace");
-        } catch (java.util.concurrent.ExecutionException e) {
+            throw new InterruptedIOException("interrupted while making a socket in a sandbox's namespace");
+        } catch (ExecutionException e) {
             if (e.getCause() instanceof IOException io) {
                 throw io;
             }
@@ -154,7 +161,7 @@ public final class NetNamespace implements AutoCloseable {
     }
 
     /** On the dialer thread: into the namespace, a socket, back home (the thread is unusable if that fails). */
-    private synchronized java.nio.channels.SocketChannel socketHere() throws IOException {
+    private synchronized SocketChannel socketHere() throws IOException {
         if (closed) {
             throw new IOException("the sandbox's network namespace is closed (the sandbox ended)");
         }
@@ -162,7 +169,7 @@ public final class NetNamespace implements AutoCloseable {
         try {
             call("setns(sandbox)", (state) -> (int) SETNS.invokeExact(state, fd, CLONE_NEWNET));
             try {
-                return java.nio.channels.SocketChannel.open(StandardProtocolFamily.INET);
+                return SocketChannel.open(StandardProtocolFamily.INET);
             } finally {
                 try {
                     call("setns(home)", (state) -> (int) SETNS.invokeExact(state, home, CLONE_NEWNET));

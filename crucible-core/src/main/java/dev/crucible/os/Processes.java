@@ -8,10 +8,14 @@ import static dev.crucible.os.Libc.syscall;
 import static java.lang.foreign.ValueLayout.JAVA_INT;
 import static java.lang.foreign.ValueLayout.JAVA_LONG;
 
+import java.io.IOException;
 import java.lang.foreign.Arena;
 import java.lang.foreign.FunctionDescriptor;
 import java.lang.foreign.MemorySegment;
 import java.lang.invoke.MethodHandle;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.function.LongPredicate;
 
 /**
  * Signals to processes by pid, through the FFM API: a pid read from a list ({@code cgroup.procs}, a process's
@@ -37,7 +41,7 @@ public final class Processes {
      * ignored (the thread then runs as before).
      */
     public static void lowerThisThreadsPriority(int nice) {
-        try (java.lang.foreign.Arena arena = java.lang.foreign.Arena.ofConfined()) {
+        try (Arena arena = Arena.ofConfined()) {
             int ignored = (int) SETPRIORITY.invokeExact(arena.allocate(CALL_STATE), 0, 0, nice); // PRIO_PROCESS, self
         } catch (Throwable t) {
             // as documented: the thread keeps its priority
@@ -53,7 +57,7 @@ public final class Processes {
      *
      * @return whether the signal was delivered
      */
-    public static boolean signalIf(long pid, int signal, java.util.function.LongPredicate stillMeant) {
+    public static boolean signalIf(long pid, int signal, LongPredicate stillMeant) {
         long fd = longCall(SYS_PIDFD_OPEN, pid, 0, 0, 0);
         if (fd < 0) {
             return -fd == Linux.ENOSYS && stillMeant.test(pid) && kill(pid, signal);
@@ -73,7 +77,7 @@ public final class Processes {
      * @return the descriptor (the caller closes it)
      * @throws Linux.ErrnoException ESRCH when the process is not (or no longer) the one meant
      */
-    public static int openIf(long pid, String entry, java.util.function.LongPredicate stillMeant)
+    public static int openIf(long pid, String entry, LongPredicate stillMeant)
             throws Linux.ErrnoException {
         long pidfd = longCall(SYS_PIDFD_OPEN, pid, 0, 0, 0);
         if (pidfd < 0) {
@@ -130,7 +134,7 @@ public final class Processes {
         long uid = -1;
         long gid = -1;
         try {
-            for (String line : java.nio.file.Files.readAllLines(java.nio.file.Path.of("/proc", Long.toString(pid),
+            for (String line : Files.readAllLines(Path.of("/proc", Long.toString(pid),
                     "status"))) {
                 if (line.startsWith("Uid:")) {
                     uid = Long.parseLong(line.substring(4).strip().split("\\s+")[1]);
@@ -138,7 +142,7 @@ public final class Processes {
                     gid = Long.parseLong(line.substring(4).strip().split("\\s+")[1]);
                 }
             }
-        } catch (java.io.IOException | RuntimeException e) {
+        } catch (IOException | RuntimeException e) {
             return null;
         }
         return uid < 0 || gid < 0 ? null : new long[] {uid, gid};

@@ -11,6 +11,9 @@ import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedDeque;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
 
@@ -33,7 +36,7 @@ public final class WarmPool implements AutoCloseable {
     private final AtomicLong forked = new AtomicLong();
     private volatile boolean closed;
     /** Launching is cgroup and process work (blocking system calls): platform threads, not virtual ones. */
-    private final java.util.concurrent.ExecutorService starters = java.util.concurrent.Executors.newCachedThreadPool(r -> {
+    private final ExecutorService starters = Executors.newCachedThreadPool(r -> {
         Thread t = new Thread(r, "crucible-pool");
         t.setDaemon(true);
         return t;
@@ -127,7 +130,7 @@ public final class WarmPool implements AutoCloseable {
     private void abandonAside(Sandbox.Launch launch) {
         try {
             starters.execute(launch::abandon);
-        } catch (java.util.concurrent.RejectedExecutionException e) {
+        } catch (RejectedExecutionException e) {
             launch.abandon();
         }
     }
@@ -197,7 +200,7 @@ public final class WarmPool implements AutoCloseable {
                 starting.incrementAndGet();
                 try {
                     starters.execute(this::startOne);
-                } catch (java.util.concurrent.RejectedExecutionException e) {
+                } catch (RejectedExecutionException e) {
                     starting.decrementAndGet(); // closed meanwhile
                     return;
                 }

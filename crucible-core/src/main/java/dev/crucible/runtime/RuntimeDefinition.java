@@ -2,6 +2,7 @@ package dev.crucible.runtime;
 
 import com.fasterxml.jackson.annotation.JsonProperty;
 import dev.crucible.egress.policy.EgressPolicy;
+import dev.crucible.sandbox.Isolation;
 import dev.crucible.sandbox.Limits;
 import java.util.List;
 import java.util.Map;
@@ -50,7 +51,7 @@ record RuntimeDefinition(
     }
 
     /** This definition behind {@code tier} when it names no tier of its own. */
-    RuntimeDefinition withDefaultIsolation(dev.crucible.sandbox.Isolation tier) {
+    RuntimeDefinition withDefaultIsolation(Isolation tier) {
         return isolation != null || tier == null ? this : new RuntimeDefinition(language, aliases, extensions, version,
                 versionCommand, fileName, compileCommand, runCommand, env, limits, compileLimits, rootfs, image, binds,
                 poolCommand, sessionCommand, egressAllow, tier.wire());
@@ -61,8 +62,8 @@ record RuntimeDefinition(
      *
      * @throws IllegalArgumentException naming the tiers there are
      */
-    dev.crucible.sandbox.Isolation tier() {
-        return isolation == null ? null : dev.crucible.sandbox.Isolation.parse(isolation);
+    Isolation tier() {
+        return isolation == null ? null : Isolation.parse(isolation);
     }
 
     /**

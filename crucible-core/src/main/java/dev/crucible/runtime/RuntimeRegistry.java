@@ -1,14 +1,13 @@
 package dev.crucible.runtime;
 
 import dev.crucible.egress.policy.EgressPolicy;
-import dev.crucible.image.spec.Image;
 import dev.crucible.image.Images;
-import dev.crucible.sandbox.Limits;
-import dev.crucible.sandbox.SandboxRoot;
-import dev.crucible.util.Once;
+import dev.crucible.image.spec.Image;
+import dev.crucible.sandbox.Isolation;
 import dev.crucible.util.UserCache;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -69,12 +68,12 @@ public final class RuntimeRegistry {
      * As {@link #load(Path, Images)}; a runtime whose TOML names no {@code isolation} runs behind {@code tier} (null:
      * {@link dev.crucible.sandbox.Isolation#NAMESPACES}).
      */
-    public static RuntimeRegistry load(Path userFile, Images images, dev.crucible.sandbox.Isolation tier) {
+    public static RuntimeRegistry load(Path userFile, Images images, Isolation tier) {
         Map<String, RuntimeDefinition> definitions = new LinkedHashMap<>(RuntimesFile.definitions(userFile));
         definitions.replaceAll((language, d) -> d.withDefaultIsolation(tier));
         Map<String, LanguageRuntime> runtimes = new LinkedHashMap<>();
         List<Thread> probes = new ArrayList<>();
-        Map<String, LanguageRuntime> resolved = java.util.Collections.synchronizedMap(new LinkedHashMap<>());
+        Map<String, LanguageRuntime> resolved = Collections.synchronizedMap(new LinkedHashMap<>());
         VersionCache versions = new VersionCache(UserCache.standard());
         for (RuntimeDefinition d : definitions.values()) {
             probes.add(Thread.ofVirtual().start(() -> resolved.put(d.language(),

@@ -1,7 +1,7 @@
 package dev.crucible.runtime;
 
-import dev.crucible.image.spec.Image;
 import dev.crucible.image.Images;
+import dev.crucible.image.spec.Image;
 import dev.crucible.sandbox.SandboxRoot;
 import java.io.IOException;
 import java.io.InputStream;
@@ -14,6 +14,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
+import java.util.function.UnaryOperator;
 
 /**
  * A definition made a {@link LanguageRuntime}: each command's executable resolved once, in {@code /usr/local/bin} and
@@ -89,7 +90,7 @@ final class RuntimeResolver {
 
     /** A definition's commands, resolved, with the built-in agents in place. */
     private record Commands(List<String> compile, List<String> run, List<String> pool, List<String> session) {
-        static Commands of(RuntimeDefinition d, java.util.function.UnaryOperator<List<String>> resolve) {
+        static Commands of(RuntimeDefinition d, UnaryOperator<List<String>> resolve) {
             return new Commands(
                     d.compileCommand() == null || d.compileCommand().isEmpty() ? List.of() : resolve.apply(d.compileCommand()),
                     resolve.apply(d.runCommand()),

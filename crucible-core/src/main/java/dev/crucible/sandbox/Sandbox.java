@@ -1,5 +1,16 @@
 package dev.crucible.sandbox;
 
+import dev.crucible.health.PartStatus;
+import dev.crucible.health.Replacements;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.nio.channels.SocketChannel;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Optional;
+
 /**
  * Runs programs in ephemeral bubblewrap sandboxes: all namespaces, no network, read-only system, fresh tmpfs
  * {@code /tmp} and {@code /workspace}, a seccomp filter, per-run cgroups and rlimits, never as host root.
@@ -101,8 +112,8 @@ public interface Sandbox extends AutoCloseable {
      * @param number the session's number, which picks its uid
      * @throws IOException when the sandbox cannot be started
      */
-    Interactive open(SandboxSpec spec, int number, double cpus, java.nio.file.Path log)
-            throws java.io.IOException, InterruptedException;
+    Interactive open(SandboxSpec spec, int number, double cpus, Path log)
+            throws IOException, InterruptedException;
 
     /**
      * Starts session {@code number}'s sandbox again from what {@link Interactive#checkpoint} saved in {@code image}: its
@@ -112,9 +123,9 @@ public interface Sandbox extends AutoCloseable {
      *
      * @throws java.io.IOException when the tier cannot restore, {@code image} holds nothing saved, or the start failed
      */
-    default Interactive restore(SandboxSpec spec, int number, double cpus, java.nio.file.Path log,
-            java.nio.file.Path image) throws java.io.IOException, InterruptedException {
-        throw new java.io.IOException("this sandbox launcher cannot restore a saved sandbox");
+    default Interactive restore(SandboxSpec spec, int number, double cpus, Path log,
+            Path image) throws IOException, InterruptedException {
+        throw new IOException("this sandbox launcher cannot restore a saved sandbox");
     }
 
     /** The host uid of session {@code number}'s sandbox, or -1 when sandboxes run as the server's own uid. */
@@ -143,18 +154,18 @@ public interface Sandbox extends AutoCloseable {
      *
      * @throws java.io.IOException when they cannot be written
      */
-    default void prepareRoot(SandboxRoot.Overlaid root, int number, java.util.List<String> hostFiles)
-            throws java.io.IOException {
-        throw new java.io.IOException(rootUnavailable());
+    default void prepareRoot(SandboxRoot.Overlaid root, int number, List<String> hostFiles)
+            throws IOException {
+        throw new IOException(rootUnavailable());
     }
 
     /** A running long-lived sandbox. Thread-safe. */
     interface Interactive {
         /** The program's standard input. */
-        java.io.OutputStream stdin();
+        OutputStream stdin();
 
         /** The program's standard output. */
-        java.io.InputStream stdout();
+        InputStream stdout();
 
         boolean alive();
 
@@ -179,8 +190,8 @@ public interface Sandbox extends AutoCloseable {
          * The control socket of the sandbox's supervisor (crucible-supervisor.c), which started the program as its
          * first child and runs commands beside it; empty when the program runs alone (no supervisor in this build).
          */
-        default java.util.Optional<java.nio.channels.SocketChannel> control() {
-            return java.util.Optional.empty();
+        default Optional<SocketChannel> control() {
+            return Optional.empty();
         }
 
         /**
@@ -208,13 +219,13 @@ public interface Sandbox extends AutoCloseable {
          * @throws java.io.IOException when nothing listens there (ECONNREFUSED), or the sandbox has no such namespace
          *     ({@link #portsUnavailable()}) or ended
          */
-        default java.nio.channels.SocketChannel connect(int port) throws java.io.IOException {
-            throw new java.io.IOException(portsUnavailable());
+        default SocketChannel connect(int port) throws IOException {
+            throw new IOException(portsUnavailable());
         }
 
         /** The TCP ports something listens on in the sandbox's network namespace, ascending; none without one. */
-        default java.util.List<Integer> listening() {
-            return java.util.List.of();
+        default List<Integer> listening() {
+            return List.of();
         }
 
         /**
@@ -225,8 +236,8 @@ public interface Sandbox extends AutoCloseable {
          *
          * @throws java.io.IOException when this sandbox cannot be saved (its tier, or it ended) or the save failed
          */
-        default void checkpoint(java.nio.file.Path image) throws java.io.IOException, InterruptedException {
-            throw new java.io.IOException("only a sandbox behind gVisor can be saved whole (isolation \"gvisor\")");
+        default void checkpoint(Path image) throws IOException, InterruptedException {
+            throw new IOException("only a sandbox behind gVisor can be saved whole (isolation \"gvisor\")");
         }
 
         /** Whether {@link #checkpoint} can save this sandbox (it runs behind gVisor). */
@@ -241,8 +252,8 @@ public interface Sandbox extends AutoCloseable {
          *
          * @throws java.io.IOException when the sandbox has ended, or this launcher cannot reach it
          */
-        default int openRoot() throws java.io.IOException {
-            throw new java.io.IOException("this sandbox launcher does not reach a sandbox's root from the host");
+        default int openRoot() throws IOException {
+            throw new IOException("this sandbox launcher does not reach a sandbox's root from the host");
         }
     }
 
@@ -251,7 +262,7 @@ public interface Sandbox extends AutoCloseable {
      *
      * @return false when the timeout passed first
      */
-    boolean awaitIdle(java.time.Duration timeout) throws InterruptedException;
+    boolean awaitIdle(Duration timeout) throws InterruptedException;
 
     /** Kills every sandbox running or waiting now (shutdown after the grace period); their runs end as killed. */
     void killRunning();
@@ -261,7 +272,7 @@ public interface Sandbox extends AutoCloseable {
      * limit: sessions admitted by what they are expected to use may overcommit, and then the kernel reclaims and
      * OOM-kills inside their group, never outside. Sessions opened later nest in it. Nothing where limits cannot be.
      */
-    default void limitSessions(long bytes) throws java.io.IOException {
+    default void limitSessions(long bytes) throws IOException {
     }
 
     /** The memory all sessions together are charged now, in bytes; -1 when unknown. */
@@ -292,21 +303,21 @@ public interface Sandbox extends AutoCloseable {
      * The stuck or dead parts this launcher and the layers above it replaced (zygotes, warm-pool agents, session
      * interpreters), logged and counted; one instance for the launcher's life.
      */
-    dev.crucible.health.Replacements replacements();
+    Replacements replacements();
 
     /**
      * The state of this launcher's parts, for readiness: its run slots (down when every one is stuck past its run's
      * deadline), and each zygote (degraded while one is being replaced and its runs are spawned).
      */
-    default java.util.List<dev.crucible.health.PartStatus> parts() {
-        return java.util.List.of();
+    default List<PartStatus> parts() {
+        return List.of();
     }
 
     /**
      * Whether this launcher can recover by itself: false only when its launcher thread does not answer within
      * {@code bound}, or every slot has been stuck for minutes. Liveness, not readiness.
      */
-    default boolean live(java.time.Duration bound) throws InterruptedException {
+    default boolean live(Duration bound) throws InterruptedException {
         return true;
     }
 

@@ -1,6 +1,9 @@
 package dev.crucible.sandbox;
 
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
+import java.util.stream.Stream;
 
 /**
  * What a sandbox sees as its file system besides Crucible's own {@code /tmp}, {@code /workspace}, {@code /proc},
@@ -40,9 +43,9 @@ public sealed interface SandboxRoot {
      * user 1000 unless a command asks for root. Every directory is the server's to make before the launch; the
      * session's writes go to its disk.
      */
-    record Overlaid(Path root, java.util.List<Layer> layers, Path mounts) implements SandboxRoot {
+    record Overlaid(Path root, List<Layer> layers, Path mounts) implements SandboxRoot {
         public Overlaid {
-            layers = java.util.List.copyOf(layers);
+            layers = List.copyOf(layers);
         }
 
         /** Where the overlay of {@code layer} is mounted before bubblewrap binds it in place. */
@@ -67,9 +70,9 @@ public sealed interface SandboxRoot {
          * database, so that {@code apt-get} and {@code dpkg} inside know what the host's {@code /usr} holds and record
          * what they add to it.
          */
-        public static java.util.List<String> hostDirs() {
-            return java.util.stream.Stream.of("/usr", "/var/lib/dpkg")
-                    .filter(d -> java.nio.file.Files.isDirectory(Path.of(d))).toList();
+        public static List<String> hostDirs() {
+            return Stream.of("/usr", "/var/lib/dpkg")
+                    .filter(d -> Files.isDirectory(Path.of(d))).toList();
         }
 
         public Layer {

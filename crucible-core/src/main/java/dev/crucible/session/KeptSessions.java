@@ -1,11 +1,12 @@
 package dev.crucible.session;
 
 import dev.crucible.sandbox.Sandbox;
-import dev.crucible.session.store.SessionLease;
 import dev.crucible.session.budget.SessionNumbers;
 import dev.crucible.session.store.SessionIds;
+import dev.crucible.session.store.SessionLease;
 import dev.crucible.session.store.SessionStore;
 import java.io.IOException;
+import java.nio.file.Files;
 import java.time.InstantSource;
 import java.util.Map;
 import java.util.Optional;
@@ -123,7 +124,7 @@ final class KeptSessions {
             }
             store.chownIfMoved(stored, sandbox.sessionUid(number), sandbox.sessionRootUid(number));
             Session session = new Session(stored, store.workspace(stored, sandbox.sessionUid(stored.number())),
-                    java.nio.file.Files.isDirectory(SessionRunner.memoryOf(store, stored)) ? Session.State.PAUSED
+                    Files.isDirectory(SessionRunner.memoryOf(store, stored)) ? Session.State.PAUSED
                             : Session.State.DORMANT, clock);
             session.lease = lease;
             sessions.put(stored.id(), session);

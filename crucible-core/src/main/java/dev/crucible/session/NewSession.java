@@ -4,8 +4,14 @@ import dev.crucible.error.ErrorCode;
 import dev.crucible.error.RequestException;
 import dev.crucible.runtime.LanguageRuntime;
 import dev.crucible.runtime.RuntimeRegistry;
+import dev.crucible.sandbox.SandboxHost;
+import dev.crucible.sandbox.SandboxRoot;
 import dev.crucible.session.spec.SessionConfig;
 import dev.crucible.session.spec.SessionLimits;
+import dev.crucible.session.workspace.WorkspaceCopy;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 
 /**
@@ -22,7 +28,7 @@ record NewSession(LanguageRuntime runtime, SessionLimits limits, long idleTimeou
      *     limits, idle timeout, restore or on_idle; as {@link LanguageRuntime#behind} for the isolation asked for
      */
     static NewSession check(SessionManager.CreateRequest request, SessionConfig config, RuntimeRegistry runtimes,
-            dev.crucible.sandbox.SandboxHost host) {
+            SandboxHost host) {
         String language = request.language() == null || request.language().isBlank() ? "python" : request.language();
         LanguageRuntime runtime = runtimes.find(language).orElseThrow(() -> new RequestException(
                 ErrorCode.UNKNOWN_LANGUAGE, "unknown language '" + language.strip() + "'"));
@@ -60,12 +66,12 @@ record NewSession(LanguageRuntime runtime, SessionLimits limits, long idleTimeou
      * Fills a new session's workspace (when {@code fresh}: not a fork's or a snapshot's, which get their own copy) with
      * what its image keeps under {@code /workspace}: a committed session's files.
      */
-    void seed(boolean fresh, java.nio.file.Path workspace, int uid) throws java.io.IOException {
-        if (fresh && runtime.root() instanceof dev.crucible.sandbox.SandboxRoot.Image(java.nio.file.Path root)) {
-            java.nio.file.Path kept = root.resolve("workspace");
-            try (var entries = java.nio.file.Files.list(kept)) {
+    void seed(boolean fresh, Path workspace, int uid) throws IOException {
+        if (fresh && runtime.root() instanceof SandboxRoot.Image(Path root)) {
+            Path kept = root.resolve("workspace");
+            try (var entries = Files.list(kept)) {
                 if (entries.findAny().isPresent()) {
-                    dev.crucible.session.workspace.WorkspaceCopy.copy(kept, workspace, uid);
+                    WorkspaceCopy.copy(kept, workspace, uid);
                 }
             }
         }

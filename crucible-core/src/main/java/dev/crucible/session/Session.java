@@ -8,11 +8,11 @@ import dev.crucible.runtime.LanguageRuntime;
 import dev.crucible.runtime.RuntimeRegistry;
 import dev.crucible.sandbox.Isolation;
 import dev.crucible.sandbox.Sandbox;
+import dev.crucible.sandbox.SandboxSpec;
 import dev.crucible.session.interpreter.Interpreter;
 import dev.crucible.session.process.BackgroundProcess;
 import dev.crucible.session.process.ProcessInfo;
 import dev.crucible.session.process.Supervisor;
-import dev.crucible.sandbox.SandboxSpec;
 import dev.crucible.session.spec.PortInfo;
 import dev.crucible.session.spec.SessionInfo;
 import dev.crucible.session.store.SessionLease;
@@ -21,6 +21,7 @@ import dev.crucible.session.workspace.Workspace;
 import java.time.Instant;
 import java.time.InstantSource;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.locks.ReentrantLock;
 
 /**
@@ -65,7 +66,7 @@ final class Session {
     /** The sandbox of the interpreter (its ports are reached through it); null without one. Set with the interpreter. */
     volatile Sandbox.Interactive box;
     /** Connections through its ports open now: use of the session, as a running background process is. */
-    final java.util.concurrent.atomic.AtomicInteger portConnections = new java.util.concurrent.atomic.AtomicInteger();
+    final AtomicInteger portConnections = new AtomicInteger();
     private volatile State state;
     volatile long lastUsedMs;
 

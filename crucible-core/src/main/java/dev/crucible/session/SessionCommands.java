@@ -4,10 +4,6 @@ import dev.crucible.error.ErrorCode;
 import dev.crucible.error.RequestException;
 import dev.crucible.sandbox.OutputListener;
 import dev.crucible.sandbox.Sandbox;
-import dev.crucible.session.spec.SessionConfig;
-import dev.crucible.session.workspace.FileRoot;
-import dev.crucible.session.workspace.SessionFiles;
-import dev.crucible.session.workspace.Workspace;
 import dev.crucible.session.interpreter.Interpreter;
 import dev.crucible.session.process.Command;
 import dev.crucible.session.process.CommandException;
@@ -16,7 +12,12 @@ import dev.crucible.session.process.CommandResult;
 import dev.crucible.session.process.ProcessInfo;
 import dev.crucible.session.process.Supervisor;
 import dev.crucible.session.process.Terminal;
+import dev.crucible.session.spec.SessionConfig;
 import dev.crucible.session.spec.SessionLimits;
+import dev.crucible.session.workspace.FileRoot;
+import dev.crucible.session.workspace.SessionFiles;
+import dev.crucible.session.workspace.Workspace;
+import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Map;
@@ -181,11 +182,11 @@ final class SessionCommands {
         return new Workspace(new FileRoot.SandboxRoot(() -> {
             Sandbox.Interactive box = session.box;
             if (box == null || !box.alive()) {
-                throw new java.io.IOException("the session's sandbox ended");
+                throw new IOException("the session's sandbox ended");
             }
             try {
                 return box.openRoot();
-            } catch (java.io.IOException e) {
+            } catch (IOException e) {
                 throw new RequestException(ErrorCode.INTERPRETER_UNAVAILABLE, "the files of session "
                         + session.stored.id() + " outside /workspace cannot be reached now: " + e.getMessage());
             }

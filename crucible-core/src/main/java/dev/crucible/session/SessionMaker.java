@@ -4,6 +4,7 @@ import dev.crucible.egress.policy.EgressPolicy;
 import dev.crucible.error.ErrorCode;
 import dev.crucible.error.RequestException;
 import dev.crucible.runtime.LanguageRuntime;
+import dev.crucible.runtime.RuntimeImage;
 import dev.crucible.runtime.RuntimeRegistry;
 import dev.crucible.sandbox.Isolation;
 import dev.crucible.sandbox.Sandbox;
@@ -20,6 +21,7 @@ import dev.crucible.session.workspace.DataDirFull;
 import dev.crucible.util.MadeAhead;
 import java.io.IOException;
 import java.time.InstantSource;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Consumer;
@@ -75,7 +77,7 @@ final class SessionMaker implements AutoCloseable {
         this.clock = clock;
         this.sessions = sessions;
         this.discard = discard;
-        Map<SessionConfig.Spare, MadeAhead.Maker<Session>> makers = new java.util.HashMap<>(); // one per kind
+        Map<SessionConfig.Spare, MadeAhead.Maker<Session>> makers = new HashMap<>(); // one per kind
         this.spares = new MadeAhead<>("sessions", config.spares().stream().map(kind -> makers.computeIfAbsent(kind,
                 k -> () -> spare(k))).toList(), discard);
     }
@@ -124,7 +126,7 @@ final class SessionMaker implements AutoCloseable {
     }
 
     /** The same image (by its digest, however named), or both none. */
-    private static boolean sameImage(dev.crucible.runtime.RuntimeImage a, dev.crucible.runtime.RuntimeImage b) {
+    private static boolean sameImage(RuntimeImage a, RuntimeImage b) {
         return a == null || b == null ? a == b : a.digest() != null && a.digest().equals(b.digest());
     }
 

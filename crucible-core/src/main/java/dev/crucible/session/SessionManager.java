@@ -5,17 +5,18 @@ import dev.crucible.egress.NetworkRequest;
 import dev.crucible.error.ErrorCode;
 import dev.crucible.error.RequestException;
 import dev.crucible.runtime.RuntimeRegistry;
-import dev.crucible.sandbox.Sandbox;
-import dev.crucible.session.interpreter.Interpreter;
 import dev.crucible.sandbox.OutputListener;
+import dev.crucible.sandbox.Sandbox;
+import dev.crucible.session.budget.SessionNumbers;
+import dev.crucible.session.interpreter.Interpreter;
 import dev.crucible.session.process.CommandRequest;
 import dev.crucible.session.process.CommandResult;
+import dev.crucible.session.snapshot.SnapshotInfo;
+import dev.crucible.session.snapshot.SnapshotStore;
 import dev.crucible.session.spec.CellResult;
 import dev.crucible.session.spec.SessionConfig;
 import dev.crucible.session.spec.SessionInfo;
 import dev.crucible.session.spec.SessionLimits;
-import dev.crucible.session.snapshot.SnapshotStore;
-import dev.crucible.session.budget.SessionNumbers;
 import dev.crucible.session.store.SessionIds;
 import dev.crucible.session.store.SessionStore;
 import dev.crucible.session.workspace.SessionFiles;
@@ -313,7 +314,7 @@ public final class SessionManager implements AutoCloseable {
     }
 
     /** The owner's snapshots, oldest first. */
-    public List<dev.crucible.session.snapshot.SnapshotInfo> snapshots(String owner) {
+    public List<SnapshotInfo> snapshots(String owner) {
         return snapshots.list(owner).stream().map(SnapshotStore.Record::info).toList();
     }
 

@@ -1,31 +1,34 @@
 package dev.crucible.session;
 
+import dev.crucible.egress.NetworkRequest;
 import dev.crucible.error.ErrorCode;
 import dev.crucible.error.RequestException;
-import dev.crucible.egress.NetworkRequest;
-import dev.crucible.sandbox.Isolation;
-import dev.crucible.sandbox.Sandbox;
 import dev.crucible.image.Images;
 import dev.crucible.image.build.BuildResult;
 import dev.crucible.image.build.WorkspaceCommit;
 import dev.crucible.image.spec.Image;
 import dev.crucible.image.spec.ImageException;
 import dev.crucible.image.spec.ImageRef;
+import dev.crucible.sandbox.Isolation;
+import dev.crucible.sandbox.Sandbox;
+import dev.crucible.session.snapshot.SnapshotInfo;
+import dev.crucible.session.snapshot.SnapshotStore;
 import dev.crucible.session.spec.CommitResult;
 import dev.crucible.session.spec.ForkResult;
 import dev.crucible.session.spec.PauseResult;
 import dev.crucible.session.spec.SessionInfo;
 import dev.crucible.session.store.SavedMemory;
-import dev.crucible.session.snapshot.SnapshotInfo;
-import dev.crucible.session.snapshot.SnapshotStore;
 import dev.crucible.session.store.SessionStore;
 import dev.crucible.session.workspace.DataDirFull;
 import dev.crucible.session.workspace.WorkspaceCopy;
 import java.io.IOException;
 import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+import java.util.function.LongConsumer;
 
 /**
  * Pausing and resuming one session (issue 30). A pause releases what the session holds but its files and record:
@@ -53,11 +56,11 @@ public final class SessionPauses {
     private final Session session;
     private final SessionRunner runner;
     private final Creator creator;
-    private final java.util.function.Consumer<Session> remover;
+    private final Consumer<Session> remover;
     private final Sandbox sandbox;
     private final SessionStore store;
     private final SnapshotStore snapshots;
-    private final java.util.function.LongConsumer admitSnapshot;
+    private final LongConsumer admitSnapshot;
     private final Images images;
 
     /** Makes a new session of the same owner, without an interpreter yet. */
@@ -69,8 +72,8 @@ public final class SessionPauses {
      * @param session the session paused, forked or snapshotted (null for {@link #fromSnapshot} only)
      * @param admitSnapshot throws {@code disk_budget_exhausted} when a snapshot of so many bytes does not fit
      */
-    SessionPauses(Session session, SessionRunner runner, Creator creator, java.util.function.Consumer<Session> remover,
-            Sandbox sandbox, SessionStore store, SnapshotStore snapshots, java.util.function.LongConsumer admitSnapshot,
+    SessionPauses(Session session, SessionRunner runner, Creator creator, Consumer<Session> remover,
+            Sandbox sandbox, SessionStore store, SnapshotStore snapshots, LongConsumer admitSnapshot,
             Images images) {
         this.images = images;
         this.snapshots = snapshots;
@@ -306,7 +309,7 @@ public final class SessionPauses {
             throw new RequestException(e.failure() == ImageException.Failure.INVALID_REFERENCE
                     || e.failure() == ImageException.Failure.UNSUPPORTED ? ErrorCode.INVALID_REQUEST
                     : ErrorCode.COMMIT_UNAVAILABLE, e.getMessage());
-        } catch (java.io.IOException e) {
+        } catch (IOException e) {
             throw DataDirFull.orElse(e, store.root().getParent(), "the image", new RequestException(
                     ErrorCode.COMMIT_UNAVAILABLE, "cannot commit the session: " + e.getMessage()));
         } finally {
@@ -314,7 +317,7 @@ public final class SessionPauses {
         }
     }
 
-    private java.nio.file.Path workspaceOf(Session s) {
+    private Path workspaceOf(Session s) {
         return store.dir(s.stored.id()).resolve("workspace");
     }
 
@@ -325,7 +328,7 @@ public final class SessionPauses {
 
     /** What a resume of a session paused already brings back. */
     private String kept() {
-        return java.nio.file.Files.isDirectory(runner.memory(session)) ? "memory"
+        return Files.isDirectory(runner.memory(session)) ? "memory"
                 : session.stored.restore().equals("replay") ? "replay" : "files";
     }
 

@@ -22,9 +22,11 @@ import dev.crucible.session.workspace.DataDirFull;
 import dev.crucible.util.WireNames;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.util.Arrays;
-import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import tools.jackson.databind.json.JsonMapper;
@@ -224,13 +226,13 @@ final class SessionRunner {
      */
     private boolean fromMemory(Session session) throws InterruptedException {
         Path memory = memoryOf(store, session.stored);
-        if (!java.nio.file.Files.isDirectory(memory, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+        if (!Files.isDirectory(memory, LinkOption.NOFOLLOW_LINKS)) {
             return false;
         }
         Path restoring = memory.resolveSibling(RESTORING);
         try {
             SavedMemory.delete(restoring);
-            java.nio.file.Files.move(memory, restoring, java.nio.file.StandardCopyOption.ATOMIC_MOVE);
+            Files.move(memory, restoring, StandardCopyOption.ATOMIC_MOVE);
             session.interpreter = start(session, restoring);
             session.transition(Session.State.LIVE);
             return true;
@@ -247,7 +249,7 @@ final class SessionRunner {
     /** Removes what a restore read, once the restored interpreter has answered: nothing when there is none. */
     private void restored(Session session) {
         Path restoring = memoryOf(store, session.stored).resolveSibling(RESTORING);
-        if (java.nio.file.Files.exists(restoring, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+        if (Files.exists(restoring, LinkOption.NOFOLLOW_LINKS)) {
             SavedMemory.delete(restoring);
         }
     }

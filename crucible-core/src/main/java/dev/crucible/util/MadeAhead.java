@@ -2,11 +2,17 @@ package dev.crucible.util;
 
 import dev.crucible.os.Processes;
 import java.util.ArrayList;
+import java.util.Collections;
+import java.util.IdentityHashMap;
 import java.util.List;
+import java.util.Objects;
+import java.util.Set;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
+import java.util.function.Predicate;
 
 /**
  * Things made ahead of being asked for, up to a target, by one background thread: what {@link #take} hands out is
@@ -40,7 +46,7 @@ public final class MadeAhead<T> implements AutoCloseable {
 
     /** Keeps {@code target} of {@code what} (named in logs and the thread) made by {@code maker}; none until filled. */
     public MadeAhead(String what, int target, Maker<T> maker, Consumer<T> discarder) {
-        this(what, java.util.Collections.nCopies(target, maker), discarder);
+        this(what, Collections.nCopies(target, maker), discarder);
     }
 
     /**
@@ -51,8 +57,8 @@ public final class MadeAhead<T> implements AutoCloseable {
         this.what = what;
         this.makers = List.copyOf(makers);
         this.discarder = discarder;
-        this.slots = new ArrayList<>(java.util.Collections.nCopies(makers.size(), null));
-        java.util.concurrent.ThreadFactory platform = Thread.ofPlatform().daemon().name("crucible-ahead-" + what).factory();
+        this.slots = new ArrayList<>(Collections.nCopies(makers.size(), null));
+        ThreadFactory platform = Thread.ofPlatform().daemon().name("crucible-ahead-" + what).factory();
         this.thread = Executors.newSingleThreadExecutor(run -> platform.newThread(() -> {
             Processes.lowerThisThreadsPriority(BACKGROUND_NICE);
             run.run();
@@ -70,7 +76,7 @@ public final class MadeAhead<T> implements AutoCloseable {
 
     /** Makes what each empty slot lacks, one at a time; a maker that gave nothing or failed is not asked again this round. */
     private void makeUpToTarget() {
-        java.util.Set<Maker<T>> refused = java.util.Collections.newSetFromMap(new java.util.IdentityHashMap<>());
+        Set<Maker<T>> refused = Collections.newSetFromMap(new IdentityHashMap<>());
         try {
             while (true) {
                 int slot = -1;
@@ -116,7 +122,7 @@ public final class MadeAhead<T> implements AutoCloseable {
     }
 
     /** One made ahead that {@code fits} (the first in the makers' order), or null; making another starts behind it. */
-    public T take(java.util.function.Predicate<T> fits) {
+    public T take(Predicate<T> fits) {
         T taken = null;
         synchronized (this) {
             for (int i = 0; i < slots.size(); i++) {
@@ -133,7 +139,7 @@ public final class MadeAhead<T> implements AutoCloseable {
     }
 
     /** Discards every one made ahead that {@code spoiled} (gone bad while it waited); making others starts behind. */
-    public void discardIf(java.util.function.Predicate<T> spoiled) {
+    public void discardIf(Predicate<T> spoiled) {
         List<T> bad = new ArrayList<>();
         synchronized (this) {
             for (int i = 0; i < slots.size(); i++) {
@@ -166,7 +172,7 @@ public final class MadeAhead<T> implements AutoCloseable {
 
     /** How many are made and waiting. */
     public synchronized int ready() {
-        return (int) slots.stream().filter(java.util.Objects::nonNull).count();
+        return (int) slots.stream().filter(Objects::nonNull).count();
     }
 
     /** Stops making (one being made is finished, then discarded) and discards every one made. */

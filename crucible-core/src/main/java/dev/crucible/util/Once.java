@@ -1,5 +1,6 @@
 package dev.crucible.util;
 
+import dev.crucible.os.Processes;
 import java.util.concurrent.Callable;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.FutureTask;
@@ -35,7 +36,7 @@ public final class Once<T> {
      */
     public void startWhenIdle(String name) {
         start(name, () -> {
-            dev.crucible.os.Processes.lowerThisThreadsPriority(MadeAhead.BACKGROUND_NICE);
+            Processes.lowerThisThreadsPriority(MadeAhead.BACKGROUND_NICE);
             task.run();
         });
     }

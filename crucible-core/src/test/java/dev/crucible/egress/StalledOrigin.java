@@ -3,8 +3,10 @@ package dev.crucible.egress;
 import static org.awaitility.Awaitility.await;
 
 import dev.crucible.testhost.NetnsHost;
+import java.io.Closeable;
 import java.io.IOException;
 import java.io.InputStream;
+import java.io.UncheckedIOException;
 import java.net.InetSocketAddress;
 import java.net.SocketTimeoutException;
 import java.nio.ByteBuffer;
@@ -60,7 +62,7 @@ public final class StalledOrigin implements AutoCloseable {
         try {
             return ((InetSocketAddress) listener.getLocalAddress()).getPort();
         } catch (IOException e) {
-            throw new java.io.UncheckedIOException(e);
+            throw new UncheckedIOException(e);
         }
     }
 
@@ -205,7 +207,7 @@ public final class StalledOrigin implements AutoCloseable {
         stalled.forEach(StalledOrigin::closeQuietly);
     }
 
-    private static void closeQuietly(java.io.Closeable resource) {
+    private static void closeQuietly(Closeable resource) {
         try {
             resource.close();
         } catch (IOException ignored) {

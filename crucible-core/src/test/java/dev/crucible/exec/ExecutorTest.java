@@ -1,5 +1,9 @@
 package dev.crucible.exec;
 
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
 import dev.crucible.TestHost;
 import dev.crucible.error.ErrorCode;
 import dev.crucible.error.RequestException;
@@ -17,9 +21,6 @@ import java.util.List;
 import java.util.concurrent.atomic.AtomicInteger;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
-import static org.awaitility.Awaitility.await;
 
 /** The sandbox's isolation and the executor's contract, checked against the real sandbox. */
 class ExecutorTest {

@@ -8,16 +8,17 @@ import dev.crucible.egress.NetworkRequest;
 import dev.crucible.egress.policy.EgressPolicy;
 import dev.crucible.egress.proxy.EgressLimits;
 import dev.crucible.egress.proxy.EgressResolver;
-import dev.crucible.runtime.LimitsSpec;
 import dev.crucible.sandbox.SandboxConfig;
 import dev.crucible.testhost.Capability;
 import java.time.Duration;
+import java.time.InstantSource;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Set;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -66,11 +67,11 @@ class FallbackLauncherTest {
         assertThat(crucible.sandbox().host().liveRunGroups()).isZero();
     }
 
-    @org.junit.jupiter.api.Test
+    @Test
     void egressJoinsTheServersNamespaceThroughNsenter() throws Exception {
         Capability.EGRESS.require(crucible.sandbox().egressUnavailable());
         Egress egress = Egress.of(EgressPolicy.parse("pypi.org"), EgressResolver.system(), EgressLimits.defaults(),
-                java.time.InstantSource.system());
+                InstantSource.system());
         crucible.executor().useEgress(egress);
         ExecuteResult r = crucible.executor().execute(ExecuteRequest.of("python", """
                 import socket

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.crucible.TestHost;
 import dev.crucible.runtime.LimitsSpec;
+import dev.crucible.sandbox.Verdict;
 import dev.crucible.testhost.Capability;
 import dev.crucible.testhost.HostTraits;
 import java.io.IOException;
@@ -15,17 +16,23 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.EnumSet;
 import java.util.Iterator;
 import java.util.List;
+import java.util.Set;
 import java.util.TreeSet;
+import java.util.function.Consumer;
+import java.util.function.UnaryOperator;
 import java.util.regex.Pattern;
 import java.util.stream.Stream;
+import org.assertj.core.api.Assertions;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
+import tools.jackson.databind.node.ObjectNode;
 
 /**
  * Every executable case of the hostile catalogue, run through the real executor and sandbox, with the outcome its
@@ -98,18 +105,18 @@ public class HostileCasesTest {
     @Test
     void aHostThatRefusesTheIa32AbiItselfMayKillWithSigsegvOnlyThere() throws IOException {
         JsonNode expect = resource("expectations.json").get("priv-i386-abi-bypass");
-        ExecuteResult segv = new ExecuteResult(dev.crucible.sandbox.Verdict.RUNTIME_ERROR, null, 11, "", "", false,
+        ExecuteResult segv = new ExecuteResult(Verdict.RUNTIME_ERROR, null, 11, "", "", false,
                 false, 1, 1, 1, null, null, null, null, null);
-        var refusing = java.util.EnumSet.of(HostTraits.Trait.IA32_REFUSED);
-        var plain = java.util.EnumSet.noneOf(HostTraits.Trait.class);
-        org.assertj.core.api.Assertions.assertThatCode(() -> checkOn(onHost(expect, refusing), segv))
+        var refusing = EnumSet.of(HostTraits.Trait.IA32_REFUSED);
+        var plain = EnumSet.noneOf(HostTraits.Trait.class);
+        Assertions.assertThatCode(() -> checkOn(onHost(expect, refusing), segv))
                 .doesNotThrowAnyException();
-        org.assertj.core.api.Assertions.assertThatThrownBy(() -> checkOn(onHost(expect, plain), segv))
+        Assertions.assertThatThrownBy(() -> checkOn(onHost(expect, plain), segv))
                 .isInstanceOf(AssertionError.class);
         JsonNode gvisor = resource("gvisor-expectations.json").get("priv-i386-abi-bypass");
-        ExecuteResult ran = new ExecuteResult(dev.crucible.sandbox.Verdict.OK, 0, null, "int80 socket -> 3\n", "",
+        ExecuteResult ran = new ExecuteResult(Verdict.OK, 0, null, "int80 socket -> 3\n", "",
                 false, false, 1, 1, 1, null, null, null, null, null);
-        org.assertj.core.api.Assertions.assertThatThrownBy(() -> checkOn(onHost(gvisor, refusing), ran))
+        Assertions.assertThatThrownBy(() -> checkOn(onHost(gvisor, refusing), ran))
                 .as("a 32-bit call that ran is refused on every host").isInstanceOf(AssertionError.class);
     }
 
@@ -136,13 +143,13 @@ public class HostileCasesTest {
      * @return the (last) result, for the caller's own checks
      */
     static ExecuteResult runAndCheck(String id, String where, JsonNode c, JsonNode expect,
-            java.util.function.UnaryOperator<ExecuteRequest> shape) throws Exception {
+            UnaryOperator<ExecuteRequest> shape) throws Exception {
         return runAndCheck(TestHost.crucible().executor(), id, where, c, expect, shape);
     }
 
     /** As {@link #runAndCheck(String, String, JsonNode, JsonNode, java.util.function.UnaryOperator)} on {@code executor}. */
     static ExecuteResult runAndCheck(Executor executor, String id, String where, JsonNode c, JsonNode expect,
-            java.util.function.UnaryOperator<ExecuteRequest> shape) throws Exception {
+            UnaryOperator<ExecuteRequest> shape) throws Exception {
         expect = onThisHost(expect);
         try (Listener listener = Listener.open(expect.path("listener").asString(""))) {
             String code = c.get("code").asString().replace("{HOST_PORT}", Integer.toString(listener.port()));
@@ -245,11 +252,11 @@ public class HostileCasesTest {
     }
 
     /** As {@link #onThisHost(JsonNode)} on a host with {@code traits}. */
-    static JsonNode onHost(JsonNode expect, java.util.Set<HostTraits.Trait> traits) {
+    static JsonNode onHost(JsonNode expect, Set<HostTraits.Trait> traits) {
         if (!expect.has("on_host")) {
             return expect;
         }
-        tools.jackson.databind.node.ObjectNode merged = ((tools.jackson.databind.node.ObjectNode) expect).deepCopy();
+        ObjectNode merged = ((ObjectNode) expect).deepCopy();
         merged.remove("on_host");
         for (var entry : expect.get("on_host").properties()) {
             assertThat(entry.getValue().path("why").asString("")).as("on_host." + entry.getKey() + " says why")
@@ -267,7 +274,7 @@ public class HostileCasesTest {
         return merged;
     }
 
-    private static void forEach(JsonNode expect, String field, java.util.function.Consumer<String> check) {
+    private static void forEach(JsonNode expect, String field, Consumer<String> check) {
         if (expect.has(field)) {
             for (Iterator<JsonNode> it = expect.get(field).iterator(); it.hasNext(); ) {
                 check.accept(it.next().asString());

@@ -3,10 +3,16 @@ package dev.crucible.exec;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.crucible.TestHost;
+import dev.crucible.error.RequestException;
+import dev.crucible.image.store.TestImages;
 import dev.crucible.sandbox.Isolation;
 import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.util.stream.Stream;
+import org.assertj.core.api.Assertions;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.Arguments;
 import org.junit.jupiter.params.provider.MethodSource;
@@ -23,10 +29,10 @@ class HostileCasesUnderGvisorTest {
         TestHost.assumeGvisor("HostileCasesUnderGvisorTest");
     }
 
-    @org.junit.jupiter.api.Test
+    @Test
     void aRequestForGvisorRunsBehindItWhereverAWarmSandboxCouldServeIt() throws Exception {
         Executor executor = TestHost.crucible().executor();
-        String hostKernel = java.nio.file.Files.readString(java.nio.file.Path.of("/proc/version"));
+        String hostKernel = Files.readString(Path.of("/proc/version"));
         ExecuteRequest probe = ExecuteRequest.of("python", "print(open('/proc/version').read(), end='')");
         for (int i = 0; i < 3; i++) { // a zygote's fork or a pooled sandbox would answer with the host's kernel
             ExecuteResult behind = executor.execute(probe.withIsolation("GVisor"));
@@ -38,23 +44,23 @@ class HostileCasesUnderGvisorTest {
         }
     }
 
-    @org.junit.jupiter.api.Test
+    @Test
     void aRequestMayAskForAStrongerTierNeverAWeakerOneOrAnUnknownOne() {
         Executor executor = TestHost.crucible().executor();
         var gvisorRuntime = executor.runtimeFor("python").withIsolation(Isolation.GVISOR);
         assertThat(executor.behind(gvisorRuntime, null).tier()).isEqualTo(Isolation.GVISOR);
         assertThat(executor.behind(gvisorRuntime, Isolation.GVISOR).tier()).isEqualTo(Isolation.GVISOR);
-        org.assertj.core.api.Assertions.assertThatThrownBy(() -> executor.behind(gvisorRuntime, Isolation.NAMESPACES))
-                .isInstanceOf(dev.crucible.error.RequestException.class).hasMessageContaining("never a weaker one");
-        org.assertj.core.api.Assertions.assertThatThrownBy(() -> executor.execute(ExecuteRequest.of("python", "1")
-                .withIsolation("firecracker"))).isInstanceOf(dev.crucible.error.RequestException.class)
+        Assertions.assertThatThrownBy(() -> executor.behind(gvisorRuntime, Isolation.NAMESPACES))
+                .isInstanceOf(RequestException.class).hasMessageContaining("never a weaker one");
+        Assertions.assertThatThrownBy(() -> executor.execute(ExecuteRequest.of("python", "1")
+                .withIsolation("firecracker"))).isInstanceOf(RequestException.class)
                 .hasMessageContaining("\"namespaces\" or \"gvisor\"");
     }
 
-    @org.junit.jupiter.api.Test
+    @Test
     void aProgramInAnImageRunsBehindGvisorOnTheImagesRoot() throws Exception {
-        var image = dev.crucible.image.store.TestImages.debianPython(TestHost.images());
-        String hostKernel = java.nio.file.Files.readString(java.nio.file.Path.of("/proc/version"));
+        var image = TestImages.debianPython(TestHost.images());
+        String hostKernel = Files.readString(Path.of("/proc/version"));
         ExecuteResult r = TestHost.crucible().executor().execute(ExecuteRequest.of("python", String.join("\n",
                 "import os",
                 "print(open('/proc/version').read(), end='')",

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.crucible.TestHost;
 import dev.crucible.egress.Egress;
+import dev.crucible.egress.EgressReport;
 import dev.crucible.egress.NetworkRequest;
 import dev.crucible.egress.policy.EgressPolicy;
 import dev.crucible.egress.proxy.EgressLimits;
@@ -57,7 +58,7 @@ class HostileCasesWithEgressTest {
                 request -> request.withNetwork(NetworkRequest.allow(List.of("pypi.org"))));
         assertThat(result.network()).as("the run had egress").isNotNull();
         assertThat(result.network().connections()).as("nothing was allowed through: " + id)
-                .noneMatch(dev.crucible.egress.EgressReport.Connection::allowed);
+                .noneMatch(EgressReport.Connection::allowed);
         TestHost.assertNothingLeft();
     }
 }

@@ -3,6 +3,7 @@ package dev.crucible.exec;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.crucible.Crucible;
+import dev.crucible.TestDirs;
 import dev.crucible.image.Images;
 import dev.crucible.image.build.BuildResult;
 import dev.crucible.image.build.ImageBuilder;
@@ -10,8 +11,10 @@ import dev.crucible.image.store.ImageStore;
 import dev.crucible.image.store.TestImages;
 import dev.crucible.pool.WarmPool;
 import dev.crucible.sandbox.SandboxConfig;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Base64;
 import java.util.List;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.AfterAll;
@@ -43,12 +46,12 @@ class ImageCodeOutOfZygoteTest {
 
     @BeforeAll
     static void buildTheImage() throws Exception {
-        storeDir = dev.crucible.TestDirs.create("crucible-test-zygote-images"); // deleted at exit
+        storeDir = TestDirs.create("crucible-test-zygote-images"); // deleted at exit
         ImageStore store = ImageStore.open(storeDir);
         TestImages.debianPython(store);
         engine = Crucible.start(SandboxConfig.defaults().withSlots(4), null, Images.of(store,
                 Images.PullPolicy.never()));
-        String probe = java.util.Base64.getEncoder().encodeToString(PROBE.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+        String probe = Base64.getEncoder().encodeToString(PROBE.getBytes(StandardCharsets.UTF_8));
         BuildResult built = new ImageBuilder(store, engine.sandbox(), ImageBuilder.Options.defaults()).build(
                 new ImageBuilder.Recipe(TestImages.DEBIAN_PYTHON, List.of(
                         "d=$(python3 -c 'import site; print(site.getsitepackages()[0])') && mkdir -p \"$d\""

@@ -4,9 +4,9 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.crucible.Crucible;
+import dev.crucible.TestHost;
 import dev.crucible.error.ErrorCode;
 import dev.crucible.error.RequestException;
-import dev.crucible.TestHost;
 import dev.crucible.image.Images;
 import dev.crucible.image.spec.Image;
 import dev.crucible.image.store.TestImages;

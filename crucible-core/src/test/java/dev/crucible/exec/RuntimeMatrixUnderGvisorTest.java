@@ -2,7 +2,11 @@ package dev.crucible.exec;
 
 
 import dev.crucible.TestHost;
+import dev.crucible.runtime.LimitsSpec;
+import org.assertj.core.api.Assertions;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.MethodSource;
 
 /**
  * The runtime matrix behind gVisor (issue 29): every built-in runtime compiles and runs behind gVisor's kernel with the
@@ -25,17 +29,17 @@ class RuntimeMatrixUnderGvisorTest extends RuntimeMatrixTest {
      * limit. Either ends it; the other runtimes allocate without a pipe and meet the memory limit.
      */
     @Override
-    @org.junit.jupiter.params.ParameterizedTest(name = "{0}")
-    @org.junit.jupiter.params.provider.MethodSource("programs")
+    @ParameterizedTest(name = "{0}")
+    @MethodSource("programs")
     void memoryHogMeetsTheMemoryLimit(String language, Programs p) throws Exception {
         if (!language.equals("bash")) {
             super.memoryHogMeetsTheMemoryLimit(language, p);
             return;
         }
-        ExecuteResult r = run(language, p.hog(), new dev.crucible.runtime.LimitsSpec(UNTIMED_MS, UNTIMED_MS, 128, null,
+        ExecuteResult r = run(language, p.hog(), new LimitsSpec(UNTIMED_MS, UNTIMED_MS, 128, null,
                 null));
-        org.assertj.core.api.Assertions.assertThat(r.status().wireName()).as(r.toString())
+        Assertions.assertThat(r.status().wireName()).as(r.toString())
                 .isIn("memory_limit", "timeout");
-        org.assertj.core.api.Assertions.assertThat(r.stdout()).as("the 400 MB string was never built").isEmpty();
+        Assertions.assertThat(r.stdout()).as("the 400 MB string was never built").isEmpty();
     }
 }

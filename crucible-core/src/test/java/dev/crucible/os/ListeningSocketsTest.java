@@ -3,7 +3,6 @@ package dev.crucible.os;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.net.InetAddress;
-import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
 import org.junit.jupiter.api.Test;

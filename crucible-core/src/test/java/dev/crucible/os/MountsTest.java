@@ -5,9 +5,15 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.crucible.TestDirs;
 import dev.crucible.testhost.Capability;
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.time.Duration;
 import java.util.List;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -19,9 +25,9 @@ class MountsTest {
 
     private static Path image(Path dir, String name) throws Exception {
         Path image = dir.resolve(name);
-        try (var file = java.nio.channels.FileChannel.open(image, java.nio.file.StandardOpenOption.CREATE_NEW,
-                java.nio.file.StandardOpenOption.WRITE)) {
-            file.write(java.nio.ByteBuffer.allocate(1), 16L * 1024 * 1024 - 1);
+        try (var file = FileChannel.open(image, StandardOpenOption.CREATE_NEW,
+                StandardOpenOption.WRITE)) {
+            file.write(ByteBuffer.allocate(1), 16L * 1024 * 1024 - 1);
         }
         Process mkfs = new ProcessBuilder("/usr/sbin/mkfs.ext4", "-q", "-F", "-m", "0", image.toString())
                 .redirectErrorStream(true).start();
@@ -36,7 +42,7 @@ class MountsTest {
                 try {
                     Path backing = b.resolve("loop/backing_file");
                     return Files.exists(backing) && Files.readString(backing).strip().equals(image.toString());
-                } catch (java.io.IOException e) {
+                } catch (IOException e) {
                     return false; // let go meanwhile
                 }
             }).map(b -> b.getFileName().toString()).toList();
@@ -74,8 +80,8 @@ class MountsTest {
             Files.deleteIfExists(ma.resolve("big"));
             Mounts.unmount(ma, false);
         }
-        org.awaitility.Awaitility.await("let go at the unmount (autoclear)").atMost(java.time.Duration.ofSeconds(10))
-                .pollInterval(java.time.Duration.ofMillis(20)).until(() -> devicesOf(a).isEmpty()
+        Awaitility.await("let go at the unmount (autoclear)").atMost(Duration.ofSeconds(10))
+                .pollInterval(Duration.ofMillis(20)).until(() -> devicesOf(a).isEmpty()
                         && devicesOf(b).isEmpty());
         Mounts.loop(a, ma, "ext4", 0, null); // the file system kept what was written
         try {
@@ -115,8 +121,8 @@ class MountsTest {
         } finally {
             Mounts.unmount(holder, false);
         }
-        org.awaitility.Awaitility.await("let go").atMost(java.time.Duration.ofSeconds(10))
-                .pollInterval(java.time.Duration.ofMillis(20)).until(() -> devicesOf(a).isEmpty());
+        Awaitility.await("let go").atMost(Duration.ofSeconds(10))
+                .pollInterval(Duration.ofMillis(20)).until(() -> devicesOf(a).isEmpty());
         Mounts.loopAgain(a, again, "ext4", 0, null); // on no device any more: a device of its own
         try {
             assertThat(devicesOf(a)).hasSize(1);
@@ -135,8 +141,8 @@ class MountsTest {
         Path target = Files.createDirectory(dir.resolve("m"));
         assertThatThrownBy(() -> Mounts.loop(junk, target, "ext4", 0, null)).isInstanceOf(Linux.ErrnoException.class)
                 .hasMessageContaining("mount");
-        org.awaitility.Awaitility.await("the device let go").atMost(java.time.Duration.ofSeconds(10))
-                .pollInterval(java.time.Duration.ofMillis(20)).until(() -> devicesOf(junk).isEmpty());
+        Awaitility.await("the device let go").atMost(Duration.ofSeconds(10))
+                .pollInterval(Duration.ofMillis(20)).until(() -> devicesOf(junk).isEmpty());
         assertThatThrownBy(() -> Mounts.loop(dir.resolve("missing.img"), target, "ext4", 0, null))
                 .isInstanceOf(Linux.ErrnoException.class);
     }

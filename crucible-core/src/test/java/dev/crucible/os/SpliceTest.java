@@ -3,6 +3,7 @@ package dev.crucible.os;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.StandardProtocolFamily;
@@ -68,7 +69,7 @@ class SpliceTest {
                 tcp[0].write(ByteBuffer.wrap(sent));
                 tcp[0].shutdownOutput();
             } catch (IOException e) {
-                throw new java.io.UncheckedIOException(e);
+                throw new UncheckedIOException(e);
             }
         });
         MessageDigest received = MessageDigest.getInstance("SHA-256");
@@ -81,7 +82,7 @@ class SpliceTest {
                     total += n;
                 }
             } catch (IOException e) {
-                throw new java.io.UncheckedIOException(e);
+                throw new UncheckedIOException(e);
             }
             return total;
         });
@@ -143,7 +144,7 @@ class SpliceTest {
             try {
                 return splice.fill(Splice.CHUNK);
             } catch (IOException e) {
-                throw new java.io.UncheckedIOException(e);
+                throw new UncheckedIOException(e);
             }
         }, runnable -> Thread.ofPlatform().start(runnable));
         Splice.shutDown(source[1]);

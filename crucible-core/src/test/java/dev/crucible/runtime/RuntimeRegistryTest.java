@@ -4,12 +4,15 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.crucible.TestHost;
-import dev.crucible.image.Images;
 import dev.crucible.exec.ExecuteRequest;
 import dev.crucible.exec.ExecuteResult;
 import dev.crucible.exec.Executor;
+import dev.crucible.image.Images;
+import dev.crucible.sandbox.Isolation;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -53,7 +56,7 @@ class RuntimeRegistryTest {
         assertThat(python.fileName()).isEqualTo("solution.py");
         assertThat(python.limits().timeoutMs()).isEqualTo(1234);
         assertThat(python.compiled()).isFalse();
-        assertThat(python.runArgv(python.limits(), java.util.List.of("x"))).containsExactly("/usr/bin/python3", "-I",
+        assertThat(python.runArgv(python.limits(), List.of("x"))).containsExactly("/usr/bin/python3", "-I",
                 "solution.py", "x");
         LanguageRuntime cobol = registry.find("cobol").orElseThrow();
         assertThat(cobol.available()).isFalse();
@@ -88,10 +91,10 @@ class RuntimeRegistryTest {
         Files.writeString(file, "[[runtime]]\nlanguage = \"own\"\nfile_name = \"x\"\nrun_command = [\"true\"]\n"
                 + "isolation = \"gvisor\"\n");
         RuntimeRegistry plain = RuntimeRegistry.load(file);
-        assertThat(plain.find("own").orElseThrow().tier()).isEqualTo(dev.crucible.sandbox.Isolation.GVISOR);
-        assertThat(plain.find("python").orElseThrow().tier()).isEqualTo(dev.crucible.sandbox.Isolation.NAMESPACES);
-        RuntimeRegistry behind = RuntimeRegistry.load(file, Images.none(), dev.crucible.sandbox.Isolation.GVISOR);
-        assertThat(behind.list()).allMatch(r -> r.tier() == dev.crucible.sandbox.Isolation.GVISOR);
+        assertThat(plain.find("own").orElseThrow().tier()).isEqualTo(Isolation.GVISOR);
+        assertThat(plain.find("python").orElseThrow().tier()).isEqualTo(Isolation.NAMESPACES);
+        RuntimeRegistry behind = RuntimeRegistry.load(file, Images.none(), Isolation.GVISOR);
+        assertThat(behind.list()).allMatch(r -> r.tier() == Isolation.GVISOR);
     }
 
     /** A rootfs ("image") replaces the host's /usr; here an image whose usr is the host's, reached by a link. */
@@ -99,7 +102,7 @@ class RuntimeRegistryTest {
     void runtimeWithARootfsRunsItsUsrInsteadOfTheHosts(@TempDir Path dir) throws Exception {
         Path image = Files.createDirectories(dir.resolve("image"));
         Files.createSymbolicLink(image.resolve("usr"), Path.of("/usr"));
-        Files.setPosixFilePermissions(dir, java.nio.file.attribute.PosixFilePermissions.fromString("rwxr-xr-x"));
+        Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwxr-xr-x"));
         Path file = dir.resolve("runtimes.toml");
         Files.writeString(file, "[[runtime]]\nlanguage = \"imgpy\"\nfile_name = \"main.py\"\n"
                 + "run_command = [\"python3\", \"{file}\"]\nrootfs = \"" + image + "\"\n"

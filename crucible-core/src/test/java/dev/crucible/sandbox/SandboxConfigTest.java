@@ -3,7 +3,9 @@ package dev.crucible.sandbox;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -38,7 +40,7 @@ class SandboxConfigTest {
         pb.environment().keySet().removeIf(name -> name.startsWith("CRUCIBLE_"));
         pb.environment().putAll(env);
         Process p = pb.start();
-        String out = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         assertThat(p.waitFor()).as(out).isZero();
         return out.strip();
     }
@@ -73,7 +75,7 @@ class SandboxConfigTest {
         assertThat(SandboxConfig.noexec(mountinfo, Path.of("/dev/shmem"))).isFalse();
         assertThat(SandboxConfig.noexec(mountinfo, Path.of("/tmp"))).isFalse();
         // a later mount over the same point wins
-        List<String> remounted = new java.util.ArrayList<>(mountinfo);
+        List<String> remounted = new ArrayList<>(mountinfo);
         remounted.add("5 2 0:5 / /dev/shm rw,nosuid,nodev - tmpfs tmpfs rw");
         assertThat(SandboxConfig.noexec(remounted, Path.of("/dev/shm"))).isFalse();
     }

@@ -8,6 +8,7 @@ import dev.crucible.TestHost;
 import dev.crucible.error.ErrorCode;
 import dev.crucible.image.spec.Image;
 import dev.crucible.image.store.TestImages;
+import dev.crucible.session.process.CommandRequest;
 import dev.crucible.session.spec.CellResult;
 import dev.crucible.session.spec.SessionConfig;
 import dev.crucible.session.spec.SessionInfo;
@@ -39,7 +40,7 @@ class ImageSessionTest {
             assertThat(resumed.resumed()).isTrue();
             assertThat(resumed.stdout()).as(resumed.stderr()).isEqualTo("3  4\n");
             // a command runs in the image's root too (its own /etc/os-release and its python's packages)
-            var command = second.command(ME, id, dev.crucible.session.process.CommandRequest.shell(
+            var command = second.command(ME, id, CommandRequest.shell(
                     ". /etc/os-release; echo $ID; python3 -c 'import tabulate; print(tabulate.__name__)'"));
             assertThat(command.stdout()).as(command.stderr()).isEqualTo("debian\ntabulate\n");
             second.delete(ME, id);

@@ -8,18 +8,24 @@ import dev.crucible.FakeClock;
 import dev.crucible.TestHost;
 import dev.crucible.error.ErrorCode;
 import dev.crucible.error.RequestException;
+import dev.crucible.os.ProcStatus;
 import dev.crucible.session.process.CommandRequest;
 import dev.crucible.session.process.CommandResult;
 import dev.crucible.session.spec.CellResult;
 import dev.crucible.session.spec.SessionConfig;
 import dev.crucible.session.spec.SessionInfo;
+import java.io.File;
+import java.io.IOException;
+import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.concurrent.Callable;
 import java.util.concurrent.CompletableFuture;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -57,17 +63,17 @@ class SessionCommandsTest {
 
     /** The parent of the process whose argv[0] is {@code marker}, once one runs. */
     private static Optional<Long> markedParent(String marker) {
-        for (java.io.File f : new java.io.File("/proc").listFiles()) {
+        for (File f : new File("/proc").listFiles()) {
             if (!f.getName().matches("[0-9]+")) {
                 continue;
             }
             try {
-                String cmdline = new String(java.nio.file.Files.readAllBytes(f.toPath().resolve("cmdline")));
+                String cmdline = new String(Files.readAllBytes(f.toPath().resolve("cmdline")));
                 if (cmdline.startsWith(marker + "\0")) {
                     return ProcessHandle.of(Long.parseLong(f.getName())).flatMap(ProcessHandle::parent)
                             .map(ProcessHandle::pid);
                 }
-            } catch (java.io.IOException e) {
+            } catch (IOException e) {
                 // a process that ended meanwhile
             }
         }
@@ -75,7 +81,7 @@ class SessionCommandsTest {
     }
 
     /** {@code call} on another thread. */
-    private static <T> CompletableFuture<T> async(java.util.concurrent.Callable<T> call) {
+    private static <T> CompletableFuture<T> async(Callable<T> call) {
         return CompletableFuture.supplyAsync(() -> {
             try {
                 return call.call();
@@ -197,7 +203,7 @@ class SessionCommandsTest {
             CompletableFuture<CommandResult> command = async(() -> sh(s, "sleep 1; echo went on"));
             CompletableFuture<CellResult> interrupted = async(() -> sessions.execute(ME, s.id(),
                     "import time\ntime.sleep(30)", null, null));
-            org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(20))
+            Awaitility.await().atMost(Duration.ofSeconds(20))
                     .until(() -> sessions.interrupt(ME, s.id()));
             assertThat(interrupted.get().status().wireName()).isEqualTo("interrupted");
             assertThat(command.get().stdout()).isEqualTo("went on\n");
@@ -251,9 +257,9 @@ class SessionCommandsTest {
             String marker = "crucible-stop-me-" + s.id();
             sessions.processes(ME, s.id()).start(new CommandRequest(null, List.of("bash", "-c", "exec -a " + marker
                     + " sleep 600"), null, null, null, null, null, true));
-            long supervisor = org.awaitility.Awaitility.await().atMost(Duration.ofSeconds(30))
+            long supervisor = Awaitility.await().atMost(Duration.ofSeconds(30))
                     .until(() -> markedParent(marker), Optional::isPresent).orElseThrow();
-            assertThat(dev.crucible.os.ProcStatus.of(supervisor).orElseThrow().innermostPid()).isEqualTo(2);
+            assertThat(ProcStatus.of(supervisor).orElseThrow().innermostPid()).isEqualTo(2);
             assertThat(new ProcessBuilder("kill", "-STOP", Long.toString(supervisor)).start().waitFor()).isZero();
             long start = System.nanoTime();
             assertThatThrownBy(() -> sessions.command(ME, s.id(), argv(List.of("wc", "-c"), null, null, null,

@@ -1,5 +1,8 @@
 package dev.crucible.session;
 
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
 import dev.crucible.Crucible;
 import dev.crucible.TestHost;
 import dev.crucible.error.RequestException;
@@ -9,8 +12,6 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * Issue 10, class 4: deleting a session removes everything, whatever modes its sandbox left, without following a

@@ -1,5 +1,8 @@
 package dev.crucible.session;
 
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
 import dev.crucible.Crucible;
 import dev.crucible.TestHost;
 import dev.crucible.error.ErrorCode;
@@ -14,8 +17,6 @@ import java.nio.file.Path;
 import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * Issue 10, class 3: the workspace quota holds against writes from inside the sandbox (a kernel bound: each

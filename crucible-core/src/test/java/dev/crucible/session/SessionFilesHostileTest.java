@@ -1,5 +1,9 @@
 package dev.crucible.session;
 
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
 import dev.crucible.Crucible;
 import dev.crucible.TestHost;
 import dev.crucible.error.ErrorCode;
@@ -9,27 +13,30 @@ import dev.crucible.session.spec.SessionConfig;
 import dev.crucible.session.spec.SessionInfo;
 import dev.crucible.session.workspace.SessionFiles;
 import dev.crucible.session.workspace.Workspace;
+import java.io.ByteArrayOutputStream;
 import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.TreeSet;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.zip.ZipEntry;
+import java.util.zip.ZipOutputStream;
+import org.assertj.core.groups.Tuple;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
-import static org.awaitility.Awaitility.await;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 
@@ -114,7 +121,7 @@ class SessionFilesHostileTest {
         Set<String> covered = new TreeSet<>();
         for (var m : getClass().getDeclaredMethods()) {
             if (m.getName().startsWith("files")) {
-                covered.add(m.getName().replaceAll("([A-Z])", "-$1").toLowerCase(java.util.Locale.ROOT));
+                covered.add(m.getName().replaceAll("([A-Z])", "-$1").toLowerCase(Locale.ROOT));
             }
         }
         assertThat(covered).isEqualTo(ids);
@@ -126,8 +133,8 @@ class SessionFilesHostileTest {
         refusedAsLink(() -> files.download("result.txt"));
         refusedAsLink(() -> files.download("etcdir/passwd"));
         assertThat(files.list("")).extracting(Workspace.Entry::path, Workspace.Entry::type).contains(
-                org.assertj.core.groups.Tuple.tuple("result.txt", "symlink"),
-                org.assertj.core.groups.Tuple.tuple("etcdir", "symlink"));
+                Tuple.tuple("result.txt", "symlink"),
+                Tuple.tuple("etcdir", "symlink"));
         refusedAsLink(() -> files.list("etcdir"));
         // the link itself can be deleted; what it points to is untouched
         files.delete("result.txt");
@@ -161,7 +168,7 @@ class SessionFilesHostileTest {
                 .extracting("code").isEqualTo(ErrorCode.NOT_A_FILE);
         assertThat(Duration.ofNanos(System.nanoTime() - start)).isLessThan(Duration.ofSeconds(5)); // never hangs
         assertThat(files.list("")).extracting(Workspace.Entry::path, Workspace.Entry::type)
-                .containsExactly(org.assertj.core.groups.Tuple.tuple("out.txt", "other"));
+                .containsExactly(Tuple.tuple("out.txt", "other"));
         // an upload replaces the FIFO by a regular file instead of writing into it
         files.upload("out.txt", "data".getBytes(StandardCharsets.UTF_8));
         assertThat(files.download("out.txt")).asString(StandardCharsets.UTF_8).isEqualTo("data");
@@ -235,17 +242,17 @@ class SessionFilesHostileTest {
                 "import os\nst = os.lstat('input.txt')\n(open('input.txt').read(), st.st_uid == os.getuid())", null, null);
         assertThat(owner.result()).isEqualTo("('PWNED', True)");
         Path onHost = data.resolve("sessions").resolve(session.id()).resolve("workspace/input.txt");
-        int uid = (int) Files.getAttribute(onHost, "unix:uid", java.nio.file.LinkOption.NOFOLLOW_LINKS);
+        int uid = (int) Files.getAttribute(onHost, "unix:uid", LinkOption.NOFOLLOW_LINKS);
         assertThat(uid).isNotZero();
     }
 
     @Test
     void filesZipSlipUpload() throws Exception {
         // there is no archive extraction: an archive is stored as the bytes it is, whatever its entries say
-        var zip = new java.io.ByteArrayOutputStream();
-        try (var out = new java.util.zip.ZipOutputStream(zip)) {
+        var zip = new ByteArrayOutputStream();
+        try (var out = new ZipOutputStream(zip)) {
             for (String entry : List.of("ok.txt", "../../evil.sh", "/abs/evil")) {
-                out.putNextEntry(new java.util.zip.ZipEntry(entry));
+                out.putNextEntry(new ZipEntry(entry));
                 out.write("x".getBytes(StandardCharsets.UTF_8));
                 out.closeEntry();
             }

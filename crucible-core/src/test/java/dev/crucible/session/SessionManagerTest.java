@@ -1,5 +1,9 @@
 package dev.crucible.session;
 
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.awaitility.Awaitility.await;
+
 import dev.crucible.Crucible;
 import dev.crucible.FakeClock;
 import dev.crucible.TestHost;
@@ -15,15 +19,20 @@ import dev.crucible.testhost.Capability;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.security.MessageDigest;
 import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.Base64;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.Random;
 import java.util.concurrent.CompletableFuture;
+import org.assertj.core.groups.Tuple;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
-import static org.awaitility.Awaitility.await;
 
 /** Sessions on the real sandbox: state, modes, interrupts, crashes, ownership, expiry, resume after a restart. */
 class SessionManagerTest {
@@ -100,8 +109,8 @@ class SessionManagerTest {
             assertThat(r.status().wireName()).as(r.toString()).isEqualTo("ok");
             assertThat(r.display()).hasSize(1);
             assertThat(r.display().getFirst().mime()).isEqualTo("image/png");
-            byte[] png = java.util.Base64.getDecoder().decode(r.display().getFirst().data());
-            assertThat(java.util.Arrays.copyOf(png, 8)).containsExactly(0x89, 'P', 'N', 'G', 0x0d, 0x0a, 0x1a, 0x0a);
+            byte[] png = Base64.getDecoder().decode(r.display().getFirst().data());
+            assertThat(Arrays.copyOf(png, 8)).containsExactly(0x89, 'P', 'N', 'G', 0x0d, 0x0a, 0x1a, 0x0a);
             assertThat(r.stderr()).as("fontconfig finds its configuration and its cache: nothing to say").isEmpty();
             assertThat(run(s, "1").display()).isNull(); // the figure was shown once and closed
         } finally {
@@ -261,12 +270,12 @@ class SessionManagerTest {
         SessionInfo b = python();
         try {
             byte[] binary = new byte[256 * 1024];
-            new java.util.Random(7).nextBytes(binary);
+            new Random(7).nextBytes(binary);
             sessions.files(ME, a.id()).upload("data/blob.bin", binary);
             sessions.files(ME, a.id()).upload("note.txt", "héllo".getBytes(StandardCharsets.UTF_8));
             assertThat(run(a, "import hashlib\nhashlib.sha256(open('data/blob.bin','rb').read()).hexdigest()").result())
-                    .isEqualTo("'" + java.util.HexFormat.of().formatHex(
-                            java.security.MessageDigest.getInstance("SHA-256").digest(binary)) + "'");
+                    .isEqualTo("'" + HexFormat.of().formatHex(
+                            MessageDigest.getInstance("SHA-256").digest(binary)) + "'");
             run(a, "open('made.bin', 'wb').write(bytes(range(256)))");
             byte[] made = sessions.files(ME, a.id()).download("made.bin");
             assertThat(made).hasSize(256);
@@ -274,7 +283,7 @@ class SessionManagerTest {
             assertThat(sessions.files(ME, a.id()).list("")).extracting(Workspace.Entry::path)
                     .containsExactly("data", "made.bin", "note.txt");
             assertThat(sessions.files(ME, a.id()).list("data")).extracting(Workspace.Entry::path, Workspace.Entry::size)
-                    .containsExactly(org.assertj.core.groups.Tuple.tuple("data/blob.bin", 262144L));
+                    .containsExactly(Tuple.tuple("data/blob.bin", 262144L));
             // b sees none of it, by API or from its code
             assertThat(sessions.files(ME, b.id()).list("")).isEmpty();
             assertThatThrownBy(() -> sessions.files(ME, b.id()).download("note.txt")).extracting("code")
@@ -346,7 +355,7 @@ class SessionManagerTest {
 
     @Test
     void theCapsOnSessionsHold() throws Exception {
-        java.util.List<SessionInfo> mine = new java.util.ArrayList<>();
+        List<SessionInfo> mine = new ArrayList<>();
         try {
             while (mine.size() < 8) {
                 mine.add(python());

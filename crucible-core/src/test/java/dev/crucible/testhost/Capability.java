@@ -1,11 +1,14 @@
 package dev.crucible.testhost;
 
+import com.sun.security.auth.module.UnixSystem;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Locale;
+import java.util.Objects;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Supplier;
+import java.util.stream.Stream;
 
 /**
  * What a test may need of the machine it runs on, each with a probe that says why it is missing (null: present).
@@ -78,8 +81,8 @@ public enum Capability {
             : Files.isRegularFile(repo().resolve("clients/typescript/dist/index.js")) ? null
             : "clients/typescript is not built (npm run build there; ./run-tests does)"),
     /** The console's build and browser test tools (esbuild, typescript, playwright-core). */
-    CONSOLE_TOOLS(true, () -> java.util.stream.Stream.of("esbuild", "typescript", "playwright-core")
-            .map(module -> npmInstalled("crucible-server/src/main/console", module)).filter(java.util.Objects::nonNull)
+    CONSOLE_TOOLS(true, () -> Stream.of("esbuild", "typescript", "playwright-core")
+            .map(module -> npmInstalled("crucible-server/src/main/console", module)).filter(Objects::nonNull)
             .findFirst().orElse(null));
 
     private final boolean promisable;
@@ -112,7 +115,7 @@ public enum Capability {
     }
 
     private static long uid() {
-        return new com.sun.security.auth.module.UnixSystem().getUid();
+        return new UnixSystem().getUid();
     }
 
     private static String executable(String path, String install) {

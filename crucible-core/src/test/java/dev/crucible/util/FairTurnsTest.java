@@ -12,6 +12,7 @@ import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicLong;
 import java.util.function.BooleanSupplier;
+import java.util.function.Supplier;
 import org.junit.jupiter.api.Test;
 
 /**
@@ -31,7 +32,7 @@ class FairTurnsTest {
         await(state, () -> "");
     }
 
-    private static void await(BooleanSupplier state, java.util.function.Supplier<String> seen)
+    private static void await(BooleanSupplier state, Supplier<String> seen)
             throws InterruptedException {
         long end = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
         while (!state.getAsBoolean()) {

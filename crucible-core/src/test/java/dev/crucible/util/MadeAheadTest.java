@@ -3,6 +3,8 @@ package dev.crucible.util;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.CopyOnWriteArrayList;
@@ -120,7 +122,7 @@ class MadeAheadTest {
     @Test
     void theMakingThreadAndWhatItStartsRunAtALowerPriority() throws Exception {
         try (MadeAhead<String> ahead = new MadeAhead<>("niceness", 1, () -> {
-            String thread = java.nio.file.Files.readString(java.nio.file.Path.of("/proc/thread-self/stat"));
+            String thread = Files.readString(Path.of("/proc/thread-self/stat"));
             Process child = new ProcessBuilder("sh", "-c", "cut -d' ' -f19 /proc/self/stat").start();
             String started = new String(child.getInputStream().readAllBytes()).trim();
             child.waitFor();
@@ -130,7 +132,7 @@ class MadeAheadTest {
             awaitReady(ahead, 1);
             assertThat(ahead.take(s -> true)).isEqualTo(MadeAhead.BACKGROUND_NICE + " " + MadeAhead.BACKGROUND_NICE);
         }
-        String self = java.nio.file.Files.readString(java.nio.file.Path.of("/proc/thread-self/stat"));
+        String self = Files.readString(Path.of("/proc/thread-self/stat"));
         assertThat(niceOf(self)).as("the caller's thread keeps its priority").isZero();
     }
 

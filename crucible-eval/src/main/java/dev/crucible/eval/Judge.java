@@ -14,7 +14,9 @@ import dev.crucible.runtime.LimitsSpec;
 import dev.crucible.sandbox.Limits;
 import dev.crucible.sandbox.Verdict;
 import java.util.ArrayList;
+import java.util.IdentityHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.Callable;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
@@ -207,7 +209,7 @@ public final class Judge {
             }
         } else {
             // test code is sealed up front, so that a case that cannot be sealed fails the request before any run
-            java.util.Map<TestCase, Sealed> sealed = new java.util.IdentityHashMap<>();
+            Map<TestCase, Sealed> sealed = new IdentityHashMap<>();
             for (TestCase c : cases) {
                 sealed.put(c, Sealed.of(runtime.language(), request.code(), c.code()));
             }

@@ -3,8 +3,8 @@ package dev.crucible.eval;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.crucible.error.RequestException;
 import dev.crucible.TestHost;
+import dev.crucible.error.RequestException;
 import dev.crucible.runtime.LimitsSpec;
 import java.util.List;
 import org.junit.jupiter.api.Test;

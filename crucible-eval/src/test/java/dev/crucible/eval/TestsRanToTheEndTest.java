@@ -4,13 +4,14 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import dev.crucible.Crucible;
-import dev.crucible.error.RequestException;
 import dev.crucible.TestHost;
+import dev.crucible.error.RequestException;
 import dev.crucible.eval.codex.CodexRunner;
 import dev.crucible.eval.dataset.DatasetRun;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -89,7 +90,7 @@ class TestsRanToTheEndTest {
                 results.add(n);
             }
         }
-        results.sort(java.util.Comparator.comparingInt(n -> n.get("sample").asInt()));
+        results.sort(Comparator.comparingInt(n -> n.get("sample").asInt()));
         return results;
     }
 

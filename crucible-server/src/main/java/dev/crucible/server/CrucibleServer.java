@@ -11,16 +11,16 @@ import dev.crucible.server.api.ApiRoutes;
 import dev.crucible.server.cluster.Peers;
 import dev.crucible.server.cluster.SessionRouter;
 import dev.crucible.server.compat.CompatRoutes;
-import dev.crucible.server.http.Bodies;
+import dev.crucible.server.desktop.DesktopRoutes;
+import dev.crucible.server.e2b.E2bApi;
+import dev.crucible.server.evaluations.EvaluationRoutes;
 import dev.crucible.server.http.AcceptQueue;
+import dev.crucible.server.http.Bodies;
 import dev.crucible.server.http.JsonObject;
 import dev.crucible.server.mcp.McpEndpoint;
 import dev.crucible.server.mcp.McpHttp;
 import dev.crucible.server.ports.PortRoutes;
 import dev.crucible.server.ports.PreviewListener;
-import dev.crucible.server.desktop.DesktopRoutes;
-import dev.crucible.server.e2b.E2bApi;
-import dev.crucible.server.evaluations.EvaluationRoutes;
 import dev.crucible.server.ports.PreviewTokens;
 import dev.crucible.server.ports.UpgradePassThrough;
 import dev.crucible.server.services.Services;
@@ -30,14 +30,20 @@ import dev.crucible.server.session.TerminalSocket;
 import io.javalin.Javalin;
 import io.javalin.http.Context;
 import io.javalin.json.JavalinJackson3;
+import jakarta.servlet.DispatcherType;
 import java.io.IOException;
-import java.net.http.HttpClient;
 import java.io.InputStream;
+import java.net.http.HttpClient;
 import java.time.Duration;
 import java.time.InstantSource;
+import java.util.ArrayList;
+import java.util.EnumSet;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.stream.Stream;
+import org.eclipse.jetty.ee10.servlet.FilterHolder;
+import org.eclipse.jetty.ee10.servlet.ServletHolder;
 
 /**
  * The HTTP service: the stateless execute API, runtimes, health, metrics and the OpenAPI document, with bearer
@@ -207,16 +213,16 @@ public final class CrucibleServer implements AutoCloseable {
             server.e2b.countWith(services.metrics()::request); // E2B calls in /metrics, and forwarded, as every route
             server.e2b.forwardWith(new SessionRouter(services.sessions(), server.peers, server.forwarding)::forwarded);
             cfg.jetty.modifyServletContextHandler(handler -> {
-                var holder = new org.eclipse.jetty.ee10.servlet.ServletHolder(server.mcp.servlet());
+                var holder = new ServletHolder(server.mcp.servlet());
                 holder.setAsyncSupported(true);
                 handler.addServlet(holder, McpEndpoint.PATH);
-                handler.addFilter(new org.eclipse.jetty.ee10.servlet.FilterHolder(McpEndpoint.filter(server.guard,
+                handler.addFilter(new FilterHolder(McpEndpoint.filter(server.guard,
                         server.auth, services.json())), McpEndpoint.PATH,
-                        java.util.EnumSet.of(jakarta.servlet.DispatcherType.REQUEST));
-                handler.addFilter(new org.eclipse.jetty.ee10.servlet.FilterHolder(new UpgradePassThrough()), "/*",
-                        java.util.EnumSet.of(jakarta.servlet.DispatcherType.REQUEST));
-                handler.addFilter(new org.eclipse.jetty.ee10.servlet.FilterHolder(server.e2b), "/*",
-                        java.util.EnumSet.of(jakarta.servlet.DispatcherType.REQUEST));
+                        EnumSet.of(DispatcherType.REQUEST));
+                handler.addFilter(new FilterHolder(new UpgradePassThrough()), "/*",
+                        EnumSet.of(DispatcherType.REQUEST));
+                handler.addFilter(new FilterHolder(server.e2b), "/*",
+                        EnumSet.of(DispatcherType.REQUEST));
             });
         }).start(config.host(), config.port());
     }
@@ -241,7 +247,7 @@ public final class CrucibleServer implements AutoCloseable {
         PortRoutes ports = new PortRoutes(services.sessions(), auth, bodies::read, previews, InstantSource.system(),
                 previewListener, this::trafficCurrent);
         Route.Access token = Route.Access.TOKEN;
-        List<Route> proxied = new java.util.ArrayList<>();
+        List<Route> proxied = new ArrayList<>();
         for (String path : List.of("/v1/sessions/{id}/ports/{port}", "/v1/sessions/{id}/ports/{port}/{path}")) {
             proxied.addAll(Route.each(PortRoutes.METHODS, path, Route.Access.PORT, router.here(ports::proxy)));
         }
@@ -249,7 +255,7 @@ public final class CrucibleServer implements AutoCloseable {
             proxied.addAll(Route.each(PortRoutes.METHODS, path, Route.Access.PREVIEW, ports::preview));
         }
         proxied.addAll(ConsoleRoutes.routes());
-        return java.util.stream.Stream.concat(proxied.stream(), Stream.of(
+        return Stream.concat(proxied.stream(), Stream.of(
                 Route.post("/v1/execute", token, api::execute),
                 Route.get("/v1/runtimes", token, api::runtimes),
                 Route.get("/healthz", Route.Access.PUBLIC, this::health),
@@ -358,7 +364,7 @@ public final class CrucibleServer implements AutoCloseable {
         Health.Readiness readiness = health.readiness();
         // not ready while draining: a balancer's readiness check takes this replica out before its last runs end
         ctx.status(readiness.ready() ? 200 : 503);
-        Map<String, Object> body = new java.util.LinkedHashMap<>(JsonObject.of("status",
+        Map<String, Object> body = new LinkedHashMap<>(JsonObject.of("status",
                 admission.closed() ? "draining" : readiness.ready() ? "ok" : "not_ready", "running", admission.running(),
                 "queued", admission.queued(), "max_running", admission.maxRunning(), "max_queued", admission.maxQueued(),
                 "pool_ready", services.executor().pool() == null ? 0 : services.executor().pool().size(),

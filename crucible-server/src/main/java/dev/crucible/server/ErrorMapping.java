@@ -4,6 +4,7 @@ import dev.crucible.error.ErrorCode;
 import dev.crucible.error.RequestException;
 import dev.crucible.server.http.Bodies;
 import dev.crucible.server.http.ErrorBody;
+import io.javalin.config.RoutesConfig;
 import io.javalin.http.Context;
 import java.util.Map;
 import tools.jackson.core.JacksonException;
@@ -22,7 +23,7 @@ final class ErrorMapping {
         this.bodies = bodies;
     }
 
-    void install(io.javalin.config.RoutesConfig routes) {
+    void install(RoutesConfig routes) {
         routes.exception(RequestException.class, (e, ctx) -> error(ctx, e.code(), e.getMessage(), e.retryAfterSeconds()));
         routes.exception(JacksonException.class, (e, ctx) -> error(ctx, ErrorCode.INVALID_JSON,
                 "the body is not valid JSON for this route: " + oneLine(e.getOriginalMessage())));

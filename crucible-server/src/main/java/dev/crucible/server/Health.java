@@ -8,8 +8,12 @@ import dev.crucible.server.access.Admission;
 import dev.crucible.server.http.JsonObject;
 import dev.crucible.server.services.Services;
 import io.javalin.http.Context;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.Supplier;
@@ -42,7 +46,7 @@ final class Health {
     /** {@code GET /readyz}: 200 when this replica should get traffic, else 503 with the part that is down. */
     void ready(Context ctx) {
         Readiness readiness = readiness();
-        Map<String, Object> body = new java.util.LinkedHashMap<>();
+        Map<String, Object> body = new LinkedHashMap<>();
         body.put("status", readiness.ready() ? "ready" : "not_ready");
         if (readiness.why() != null) {
             body.put("reason", readiness.why());
@@ -105,12 +109,12 @@ final class Health {
     /** This process's resident memory, from /proc/self/status, or -1. */
     static long rssBytes() {
         try {
-            for (String line : java.nio.file.Files.readAllLines(java.nio.file.Path.of("/proc/self/status"))) {
+            for (String line : Files.readAllLines(Path.of("/proc/self/status"))) {
                 if (line.startsWith("VmRSS:")) {
                     return Long.parseLong(line.replaceAll("\\D", "")) * 1024;
                 }
             }
-        } catch (java.io.IOException | NumberFormatException e) {
+        } catch (IOException | NumberFormatException e) {
             // not Linux
         }
         return -1;

@@ -1,5 +1,6 @@
 package dev.crucible.server;
 
+import io.javalin.http.Context;
 import io.javalin.http.Handler;
 import io.javalin.http.HandlerType;
 import io.javalin.router.Endpoint;
@@ -66,7 +67,7 @@ record Route(HandlerType method, String path, Access access, Handler handler) im
     }
 
     /** The route a request matched, or null when it matched none. */
-    static Route of(io.javalin.http.Context ctx) {
+    static Route of(Context ctx) {
         Endpoint matched = ctx.endpoints().matchedHttpEndpoint();
         return matched == null ? null : matched.metadata(Route.class);
     }

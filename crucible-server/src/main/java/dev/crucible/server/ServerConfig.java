@@ -14,6 +14,7 @@ import java.time.Duration;
 import java.util.Arrays;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
 import java.util.regex.Matcher;
@@ -276,7 +277,7 @@ public record ServerConfig(
         } catch (UnknownHostException e) {
             name = "crucible";
         }
-        name = name.toLowerCase(java.util.Locale.ROOT).replaceAll("[^a-z0-9-]", "-").replaceAll("^-+", "");
+        name = name.toLowerCase(Locale.ROOT).replaceAll("[^a-z0-9-]", "-").replaceAll("^-+", "");
         return name.isEmpty() ? "crucible" : name.substring(0, Math.min(63, name.length()));
     }
 
@@ -378,7 +379,7 @@ public record ServerConfig(
         if (domain == null) {
             return "localhost";
         }
-        String lower = domain.strip().toLowerCase(java.util.Locale.ROOT);
+        String lower = domain.strip().toLowerCase(Locale.ROOT);
         if (lower.length() > 200 || !DNS_NAME.matcher(lower).matches()) {
             throw new IllegalArgumentException("a preview domain (--preview-domain, CRUCIBLE_PREVIEW_DOMAIN) is a DNS"
                     + " name such as localhost or preview.example.com, not '" + domain + "'");

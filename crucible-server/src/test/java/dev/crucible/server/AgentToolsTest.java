@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.crucible.TestHost;
 import dev.crucible.client.CodeTools;
 import dev.crucible.client.CrucibleClient;
+import dev.crucible.client.ExecuteRequest;
 import dev.crucible.client.Tools;
 import dev.crucible.testhost.Capability;
 import java.net.URI;
@@ -12,6 +13,8 @@ import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Base64;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -19,8 +22,10 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
+import tools.jackson.databind.node.ArrayNode;
 import tools.jackson.databind.node.ObjectNode;
 
 /**
@@ -68,7 +73,7 @@ class AgentToolsTest {
         ObjectNode message = JSON.createObjectNode().put("type", "message").put("role", "assistant");
         message.putArray("content").addObject().put("type", "text").put("text", "Let me run it.");
         for (int i = 0; i < nameAndInput.length; i += 2) {
-            ((tools.jackson.databind.node.ArrayNode) message.get("content")).addObject().put("type", "tool_use")
+            ((ArrayNode) message.get("content")).addObject().put("type", "tool_use")
                     .put("id", "toolu_" + i).put("name", (String) nameAndInput[i])
                     .set("input", JSON.valueToTree(nameAndInput[i + 1]));
         }
@@ -164,7 +169,7 @@ class AgentToolsTest {
             assertThat(results.get(1).at("/content/0/text").asString()).isEqualTo("notes.txt  (11 bytes)");
             assertThat(tools.sessionId()).isEqualTo(id);
 
-            boolean matplotlib = crucible.execute(dev.crucible.client.ExecuteRequest.of("python",
+            boolean matplotlib = crucible.execute(ExecuteRequest.of("python",
                     "import matplotlib")).ok();
             Capability.MATPLOTLIB.require(matplotlib ? null
                     : "the sandbox cannot import matplotlib (./run-tests installs python3-matplotlib)");
@@ -172,7 +177,7 @@ class AgentToolsTest {
                     "import matplotlib.pyplot as plt\nplt.plot(data)\nplt.show()"))).getFirst().at("/content/0/content");
             assertThat(figure.findValuesAsString("type")).contains("text", "image");
             assertThat(figure.get(1).at("/source/media_type").asString()).isEqualTo("image/png");
-            assertThat(java.util.Base64.getDecoder().decode(figure.get(1).at("/source/data").asString()))
+            assertThat(Base64.getDecoder().decode(figure.get(1).at("/source/data").asString()))
                     .startsWith(0x89, 'P', 'N', 'G');
         }
     }
@@ -289,7 +294,7 @@ class AgentToolsTest {
     }
 
     private static JsonNode bash(String session, Map<String, Object> arguments) throws Exception {
-        Map<String, Object> args = new java.util.HashMap<>(arguments);
+        Map<String, Object> args = new HashMap<>(arguments);
         args.put("session_id", session);
         return json(http.postJson("/v1/tools/call", JSON.writeValueAsString(Map.of("name", Tools.BASH,
                 "arguments", args))));
@@ -334,7 +339,7 @@ class AgentToolsTest {
      * dependency, the build from Debian's setuptools and wheel), then its pytest suite from that install.
      */
     @Test
-    void pythonClientInstallsWithPipAndItsTestsPassAgainstThisServer(@org.junit.jupiter.api.io.TempDir Path venv)
+    void pythonClientInstallsWithPipAndItsTestsPassAgainstThisServer(@TempDir Path venv)
             throws Exception {
         Path dir = Path.of("..", "clients", "python").toAbsolutePath().normalize();
         Path python = Path.of("/usr/bin/python3");

@@ -16,6 +16,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
@@ -241,7 +242,7 @@ class BrowserGuardTest {
         for (String line : lines.subList(1, lines.size())) {
             String[] values = line.split(",", -1);
             if (values.length > 1 && values[1].equals(name)) {
-                Map<String, String> row = new java.util.HashMap<>();
+                Map<String, String> row = new HashMap<>();
                 for (int i = 0; i < Math.min(columns.length, values.length); i++) {
                     row.put(columns[i], values[i].replaceFirst("^\\* ", ""));
                 }

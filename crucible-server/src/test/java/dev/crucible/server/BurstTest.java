@@ -12,6 +12,7 @@ import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -35,8 +36,8 @@ class BurstTest {
 
     private static Tally burst(Http http, int n, String path, String body) throws Exception {
         Map<Integer, Integer> statuses = new ConcurrentHashMap<>();
-        List<JsonNode> refusals = java.util.Collections.synchronizedList(new ArrayList<>());
-        List<String> created = java.util.Collections.synchronizedList(new ArrayList<>());
+        List<JsonNode> refusals = Collections.synchronizedList(new ArrayList<>());
+        List<String> created = Collections.synchronizedList(new ArrayList<>());
         try (var pool = Executors.newVirtualThreadPerTaskExecutor()) {
             List<Future<?>> all = new ArrayList<>();
             for (int i = 0; i < n; i++) {

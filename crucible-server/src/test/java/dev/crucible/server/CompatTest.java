@@ -6,6 +6,10 @@ import dev.crucible.testhost.Capability;
 import java.net.URI;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
@@ -153,22 +157,22 @@ class CompatTest {
         String failing = "public class Main { public static void main(String[] a) { assert 1 == 2 : \"one is not two\";"
                 + " System.out.println(\"unreachable\"); } }";
         JsonNode execute = JSON.readTree(SERVER.http().postJson("/v1/execute", JSON.writeValueAsString(
-                java.util.Map.of("language", "java", "code", failing))).body());
+                Map.of("language", "java", "code", failing))).body());
         assertThat(execute.get("status").asString()).as(execute.toString()).isEqualTo("runtime_error");
         assertThat(execute.get("stderr").asString()).contains("AssertionError: one is not two");
         assertThat(execute.get("stdout").asString()).isEmpty();
 
         JsonNode fusion = JSON.readTree(SERVER.http().postJson("/run_code", JSON.writeValueAsString(
-                java.util.Map.of("language", "java", "code", failing))).body());
+                Map.of("language", "java", "code", failing))).body());
         assertThat(fusion.get("status").asString()).isEqualTo("Failed");
         assertThat(fusion.get("run_result").get("return_code").asInt()).isEqualTo(1);
 
-        JsonNode piston = JSON.readTree(raw("/api/v2/execute", JSON.writeValueAsString(java.util.Map.of(
-                "language", "java", "version", "*", "files", java.util.List.of(java.util.Map.of("content", failing))))).body());
+        JsonNode piston = JSON.readTree(raw("/api/v2/execute", JSON.writeValueAsString(Map.of(
+                "language", "java", "version", "*", "files", List.of(Map.of("content", failing))))).body());
         assertThat(piston.get("run").get("code").asInt()).as(piston.toString()).isEqualTo(1);
         assertThat(piston.get("run").get("stderr").asString()).contains("AssertionError");
 
-        JsonNode passing = JSON.readTree(SERVER.http().postJson("/v1/execute", JSON.writeValueAsString(java.util.Map.of(
+        JsonNode passing = JSON.readTree(SERVER.http().postJson("/v1/execute", JSON.writeValueAsString(Map.of(
                 "language", "java", "code", failing.replace("1 == 2", "1 == 1")))).body());
         assertThat(passing.get("stdout").asString()).isEqualTo("unreachable\n");
     }
@@ -187,12 +191,12 @@ class CompatTest {
 
     @Test
     void pistonClientFromNpmWorksUnchanged() throws Exception {
-        java.nio.file.Path dir = java.nio.file.Path.of("..", "clients", "node-tests").toAbsolutePath().normalize();
-        Capability.NPM_CLIENTS.require(java.nio.file.Files.isDirectory(dir.resolve("node_modules/piston-client"))
+        Path dir = Path.of("..", "clients", "node-tests").toAbsolutePath().normalize();
+        Capability.NPM_CLIENTS.require(Files.isDirectory(dir.resolve("node_modules/piston-client"))
                 ? null : dir + "/node_modules/piston-client is missing (npm ci there; ./run-tests does)");
         Process node = new ProcessBuilder("node", "piston.mjs", SERVER.http().base()).directory(dir.toFile())
                 .redirectErrorStream(true).start();
-        String out = new String(node.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+        String out = new String(node.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
         assertThat(node.waitFor()).as(out).isZero();
         JsonNode r = JSON.readTree(out);
         assertThat(r.get("runtimes").findValuesAsString("language")).contains("python", "c++");

@@ -7,6 +7,8 @@ import dev.crucible.TestHost;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.net.http.HttpResponse;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -47,9 +49,9 @@ class DataDirFullTest {
 
         LoopDisk(Path dir, int mebibytes) throws Exception {
             Path image = dir.resolve("disk.img");
-            try (var file = java.nio.channels.FileChannel.open(image, StandardOpenOption.CREATE_NEW,
+            try (var file = FileChannel.open(image, StandardOpenOption.CREATE_NEW,
                     StandardOpenOption.WRITE)) {
-                file.truncate(0).write(java.nio.ByteBuffer.allocate(1), (long) mebibytes * 1024 * 1024 - 1);
+                file.truncate(0).write(ByteBuffer.allocate(1), (long) mebibytes * 1024 * 1024 - 1);
             }
             run("mkfs.ext4", "-q", "-F", "-m", "0", image.toString());
             mount = Files.createDirectory(dir.resolve("mnt"));
@@ -73,7 +75,7 @@ class DataDirFullTest {
                     }
                 }
             }
-            try (var channel = java.nio.channels.FileChannel.open(filler, StandardOpenOption.WRITE)) {
+            try (var channel = FileChannel.open(filler, StandardOpenOption.WRITE)) {
                 channel.force(true);
             }
             assertThat(Files.getFileStore(mount).getUsableSpace()).as("the file system is full").isZero();

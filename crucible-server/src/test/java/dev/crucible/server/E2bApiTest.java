@@ -3,9 +3,12 @@ package dev.crucible.server;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.crucible.TestHost;
+import dev.crucible.sandbox.Isolation;
+import dev.crucible.testhost.Capability;
 import java.io.ByteArrayOutputStream;
 import java.io.DataInputStream;
 import java.io.IOException;
+import java.io.InputStream;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -13,6 +16,7 @@ import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.Base64;
 import java.util.List;
 import java.util.Map;
@@ -105,7 +109,7 @@ class E2bApiTest {
                 .header("Connect-Protocol-Version", "1").POST(HttpRequest.BodyPublishers.ofByteArray(
                         envelope(0, JSON.writeValueAsBytes(message))));
         headers.forEach(b::header);
-        HttpResponse<java.io.InputStream> r = CLIENT.send(b.build(), HttpResponse.BodyHandlers.ofInputStream());
+        HttpResponse<InputStream> r = CLIENT.send(b.build(), HttpResponse.BodyHandlers.ofInputStream());
         if (r.statusCode() == 400) { // refused before it began: malformed beyond Connect's own errors
             r.body().close();
             return List.of();
@@ -133,7 +137,7 @@ class E2bApiTest {
         assertThat(r.statusCode()).isEqualTo(200);
         byte[] b = r.body();
         assertThat(b[0]).as("end of stream").isEqualTo((byte) 2);
-        return JSON.readTree(java.util.Arrays.copyOfRange(b, 5, b.length)).get("error").get("code").asString();
+        return JSON.readTree(Arrays.copyOfRange(b, 5, b.length)).get("error").get("code").asString();
     }
 
     @Test
@@ -308,8 +312,8 @@ class E2bApiTest {
 
     @Test
     void aTemplateNamesTheSessionsTierAndGvisorIsPythonBehindGvisor() throws Exception {
-        String why = TestHost.crucible().sandbox().host().isolationUnavailable(dev.crucible.sandbox.Isolation.GVISOR);
-        dev.crucible.testhost.Capability.GVISOR.require(why);
+        String why = TestHost.crucible().sandbox().host().isolationUnavailable(Isolation.GVISOR);
+        Capability.GVISOR.require(why);
         for (String template : List.of("gvisor", "python@gvisor")) {
             HttpResponse<String> made = send(control("/v2/sandboxes", KEY).POST(body(Map.of("templateID", template))));
             assertThat(made.statusCode()).as(made.body()).isEqualTo(201);
@@ -353,7 +357,7 @@ class E2bApiTest {
         trailing.writeBytes(start);
         trailing.write(0);
         assertThat(streamError(sandbox, trailing.toByteArray())).as("a byte after it").isEqualTo("invalid_argument");
-        assertThat(streamError(sandbox, java.util.Arrays.copyOf(start, start.length - 1))).as("a partial one")
+        assertThat(streamError(sandbox, Arrays.copyOf(start, start.length - 1))).as("a partial one")
                 .isEqualTo("invalid_argument");
         assertThat(streamError(sandbox, new byte[0])).as("none").isEqualTo("invalid_argument");
         HttpResponse<String> twoValues = send(envd(sandbox, "/filesystem.Filesystem/MakeDir", "49983")

@@ -9,6 +9,7 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.time.Instant;
+import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.Set;
 import org.junit.jupiter.api.AfterAll;
@@ -42,7 +43,7 @@ class E2bAutoResumeTest {
     }
 
     private static JsonNode create(boolean autoResume) throws Exception {
-        Map<String, Object> body = new java.util.LinkedHashMap<>(Map.of("templateID", "base", "timeout", 300,
+        Map<String, Object> body = new LinkedHashMap<>(Map.of("templateID", "base", "timeout", 300,
                 "autoPause", true));
         if (autoResume) {
             body.put("autoResume", Map.of("enabled", true));

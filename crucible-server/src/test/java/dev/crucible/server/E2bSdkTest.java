@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.crucible.TestHost;
 import dev.crucible.testhost.Capability;
 import java.io.BufferedReader;
+import java.io.IOException;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -81,7 +82,7 @@ class E2bSdkTest {
                     System.out.println(script + " " + scenario + ": " + line);
                     lines.add(line);
                 }
-            } catch (java.io.IOException e) {
+            } catch (IOException e) {
                 lines.add("(reading node's output failed: " + e + ")");
             }
             return lines;

@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 import static org.awaitility.Awaitility.await;
 
+import dev.crucible.TestDirs;
 import dev.crucible.TestHost;
 import dev.crucible.server.e2b.E2bApi;
 import dev.crucible.session.spec.SessionConfig;
@@ -13,6 +14,7 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -45,7 +47,7 @@ class E2bSparesTest {
 
     @Test
     void anE2bCreateOfAKeptTemplateTakesItsSpareAndANewOneIsMadeBehind() throws Exception {
-        Path data = dev.crucible.TestDirs.create("crucible-e2b-spares-");
+        Path data = TestDirs.create("crucible-e2b-spares-");
         ServerConfig config = Http.config().withDataDir(data);
         config = config.withPort(0).withTokens(Set.of(KEY)).withPool(Map.of()).withSessions(config.sessions()
                 .withSpares(E2bApi.spares("base=1,node=1", Map.of())));
@@ -91,7 +93,7 @@ class E2bSparesTest {
         Http http = Http.to(server, KEY);
         await("spares made").atMost(Duration.ofSeconds(60)).pollInterval(Duration.ofMillis(20)).until(() ->
                 SessionOvercommitTest.gauge(http.get("/metrics").body(), "crucible_sessions_spares") == n);
-        Map<String, String> languages = new java.util.HashMap<>();
+        Map<String, String> languages = new HashMap<>();
         for (String id : SessionSparesTest.sessionDirs(data)) {
             JsonNode record = JSON.readTree(data.resolve("sessions").resolve(id).resolve("session.json").toFile());
             if (record.path("owner").asString().startsWith("spare:")) {

@@ -9,6 +9,7 @@ import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -28,7 +29,7 @@ class EvaluationRunsTest {
     static final JsonMapper JSON = JsonMapper.builder().build();
 
     static String body(String format, String problems, String samples, Map<String, Object> more) {
-        Map<String, Object> body = new java.util.LinkedHashMap<>(Map.of("format", format, "problems", problems));
+        Map<String, Object> body = new LinkedHashMap<>(Map.of("format", format, "problems", problems));
         if (samples != null) {
             body.put("samples", samples);
         }

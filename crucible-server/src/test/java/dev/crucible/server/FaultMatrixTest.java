@@ -6,6 +6,7 @@ import dev.crucible.Crucible;
 import dev.crucible.TestHost;
 import dev.crucible.sandbox.Limits;
 import dev.crucible.sandbox.SandboxConfig;
+import java.io.IOException;
 import java.net.http.HttpResponse;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -16,11 +17,14 @@ import java.util.Set;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
+import java.util.function.IntFunction;
 import java.util.function.Predicate;
+import java.util.function.Supplier;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import tools.jackson.databind.JsonNode;
@@ -44,7 +48,7 @@ class FaultMatrixTest {
     }
 
     /** A pool holds slots and processes: none is left for the next test's counts. */
-    @org.junit.jupiter.api.AfterEach
+    @AfterEach
     void noPool() {
         zygotes.startPool(Map.of());
         TestHost.crucible().startPool(Map.of());
@@ -262,7 +266,7 @@ class FaultMatrixTest {
         return a.body();
     }
 
-    private static List<Answer> concurrently(Http http, int n, java.util.function.IntFunction<String> code,
+    private static List<Answer> concurrently(Http http, int n, IntFunction<String> code,
             String language) throws Exception {
         List<Future<Answer>> futures = new ArrayList<>();
         try (ExecutorService clients = Executors.newFixedThreadPool(n)) {
@@ -354,12 +358,12 @@ class FaultMatrixTest {
         }
     }
 
-    private static <T> T await(String what, java.util.function.Supplier<T> probe) throws InterruptedException {
+    private static <T> T await(String what, Supplier<T> probe) throws InterruptedException {
         return Awaitility.await(what).atMost(Duration.ofSeconds(30)).pollDelay(Duration.ZERO)
                 .pollInterval(Duration.ofMillis(20)).until(probe::get, Objects::nonNull);
     }
 
-    private static <T> List<T> awaitAll(String what, int atLeast, java.util.function.Supplier<List<T>> probe)
+    private static <T> List<T> awaitAll(String what, int atLeast, Supplier<List<T>> probe)
             throws InterruptedException {
         return await(what, () -> {
             List<T> found = probe.get();
@@ -379,7 +383,7 @@ class FaultMatrixTest {
         await("no process of a slot uid left", () -> {
             try {
                 return TestHost.processesOfUids(base, base + 4) == 0 ? true : null;
-            } catch (java.io.IOException e) {
+            } catch (IOException e) {
                 return null;
             }
         });

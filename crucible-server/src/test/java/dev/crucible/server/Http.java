@@ -1,5 +1,6 @@
 package dev.crucible.server;
 
+import dev.crucible.TestDirs;
 import java.io.IOException;
 import java.net.URI;
 import java.net.http.HttpClient;
@@ -14,7 +15,7 @@ record Http(HttpClient client, String base, String token) {
      * session uids left while its server runs would find the spare ({@code SessionSparesTest} and the ITs run with it).
      */
     static ServerConfig config() {
-        ServerConfig config = ServerConfig.defaults().withDataDir(dev.crucible.TestDirs.create("crucible-test-data-"));
+        ServerConfig config = ServerConfig.defaults().withDataDir(TestDirs.create("crucible-test-data-"));
         return config.withSessions(config.sessions().withSpares(0));
     }
 

@@ -3,14 +3,22 @@ package dev.crucible.server;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.crucible.TestHost;
+import dev.crucible.client.CrucibleClient;
+import dev.crucible.client.ExecuteRequest;
 import dev.crucible.image.spec.Image;
 import dev.crucible.image.store.TestImages;
+import dev.crucible.runtime.RuntimeRegistry;
 import dev.crucible.server.http.RuntimeInfo;
+import java.net.URI;
 import java.net.http.HttpResponse;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.extension.RegisterExtension;
+import org.junit.jupiter.api.io.TempDir;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 
@@ -51,21 +59,21 @@ class ImageApiTest {
 
     @Test
     void theJavaClientNamesAnImageAndReadsTheDigest() throws Exception {
-        var client = dev.crucible.client.CrucibleClient.create(
-                java.net.URI.create("http://127.0.0.1:" + SERVER.server().port()), null);
-        var r = client.execute(dev.crucible.client.ExecuteRequest.of("python", "import tabulate; print('sdk')")
+        var client = CrucibleClient.create(
+                URI.create("http://127.0.0.1:" + SERVER.server().port()), null);
+        var r = client.execute(ExecuteRequest.of("python", "import tabulate; print('sdk')")
                 .withImage(TestImages.DEBIAN_PYTHON));
         assertThat(r.stdout()).as(r.stderr()).isEqualTo("sdk\n");
         assertThat(r.imageDigest()).isEqualTo(image.digest());
     }
 
     @Test
-    void aRuntimeInAnImageIsListedWithTheImageAndItsDigest(@org.junit.jupiter.api.io.TempDir java.nio.file.Path dir)
+    void aRuntimeInAnImageIsListedWithTheImageAndItsDigest(@TempDir Path dir)
             throws Exception {
-        java.nio.file.Path toml = dir.resolve("runtimes.toml");
-        java.nio.file.Files.writeString(toml, "[[runtime]]\nlanguage = \"py-debian\"\nfile_name = \"main.py\"\n"
+        Path toml = dir.resolve("runtimes.toml");
+        Files.writeString(toml, "[[runtime]]\nlanguage = \"py-debian\"\nfile_name = \"main.py\"\n"
                 + "run_command = [\"python3\", \"{file}\"]\nimage = \"" + TestImages.DEBIAN_PYTHON + "\"\n");
-        var registry = dev.crucible.runtime.RuntimeRegistry.load(toml, TestHost.crucible().runtimes().images());
+        var registry = RuntimeRegistry.load(toml, TestHost.crucible().runtimes().images());
         JsonNode listed = JSON.valueToTree(RuntimeInfo.of(registry.find("py-debian").orElseThrow()));
         assertThat(listed.get("available").asBoolean()).as(listed.toString()).isTrue();
         assertThat(listed.get("image").asString()).isEqualTo(TestImages.DEBIAN_PYTHON);
@@ -91,7 +99,7 @@ class ImageApiTest {
     void evaluateJudgesInTheImage() throws Exception {
         JsonNode r = ok(SERVER.http().postJson("/v1/evaluate", body(Map.of("language", "python", "image",
                 image.digest(), "code", "import tabulate\nprint(input().upper())",
-                "testcases", java.util.List.of(Map.of("stdin", "abc", "expect", "ABC"))))), 200);
+                "testcases", List.of(Map.of("stdin", "abc", "expect", "ABC"))))), 200);
         assertThat(r.get("passed").asInt()).as(r.toString()).isEqualTo(1);
         assertThat(r.get("image_digest").asString()).isEqualTo(image.digest());
     }

@@ -3,12 +3,14 @@ package dev.crucible.server;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.crucible.Crucible;
+import dev.crucible.TestDirs;
 import dev.crucible.sandbox.Isolation;
 import dev.crucible.sandbox.SandboxConfig;
 import dev.crucible.testhost.Capability;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.HashMap;
 import java.util.Map;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
@@ -28,7 +30,7 @@ class IsolationApiTest {
 
     @BeforeAll
     static void start() throws Exception {
-        Path toml = dev.crucible.TestDirs.create("crucible-isolation-").resolve("runtimes.toml");
+        Path toml = TestDirs.create("crucible-isolation-").resolve("runtimes.toml");
         Files.writeString(toml, """
                 [[runtime]]
                 language = "python"
@@ -56,7 +58,7 @@ class IsolationApiTest {
     @Test
     void everyRuntimeSaysItsTier() throws Exception {
         JsonNode runtimes = SessionApiTest.json(http.get("/v1/runtimes"));
-        Map<String, String> tiers = new java.util.HashMap<>();
+        Map<String, String> tiers = new HashMap<>();
         runtimes.forEach(r -> tiers.put(r.get("language").asString(), r.get("isolation").asString()));
         assertThat(tiers).containsEntry("python", "gvisor").containsEntry("javascript", "namespaces");
     }

@@ -13,6 +13,7 @@ import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -53,7 +54,7 @@ class McpTest {
         Path dir = Path.of("..", "clients", "node-tests").toAbsolutePath().normalize();
         Capability.NPM_CLIENTS.require(Files.isDirectory(dir.resolve("node_modules/@modelcontextprotocol/sdk"))
                 ? null : dir + "/node_modules/@modelcontextprotocol/sdk is missing (npm ci there; ./run-tests does)");
-        List<String> command = new java.util.ArrayList<>(List.of("node", "mcp.mjs"));
+        List<String> command = new ArrayList<>(List.of("node", "mcp.mjs"));
         command.addAll(List.of(args));
         Process node = new ProcessBuilder(command).directory(dir.toFile()).redirectError(ProcessBuilder.Redirect.INHERIT)
                 .start();

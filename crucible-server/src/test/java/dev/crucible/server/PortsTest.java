@@ -16,7 +16,9 @@ import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
 import java.time.Duration;
 import java.util.HexFormat;
+import java.util.List;
 import java.util.Map;
+import java.util.Random;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionStage;
@@ -25,6 +27,7 @@ import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import tools.jackson.databind.JsonNode;
+import tools.jackson.databind.json.JsonMapper;
 
 /**
  * A session's ports (issue 27 item 5) against the real server and sandbox: a server started in the session is reached
@@ -111,7 +114,7 @@ class PortsTest {
     void onTheApisOriginOnlyTheFieldsThatDescribeTheAnswerPass() throws Exception {
         HttpResponse<String> r = alice.get(path("/headers"));
         assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
-        Map<String, java.util.List<String>> got = r.headers().map();
+        Map<String, List<String>> got = r.headers().map();
         assertThat(r.headers().firstValue("Cache-Control")).hasValue("max-age=60");
         assertThat(r.headers().firstValue("ETag")).hasValue("\"v1\"");
         assertThat(r.headers().firstValue("Last-Modified")).hasValue("Wed, 21 Oct 2015 07:28:00 GMT");
@@ -144,7 +147,7 @@ class PortsTest {
     @Test
     void largeBodiesGoBothWaysWhetherSizedChunkedOrStreamed() throws Exception {
         byte[] upload = new byte[12 << 20];
-        new java.util.Random(7).nextBytes(upload);
+        new Random(7).nextBytes(upload);
         HttpResponse<String> sized = alice.send(HttpRequest.newBuilder(URI.create(alice.base() + path("/up")))
                 .POST(HttpRequest.BodyPublishers.ofByteArray(upload)));
         assertThat(sized.statusCode()).as(sized.body()).isEqualTo(200);
@@ -238,7 +241,7 @@ class PortsTest {
                 + "        print(host, port, type(e).__name__, e.errno)\n";
         String code = String.format(probe, server.port(), PORT);
         HttpResponse<String> r = alice.postJson("/v1/sessions/" + other + "/commands",
-                "{\"argv\": [\"python3\", \"-c\", " + tools.jackson.databind.json.JsonMapper.builder().build()
+                "{\"argv\": [\"python3\", \"-c\", " + JsonMapper.builder().build()
                         .writeValueAsString(code) + "]}");
         assertThat(r.statusCode()).as(r.body()).isEqualTo(200);
         String out = SessionApiTest.json(r).get("stdout").asText();

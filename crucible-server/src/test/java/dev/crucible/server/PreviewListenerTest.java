@@ -16,12 +16,16 @@ import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
 import java.util.Map;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
 import java.util.stream.Collectors;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -311,9 +315,9 @@ class PreviewListenerTest {
         String sid = sandbox.get("sandboxID").asText();
         String e2bHost = PORT + "-" + sid + ".localhost:" + server.previewPort();
         String before = sandbox.get("trafficAccessToken").asText();
-        try (var pool = java.util.concurrent.Executors.newVirtualThreadPerTaskExecutor()) {
+        try (var pool = Executors.newVirtualThreadPerTaskExecutor()) {
             for (int round = 0; round < 8; round++) {
-                List<java.util.concurrent.Future<HttpResponse<String>>> others = new ArrayList<>();
+                List<Future<HttpResponse<String>>> others = new ArrayList<>();
                 for (int i = 0; i < 6; i++) {
                     String call = i % 2 == 0 ? "/connect" : "/timeout";
                     others.add(pool.submit(() -> e2b("POST", "/sandboxes/" + sid + call, "{\"timeout\": 600}")));
@@ -365,7 +369,7 @@ class PreviewListenerTest {
         }
         assertThat(anyone.postJson("/v1/sessions/" + sid + "/commands", "{\"argv\": [\"python3\","
                 + " \"/workspace/app.py\", \"" + PORT + "\"], \"background\": true}").statusCode()).isEqualTo(201);
-        org.awaitility.Awaitility.await().atMost(java.time.Duration.ofSeconds(60)).until(() -> SessionApiTest.json(
+        Awaitility.await().atMost(Duration.ofSeconds(60)).until(() -> SessionApiTest.json(
                 anyone.get("/v1/sessions/" + sid)).get("ports").toString().contains("\"port\":" + PORT));
         return sandbox;
     }

@@ -5,13 +5,13 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.crucible.TestHost;
 import dev.crucible.testhost.Capability;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Map;
 import java.util.Set;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import tools.jackson.databind.json.JsonMapper;
 
 /**
  * A client that sends a whole oversized body before it reads (Python's urllib and requests send no {@code Expect:
@@ -65,7 +65,7 @@ class RefusedBodyTest {
         }
         assertThat(urllib("POST", "/run_code", 40, true)).startsWith("413 ").contains("payload_too_large");
         var created = Http.to(server, "t").postJson("/v1/sessions", "{}");
-        String id = tools.jackson.databind.json.JsonMapper.builder().build().readTree(created.body()).get("id").asString();
+        String id = JsonMapper.builder().build().readTree(created.body()).get("id").asString();
         assertThat(urllib("PUT", "/v1/sessions/" + id + "/files/big.bin", 40, true)).startsWith("413 ")
                 .contains("file_too_large");
         assertThat(urllib("PUT", "/v1/sessions/none/files/big.bin", 40, true)).startsWith("404 ")

@@ -6,6 +6,7 @@ import static org.awaitility.Awaitility.await;
 
 import dev.crucible.TestHost;
 import java.io.BufferedReader;
+import java.io.InputStream;
 import java.io.InputStreamReader;
 import java.net.URI;
 import java.net.http.HttpRequest;
@@ -84,9 +85,9 @@ class ServerTest {
                 case "PUT" -> SERVER.http().put(path, new byte[1]);
                 case "DELETE" -> SERVER.http().delete(path);
                 case "POST" -> SERVER.http().postJson(path, "{}");
-                default -> SERVER.http().send(java.net.http.HttpRequest.newBuilder(
-                        java.net.URI.create(SERVER.http().base() + path)).method(parts[0],
-                        java.net.http.HttpRequest.BodyPublishers.noBody()));
+                default -> SERVER.http().send(HttpRequest.newBuilder(
+                        URI.create(SERVER.http().base() + path)).method(parts[0],
+                        HttpRequest.BodyPublishers.noBody()));
             };
             assertThat(r.statusCode()).as(route + " is served").isNotEqualTo(405);
             if (r.statusCode() == 404 && !parts[0].equals("HEAD")) { // a session (snapshot) that does not exist
@@ -134,7 +135,7 @@ class ServerTest {
     void streamingSendsOutputAsItIsProducedThenTheResult() throws Exception {
         String body = "{\"language\":\"python\",\"code\":\"import sys, time\\nfor i in range(3):\\n    print(i, flush=True)\\n"
                 + "    time.sleep(0.3)\\nsys.stderr.write('\\u00e9' * 3)\"}";
-        HttpResponse<java.io.InputStream> r = SERVER.http().client().send(HttpRequest.newBuilder(URI.create(SERVER.http().base() + "/v1/execute"))
+        HttpResponse<InputStream> r = SERVER.http().client().send(HttpRequest.newBuilder(URI.create(SERVER.http().base() + "/v1/execute"))
                 .header("Content-Type", "application/json").header("Accept", "application/x-ndjson")
                 .POST(HttpRequest.BodyPublishers.ofString(body)).build(), HttpResponse.BodyHandlers.ofInputStream());
         assertThat(r.headers().firstValue("Content-Type").orElse("")).startsWith("application/x-ndjson");
@@ -202,7 +203,7 @@ class ServerTest {
     @Test
     void beyondTheQueueIsA429WithRetryAfterAndShutdownIsGraceful() throws Exception {
         CrucibleServer small = CrucibleServer.start(Http.config().withPort(0).withTokens(Set.of())
-                .withConcurrency(1, 0).withShutdownGrace(java.time.Duration.ofSeconds(1)).withPool(Map.of()),
+                .withConcurrency(1, 0).withShutdownGrace(Duration.ofSeconds(1)).withPool(Map.of()),
                 TestHost.crucible());
         Http client = Http.to(small, null);
         List<HttpResponse<String>> slow = new ArrayList<>();

@@ -4,16 +4,17 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.crucible.TestHost;
+import java.net.Socket;
 import java.net.URI;
 import java.net.URLEncoder;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.Random;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import org.junit.jupiter.api.AfterAll;
@@ -108,7 +109,7 @@ class SessionApiTest {
                     .get("status").asString()).isEqualTo("incomplete");
 
             byte[] binary = new byte[70_000];
-            new java.util.Random(3).nextBytes(binary);
+            new Random(3).nextBytes(binary);
             HttpResponse<String> put = alice.put("/v1/sessions/" + id + "/files/in/data.bin", binary);
             assertThat(put.statusCode()).isEqualTo(201);
             // the fields in the order the docs show them, in every JVM (Map.of's order is salted per JVM)
@@ -362,7 +363,7 @@ class SessionApiTest {
     void aStreamNobodyReadsStallsNothingElseOfTheSession() throws Exception {
         String id = create(alice, "{\"language\": \"python\"}");
         String base = "/v1/sessions/" + id;
-        try (java.net.Socket silent = new java.net.Socket("127.0.0.1", server.port())) {
+        try (Socket silent = new Socket("127.0.0.1", server.port())) {
             silent.setReceiveBufferSize(4096);
             String body = "{\"command\": \"head -c 200000000 /dev/zero\", \"timeout_ms\": 60000}";
             silent.getOutputStream().write(("POST " + base + "/commands HTTP/1.1\r\nHost: 127.0.0.1:" + server.port()

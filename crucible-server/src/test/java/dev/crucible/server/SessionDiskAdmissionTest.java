@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.crucible.TestHost;
+import java.net.URI;
+import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -121,10 +123,10 @@ class SessionDiskAdmissionTest {
                 try (ExecutorService clients = Executors.newFixedThreadPool(CREATES)) {
                     List<Future<HttpResponse<String>>> sent = new ArrayList<>();
                     for (int i = 0; i < CREATES; i++) {
-                        sent.add(clients.submit(() -> e2b.send(java.net.http.HttpRequest.newBuilder(
-                                java.net.URI.create(e2b.base() + "/sandboxes")).header("X-API-KEY", E2B_KEY)
+                        sent.add(clients.submit(() -> e2b.send(HttpRequest.newBuilder(
+                                URI.create(e2b.base() + "/sandboxes")).header("X-API-KEY", E2B_KEY)
                                 .header("Content-Type", "application/json")
-                                .POST(java.net.http.HttpRequest.BodyPublishers.ofString(body)))));
+                                .POST(HttpRequest.BodyPublishers.ofString(body)))));
                     }
                     for (Future<HttpResponse<String>> answer : sent) {
                         answers.add(answer.get());
@@ -140,7 +142,7 @@ class SessionDiskAdmissionTest {
                 assertThat(made).as("the disk holds some sandboxes, not all").isNotEmpty().hasSizeLessThan(CREATES);
                 assertThat(sessionDirs(data)).as("a session per sandbox answered, no other").hasSameSizeAs(made);
                 for (String id : made) {
-                    HttpResponse<String> gone = e2b.send(java.net.http.HttpRequest.newBuilder(java.net.URI.create(
+                    HttpResponse<String> gone = e2b.send(HttpRequest.newBuilder(URI.create(
                             e2b.base() + "/sandboxes/" + id)).header("X-API-KEY", E2B_KEY).DELETE());
                     assertThat(gone.statusCode()).as(gone.body()).isIn(200, 204);
                 }

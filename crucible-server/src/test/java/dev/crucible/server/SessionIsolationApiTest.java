@@ -4,6 +4,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import dev.crucible.Crucible;
+import dev.crucible.TestDirs;
 import dev.crucible.TestHost;
 import dev.crucible.sandbox.Isolation;
 import dev.crucible.sandbox.SandboxConfig;
@@ -109,7 +110,7 @@ class SessionIsolationApiTest {
 
     @Test
     void aTierThisServerCannotGiveIsRefusedWithTheReason() throws Exception {
-        Path missing = dev.crucible.TestDirs.create("crucible-no-runsc-").resolve("runsc");
+        Path missing = TestDirs.create("crucible-no-runsc-").resolve("runsc");
         try (Crucible engine = Crucible.start(SandboxConfig.defaults().withSlots(2).withRunsc(missing, null), null)) {
             assertThat(engine.sandbox().host().isolationUnavailable(Isolation.GVISOR)).isNotNull();
             CrucibleServer server = CrucibleServer.start(Http.config().withPort(0).withPool(Map.of()), engine);

@@ -7,6 +7,8 @@ import dev.crucible.testhost.Capability;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Set;
 import org.junit.jupiter.api.Test;
 import tools.jackson.databind.JsonNode;
@@ -96,7 +98,7 @@ class SessionPauseApiTest extends TwoTierServer.Fixture {
         JsonNode forked = post("/v1/sessions/" + id + "/fork", "{\"count\": 2}");
         assertThat(forked.get("keeps").asString()).isEqualTo("memory");
         assertThat(forked.get("forks")).hasSize(2);
-        java.util.List<String> forks = new java.util.ArrayList<>();
+        List<String> forks = new ArrayList<>();
         forked.get("forks").forEach(f -> forks.add(f.get("id").asString()));
         assertThat(forks).doesNotContain(id).doesNotHaveDuplicates();
         for (String fork : forks) {

@@ -8,7 +8,11 @@ import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
+import java.util.List;
 import java.util.Map;
+import org.awaitility.Awaitility;
 import org.junit.jupiter.api.Test;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
@@ -89,7 +93,7 @@ class SessionRootTest {
             Path secret = Path.of("/usr/local/share", MARK + "-private");
             try {
                 Files.writeString(secret, "host user's\n");
-                Files.setPosixFilePermissions(secret, java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
+                Files.setPosixFilePermissions(secret, PosixFilePermissions.fromString("rw-------"));
                 Files.setAttribute(secret, "unix:uid", 1000, LinkOption.NOFOLLOW_LINKS);
                 String probe = "cat " + secret + " 2>/dev/null || echo unreadable";
                 assertThat(run(http, id, null, probe).get("stdout").asString()).isEqualTo("unreadable\n");
@@ -104,8 +108,8 @@ class SessionRootTest {
             assertThat(http.delete("/v1/sessions/" + other).statusCode()).isEqualTo(200);
             // its killed sandbox's mount namespace (the disk's last mount) ends a moment after its last process: the
             // loop device goes then, unless another launcher kept the mount (the hole this guards)
-            org.awaitility.Awaitility.await("the deleted session's loop device detached")
-                    .atMost(java.time.Duration.ofSeconds(15)).pollInterval(java.time.Duration.ofMillis(100))
+            Awaitility.await("the deleted session's loop device detached")
+                    .atMost(Duration.ofSeconds(15)).pollInterval(Duration.ofMillis(100))
                     .untilAsserted(() -> {
                         Process losetup = new ProcessBuilder("losetup", "-a").redirectErrorStream(true).start();
                         String loops = new String(losetup.getInputStream().readAllBytes());
@@ -178,7 +182,7 @@ class SessionRootTest {
         }
     }
 
-    private static java.util.List<String> mountsUnder(Path dir) throws Exception {
+    private static List<String> mountsUnder(Path dir) throws Exception {
         return Files.readAllLines(Path.of("/proc/self/mountinfo")).stream()
                 .filter(line -> line.split(" ")[4].startsWith(dir.toString())).toList();
     }

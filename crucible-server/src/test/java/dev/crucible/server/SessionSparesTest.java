@@ -3,8 +3,12 @@ package dev.crucible.server;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.crucible.TestDirs;
 import dev.crucible.TestHost;
+import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.security.MessageDigest;
@@ -32,7 +36,7 @@ class SessionSparesTest {
 
     @Test
     void aCreateTakesTheSpareForItsTokenAloneAndANewOneIsMadeBehindIt() throws Exception {
-        Path data = dev.crucible.TestDirs.create("crucible-spares-");
+        Path data = TestDirs.create("crucible-spares-");
         try (CrucibleServer server = CrucibleServer.start(config(data, 20, 5), TestHost.crucible())) {
             Http a = Http.to(server, "token-a");
             Http b = Http.to(server, "token-b");
@@ -83,7 +87,7 @@ class SessionSparesTest {
 
     @Test
     void aSpareWhoseInterpreterDiedWhileItWaitedIsNeverHandedOut() throws Exception {
-        Path data = dev.crucible.TestDirs.create("crucible-spares-");
+        Path data = TestDirs.create("crucible-spares-");
         try (CrucibleServer server = CrucibleServer.start(config(data, 20, 5), TestHost.crucible())) {
             Http a = Http.to(server, "token-a");
             String spare = awaitSpare(a, data, List.of());
@@ -108,7 +112,7 @@ class SessionSparesTest {
 
     @Test
     void aSpareLeftByACrashIsRemovedAtTheNextStartNeverKeptAsASession() throws Exception {
-        Path data = dev.crucible.TestDirs.create("crucible-spares-");
+        Path data = TestDirs.create("crucible-spares-");
         byte[] record;
         String spare;
         try (CrucibleServer server = CrucibleServer.start(config(data, 20, 5), TestHost.crucible())) {
@@ -130,7 +134,7 @@ class SessionSparesTest {
 
     @Test
     void aSpareCountsAgainstTheCapsAndIsLetGoForASessionAskedFor() throws Exception {
-        Path data = dev.crucible.TestDirs.create("crucible-spares-");
+        Path data = TestDirs.create("crucible-spares-");
         // two sessions at most: a spare is made only with room for one more besides it
         try (CrucibleServer server = CrucibleServer.start(config(data, 2, 1), TestHost.crucible())) {
             Http a = Http.to(server, "token-a");
@@ -175,13 +179,13 @@ class SessionSparesTest {
     static List<String> sessionDirs(Path data) {
         try (Stream<Path> dirs = Files.list(data.resolve("sessions"))) {
             return dirs.map(p -> p.getFileName().toString()).filter(n -> !n.startsWith(".")).toList();
-        } catch (java.io.IOException e) {
-            throw new java.io.UncheckedIOException(e);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
         }
     }
 
     static String owner(String token) throws Exception {
         return HexFormat.of().formatHex(MessageDigest.getInstance("SHA-256").digest(token.getBytes(
-                java.nio.charset.StandardCharsets.UTF_8)));
+                StandardCharsets.UTF_8)));
     }
 }

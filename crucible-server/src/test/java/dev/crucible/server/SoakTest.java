@@ -3,11 +3,14 @@ package dev.crucible.server;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
+import dev.crucible.Crucible;
 import dev.crucible.TestHost;
+import java.io.IOException;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -53,7 +56,7 @@ class SoakTest {
             Map<String, AtomicInteger> verdicts = new ConcurrentHashMap<>();
             long t0 = System.nanoTime();
             try (ExecutorService clients = Executors.newFixedThreadPool(CONCURRENCY)) {
-                List<Future<?>> done = new java.util.ArrayList<>();
+                List<Future<?>> done = new ArrayList<>();
                 for (int i = 0; i < REQUESTS; i++) {
                     int n = i;
                     done.add(clients.submit(() -> {
@@ -91,7 +94,7 @@ class SoakTest {
 
     /** What a leak would grow: processes below this JVM, run cgroups, this JVM's pipes, program dirs. */
     record Counts(long processes, int cgroups, long pipes, long programDirs) {
-        static Counts settled(dev.crucible.Crucible engine) throws Exception {
+        static Counts settled(Crucible engine) throws Exception {
             AtomicReference<Counts> last = new AtomicReference<>();
             return await("the engine settled: the pool full, the same counts two looks in a row")
                     .atMost(Duration.ofSeconds(30)).pollInterval(Duration.ofMillis(100))
@@ -99,7 +102,7 @@ class SoakTest {
                             now -> now.equals(last.getAndSet(now)) && engine.executor().pool().size() == 2);
         }
 
-        static Counts take(dev.crucible.Crucible engine) throws Exception {
+        static Counts take(Crucible engine) throws Exception {
             long processes = ProcessHandle.current().descendants().filter(ProcessHandle::isAlive).count();
             long fds;
             try (Stream<Path> s = Files.list(Path.of("/proc/self/fd"))) {
@@ -108,7 +111,7 @@ class SoakTest {
                 fds = s.filter(fd -> {
                     try {
                         return Files.readSymbolicLink(fd).toString().startsWith("pipe:");
-                    } catch (java.io.IOException e) {
+                    } catch (IOException e) {
                         return false;
                     }
                 }).count();

@@ -12,12 +12,14 @@ import java.net.http.WebSocketHandshakeException;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.Base64;
 import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.CompletionException;
 import java.util.concurrent.CompletionStage;
 import java.util.concurrent.TimeUnit;
+import org.assertj.core.api.Assertions;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -218,7 +220,7 @@ class TerminalTest {
     }
 
     private static String bearer(String token) {
-        return "crucible.bearer." + java.util.Base64.getUrlEncoder().withoutPadding()
+        return "crucible.bearer." + Base64.getUrlEncoder().withoutPadding()
                 .encodeToString(token.getBytes(StandardCharsets.UTF_8));
     }
 
@@ -229,7 +231,7 @@ class TerminalTest {
     }
 
     private static int browserStatus(String path, String protocol, String... more) {
-        Throwable failed = org.assertj.core.api.Assertions.catchThrowable(() -> browser(path, new Screen(), protocol,
+        Throwable failed = Assertions.catchThrowable(() -> browser(path, new Screen(), protocol,
                 more));
         assertThat(failed).isInstanceOf(CompletionException.class).cause()
                 .isInstanceOf(WebSocketHandshakeException.class);
@@ -238,7 +240,7 @@ class TerminalTest {
 
     /** The status the server answered a WebSocket handshake with. */
     private static int handshakeStatus(String token, String path, String origin) {
-        Throwable failed = org.assertj.core.api.Assertions.catchThrowable(() -> connect(token, path, new Screen(),
+        Throwable failed = Assertions.catchThrowable(() -> connect(token, path, new Screen(),
                 origin));
         assertThat(failed).isInstanceOf(CompletionException.class).cause()
                 .isInstanceOf(WebSocketHandshakeException.class);

@@ -3,12 +3,15 @@ package dev.crucible.server;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.crucible.Crucible;
+import dev.crucible.TestDirs;
 import dev.crucible.sandbox.SandboxConfig;
 import java.net.http.HttpResponse;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.Map;
 import java.util.Set;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 
@@ -32,9 +35,9 @@ final class TwoTierServer implements AutoCloseable {
         /** The tokens the server takes (none: no token needed). */
         abstract Set<String> tokens();
 
-        @org.junit.jupiter.api.BeforeEach
+        @BeforeEach
         void start() throws Exception {
-            data = dev.crucible.TestDirs.create("crucible-tiers-");
+            data = TestDirs.create("crucible-tiers-");
             serve();
         }
 
@@ -45,7 +48,7 @@ final class TwoTierServer implements AutoCloseable {
             http = Http.to(server, tokens().stream().sorted().findFirst().orElse(null));
         }
 
-        @org.junit.jupiter.api.AfterEach
+        @AfterEach
         void stop() {
             if (tiers != null) {
                 tiers.close();

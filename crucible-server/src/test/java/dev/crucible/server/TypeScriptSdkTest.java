@@ -5,6 +5,7 @@ import static org.assertj.core.api.Assertions.assertThat;
 import dev.crucible.TestHost;
 import dev.crucible.error.ErrorCode;
 import dev.crucible.testhost.Capability;
+import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -14,6 +15,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * The TypeScript SDK (clients/typescript) against a real server: its node:test suites, the SDK's and each agent
@@ -51,7 +53,7 @@ class TypeScriptSdkTest {
      * README's TypeScript example, as a newcomer copies it, runs from that install.
      */
     @Test
-    void thePackedTarballInstallsAndTheReadmesExampleRunsFromIt(@org.junit.jupiter.api.io.TempDir Path project)
+    void thePackedTarballInstallsAndTheReadmesExampleRunsFromIt(@TempDir Path project)
             throws Exception {
         Capability.TYPESCRIPT_SDK.require();
         String packed = run(DIR, Map.of(), "npm", "pack", "--silent", "--pack-destination", project.toString()).strip();
@@ -68,7 +70,7 @@ class TypeScriptSdkTest {
     }
 
     /** The first {@code language} code block of the README after the heading {@code heading}. */
-    static String readmeExample(String heading, String language) throws java.io.IOException {
+    static String readmeExample(String heading, String language) throws IOException {
         String readme = Files.readString(DIR.resolve("../../README.md").normalize());
         int at = readme.indexOf("\n" + heading + "\n");
         assertThat(at).as("the README has " + heading).isPositive();

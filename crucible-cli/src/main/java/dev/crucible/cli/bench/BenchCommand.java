@@ -1,15 +1,21 @@
 package dev.crucible.cli.bench;
 
-import dev.crucible.Crucible;
 import dev.crucible.cli.support.CliSupport;
 import dev.crucible.cli.support.ExitCodes;
 import dev.crucible.exec.ExecuteRequest;
 import dev.crucible.exec.ExecuteResult;
 import dev.crucible.runtime.LanguageRuntime;
+import dev.crucible.runtime.RuntimeRegistry;
+import dev.crucible.sandbox.Isolation;
+import dev.crucible.server.ServerConfig;
 import java.io.IOException;
 import java.io.PrintWriter;
+import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.Arrays;
+import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
@@ -43,7 +49,7 @@ public final class BenchCommand implements Callable<Integer> {
     @Option(names = "--humaneval", paramLabel = "FILE",
             description = "Samples per second for a HumanEval file's reference solutions (crucible eval dataset's path)"
                     + " against the same programs as bare sequential python3 runs, in the same run.")
-    java.nio.file.Path humaneval;
+    Path humaneval;
 
     @Option(names = "--sessions", description = "Benchmark a cell (x + 1) in a live Python session on the server.")
     boolean sessions;
@@ -117,7 +123,7 @@ public final class BenchCommand implements Callable<Integer> {
         }
         if (humaneval != null) {
             return new HumanEvalBench(humaneval, concurrency, rounds,
-                    isolation == null ? null : dev.crucible.sandbox.Isolation.parse(isolation))
+                    isolation == null ? null : Isolation.parse(isolation))
                     .run(out, spec.commandLine().getErr());
         }
         if (checkpoint != null) {
@@ -133,7 +139,7 @@ public final class BenchCommand implements Callable<Integer> {
                     crucible -> new PortBench().run(out, crucible, iterations, warmup));
         }
         if (sessions) {
-            String bearer = token != null ? token : dev.crucible.server.ServerConfig.tokensFrom(
+            String bearer = token != null ? token : ServerConfig.tokensFrom(
                     System.getenv("CRUCIBLE_TOKENS")).stream().findFirst().orElse(null);
             SessionBench bench = new SessionBench(url, bearer);
             if (pause != null) {
@@ -148,18 +154,18 @@ public final class BenchCommand implements Callable<Integer> {
     @SuppressWarnings("checkstyle:JavaNCSS") // one benchmark's script, step by step as it prints
     private int httpBench(PrintWriter out) throws Exception {
         String bearer = token != null ? token
-                : dev.crucible.server.ServerConfig.tokensFrom(System.getenv("CRUCIBLE_TOKENS")).stream().findFirst().orElse(null);
+                : ServerConfig.tokensFrom(System.getenv("CRUCIBLE_TOKENS")).stream().findFirst().orElse(null);
         HttpBench bench = new HttpBench(url, bearer);
         JsonNode health;
         try {
             health = bench.health();
-        } catch (java.io.IOException e) {
+        } catch (IOException e) {
             return CliSupport.fail(spec.commandLine().getErr(), new CliSupport.Failure(ExitCodes.NO_INPUT,
                     "no server at " + url + " (start one with ./crucible serve): " + e.getMessage()));
         }
-        List<String> bare = bareCommand(dev.crucible.runtime.RuntimeRegistry.builtIn().find(language).orElseThrow()
+        List<String> bare = bareCommand(RuntimeRegistry.builtIn().find(language).orElseThrow()
                 .runCommand().getFirst());
-        String body = CliSupport.json().writeValueAsString(java.util.Map.of("language", language, "code", code));
+        String body = CliSupport.json().writeValueAsString(Map.of("language", language, "code", code));
         HttpBench.Task server = (i, start) -> {
             if (pauseMs > 0) {
                 Thread.sleep(pauseMs);
@@ -182,7 +188,7 @@ public final class BenchCommand implements Callable<Integer> {
         HttpBench.measure(warmup, concurrency, spawn);
         bench.statuses.clear();
         int perRound = Math.max(1, iterations / rounds);
-        java.util.Map<String, String> variant = new java.util.LinkedHashMap<>(java.util.Map.of("language", language,
+        Map<String, String> variant = new LinkedHashMap<>(Map.of("language", language,
                 "code", code));
         if (image != null) {
             variant.put("image", image);
@@ -200,9 +206,9 @@ public final class BenchCommand implements Callable<Integer> {
         if (imageBody != null) {
             HttpBench.measure(warmup, concurrency, inImage);
         }
-        List<HttpBench.Phase> bares = new java.util.ArrayList<>();
-        List<HttpBench.Phase> served = new java.util.ArrayList<>();
-        List<HttpBench.Phase> imaged = new java.util.ArrayList<>();
+        List<HttpBench.Phase> bares = new ArrayList<>();
+        List<HttpBench.Phase> served = new ArrayList<>();
+        List<HttpBench.Phase> imaged = new ArrayList<>();
         for (int r = 0; r < rounds; r++) {
             bares.add(HttpBench.measure(perRound, concurrency, spawn));
             int offset = r * perRound;

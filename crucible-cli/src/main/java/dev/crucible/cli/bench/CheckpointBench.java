@@ -1,6 +1,7 @@
 package dev.crucible.cli.bench;
 
 import dev.crucible.Crucible;
+import dev.crucible.runtime.RuntimeRegistry;
 import dev.crucible.sandbox.Isolation;
 import dev.crucible.sandbox.Limits;
 import dev.crucible.sandbox.Sandbox;
@@ -13,6 +14,8 @@ import java.io.PrintWriter;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 
@@ -33,10 +36,10 @@ final class CheckpointBench {
             out.println("gVisor is not available here: " + why);
             return 1;
         }
-        String python = dev.crucible.runtime.RuntimeRegistry.builtIn().find("python").orElseThrow().runCommand()
+        String python = RuntimeRegistry.builtIn().find("python").orElseThrow().runCommand()
                 .getFirst();
         Path dir = Files.createTempDirectory("crucible-checkpoint-bench-");
-        Files.setPosixFilePermissions(dir, java.nio.file.attribute.PosixFilePermissions.fromString("rwx--x--x"));
+        Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwx--x--x"));
         Path workspace = Files.createDirectories(dir.resolve("workspace"));
         SandboxSpec spec = new SandboxSpec(List.of(python, "-u", "-c", LOOP), Map.of(), Map.of(), null, false,
                 List.of(), null, null, new Limits(600_000, 600_000, megabytes + 256, 64 * 1024, 64), workspace)
@@ -113,7 +116,7 @@ final class CheckpointBench {
 
     private static void delete(Path p) throws IOException {
         try (var walk = Files.walk(p)) {
-            for (Path q : walk.sorted(java.util.Comparator.reverseOrder()).toList()) {
+            for (Path q : walk.sorted(Comparator.reverseOrder()).toList()) {
                 Files.deleteIfExists(q);
             }
         }

@@ -7,11 +7,14 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.TreeMap;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
@@ -61,7 +64,7 @@ final class HttpBench {
         int code;
         String answer;
         if (execute.getScheme().equals("http")) { // a blocking keep-alive connection per worker thread
-            BenchConnection.Response r = postPlain(body.getBytes(java.nio.charset.StandardCharsets.UTF_8));
+            BenchConnection.Response r = postPlain(body.getBytes(StandardCharsets.UTF_8));
             code = r.status();
             answer = r.body();
         } else {
@@ -87,8 +90,8 @@ final class HttpBench {
     }
 
     /** Keep-alive connections not in use: at most one per concurrent worker, kept across phases. */
-    private final java.util.concurrent.ConcurrentLinkedQueue<BenchConnection> idle =
-            new java.util.concurrent.ConcurrentLinkedQueue<>();
+    private final ConcurrentLinkedQueue<BenchConnection> idle =
+            new ConcurrentLinkedQueue<>();
 
     /**
      * On an idle connection, or a new one. An idle one the server closed meanwhile (between phases, past its idle
@@ -141,7 +144,7 @@ final class HttpBench {
         AtomicLong failures = new AtomicLong();
         long t0 = System.nanoTime();
         try (ExecutorService pool = Executors.newFixedThreadPool(concurrency)) {
-            List<Future<?>> workers = new java.util.ArrayList<>();
+            List<Future<?>> workers = new ArrayList<>();
             for (int w = 0; w < concurrency; w++) {
                 workers.add(pool.submit(() -> {
                     int i;

@@ -2,9 +2,13 @@ package dev.crucible.cli.bench;
 
 import dev.crucible.Crucible;
 import dev.crucible.cli.support.CliSupport;
+import dev.crucible.eval.Judge;
 import dev.crucible.eval.dataset.Dataset;
 import dev.crucible.eval.dataset.DatasetRun;
+import dev.crucible.image.Images;
+import dev.crucible.runtime.RuntimeRegistry;
 import dev.crucible.sandbox.Isolation;
+import dev.crucible.server.services.Services;
 import java.io.PrintWriter;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -40,21 +44,21 @@ final class HumanEvalBench {
             Files.writeString(program, dataset.job(p, p.reference()).code());
             programs.add(program);
         }
-        String python = dev.crucible.runtime.RuntimeRegistry.builtIn().find("python").orElseThrow().runCommand()
+        String python = RuntimeRegistry.builtIn().find("python").orElseThrow().runCommand()
                 .getFirst();
         return CliSupport.withEngine(err, null, engine -> tier == null ? measure(out, python, programs, dir, engine, null)
                 : CliSupport.withEngine(err, null, () -> CliSupport.images(null,
-                        dev.crucible.image.Images.PullPolicy.never()), config -> config.withIsolation(tier),
+                        Images.PullPolicy.never()), config -> config.withIsolation(tier),
                         second -> measure(out, python, programs, dir, engine, second)));
     }
 
     private int measure(PrintWriter out, String python, List<Path> programs, Path dir, Crucible engine,
             Crucible second) throws Exception {
         List<Crucible> engines = second == null ? List.of(engine) : List.of(engine, second);
-        List<dev.crucible.eval.Judge> judges = new ArrayList<>();
+        List<Judge> judges = new ArrayList<>();
         for (Crucible e : engines) {
             e.startPool(Map.of("python", workers));
-            judges.add(dev.crucible.server.services.Services.stateless(e).judge());
+            judges.add(Services.stateless(e).judge());
         }
         Thread.sleep(second == null ? 1000 : 5000); // the pools fill
         double[] bare = new double[rounds];

@@ -7,16 +7,21 @@ import dev.crucible.server.services.Services;
 import dev.crucible.session.SessionManager;
 import dev.crucible.session.SessionPorts;
 import dev.crucible.session.process.CommandRequest;
+import java.io.BufferedInputStream;
 import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.PrintWriter;
+import java.net.InetAddress;
+import java.net.Socket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 
 /**
@@ -93,13 +98,13 @@ final class PortBench {
 
     /** A raw HTTP/1.1 client on one kept-alive connection to the server, reading bodies by Content-Length. */
     private static final class KeptAlive implements AutoCloseable {
-        private final java.net.Socket socket;
+        private final Socket socket;
         private final InputStream in;
 
         KeptAlive(int port) throws IOException {
-            socket = new java.net.Socket(java.net.InetAddress.getLoopbackAddress(), port);
+            socket = new Socket(InetAddress.getLoopbackAddress(), port);
             socket.setTcpNoDelay(true);
-            in = new java.io.BufferedInputStream(socket.getInputStream(), 64 * 1024);
+            in = new BufferedInputStream(socket.getInputStream(), 64 * 1024);
         }
 
         long get(String path) throws IOException {
@@ -109,7 +114,7 @@ final class PortBench {
             if (!head.startsWith("HTTP/1.1 200")) {
                 throw new IOException("GET " + path + " answered " + head.lines().findFirst().orElse(""));
             }
-            long length = head.lines().filter(l -> l.toLowerCase(java.util.Locale.ROOT).startsWith("content-length:"))
+            long length = head.lines().filter(l -> l.toLowerCase(Locale.ROOT).startsWith("content-length:"))
                     .mapToLong(l -> Long.parseLong(l.substring(15).strip())).findFirst()
                     .orElseThrow(() -> new IOException("no Content-Length in " + head));
             byte[] buf = new byte[64 * 1024];
@@ -151,7 +156,7 @@ final class PortBench {
             var socket = c.channel().socket();
             socket.getOutputStream().write(("GET " + path + " HTTP/1.1\r\nHost: localhost:" + PORT
                     + "\r\nConnection: close\r\n\r\n").getBytes(StandardCharsets.ISO_8859_1));
-            InputStream in = new java.io.BufferedInputStream(socket.getInputStream(), 64 * 1024);
+            InputStream in = new BufferedInputStream(socket.getInputStream(), 64 * 1024);
             head(in); // as the proxy reads it
             return drain(in);
         }
@@ -184,7 +189,7 @@ final class PortBench {
     }
 
     private static long[] merge(List<long[]> parts) {
-        long[] all = parts.stream().flatMapToLong(java.util.Arrays::stream).sorted().toArray();
+        long[] all = parts.stream().flatMapToLong(Arrays::stream).sorted().toArray();
         return all;
     }
 }

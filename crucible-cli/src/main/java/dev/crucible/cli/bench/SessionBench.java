@@ -7,12 +7,18 @@ import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.net.http.WebSocket;
+import java.nio.ByteBuffer;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Arrays;
 import java.util.List;
+import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CompletionStage;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.TimeUnit;
 import tools.jackson.databind.JsonNode;
 
 /**
@@ -164,16 +170,16 @@ final class SessionBench {
         long pid = call("POST", "/v1/sessions/" + id + "/commands", "{\"argv\": [\"/bin/sh\", \"-c\", \"stty -icanon -echo; exec cat\"],"
                 + " \"background\": true,"
                 + " \"stdin_open\": true, \"pty\": {\"rows\": 24, \"cols\": 80}}").get("pid").asLong();
-        java.util.concurrent.BlockingQueue<byte[]> echoes = new java.util.concurrent.LinkedBlockingQueue<>();
-        java.net.http.WebSocket.Builder builder = http.newWebSocketBuilder();
+        BlockingQueue<byte[]> echoes = new LinkedBlockingQueue<>();
+        WebSocket.Builder builder = http.newWebSocketBuilder();
         if (token != null) {
             builder.header("Authorization", "Bearer " + token);
         }
-        java.net.http.WebSocket socket = builder.buildAsync(URI.create(base.toString().replaceFirst("^http", "ws")
-                + "v1/sessions/" + id + "/terminal?pid=" + pid), new java.net.http.WebSocket.Listener() {
+        WebSocket socket = builder.buildAsync(URI.create(base.toString().replaceFirst("^http", "ws")
+                + "v1/sessions/" + id + "/terminal?pid=" + pid), new WebSocket.Listener() {
                     @Override
-                    public java.util.concurrent.CompletionStage<?> onBinary(java.net.http.WebSocket s,
-                            java.nio.ByteBuffer data, boolean last) {
+                    public CompletionStage<?> onBinary(WebSocket s,
+                            ByteBuffer data, boolean last) {
                         byte[] bytes = new byte[data.remaining()];
                         data.get(bytes);
                         echoes.add(bytes);
@@ -186,7 +192,7 @@ final class SessionBench {
                 socket.sendText("k", true).join();
                 int seen = 0;
                 while (seen < 1) {
-                    byte[] echo = echoes.poll(10, java.util.concurrent.TimeUnit.SECONDS);
+                    byte[] echo = echoes.poll(10, TimeUnit.SECONDS);
                     if (echo == null) {
                         throw new IOException("no echo of a keystroke in 10 s");
                     }

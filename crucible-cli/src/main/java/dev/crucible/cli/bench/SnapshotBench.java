@@ -1,5 +1,6 @@
 package dev.crucible.cli.bench;
 
+import dev.crucible.cli.support.CliSupport;
 import java.io.IOException;
 import java.io.PrintWriter;
 import tools.jackson.databind.JsonNode;
@@ -115,7 +116,7 @@ final class SnapshotBench {
 
     private String cell(String id, String code) throws Exception {
         JsonNode r = http.call("POST", "/v1/sessions/" + id + "/execute", "{\"code\": "
-                + dev.crucible.cli.support.CliSupport.json().writeValueAsString(code) + "}");
+                + CliSupport.json().writeValueAsString(code) + "}");
         if (!r.path("status").asString("").equals("ok")) {
             throw new IOException("a cell failed: " + r);
         }

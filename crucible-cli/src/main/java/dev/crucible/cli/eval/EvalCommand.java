@@ -2,15 +2,21 @@ package dev.crucible.cli.eval;
 
 import dev.crucible.cli.support.CliSupport;
 import dev.crucible.cli.support.ExitCodes;
+import dev.crucible.eval.codex.CodexRunner;
+import dev.crucible.eval.codex.CodexScoring;
+import dev.crucible.eval.codex.Completions;
 import java.io.IOException;
 import java.io.PrintWriter;
+import java.net.URI;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
+import tools.jackson.databind.node.ObjectNode;
 
 /** {@code crucible eval …}: evaluation workflows. */
 @Command(name = "eval", mixinStandardHelpOptions = true,
@@ -27,12 +33,12 @@ public final class EvalCommand implements Runnable {
     }
 
     /** Reads a Codex Runner TOML file, or fails with its line and reason. */
-    static tools.jackson.databind.node.ObjectNode readToml(Path in) throws IOException {
+    static ObjectNode readToml(Path in) throws IOException {
         if (!Files.isReadable(in)) {
             throw new CliSupport.Failure(ExitCodes.NO_INPUT, "cannot read " + in);
         }
         try {
-            return dev.crucible.eval.codex.CodexRunner.read(in);
+            return CodexRunner.read(in);
         } catch (IllegalArgumentException e) {
             throw new CliSupport.Failure(ExitCodes.INVALID_REQUEST, e.getMessage());
         }
@@ -67,7 +73,7 @@ public final class EvalCommand implements Runnable {
 
         @Option(names = "--base-url", defaultValue = "https://api.openai.com/v1",
                 description = "Any OpenAI-compatible API (default https://api.openai.com/v1).")
-        java.net.URI baseUrl;
+        URI baseUrl;
 
         @Override
         public Integer call() throws Exception {
@@ -77,14 +83,14 @@ public final class EvalCommand implements Runnable {
                     throw new CliSupport.Failure(ExitCodes.USAGE, "--n and --max-tokens must be >= 1, --temperature >= 0");
                 }
                 var root = readToml(in);
-                String key = dev.crucible.eval.codex.Completions.apiKey(System.getenv(), Path.of(""));
+                String key = Completions.apiKey(System.getenv(), Path.of(""));
                 if (key == null) {
                     throw new CliSupport.Failure(ExitCodes.INVALID_REQUEST,
                             "no API key: set OPENAI_API_KEY or put OPENAI_API_KEY=... in a .env file here");
                 }
-                var summary = new dev.crucible.eval.codex.Completions().generate(root, new dev.crucible.eval.codex.Completions.Options(
-                        baseUrl, key, model, n, maxTokens, temperature, 5, java.time.Duration.ofMillis(500)));
-                dev.crucible.eval.codex.CodexRunner.write(root, out);
+                var summary = new Completions().generate(root, new Completions.Options(
+                        baseUrl, key, model, n, maxTokens, temperature, 5, Duration.ofMillis(500)));
+                CodexRunner.write(root, out);
                 summary.problems().forEach(p -> err.println("crucible: " + p));
                 err.printf("crucible: %d completions for %d questions (%d requests, %d retried) written to %s%n",
                         summary.completions(), summary.questions(), summary.requests(), summary.retries(), out);
@@ -116,15 +122,15 @@ public final class EvalCommand implements Runnable {
         @Override
         public Integer call() throws Exception {
             PrintWriter err = spec.commandLine().getErr();
-            tools.jackson.databind.node.ObjectNode root;
+            ObjectNode root;
             try {
                 root = readToml(in);
             } catch (CliSupport.Failure f) {
                 return CliSupport.fail(err, f);
             }
             return CliSupport.withEngine(err, null, engine -> {
-                var summary = new dev.crucible.eval.codex.CodexRunner(engine.executor()).runTests(root, timeoutMs);
-                dev.crucible.eval.codex.CodexRunner.write(root, out);
+                var summary = new CodexRunner(engine.executor()).runTests(root, timeoutMs);
+                CodexRunner.write(root, out);
                 summary.problems().forEach(p -> err.println("crucible: " + p));
                 err.printf("crucible: %d questions, %d completions, %d of %d tests passed; written to %s%n",
                         summary.questions(), summary.completions(), summary.passed(), summary.tests(), out);
@@ -150,7 +156,7 @@ public final class EvalCommand implements Runnable {
         @Override
         public Integer call() throws Exception {
             try {
-                Files.writeString(out, dev.crucible.eval.codex.CodexRunner.report(readToml(in)));
+                Files.writeString(out, CodexRunner.report(readToml(in)));
                 return 0;
             } catch (CliSupport.Failure f) {
                 return CliSupport.fail(spec.commandLine().getErr(), f);
@@ -185,15 +191,15 @@ public final class EvalCommand implements Runnable {
         @Override
         public Integer call() throws Exception {
             try {
-                dev.crucible.eval.codex.CodexScoring.TestStrategy test;
-                dev.crucible.eval.codex.CodexScoring.ScoringStrategy scoring;
+                CodexScoring.TestStrategy test;
+                CodexScoring.ScoringStrategy scoring;
                 try {
-                    test = dev.crucible.eval.codex.CodexScoring.TestStrategy.of(testStrategy);
-                    scoring = dev.crucible.eval.codex.CodexScoring.ScoringStrategy.of(scoringStrategy);
+                    test = CodexScoring.TestStrategy.of(testStrategy);
+                    scoring = CodexScoring.ScoringStrategy.of(scoringStrategy);
                 } catch (IllegalArgumentException e) {
                     throw new CliSupport.Failure(ExitCodes.USAGE, e.getMessage());
                 }
-                Files.writeString(out, dev.crucible.eval.codex.CodexScoring.summary(readToml(in), test, scoring));
+                Files.writeString(out, CodexScoring.summary(readToml(in), test, scoring));
                 return 0;
             } catch (CliSupport.Failure f) {
                 return CliSupport.fail(spec.commandLine().getErr(), f);

@@ -2,6 +2,8 @@ package dev.crucible.cli.image;
 
 import dev.crucible.cli.support.CliSupport;
 import dev.crucible.cli.support.ExitCodes;
+import dev.crucible.image.registry.ImagePuller;
+import dev.crucible.image.registry.RegistryCredentials;
 import dev.crucible.image.spec.ImageException;
 import dev.crucible.image.store.ImageStore;
 import dev.crucible.server.ServerConfig;
@@ -13,7 +15,10 @@ import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.time.Instant;
+import java.util.ArrayList;
+import java.util.List;
 import java.util.Locale;
+import java.util.Set;
 import picocli.CommandLine.Option;
 import tools.jackson.databind.json.JsonMapper;
 import tools.jackson.databind.module.SimpleModule;
@@ -40,12 +45,12 @@ final class ImageCli {
     static final class RegistryOption {
         @Option(names = "--insecure-registry", paramLabel = "HOST:PORT",
                 description = "A registry to speak plain HTTP to (loopback ones always may); repeatable.")
-        java.util.List<String> insecure = new java.util.ArrayList<>();
+        List<String> insecure = new ArrayList<>();
 
         /** Those registries, logins from CRUCIBLE_REGISTRY_AUTH or ~/.docker/config.json, 60 s without data at most. */
-        dev.crucible.image.registry.ImagePuller.Options options(long maxBytes) {
-            return new dev.crucible.image.registry.ImagePuller.Options(java.util.Set.copyOf(insecure), maxBytes,
-                    Duration.ofSeconds(60), dev.crucible.image.registry.RegistryCredentials.fromEnvironment(
+        ImagePuller.Options options(long maxBytes) {
+            return new ImagePuller.Options(Set.copyOf(insecure), maxBytes,
+                    Duration.ofSeconds(60), RegistryCredentials.fromEnvironment(
                             System.getenv()));
         }
     }

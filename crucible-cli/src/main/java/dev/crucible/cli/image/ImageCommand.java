@@ -1,8 +1,8 @@
 package dev.crucible.cli.image;
 
 import dev.crucible.cli.support.ExitCodes;
-import dev.crucible.image.spec.Image;
 import dev.crucible.image.archive.ImageImporter;
+import dev.crucible.image.spec.Image;
 import dev.crucible.image.store.ImageStore;
 import java.io.PrintWriter;
 import java.nio.file.Path;

@@ -2,8 +2,8 @@ package dev.crucible.cli.image;
 
 import dev.crucible.cli.support.CliSupport;
 import dev.crucible.cli.support.ExitCodes;
-import dev.crucible.image.spec.Image;
 import dev.crucible.image.registry.ImagePuller;
+import dev.crucible.image.spec.Image;
 import dev.crucible.image.spec.ImageRef;
 import java.io.Console;
 import java.io.PrintWriter;

@@ -1,15 +1,16 @@
 package dev.crucible.cli.run;
 
 import dev.crucible.Crucible;
-import dev.crucible.error.RequestException;
 import dev.crucible.cli.support.CliSupport;
 import dev.crucible.cli.support.ExitCodes;
+import dev.crucible.error.RequestException;
 import dev.crucible.exec.ExecuteRequest;
 import dev.crucible.exec.ExecuteResult;
 import dev.crucible.runtime.LanguageRuntime;
 import dev.crucible.runtime.LimitsSpec;
 import java.io.IOException;
 import java.io.PrintStream;
+import java.nio.charset.MalformedInputException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
@@ -110,7 +111,7 @@ public final class RunCommand implements Callable<Integer> {
             return Files.readString(path, StandardCharsets.UTF_8);
         } catch (NoSuchFileException e) {
             throw new CliSupport.Failure(ExitCodes.NO_INPUT, "no such " + what + ": " + path);
-        } catch (java.nio.charset.MalformedInputException e) {
+        } catch (MalformedInputException e) {
             throw new CliSupport.Failure(ExitCodes.NO_INPUT, what + " " + path + " is not UTF-8 text");
         } catch (IOException e) {
             throw new CliSupport.Failure(ExitCodes.NO_INPUT, "cannot read " + what + " " + path + ": " + e.getMessage());

@@ -2,13 +2,16 @@ package dev.crucible.cli.run;
 
 import dev.crucible.Crucible;
 import dev.crucible.cli.support.CliSupport;
+import dev.crucible.exec.ExecuteRequest;
+import dev.crucible.pool.WarmPool;
 import dev.crucible.runtime.LanguageRuntime;
+import dev.crucible.sandbox.Isolation;
 import java.nio.file.Path;
 import java.util.concurrent.Callable;
 import picocli.CommandLine.Command;
+import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
-import picocli.CommandLine.Model.CommandSpec;
 
 /** {@code crucible runtimes}: the runtimes, whether each can run here, and the sandbox's isolation facts. */
 @Command(name = "runtimes", mixinStandardHelpOptions = true,
@@ -25,7 +28,7 @@ public final class RuntimesCommand implements Callable<Integer> {
         var out = spec.commandLine().getOut();
         try (Crucible crucible = CliSupport.start(CliSupport.runtimesFile(runtimesFile))) {
             try { // starts the Python zygote where the host allows one, so that the isolation path printed is the real one
-                crucible.executor().execute(dev.crucible.exec.ExecuteRequest.of("python", "pass"));
+                crucible.executor().execute(ExecuteRequest.of("python", "pass"));
             } catch (RuntimeException e) {
                 // no Python here: the report says what it can
             } catch (InterruptedException e) {
@@ -35,16 +38,16 @@ public final class RuntimesCommand implements Callable<Integer> {
                 out.printf("%-12s %-10s %s%s%s%n", r.language(), r.version().isEmpty() ? "-" : r.version(),
                         r.available() ? "available" : "unavailable: " + r.unavailableReason(),
                         !r.available() ? "" : "  isolation: " + r.tier().wire() + ", " + (r.poolable()
-                                && crucible.sandbox().forks(dev.crucible.pool.WarmPool.launchSpec(r)) ? "zygote" : "spawn"),
+                                && crucible.sandbox().forks(WarmPool.launchSpec(r)) ? "zygote" : "spawn"),
                         r.image() == null ? ""
                                 : "  (image " + r.image().reference() + (r.imageDigest() == null ? ""
                                         : " " + r.imageDigest()) + ")");
             }
             out.println();
             crucible.sandbox().host().describe().forEach(out::println);
-            String gvisor = crucible.sandbox().host().isolationDescription(dev.crucible.sandbox.Isolation.GVISOR);
+            String gvisor = crucible.sandbox().host().isolationDescription(Isolation.GVISOR);
             out.println("isolation gvisor: " + (gvisor != null ? gvisor : "unavailable ("
-                    + crucible.sandbox().host().isolationUnavailable(dev.crucible.sandbox.Isolation.GVISOR) + ")"));
+                    + crucible.sandbox().host().isolationUnavailable(Isolation.GVISOR) + ")"));
             crucible.sandbox().host().warnings().forEach(w -> out.println("warning: " + w));
             out.flush();
             return 0;

@@ -3,21 +3,24 @@ package dev.crucible.cli.serve;
 import dev.crucible.Crucible;
 import dev.crucible.cli.support.CliSupport;
 import dev.crucible.cli.support.ExitCodes;
-import dev.crucible.image.registry.ImagePuller;
 import dev.crucible.image.Images;
+import dev.crucible.image.registry.ImagePuller;
 import dev.crucible.image.registry.RegistryCredentials;
+import dev.crucible.sandbox.Isolation;
+import dev.crucible.sandbox.SandboxConfig;
 import dev.crucible.server.CrucibleServer;
 import dev.crucible.server.ServerConfig;
+import dev.crucible.server.access.Fairness;
 import dev.crucible.server.agentsandbox.AgentSandbox;
 import dev.crucible.server.agentsandbox.AgentSandboxPorts;
-import dev.crucible.server.access.Fairness;
+import dev.crucible.server.e2b.E2bApi;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Files;
-import dev.crucible.sandbox.SandboxConfig;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.Callable;
 import java.util.concurrent.CountDownLatch;
@@ -25,6 +28,7 @@ import picocli.CommandLine.Command;
 import picocli.CommandLine.Model.CommandSpec;
 import picocli.CommandLine.Option;
 import picocli.CommandLine.Spec;
+import sun.misc.Signal;
 
 /** {@code crucible serve}: the HTTP service, until SIGTERM or Ctrl-C (then a graceful shutdown). */
 @Command(name = "serve", mixinStandardHelpOptions = true,
@@ -182,7 +186,7 @@ public final class ServeCommand implements Callable<Integer> {
             + " a sandbox of it runs: a runtime's language (python, javascript, bash) or an image of the store, e.g."
             + " --e2b-template data-science=registry.example.com/ds:1 (repeatable). E2B's base and code-interpreter-v1"
             + " are Python sessions unless named here.")
-    java.util.Map<String, String> e2bTemplates;
+    Map<String, String> e2bTemplates;
 
     @Option(names = "--agent-sandbox", description = "Serve as one kubernetes-sigs/agent-sandbox pod: one session is the"
             + " sandbox, spoken to through agent-sandbox's python-runtime contract (/execute, /upload, /download,"
@@ -221,7 +225,7 @@ public final class ServeCommand implements Callable<Integer> {
                     throw new IllegalArgumentException("--shutdown-grace is 0 to 86400 seconds, not "
                             + shutdownGraceSeconds);
                 }
-                base = base.withShutdownGrace(java.time.Duration.ofSeconds(shutdownGraceSeconds));
+                base = base.withShutdownGrace(Duration.ofSeconds(shutdownGraceSeconds));
             }
             if (agentSandbox) {
                 AgentSandboxPorts.parse(agentSandboxPorts); // refused before the engine starts
@@ -264,7 +268,7 @@ public final class ServeCommand implements Callable<Integer> {
             }
             if (sessionSpares != null) {
                 config = config.withSessions(config.sessions().withSpares(
-                        dev.crucible.server.e2b.E2bApi.spares(sessionSpares, config.e2bTemplates())));
+                        E2bApi.spares(sessionSpares, config.e2bTemplates())));
             }
             if (sessionsMemoryMb != null || sessionsDiskMb != null) {
                 config = config.withSessions(config.sessions().withBudgets(
@@ -287,9 +291,9 @@ public final class ServeCommand implements Callable<Integer> {
         } catch (IllegalArgumentException e) {
             return CliSupport.fail(err, new CliSupport.Failure(ExitCodes.USAGE, e.getMessage()));
         }
-        dev.crucible.sandbox.Isolation tier;
+        Isolation tier;
         try {
-            tier = isolation == null ? null : dev.crucible.sandbox.Isolation.parse(isolation);
+            tier = isolation == null ? null : Isolation.parse(isolation);
         } catch (IllegalArgumentException e) {
             return CliSupport.fail(err, new CliSupport.Failure(ExitCodes.USAGE, e.getMessage()));
         }
@@ -314,7 +318,7 @@ public final class ServeCommand implements Callable<Integer> {
         // own stop would race ours)
         CountDownLatch stop = new CountDownLatch(1);
         for (String signal : new String[] {"TERM", "INT"}) {
-            sun.misc.Signal.handle(new sun.misc.Signal(signal), s -> stop.countDown());
+            Signal.handle(new Signal(signal), s -> stop.countDown());
         }
         err.printf("crucible: serving on http://%s:%d (started in %d ms; %s)%n", host, server.port(),
                 (System.nanoTime() - t0) / 1_000_000, config.tokens().isEmpty()

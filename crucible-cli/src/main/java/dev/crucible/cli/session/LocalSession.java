@@ -1,16 +1,18 @@
 package dev.crucible.cli.session;
 
 import dev.crucible.Crucible;
-import dev.crucible.error.RequestException;
 import dev.crucible.cli.support.CliSupport;
 import dev.crucible.cli.support.ExitCodes;
+import dev.crucible.error.RequestException;
 import dev.crucible.server.ServerConfig;
 import dev.crucible.server.services.Services;
 import dev.crucible.session.SessionManager;
+import dev.crucible.session.process.CommandRequest;
 import dev.crucible.session.spec.SessionConfig;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Comparator;
 import java.util.Map;
 import tools.jackson.databind.JsonNode;
 
@@ -82,7 +84,7 @@ final class LocalSession implements SessionBackend {
     @Override
     public JsonNode command(String line) throws Exception {
         return CliSupport.json().valueToTree(sessions.command("", id,
-                dev.crucible.session.process.CommandRequest.shell(line)));
+                CommandRequest.shell(line)));
     }
 
     @Override
@@ -113,7 +115,7 @@ final class LocalSession implements SessionBackend {
         services.close();
         services.engine().close();
         try (var walk = Files.walk(data)) {
-            walk.sorted(java.util.Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+            walk.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
         } catch (IOException e) {
             // a temporary directory
         }

@@ -1,6 +1,5 @@
 package dev.crucible.cli.session;
 
-import dev.crucible.Crucible;
 import dev.crucible.cli.support.CliSupport;
 import dev.crucible.cli.support.ExitCodes;
 import java.io.IOException;
@@ -9,6 +8,7 @@ import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
 import java.time.Duration;
+import java.util.LinkedHashMap;
 import java.util.Map;
 import tools.jackson.databind.JsonNode;
 
@@ -27,7 +27,7 @@ final class RemoteSession implements SessionBackend {
     static RemoteSession open(URI url, String token, String language, String snapshot, String isolation) {
         RemoteSession remote = new RemoteSession(url, token);
         try {
-            Map<String, String> body = new java.util.LinkedHashMap<>();
+            Map<String, String> body = new LinkedHashMap<>();
             body.put(snapshot != null ? "snapshot" : "language", snapshot != null ? snapshot : language);
             if (isolation != null) {
                 body.put("isolation", isolation);

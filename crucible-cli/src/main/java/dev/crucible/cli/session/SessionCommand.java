@@ -1,6 +1,5 @@
 package dev.crucible.cli.session;
 
-import dev.crucible.Crucible;
 import dev.crucible.cli.support.CliSupport;
 import java.io.PrintWriter;
 import java.net.URI;

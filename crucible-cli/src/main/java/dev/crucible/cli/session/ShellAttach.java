@@ -3,6 +3,7 @@ package dev.crucible.cli.session;
 import dev.crucible.session.SessionProcesses;
 import dev.crucible.session.process.BackgroundProcess;
 import dev.crucible.session.process.CommandRequest;
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -19,6 +20,7 @@ import java.util.function.Consumer;
 import org.jline.terminal.Attributes;
 import org.jline.terminal.Size;
 import org.jline.terminal.Terminal;
+import tools.jackson.databind.JsonNode;
 
 /**
  * {@code crucible session --shell}: the user's terminal attached to a login shell on a terminal of the session's
@@ -99,7 +101,7 @@ final class ShellAttach {
         try {
             int n;
             while (!ended.isDone() && (n = in.read(buffer)) >= 0) {
-                java.io.ByteArrayOutputStream keys = new java.io.ByteArrayOutputStream(n + 1); // one write a read
+                ByteArrayOutputStream keys = new ByteArrayOutputStream(n + 1); // one write a read
                 for (int i = 0; i < n; i++) {
                     byte b = buffer[i];
                     if (tilde && b == '.') {
@@ -128,10 +130,11 @@ final class ShellAttach {
     /** A call to the server's API: a JSON answer, or a failure for a refusal. */
     @FunctionalInterface
     interface Caller {
-        tools.jackson.databind.JsonNode call(String method, String path, Object body) throws Exception;
+        JsonNode call(String method, String path, Object body) throws Exception;
     }
 
     /** A shell through the local engine's session processes. */
+    @SuppressWarnings("checkstyle:inlineQualifiedName") // JLine's Terminal is the one imported here
     static Opener local(SessionProcesses processes) {
         return (rows, cols, output, ended) -> {
             BackgroundProcess process = processes.get(processes.start(new CommandRequest(null, List.of("/bin/sh", "-c",

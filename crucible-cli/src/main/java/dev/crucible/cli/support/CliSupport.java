@@ -9,6 +9,7 @@ import dev.crucible.server.ServerConfig;
 import java.io.IOException;
 import java.io.PrintWriter;
 import java.nio.file.Path;
+import java.util.function.UnaryOperator;
 import tools.jackson.databind.SerializationFeature;
 import tools.jackson.databind.json.JsonMapper;
 
@@ -63,7 +64,7 @@ public final class CliSupport {
 
     /** As {@link #withEngine(PrintWriter, Path, ImagesSource, EngineCommand)}, the sandbox settings {@code tuned}. */
     public static int withEngine(PrintWriter err, Path runtimesFile, ImagesSource images,
-            java.util.function.UnaryOperator<SandboxConfig> tuned, EngineCommand command) throws Exception {
+            UnaryOperator<SandboxConfig> tuned, EngineCommand command) throws Exception {
         Crucible engine;
         try {
             engine = start(tuned.apply(sandboxConfig()), runtimesFile, images.open());

@@ -3,7 +3,10 @@ package dev.crucible.cli.serve;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.crucible.testhost.Capability;
+import java.io.File;
 import java.io.IOException;
+import java.io.InputStream;
+import java.io.UncheckedIOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -110,16 +113,16 @@ final class Manifests {
         return new Result(p.exitValue(), out.get(), err.get());
     }
 
-    private static String readAll(java.io.InputStream in) {
+    private static String readAll(InputStream in) {
         try {
             return new String(in.readAllBytes(), StandardCharsets.UTF_8);
         } catch (IOException e) {
-            throw new java.io.UncheckedIOException(e);
+            throw new UncheckedIOException(e);
         }
     }
 
     private static boolean onPath(String tool) {
-        return Stream.of(System.getenv().getOrDefault("PATH", "").split(java.io.File.pathSeparator))
+        return Stream.of(System.getenv().getOrDefault("PATH", "").split(File.pathSeparator))
                 .anyMatch(dir -> !dir.isEmpty() && Files.isExecutable(Path.of(dir, tool)));
     }
 }

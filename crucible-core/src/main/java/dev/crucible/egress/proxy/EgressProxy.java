@@ -12,9 +12,11 @@ import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Duration;
 import java.time.Instant;
 import java.time.InstantSource;
 import java.util.ArrayDeque;
+import java.util.Comparator;
 import java.util.EnumMap;
 import java.util.List;
 import java.util.Map;
@@ -27,6 +29,7 @@ import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.function.Consumer;
 
 /**
  * One sandbox's egress proxy: an HTTP proxy that speaks {@code CONNECT host:port} (a byte tunnel; TLS stays end to
@@ -65,10 +68,10 @@ public final class EgressProxy implements AutoCloseable {
     private final ScheduledFuture<?> idleCheck;
     private volatile boolean closed;
 
-    private final java.util.function.Consumer<EgressCounters> onClose;
+    private final Consumer<EgressCounters> onClose;
 
     private EgressProxy(EgressPolicy policy, EgressResolver resolver, EgressLimits limits, InstantSource clock,
-            java.util.function.Consumer<EgressCounters> onClose) {
+            Consumer<EgressCounters> onClose) {
         this.onClose = onClose;
         this.policy = policy;
         this.resolver = resolver;
@@ -94,7 +97,7 @@ public final class EgressProxy implements AutoCloseable {
 
     /** As {@link #create(EgressPolicy, EgressResolver, EgressLimits, InstantSource)}; {@code onClose} gets the totals. */
     public static EgressProxy create(EgressPolicy policy, EgressResolver resolver, EgressLimits limits, InstantSource clock,
-            java.util.function.Consumer<EgressCounters> onClose) {
+            Consumer<EgressCounters> onClose) {
         return new EgressProxy(policy, resolver, limits, clock, onClose);
     }
 
@@ -232,7 +235,7 @@ public final class EgressProxy implements AutoCloseable {
      * Waits until no connection is open, at most {@code timeout}: a sandbox that has exited closed its sockets, and each
      * connection's decision is recorded as its relay sees that.
      */
-    public void awaitIdle(java.time.Duration timeout) throws InterruptedException {
+    public void awaitIdle(Duration timeout) throws InterruptedException {
         long end = System.nanoTime() + timeout.toNanos();
         while (!live.isEmpty() && System.nanoTime() < end) {
             Thread.sleep(5);
@@ -245,7 +248,7 @@ public final class EgressProxy implements AutoCloseable {
      */
     public List<EgressDecision> decisions() {
         synchronized (decisions) {
-            return decisions.stream().sorted(java.util.Comparator.comparing(EgressDecision::at)).toList();
+            return decisions.stream().sorted(Comparator.comparing(EgressDecision::at)).toList();
         }
     }
 

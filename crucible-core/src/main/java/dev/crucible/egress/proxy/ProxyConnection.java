@@ -13,6 +13,7 @@ import java.nio.ByteBuffer;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
+import java.time.Instant;
 import java.util.List;
 
 /**
@@ -90,7 +91,7 @@ final class ProxyConnection implements Runnable {
             }
         }
         try (SocketChannel connected = connect(addresses, target.port())) {
-            java.time.Instant judged = proxy.now(); // the decision's time: recorded when the connection ends
+            Instant judged = proxy.now(); // the decision's time: recorded when the connection ends
             upstream = connected;
             if (forced != null) {
                 return;

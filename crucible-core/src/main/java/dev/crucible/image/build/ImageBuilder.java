@@ -1,7 +1,7 @@
 package dev.crucible.image.build;
 
-import dev.crucible.egress.proxy.EgressLimits;
 import dev.crucible.egress.policy.EgressPolicy;
+import dev.crucible.egress.proxy.EgressLimits;
 import dev.crucible.egress.proxy.EgressProxy;
 import dev.crucible.egress.proxy.EgressResolver;
 import dev.crucible.image.layer.RootDiff;

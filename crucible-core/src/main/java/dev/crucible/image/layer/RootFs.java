@@ -1,7 +1,17 @@
 package dev.crucible.image.layer;
 
-import dev.crucible.os.Linux.ErrnoException;
+import static dev.crucible.os.Linux.AT_REMOVEDIR;
+import static dev.crucible.os.Linux.O_CLOEXEC;
+import static dev.crucible.os.Linux.O_CREAT;
+import static dev.crucible.os.Linux.O_DIRECTORY;
+import static dev.crucible.os.Linux.O_EXCL;
+import static dev.crucible.os.Linux.O_NOFOLLOW;
+import static dev.crucible.os.Linux.O_PATH;
+import static dev.crucible.os.Linux.O_WRONLY;
+import static dev.crucible.os.Linux.RESOLVE_STRICT;
+
 import dev.crucible.os.Linux;
+import dev.crucible.os.Linux.ErrnoException;
 import java.io.IOException;
 import java.io.OutputStream;
 import java.nio.file.Files;
@@ -16,15 +26,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.NavigableMap;
 import java.util.function.Predicate;
-import static dev.crucible.os.Linux.AT_REMOVEDIR;
-import static dev.crucible.os.Linux.O_CLOEXEC;
-import static dev.crucible.os.Linux.O_CREAT;
-import static dev.crucible.os.Linux.O_DIRECTORY;
-import static dev.crucible.os.Linux.O_EXCL;
-import static dev.crucible.os.Linux.O_NOFOLLOW;
-import static dev.crucible.os.Linux.O_PATH;
-import static dev.crucible.os.Linux.O_WRONLY;
-import static dev.crucible.os.Linux.RESOLVE_STRICT;
 
 /**
  * An image root being unpacked, reached only through descriptors: every path is resolved by the kernel below the

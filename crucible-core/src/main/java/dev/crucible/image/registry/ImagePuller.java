@@ -6,6 +6,7 @@ import dev.crucible.image.spec.ImageFormats;
 import dev.crucible.image.spec.ImageRef;
 import dev.crucible.image.store.ImageStore;
 import java.io.IOException;
+import java.io.InterruptedIOException;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.time.Duration;
@@ -16,6 +17,10 @@ import java.util.Locale;
 import java.util.Map;
 import java.util.Objects;
 import java.util.Set;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.Executors;
+import java.util.concurrent.Future;
+import java.util.concurrent.Semaphore;
 import java.util.stream.Collectors;
 
 /**
@@ -121,9 +126,9 @@ public final class ImagePuller {
             }
             return;
         }
-        java.util.concurrent.Semaphore turns = new java.util.concurrent.Semaphore(PARALLEL);
-        List<java.util.concurrent.Future<Boolean>> running = new ArrayList<>();
-        try (var threads = java.util.concurrent.Executors.newThreadPerTaskExecutor(Thread.ofPlatform().daemon()
+        Semaphore turns = new Semaphore(PARALLEL);
+        List<Future<Boolean>> running = new ArrayList<>();
+        try (var threads = Executors.newThreadPerTaskExecutor(Thread.ofPlatform().daemon()
                 .name("crucible-image-layer-", 0).factory())) {
             for (ImageFormats.Descriptor layer : layers) {
                 running.add(threads.submit(() -> {
@@ -136,19 +141,19 @@ public final class ImagePuller {
                 }));
             }
             IOException first = null;
-            for (java.util.concurrent.Future<Boolean> layer : running) {
+            for (Future<Boolean> layer : running) {
                 try {
                     layer.get();
                 } catch (InterruptedException e) {
                     running.forEach(other -> other.cancel(true)); // their blocked reads end; what arrived is kept
                     Thread.currentThread().interrupt(); // and the executor's close stops at once
-                    throw new java.io.InterruptedIOException("the pull was interrupted");
-                } catch (java.util.concurrent.ExecutionException e) {
+                    throw new InterruptedIOException("the pull was interrupted");
+                } catch (ExecutionException e) {
                     Throwable cause = e.getCause();
                     if (cause instanceof IOException io) {
                         first = first == null ? io : first;
                     } else if (cause instanceof InterruptedException) {
-                        first = first == null ? new java.io.InterruptedIOException("the pull was interrupted") : first;
+                        first = first == null ? new InterruptedIOException("the pull was interrupted") : first;
                     } else if (cause instanceof RuntimeException r) {
                         throw r;
                     } else {

@@ -5,11 +5,14 @@ import dev.crucible.os.Linux.ErrnoException;
 import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
+import java.nio.file.FileVisitResult;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
+import java.nio.file.SimpleFileVisitor;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.BasicFileAttributes;
 import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayDeque;
@@ -70,16 +73,16 @@ public final class StoreFiles {
      * made anew with {@code from}'s modes and times; anything else left out (no root holds any).
      */
     static void linkTree(Path from, Path to) throws IOException {
-        Files.walkFileTree(from, new java.nio.file.SimpleFileVisitor<>() {
+        Files.walkFileTree(from, new SimpleFileVisitor<>() {
             @Override
-            public java.nio.file.FileVisitResult preVisitDirectory(Path dir,
-                    java.nio.file.attribute.BasicFileAttributes attrs) throws IOException {
+            public FileVisitResult preVisitDirectory(Path dir,
+                    BasicFileAttributes attrs) throws IOException {
                 Files.createDirectory(to.resolve(from.relativize(dir)));
-                return java.nio.file.FileVisitResult.CONTINUE;
+                return FileVisitResult.CONTINUE;
             }
 
             @Override
-            public java.nio.file.FileVisitResult visitFile(Path file, java.nio.file.attribute.BasicFileAttributes attrs)
+            public FileVisitResult visitFile(Path file, BasicFileAttributes attrs)
                     throws IOException {
                 Path target = to.resolve(from.relativize(file));
                 if (attrs.isSymbolicLink()) {
@@ -87,18 +90,18 @@ public final class StoreFiles {
                 } else if (attrs.isRegularFile()) {
                     Files.createLink(target, file);
                 }
-                return java.nio.file.FileVisitResult.CONTINUE;
+                return FileVisitResult.CONTINUE;
             }
 
             @Override
-            public java.nio.file.FileVisitResult postVisitDirectory(Path dir, IOException e) throws IOException {
+            public FileVisitResult postVisitDirectory(Path dir, IOException e) throws IOException {
                 if (e != null) {
                     throw e;
                 }
                 Path target = to.resolve(from.relativize(dir));
                 Files.setPosixFilePermissions(target, Files.getPosixFilePermissions(dir, LinkOption.NOFOLLOW_LINKS));
                 Files.setLastModifiedTime(target, Files.getLastModifiedTime(dir, LinkOption.NOFOLLOW_LINKS));
-                return java.nio.file.FileVisitResult.CONTINUE;
+                return FileVisitResult.CONTINUE;
             }
         });
     }

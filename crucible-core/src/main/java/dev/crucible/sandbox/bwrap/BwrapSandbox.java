@@ -1,5 +1,8 @@
 package dev.crucible.sandbox.bwrap;
 
+import dev.crucible.health.PartStatus;
+import dev.crucible.health.Replacements;
+import dev.crucible.sandbox.Isolation;
 import dev.crucible.sandbox.Limits;
 import dev.crucible.sandbox.Sandbox;
 import dev.crucible.sandbox.SandboxConfig;
@@ -10,6 +13,8 @@ import dev.crucible.sandbox.SandboxUnavailableException;
 import dev.crucible.sandbox.cgroup.CgroupTuning;
 import dev.crucible.sandbox.cgroup.Cgroups;
 import dev.crucible.sandbox.cgroup.CpuShare;
+import dev.crucible.sandbox.launch.Gvisor;
+import dev.crucible.sandbox.launch.GvisorControl;
 import dev.crucible.sandbox.launch.HostTools;
 import dev.crucible.sandbox.launch.LaunchCommand;
 import dev.crucible.sandbox.launch.ProcessSpawner;
@@ -24,11 +29,13 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
+import java.util.function.UnaryOperator;
 
 /**
  * The bubblewrap launcher: the per-run sequence of docs/sandbox-recipe.md (The launch chain), one named step per
@@ -55,7 +62,7 @@ public final class BwrapSandbox implements Sandbox {
     private final BwrapHost host;
     private final Set<Process> live = ConcurrentHashMap.newKeySet();
     private final Zygotes zygotes;
-    private final dev.crucible.health.Replacements replacements = new dev.crucible.health.Replacements();
+    private final Replacements replacements = new Replacements();
 
     private final int serverUid;
     private volatile boolean noOwnNetwork;
@@ -119,7 +126,7 @@ public final class BwrapSandbox implements Sandbox {
         boolean started = false;
         SandboxNetwork network = null;
         try {
-            java.util.function.UnaryOperator<Limits> onHost = dev.crucible.sandbox.launch.Gvisor.hostLimits(spec);
+            UnaryOperator<Limits> onHost = Gvisor.hostLimits(spec);
             Cgroups.RunGroup group = makeGroups(claim, onHost.apply(spec.limits()), ahead);
             Lending.buildDir(claim, spec);
             Lending.root(claim, spec);
@@ -127,7 +134,7 @@ public final class BwrapSandbox implements Sandbox {
             Process process = forkOrSpawn(claim, group, spec, network);
             started = true;
             return supervise(process, group, claim, spec.limits(), ahead, network, onHost,
-                    spec.isolation() == dev.crucible.sandbox.Isolation.GVISOR);
+                    spec.isolation() == Isolation.GVISOR);
         } catch (IOException e) {
             return new FailedLaunch("cannot start the sandbox: " + e.getMessage());
         } finally {
@@ -146,7 +153,7 @@ public final class BwrapSandbox implements Sandbox {
     @Override
     public Interactive restore(SandboxSpec spec, int number, double cpus, Path log, Path image)
             throws IOException, InterruptedException {
-        if (spec.isolation() != dev.crucible.sandbox.Isolation.GVISOR) {
+        if (spec.isolation() != Isolation.GVISOR) {
             throw new IOException("only a sandbox behind gVisor can be restored (isolation \"gvisor\")");
         }
         return start(spec, number, cpus, log, image);
@@ -165,8 +172,8 @@ public final class BwrapSandbox implements Sandbox {
         boolean started = false;
         ControlListener control = null;
         try {
-            boolean gvisor = spec.isolation() == dev.crucible.sandbox.Isolation.GVISOR; // no supervisor or netns of ours
-            group = slots.sessionGroup(dev.crucible.sandbox.launch.Gvisor.hostLimits(spec).apply(spec.limits()), cpus);
+            boolean gvisor = spec.isolation() == Isolation.GVISOR; // no supervisor or netns of ours
+            group = slots.sessionGroup(Gvisor.hostLimits(spec).apply(spec.limits()), cpus);
             network = spec.egress() != null ? SandboxNetwork.open(spec, spawner, egressUnavailable())
                     : gvisor ? null : ownNetwork();
             control = command.supervises() && !gvisor ? ControlListener.open(workRoot.resolve("control")) : null;
@@ -242,7 +249,7 @@ public final class BwrapSandbox implements Sandbox {
     private List<String> buildArgv(int uid, Cgroups.RunGroup group, SandboxSpec spec, SandboxNetwork network,
             ControlListener control, Path image) throws IOException {
         etc.addMountPoints(spec);
-        if (spec.isolation() == dev.crucible.sandbox.Isolation.GVISOR) { // the same chain, runsc as its last step
+        if (spec.isolation() == Isolation.GVISOR) { // the same chain, runsc as its last step
             return image != null ? command.gvisor().restoreArgv(command, uid, group, spec, image)
                     : command.gvisor().argv(command, uid, group, spec);
         }
@@ -285,7 +292,7 @@ public final class BwrapSandbox implements Sandbox {
 
     /** Hands a started run to its supervisor, which gives the slot back when the run is over. */
     private Launch supervise(Process process, Cgroups.RunGroup group, Slots.Claim claim, Limits limits, boolean ahead,
-            SandboxNetwork network, java.util.function.UnaryOperator<Limits> onHost, boolean gvisor) {
+            SandboxNetwork network, UnaryOperator<Limits> onHost, boolean gvisor) {
         return new Launched(process, group, ahead, limits.outputBytes(), pipes, onHost, gvisor, () -> {
             live.remove(process);
             PipeThreads.closeQuietly(network);
@@ -295,7 +302,7 @@ public final class BwrapSandbox implements Sandbox {
 
     /** Wraps a started session sandbox; closing it sweeps its cgroups in the background. */
     private Interactive reside(Process process, Cgroups.RunGroup group, SandboxNetwork network, SocketChannel control,
-            dev.crucible.sandbox.launch.GvisorControl saver) {
+            GvisorControl saver) {
         return new Resident(process, group, control, network, saver, () -> {
             live.remove(process);
             PipeThreads.closeQuietly(network);
@@ -349,13 +356,13 @@ public final class BwrapSandbox implements Sandbox {
     String groupPrefix() { return slots.groupPrefix(); } // its run cgroups' names start so (tests: which are its own)
 
     @Override
-    public dev.crucible.health.Replacements replacements() {
+    public Replacements replacements() {
         return replacements;
     }
 
     @Override
-    public List<dev.crucible.health.PartStatus> parts() {
-        var parts = new java.util.ArrayList<>(List.of(slots.readiness(System.nanoTime())));
+    public List<PartStatus> parts() {
+        var parts = new ArrayList<>(List.of(slots.readiness(System.nanoTime())));
         parts.addAll(zygotes.parts());
         return parts;
     }

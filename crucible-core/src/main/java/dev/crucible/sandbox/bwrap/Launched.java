@@ -13,10 +13,13 @@ import dev.crucible.sandbox.zygote.ZygoteChild;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.function.IntSupplier;
+import java.util.function.UnaryOperator;
 
 /**
  * One started sandbox: its process, its cgroups and its two output readers. {@link #complete} feeds stdin and
@@ -33,19 +36,19 @@ final class Launched implements Sandbox.Launch {
     private final Runnable onDone;
     private final Output stdout;
     private final Output stderr;
-    private final java.util.concurrent.Future<?> out;
-    private final java.util.concurrent.Future<?> err;
+    private final Future<?> out;
+    private final Future<?> err;
     private final AtomicBoolean used = new AtomicBoolean();
     /** The agent's pid once it was seen in its cgroup (0 before): the hand-over then reads one file, not the group. */
     private volatile long agentPid;
     private final ExecutorService pipes; // platform threads: pipes and cgroup files block in native code (PipeThreads)
     private final boolean background;
     /** The group's limits for a run's (gVisor's kernel takes its share); behind gVisor the agent is the Sentry. */
-    private final java.util.function.UnaryOperator<Limits> onHost;
+    private final UnaryOperator<Limits> onHost;
     private final boolean gvisor;
 
     Launched(Process process, Cgroups.RunGroup group, boolean background, int outputCap, ExecutorService pipes,
-            java.util.function.UnaryOperator<Limits> onHost, boolean gvisor, Runnable onDone) {
+            UnaryOperator<Limits> onHost, boolean gvisor, Runnable onDone) {
         this.onHost = onHost;
         this.gvisor = gvisor;
         this.process = process;
@@ -167,7 +170,7 @@ final class Launched implements Sandbox.Launch {
                 group.forgo(); // the cancelled supervision may still write its limits: no later run gets these groups
             }
             throw e;
-        } catch (java.util.concurrent.ExecutionException e) {
+        } catch (ExecutionException e) {
             if (e.getCause() instanceof InterruptedException ie) {
                 throw ie;
             }

@@ -2,11 +2,15 @@ package dev.crucible.sandbox.bwrap;
 
 import java.io.IOException;
 import java.io.OutputStream;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Future;
 import java.util.concurrent.SynchronousQueue;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 /**
  * The reusable platform threads of one launcher for blocking I/O: a run's output readers, large stdin writes, its
@@ -32,9 +36,9 @@ final class PipeThreads {
     }
 
     /** Writes a small input (it fits the pipe's buffer) now, on the caller's thread, and closes the pipe. */
-    static java.util.concurrent.Future<?> feedNow(OutputStream stdin, byte[] input) {
+    static Future<?> feedNow(OutputStream stdin, byte[] input) {
         feed(stdin, input);
-        return java.util.concurrent.CompletableFuture.completedFuture(null);
+        return CompletableFuture.completedFuture(null);
     }
 
     /** Writes the program's input and closes its stdin; what it does not read is dropped. */
@@ -47,13 +51,13 @@ final class PipeThreads {
     }
 
     /** Waits for a pipe task; true when it finished in time. */
-    static boolean await(java.util.concurrent.Future<?> task, long millis) throws InterruptedException {
+    static boolean await(Future<?> task, long millis) throws InterruptedException {
         try {
             task.get(Math.max(1, millis), TimeUnit.MILLISECONDS);
             return true;
-        } catch (java.util.concurrent.ExecutionException e) {
+        } catch (ExecutionException e) {
             return true; // the task ended (it catches its own I/O errors)
-        } catch (java.util.concurrent.TimeoutException e) {
+        } catch (TimeoutException e) {
             return false;
         }
     }

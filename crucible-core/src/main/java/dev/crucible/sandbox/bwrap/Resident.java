@@ -5,12 +5,15 @@ import dev.crucible.os.ProcStatus;
 import dev.crucible.os.Processes;
 import dev.crucible.sandbox.Sandbox;
 import dev.crucible.sandbox.cgroup.Cgroups;
+import dev.crucible.sandbox.launch.GvisorControl;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.channels.SocketChannel;
+import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
@@ -25,7 +28,7 @@ final class Resident implements Sandbox.Interactive {
     private final Cgroups.RunGroup group;
     private final SocketChannel control;
     private final SandboxNetwork network;
-    private final dev.crucible.sandbox.launch.GvisorControl gvisor;
+    private final GvisorControl gvisor;
     private final Runnable onClose;
     private final AtomicBoolean closed = new AtomicBoolean();
 
@@ -36,7 +39,7 @@ final class Resident implements Sandbox.Interactive {
      * @param gvisor behind gVisor, how to save it whole and signal its program; null otherwise
      */
     Resident(Process process, Cgroups.RunGroup group, SocketChannel control, SandboxNetwork network,
-            dev.crucible.sandbox.launch.GvisorControl gvisor, Runnable onClose) {
+            GvisorControl gvisor, Runnable onClose) {
         this.process = process;
         this.gvisor = gvisor;
         this.group = group;
@@ -100,7 +103,7 @@ final class Resident implements Sandbox.Interactive {
                 initPid = 0; // gone, or no longer it: look again
             }
         }
-        List<String> tried = new java.util.ArrayList<>();
+        List<String> tried = new ArrayList<>();
         for (ProcessHandle child : process.toHandle().children().toList()) { // a walk of every process in /proc
             long pid = child.pid();
             try {
@@ -121,7 +124,7 @@ final class Resident implements Sandbox.Interactive {
     }
 
     @Override
-    public void checkpoint(java.nio.file.Path image) throws IOException, InterruptedException {
+    public void checkpoint(Path image) throws IOException, InterruptedException {
         if (gvisor == null) {
             Sandbox.Interactive.super.checkpoint(image);
         } else if (!process.isAlive()) {

@@ -1,11 +1,14 @@
 package dev.crucible.sandbox.bwrap;
 
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -38,7 +41,7 @@ final class RootSkeleton {
 
     static void write(Path root, Path syntheticEtc, List<String> hostFiles, long rootUid, int userUid)
             throws IOException {
-        List<Path> made = new java.util.ArrayList<>();
+        List<Path> made = new ArrayList<>();
         made.add(Files.createDirectories(root));
         for (String d : DIRS) { // each with the directories above it that it made
             for (Path q = Files.createDirectories(root.resolve(d)); !q.equals(root); q = q.getParent()) {
@@ -86,7 +89,7 @@ final class RootSkeleton {
             if (bytes == null) {
                 return Files.createDirectories(target);
             }
-            Files.write(target, bytes, java.nio.file.StandardOpenOption.CREATE_NEW);
+            Files.write(target, bytes, StandardOpenOption.CREATE_NEW);
             return Files.setPosixFilePermissions(target, mode);
         }
     }
@@ -180,7 +183,7 @@ final class RootSkeleton {
         Set<PosixFilePermission> secret = PosixFilePermissions.fromString("rw-r-----");
         for (var file : Map.of("passwd", passwd, "group", group, "shadow", shadow, "gshadow", gshadow).entrySet()) {
             Path at = etc.resolve(file.getKey());
-            entries.put(at, new Entry(at, null, file.getValue().toString().getBytes(java.nio.charset.StandardCharsets.UTF_8),
+            entries.put(at, new Entry(at, null, file.getValue().toString().getBytes(StandardCharsets.UTF_8),
                     file.getKey().endsWith("shadow") ? secret : open));
         }
     }
@@ -190,7 +193,7 @@ final class RootSkeleton {
         if (!Files.isRegularFile(file)) {
             return List.of();
         }
-        List<String[]> kept = new java.util.ArrayList<>();
+        List<String[]> kept = new ArrayList<>();
         for (String line : Files.readAllLines(file)) {
             String[] f = line.split(":", -1);
             if (f.length != fields || f[0].isEmpty() || f[0].equals("root") || f[0].equals("user")) {
@@ -224,7 +227,7 @@ final class RootSkeleton {
 
     /** As {@link #copyTree}, into {@code entries} at {@code at} (a path under the root) instead of onto the disk. */
     private static void read(Path from, Path at, boolean publicOnly, Map<Path, Entry> entries) throws IOException {
-        List<Path> above = new java.util.ArrayList<>();
+        List<Path> above = new ArrayList<>();
         for (Path q = at.getParent(); q != null; q = q.getParent()) {
             above.addFirst(q);
         }

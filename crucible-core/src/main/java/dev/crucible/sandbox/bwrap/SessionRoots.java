@@ -8,6 +8,7 @@ import dev.crucible.util.Once;
 import java.io.IOException;
 import java.nio.file.Path;
 import java.util.List;
+import java.util.Objects;
 
 /**
  * Sessions with a root of their own ({@link SandboxRoot.Overlaid}, issue 27): whether this host can give one, the
@@ -24,7 +25,7 @@ final class SessionRoots {
         this.slots = slots;
         this.command = command;
         this.idmap = new Once<>(() -> SandboxRoot.Layer.hostDirs().stream()
-                .map(dir -> command.idmapUnavailable(Path.of(dir))).filter(java.util.Objects::nonNull).findFirst()
+                .map(dir -> command.idmapUnavailable(Path.of(dir))).filter(Objects::nonNull).findFirst()
                 .orElse(""));
     }
 

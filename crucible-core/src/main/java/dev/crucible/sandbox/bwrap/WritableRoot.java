@@ -1,7 +1,7 @@
 package dev.crucible.sandbox.bwrap;
 
-import dev.crucible.os.Linux.ErrnoException;
 import dev.crucible.os.Linux;
+import dev.crucible.os.Linux.ErrnoException;
 import dev.crucible.sandbox.SandboxRoot;
 import java.io.IOException;
 import java.nio.file.Path;

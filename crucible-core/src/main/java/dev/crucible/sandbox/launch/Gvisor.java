@@ -1,8 +1,11 @@
 package dev.crucible.sandbox.launch;
 
+import dev.crucible.sandbox.Isolation;
+import dev.crucible.sandbox.Limits;
 import dev.crucible.sandbox.SandboxRoot;
 import dev.crucible.sandbox.SandboxSpec;
 import dev.crucible.sandbox.cgroup.Cgroups;
+import dev.crucible.sandbox.uid.UidLayout;
 import dev.crucible.util.Once;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
@@ -11,8 +14,11 @@ import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
+import java.util.Comparator;
 import java.util.List;
 import java.util.concurrent.TimeUnit;
+import java.util.function.UnaryOperator;
+import tools.jackson.databind.node.ObjectNode;
 
 /**
  * The gVisor tier's launch (issue 29): the same chain as the namespace tier's up to its last step (crucible-launch joins
@@ -141,7 +147,7 @@ public final class Gvisor {
      * (its user 1000 is the session's uid), so it owns no file anywhere; -1 past the largest uid.
      */
     public static long sentryUid(int uid) {
-        long block = dev.crucible.sandbox.uid.UidLayout.rootUid(uid);
+        long block = UidLayout.rootUid(uid);
         return block < 0 ? -1 : block + 1000;
     }
 
@@ -182,7 +188,7 @@ public final class Gvisor {
      */
     public List<String> checkpointArgv(LaunchCommand c, int uid, long pid, Path image) throws IOException {
         Files.createDirectories(image.getParent());
-        Files.createDirectory(image, java.nio.file.attribute.PosixFilePermissions.asFileAttribute(
+        Files.createDirectory(image, PosixFilePermissions.asFileAttribute(
                 PosixFilePermissions.fromString("rwx------")));
         Files.setAttribute(image, "unix:uid", uid, LinkOption.NOFOLLOW_LINKS);
         List<String> argv = joined(c, uid, pid);
@@ -253,7 +259,7 @@ public final class Gvisor {
         var config = OciBundle.config(bwrap, spec.command(), skeleton(spec.buildDir() != null), inside);
         // runsc maps only the slot's uid, as 0: the program is that uid 0 of gVisor's kernel, without a capability, so
         // that the files it makes (the gofer's, the slot uid's on the host) are its own inside
-        ((tools.jackson.databind.node.ObjectNode) config.get("process").get("user")).put("uid", 0).put("gid", 0);
+        ((ObjectNode) config.get("process").get("user")).put("uid", 0).put("gid", 0);
         Files.writeString(own.resolve("config.json"), OciBundle.text(config));
         List<String> argv = c.viaHelper(group == null ? List.of() : group.procsFiles(), outside, uid,
                 c.seccompProgram(false), null);
@@ -309,8 +315,8 @@ public final class Gvisor {
     }
 
     /** The run cgroup's limits for a run's own: {@link #onHost} behind gVisor, the same behind namespaces. */
-    public static java.util.function.UnaryOperator<dev.crucible.sandbox.Limits> hostLimits(SandboxSpec spec) {
-        return spec.isolation() == dev.crucible.sandbox.Isolation.GVISOR ? Gvisor::onHost : limits -> limits;
+    public static UnaryOperator<Limits> hostLimits(SandboxSpec spec) {
+        return spec.isolation() == Isolation.GVISOR ? Gvisor::onHost : limits -> limits;
     }
 
     /** What gVisor's own kernel takes beside the program: its Sentry, gofer and their Go runtimes. */
@@ -323,8 +329,8 @@ public final class Gvisor {
      * The run's cgroup limits for a program's {@code limits} behind gVisor: the program's own, plus what its kernel
      * takes ({@link #SENTRY_MEMORY_MB}, {@link #SENTRY_PIDS}); the program's memory is counted in the Sentry's.
      */
-    public static dev.crucible.sandbox.Limits onHost(dev.crucible.sandbox.Limits limits) {
-        return new dev.crucible.sandbox.Limits(limits.timeoutMs(), limits.cpuMs(), limits.memoryMb() + SENTRY_MEMORY_MB,
+    public static Limits onHost(Limits limits) {
+        return new Limits(limits.timeoutMs(), limits.cpuMs(), limits.memoryMb() + SENTRY_MEMORY_MB,
                 limits.outputBytes(), limits.pids() + SENTRY_PIDS);
     }
 
@@ -356,7 +362,7 @@ public final class Gvisor {
             return;
         }
         try (var walk = Files.walk(p)) {
-            for (Path q : walk.sorted(java.util.Comparator.reverseOrder()).toList()) {
+            for (Path q : walk.sorted(Comparator.reverseOrder()).toList()) {
                 Files.deleteIfExists(q);
             }
         }

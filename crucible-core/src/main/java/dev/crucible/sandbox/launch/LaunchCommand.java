@@ -5,6 +5,7 @@ import dev.crucible.sandbox.SandboxConfig;
 import dev.crucible.sandbox.SandboxRoot;
 import dev.crucible.sandbox.SandboxSpec;
 import dev.crucible.sandbox.cgroup.Cgroups;
+import dev.crucible.sandbox.uid.UidLayout;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.file.Files;
@@ -13,6 +14,7 @@ import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.function.Supplier;
 import java.util.stream.Collectors;
 
 /**
@@ -35,7 +37,7 @@ public final class LaunchCommand {
     private final SandboxConfig config;
     private final Path etc;
     private final Path seccomp;
-    private final java.util.function.Supplier<Path> seccompInet;
+    private final Supplier<Path> seccompInet;
     private final Path bwrap;
     private final Path nsenter;
     private final Path setpriv;
@@ -51,7 +53,7 @@ public final class LaunchCommand {
      * @param helper the extracted crucible-launch binary, or null to launch through sh and setpriv
      * @param supervisor the extracted crucible-supervisor binary (world-readable), or null: sessions run no commands
      */
-    public LaunchCommand(SandboxConfig config, Path etc, Path seccomp, java.util.function.Supplier<Path> seccompInet,
+    public LaunchCommand(SandboxConfig config, Path etc, Path seccomp, Supplier<Path> seccompInet,
             HostTools tools, Path helper, Path supervisor) {
         this.config = config;
         this.etc = etc;
@@ -182,8 +184,8 @@ public final class LaunchCommand {
     }
 
     /** How many host uids a session with root inside maps: 0-999 and 1001-4094 to its block, 1000 to its own uid. */
-    public static final int ROOT_BLOCK = dev.crucible.sandbox.uid.UidLayout.ROOT_BLOCK;
-    public static final long ROOT_UID_BASE = dev.crucible.sandbox.uid.UidLayout.ROOT_UID_BASE; // see UidLayout#rootUid
+    public static final int ROOT_BLOCK = UidLayout.ROOT_BLOCK;
+    public static final long ROOT_UID_BASE = UidLayout.ROOT_UID_BASE; // see UidLayout#rootUid
 
     /** See {@link RootedArgv#idmapUnavailable}. */
     public String idmapUnavailable(Path dir) {

@@ -4,6 +4,7 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Locale;
 import tools.jackson.databind.json.JsonMapper;
 import tools.jackson.databind.node.ArrayNode;
 import tools.jackson.databind.node.ObjectNode;
@@ -35,7 +36,7 @@ final class OciBundle {
         process.putObject("capabilities"); // none of any kind
         ArrayNode limits = process.putArray("rlimits");
         for (LaunchCommand.Rlimit r : rlimits) {
-            limits.addObject().put("type", "RLIMIT_" + r.name().toUpperCase(java.util.Locale.ROOT))
+            limits.addObject().put("type", "RLIMIT_" + r.name().toUpperCase(Locale.ROOT))
                     .put("hard", r.value()).put("soft", r.value());
         }
         ObjectNode root = c.putObject("root").put("path", skeleton.toString()).put("readonly", true);

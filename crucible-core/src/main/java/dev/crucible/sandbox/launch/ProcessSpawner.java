@@ -1,10 +1,17 @@
 package dev.crucible.sandbox.launch;
 
+import java.io.File;
 import java.io.IOException;
+import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
+import java.util.concurrent.Callable;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 /**
  * Starts every sandbox from one long-lived platform thread. bubblewrap's {@code --die-with-parent} is
@@ -26,13 +33,13 @@ public final class ProcessSpawner implements AutoCloseable {
     }
 
     /** As {@link #start(List)}, with stderr appended to {@code errorLog} when it is not null. */
-    public Process start(List<String> argv, java.nio.file.Path errorLog) throws IOException, InterruptedException {
+    public Process start(List<String> argv, Path errorLog) throws IOException, InterruptedException {
         ProcessBuilder builder = new ProcessBuilder(argv);
         if (errorLog != null) {
             builder.redirectError(ProcessBuilder.Redirect.appendTo(errorLog.toFile()));
         }
         builder.environment().clear();
-        builder.directory(new java.io.File("/"));
+        builder.directory(new File("/"));
         try {
             return onLauncherThread(builder::start);
         } catch (RuntimeException e) {
@@ -44,7 +51,7 @@ public final class ProcessSpawner implements AutoCloseable {
      * Runs {@code task} on the launcher thread (a platform thread that lives as long as the sandboxes it started): for
      * per-thread kernel state such as a network namespace made just before a launch.
      */
-    public <T> T onLauncherThread(java.util.concurrent.Callable<T> task) throws IOException, InterruptedException {
+    public <T> T onLauncherThread(Callable<T> task) throws IOException, InterruptedException {
         try {
             return thread.submit(task).get();
         } catch (ExecutionException e) {
@@ -62,12 +69,12 @@ public final class ProcessSpawner implements AutoCloseable {
      * Whether the launcher thread runs a no-op within {@code bound}: every spawn goes through it, so a launcher thread
      * that does not is a process that cannot recover by itself.
      */
-    public boolean answers(java.time.Duration bound) throws InterruptedException {
+    public boolean answers(Duration bound) throws InterruptedException {
         try {
-            thread.submit(() -> { }).get(bound.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+            thread.submit(() -> { }).get(bound.toMillis(), TimeUnit.MILLISECONDS);
             return true;
-        } catch (java.util.concurrent.TimeoutException | ExecutionException
-                | java.util.concurrent.RejectedExecutionException e) {
+        } catch (TimeoutException | ExecutionException
+                | RejectedExecutionException e) {
             return false;
         }
     }

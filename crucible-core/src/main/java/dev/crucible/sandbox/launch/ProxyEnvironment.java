@@ -3,6 +3,7 @@ package dev.crucible.sandbox.launch;
 import dev.crucible.sandbox.SandboxSpec;
 import java.util.Collections;
 import java.util.LinkedHashMap;
+import java.util.Locale;
 import java.util.Map;
 
 /**
@@ -20,7 +21,7 @@ final class ProxyEnvironment {
         Map<String, String> v = new LinkedHashMap<>();
         for (String name : new String[] {"http_proxy", "https_proxy", "all_proxy"}) {
             v.put(name, PROXY_URL);
-            v.put(name.toUpperCase(java.util.Locale.ROOT), PROXY_URL);
+            v.put(name.toUpperCase(Locale.ROOT), PROXY_URL);
         }
         // the sandbox's own loopback stays direct: a server the program starts inside is reached without the proxy
         v.put("no_proxy", "localhost,127.0.0.1,::1");

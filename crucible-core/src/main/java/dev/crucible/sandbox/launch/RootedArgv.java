@@ -3,9 +3,12 @@ package dev.crucible.sandbox.launch;
 import dev.crucible.sandbox.SandboxRoot;
 import dev.crucible.sandbox.SandboxSpec;
 import dev.crucible.sandbox.cgroup.Cgroups;
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.TimeUnit;
 
 /** The launch of a session's sandbox with a root of its own (issue 27): {@link LaunchCommand}'s argv, rooted. */
 final class RootedArgv {
@@ -89,13 +92,13 @@ final class RootedArgv {
             Process p = new ProcessBuilder(helper.toString(), "--probe-idmap", dir.toString()).redirectErrorStream(true)
                     .start();
             p.getOutputStream().close();
-            if (!p.waitFor(10, java.util.concurrent.TimeUnit.SECONDS)) {
+            if (!p.waitFor(10, TimeUnit.SECONDS)) {
                 p.destroyForcibly();
                 return "crucible-launch --probe-idmap did not answer in 10 s";
             }
-            String said = new String(p.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8).strip();
+            String said = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8).strip();
             return p.exitValue() == 0 ? null : said.isEmpty() ? "crucible-launch --probe-idmap failed" : said;
-        } catch (java.io.IOException e) {
+        } catch (IOException e) {
             return "cannot run crucible-launch --probe-idmap: " + e.getMessage();
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();

@@ -7,6 +7,8 @@ import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.util.Set;
+import java.util.concurrent.ConcurrentHashMap;
 
 /**
  * The sandbox's whole {@code /etc}, bound read-only in one mount: synthetic passwd, group and hosts, a copy of the
@@ -17,7 +19,7 @@ import java.nio.file.attribute.PosixFilePermissions;
 public final class SyntheticEtc {
     private final Path dir;
     /** The host paths whose mount points exist in {@link #dir}. */
-    private final java.util.Set<String> made = java.util.concurrent.ConcurrentHashMap.newKeySet();
+    private final Set<String> made = ConcurrentHashMap.newKeySet();
 
     private SyntheticEtc(Path dir) {
         this.dir = dir;

@@ -1,5 +1,8 @@
 package dev.crucible.sandbox.seccomp;
 
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+
 /**
  * The instructions put in front of libseccomp's program (see {@link #prefix}): a bound on the system call numbers, so
  * that a call newer than libseccomp's table is refused as unknown, and the one argument check libseccomp cannot
@@ -37,7 +40,7 @@ final class BpfPrefix {
             throw new IllegalStateException("cannot bound system call numbers on " + System.getProperty("os.arch"));
         }
         int start = PREFIX_INSTRUCTIONS; // libseccomp's first instruction
-        java.nio.ByteBuffer b = java.nio.ByteBuffer.allocate(start * 8).order(java.nio.ByteOrder.nativeOrder());
+        ByteBuffer b = ByteBuffer.allocate(start * 8).order(ByteOrder.nativeOrder());
         instruction(b, 0x20, 0, 0, 4);                             // 0: A = seccomp_data.arch
         instruction(b, 0x15, 0, start - 2, arch);                  // 1: native ? 2 : libseccomp's
         instruction(b, 0x20, 0, 0, 0);                             // 2: A = seccomp_data.nr
@@ -56,7 +59,7 @@ final class BpfPrefix {
     }
 
     /** One {@code struct sock_filter {u16 code; u8 jt; u8 jf; u32 k;}}. */
-    private static void instruction(java.nio.ByteBuffer b, int code, int jt, int jf, int k) {
+    private static void instruction(ByteBuffer b, int code, int jt, int jf, int k) {
         b.putShort((short) code).put((byte) jt).put((byte) jf).putInt(k);
     }
 
@@ -69,7 +72,7 @@ final class BpfPrefix {
                 || program.length > MAX_INSTRUCTIONS * 8) {
             return false;
         }
-        java.nio.ByteBuffer b = java.nio.ByteBuffer.wrap(program).order(java.nio.ByteOrder.nativeOrder());
+        ByteBuffer b = ByteBuffer.wrap(program).order(ByteOrder.nativeOrder());
         return b.getShort(0) == 0x20 && b.getInt(4) == 4
                 && b.getShort(4 * 8) == 0x25
                 && b.getShort(9 * 8) == 0x06 && b.getInt(9 * 8 + 4) == SeccompProgram.errno(SeccompProgram.EPERM)

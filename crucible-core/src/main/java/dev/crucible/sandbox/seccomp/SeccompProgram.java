@@ -16,6 +16,8 @@ import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
 import java.util.HexFormat;
 import java.util.List;
+import java.util.Locale;
+import java.util.Set;
 
 /**
  * Builds the sandbox's seccomp program with libseccomp, called through the FFM API, and exports it as the raw
@@ -72,7 +74,7 @@ public final class SeccompProgram {
      * than an older libseccomp's table (those are refused anyway: they are above the highest number the table knows).
      * Any other denied name that does not resolve is a broken build and fails loudly.
      */
-    static final java.util.Set<String> MAY_BE_UNKNOWN = java.util.Set.of("_sysctl", "iopl", "ioperm", "modify_ldt",
+    static final Set<String> MAY_BE_UNKNOWN = Set.of("_sysctl", "iopl", "ioperm", "modify_ldt",
             "uselib", "ustat", "sysfs", "nfsservctl", "lookup_dcookie", "open_tree_attr", "set_mempolicy_home_node",
             "quotactl_fd", "mount_setattr", "vhangup");
 
@@ -101,7 +103,7 @@ public final class SeccompProgram {
     }
 
     /** The denied calls a zygote makes for its children, allowed in its own program. */
-    static final java.util.Set<String> ZYGOTE_NEEDS = java.util.Set.of("mount", "umount2", "unshare", "setns");
+    static final Set<String> ZYGOTE_NEEDS = Set.of("mount", "umount2", "unshare", "setns");
 
     /** The programs of this process: they depend only on the host's libseccomp and these rules. */
     private static final Once<byte[]> SHARED = new Once<>(() -> cachedOrBuilt(UserCache.standard(), Socket.UNIX_ONLY));
@@ -145,7 +147,7 @@ public final class SeccompProgram {
     static byte[] cachedOrBuilt(UserCache cache, Socket sockets) {
         String name = cacheName();
         if (name != null && sockets != Socket.UNIX_ONLY) {
-            name = sockets.name().toLowerCase(java.util.Locale.ROOT) + "-" + name;
+            name = sockets.name().toLowerCase(Locale.ROOT) + "-" + name;
         }
         if (name != null) {
             byte[] cached = cache.read(name, BpfPrefix.MAX_INSTRUCTIONS * 8).filter(BpfPrefix::wellFormed).orElse(null);

@@ -2,6 +2,7 @@ package dev.crucible.sandbox.uid;
 
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Objects;
 
 /**
  * Every host uid one launcher will ever use, derived here and nowhere else from its first uid {@code base} and its
@@ -101,17 +102,17 @@ public record UidLayout(long base, int slots) {
 
     /** Slot {@code slot}'s uid. */
     public long slotUid(int slot) {
-        return base + java.util.Objects.checkIndex(slot, slots);
+        return base + Objects.checkIndex(slot, slots);
     }
 
     /** Session {@code number}'s uid. */
     public long sessionUid(int number) {
-        return base + SESSION_OFFSET + java.util.Objects.checkIndex(number, MAX_SESSIONS);
+        return base + SESSION_OFFSET + Objects.checkIndex(number, MAX_SESSIONS);
     }
 
     /** The uid of the launcher's {@code index}th kind of zygote (from 0). */
     public long zygoteUid(int index) {
-        return base + SIZE - 1 - java.util.Objects.checkIndex(index, MAX_ZYGOTES);
+        return base + SIZE - 1 - Objects.checkIndex(index, MAX_ZYGOTES);
     }
 
     /** The first uid of {@code uid}'s root block, or -1 when the block would pass the largest uid (or uid is -1). */

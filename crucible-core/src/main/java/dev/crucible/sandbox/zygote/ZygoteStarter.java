@@ -12,11 +12,17 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Future;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.function.Supplier;
 
 /**
  * Starts the zygotes of one launcher (docs/zygote.md): each one's uid (the end of the launcher's uid block) and user
@@ -42,7 +48,7 @@ final class ZygoteStarter {
     /** The program every child loads (a spawned sandbox's), copied into each zygote's control directory. */
     private final Path childSeccomp;
     /** The zygote's own program ({@code SeccompProgram.Socket.ZYGOTE}), loaded by its bwrap. */
-    private final java.util.function.Supplier<Path> zygoteSeccomp;
+    private final Supplier<Path> zygoteSeccomp;
     /** The synthetic /etc the zygote's box binds: its binds' mount points are made once, when a zygote starts. */
     private final SyntheticEtc etc;
     private final Map<List<Object>, Integer> uids = new ConcurrentHashMap<>();
@@ -53,7 +59,7 @@ final class ZygoteStarter {
      * @param layout where the launcher's uids lie (zygotes take theirs from its zygote range), or null when not root
      */
     ZygoteStarter(LaunchCommand command, ProcessSpawner spawner, ExecutorService io, Path workRoot, UidLayout layout,
-            Path childSeccomp, java.util.function.Supplier<Path> zygoteSeccomp,
+            Path childSeccomp, Supplier<Path> zygoteSeccomp,
             SyntheticEtc etc) {
         this.command = command;
         this.spawner = spawner;
@@ -104,14 +110,14 @@ final class ZygoteStarter {
         Files.setAttribute(dir, "unix:gid", uid, LinkOption.NOFOLLOW_LINKS);
         Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwx------"));
         Path program = dir.resolve("seccomp.bpf"); // the children's program, read once by the zygote at its start
-        Files.copy(childSeccomp, program, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+        Files.copy(childSeccomp, program, StandardCopyOption.REPLACE_EXISTING);
         Files.setAttribute(program, "unix:uid", uid, LinkOption.NOFOLLOW_LINKS);
         Files.setPosixFilePermissions(program, PosixFilePermissions.fromString("r--------"));
         Path init = dir.resolve("init"); // each child namespace's pid 1: crucible-init, else crucible-launch --init
         if (INIT != null) {
             Files.write(init, INIT);
         } else {
-            Files.copy(command.helper(), init, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+            Files.copy(command.helper(), init, StandardCopyOption.REPLACE_EXISTING);
         }
         Files.setPosixFilePermissions(init, PosixFilePermissions.fromString("r-xr-xr-x"));
         Path setup = dir.resolve("zygote-child.so"); // the children's set-up, loaded by the zygote at its start
@@ -144,16 +150,16 @@ final class ZygoteStarter {
         } catch (IOException e) {
             // it died before reading: its status says why
         }
-        java.util.concurrent.Future<byte[]> err = io.submit(() -> child.getErrorStream().readAllBytes());
+        Future<byte[]> err = io.submit(() -> child.getErrorStream().readAllBytes());
         child.getInputStream().close();
-        if (!child.waitFor(10, java.util.concurrent.TimeUnit.SECONDS)) {
+        if (!child.waitFor(10, TimeUnit.SECONDS)) {
             child.destroyForcibly();
             throw new IOException("the zygote's first child did not finish");
         }
         String stderr;
         try {
-            stderr = new String(err.get(5, java.util.concurrent.TimeUnit.SECONDS), StandardCharsets.UTF_8).strip();
-        } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+            stderr = new String(err.get(5, TimeUnit.SECONDS), StandardCharsets.UTF_8).strip();
+        } catch (ExecutionException | TimeoutException e) {
             stderr = "";
         } finally {
             child.getErrorStream().close();

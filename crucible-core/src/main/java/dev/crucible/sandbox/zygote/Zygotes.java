@@ -1,6 +1,8 @@
 package dev.crucible.sandbox.zygote;
 
+import dev.crucible.health.PartStatus;
 import dev.crucible.health.Replacements;
+import dev.crucible.sandbox.Isolation;
 import dev.crucible.sandbox.SandboxRoot;
 import dev.crucible.sandbox.SandboxSpec;
 import dev.crucible.sandbox.cgroup.Cgroups;
@@ -16,6 +18,7 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ExecutorService;
+import java.util.function.Supplier;
 
 /**
  * The zygotes of one launcher (docs/zygote.md): which launches a zygote serves, one zygote per distinct warm-pool
@@ -51,7 +54,7 @@ public final class Zygotes implements AutoCloseable {
      */
     public Zygotes(LaunchCommand command, ProcessSpawner spawner, ExecutorService io, Path workRoot, UidLayout uids,
             String disabled, Path childSeccomp,
-            java.util.function.Supplier<Path> zygoteSeccomp, SyntheticEtc etc, Replacements replacements) {
+            Supplier<Path> zygoteSeccomp, SyntheticEtc etc, Replacements replacements) {
         this.replacements = replacements;
         this.command = command;
         this.starter = new ZygoteStarter(command, spawner, io, workRoot, uids, childSeccomp,
@@ -76,7 +79,7 @@ public final class Zygotes implements AutoCloseable {
         List<String> argv = spec.command();
         if (unavailable != null || argv.size() != 4 || !"-c".equals(argv.get(1)) || !argv.get(2).equals(PYTHON_AGENT)
                 || !argv.get(0).endsWith("python3") || spec.egress() != null || spec.workspace() != null
-                || spec.isolation() != dev.crucible.sandbox.Isolation.NAMESPACES || !spec.files().isEmpty() || spec.buildDir() != null || spec.init()
+                || spec.isolation() != Isolation.NAMESPACES || !spec.files().isEmpty() || spec.buildDir() != null || spec.init()
                 || spec.root() instanceof SandboxRoot.Writable || spec.root() instanceof SandboxRoot.Image) {
             return false;
         }
@@ -190,20 +193,20 @@ public final class Zygotes implements AutoCloseable {
     }
 
     /** The zygotes' parts for readiness: degraded while one is being replaced or could not start (runs are spawned). */
-    public List<dev.crucible.health.PartStatus> parts() {
+    public List<PartStatus> parts() {
         if (unavailable != null) {
             return List.of();
         }
-        List<dev.crucible.health.PartStatus> parts = new ArrayList<>();
+        List<PartStatus> parts = new ArrayList<>();
         for (List<Object> key : specs.keySet()) {
             String part = "zygote:" + name(key);
             if (replacing.contains(key)) {
-                parts.add(dev.crucible.health.PartStatus.degraded(part, "being replaced; its runs are spawned meanwhile"));
+                parts.add(PartStatus.degraded(part, "being replaced; its runs are spawned meanwhile"));
             } else if (failed.containsKey(key)) {
-                parts.add(dev.crucible.health.PartStatus.degraded(part, "not running (" + failed.get(key)
+                parts.add(PartStatus.degraded(part, "not running (" + failed.get(key)
                         + "); its runs are spawned"));
             } else {
-                parts.add(dev.crucible.health.PartStatus.ok(part));
+                parts.add(PartStatus.ok(part));
             }
         }
         return parts;

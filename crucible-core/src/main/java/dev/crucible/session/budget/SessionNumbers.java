@@ -1,7 +1,9 @@
 package dev.crucible.session.budget;
 
+import com.sun.management.OperatingSystemMXBean;
 import dev.crucible.error.ErrorCode;
 import dev.crucible.error.RequestException;
+import dev.crucible.health.PartStatus;
 import dev.crucible.sandbox.Sandbox;
 import dev.crucible.session.spec.SessionConfig;
 import dev.crucible.session.store.SessionStore;
@@ -11,6 +13,7 @@ import java.lang.management.ManagementFactory;
 import java.util.BitSet;
 import java.util.HashMap;
 import java.util.Map;
+import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 
 /**
@@ -53,9 +56,9 @@ public final class SessionNumbers {
     /** The sum of the reservations' memory, kept as they come and go (read by every /healthz and /readyz). */
     private long reservedMb;
     private final long requestMb;
-    private java.util.function.LongSupplier snapshotBytes = () -> 0;
+    private LongSupplier snapshotBytes = () -> 0;
     /** What the sessions' group is charged now, in bytes (-1: unknown). */
-    private java.util.function.LongSupplier usedBytes = () -> -1;
+    private LongSupplier usedBytes = () -> -1;
 
     /**
      * @param diskBudgetBytes the operator's cap on the sum of the workspace quotas; 0: none but the disk's room
@@ -81,7 +84,7 @@ public final class SessionNumbers {
      */
     public static SessionNumbers of(SessionConfig config, SessionStore store, Sandbox sandbox) throws IOException {
         long memory = config.memoryBudgetMb() > 0 ? config.memoryBudgetMb() : Math.max(1024,
-                ((com.sun.management.OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean())
+                ((OperatingSystemMXBean) ManagementFactory.getOperatingSystemMXBean())
                         .getTotalMemorySize() / (1024 * 1024) - 1024);
         long disk = Math.max(0, config.diskBudgetBytes());
         String why;
@@ -134,14 +137,14 @@ public final class SessionNumbers {
      * The sessions' memory as {@code /readyz} shows it: degraded (new sessions refused, those there served) while
      * their group is charged {@value #PRESSURE} of the budget or more, or while their requests fill it.
      */
-    public dev.crucible.health.PartStatus memoryPart() {
+    public PartStatus memoryPart() {
         long reserved = memoryReservedMb();
         long used = memoryUsedBytes();
         String detail = "sessions reserve " + reserved + " of " + memoryBudgetMb + " MiB" + (used < 0 ? ""
                 : ", use " + (used >> 20) + " MiB");
         boolean full = reserved >= memoryBudgetMb || used >= PRESSURE * memoryBudgetMb * 1024 * 1024;
-        return full ? dev.crucible.health.PartStatus.degraded("session_memory", detail + ": new sessions are refused")
-                : dev.crucible.health.PartStatus.ok("session_memory", detail);
+        return full ? PartStatus.degraded("session_memory", detail + ": new sessions are refused")
+                : PartStatus.ok("session_memory", detail);
     }
 
     /** What a session with a limit of {@code limitMb} reserves. */
@@ -258,7 +261,7 @@ public final class SessionNumbers {
     }
 
     /** Counts what {@code bytes} says the snapshots hold against the disk budget from now on. */
-    public synchronized void countSnapshots(java.util.function.LongSupplier bytes) {
+    public synchronized void countSnapshots(LongSupplier bytes) {
         snapshotBytes = bytes;
     }
 

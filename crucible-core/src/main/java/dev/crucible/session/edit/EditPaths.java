@@ -1,5 +1,7 @@
 package dev.crucible.session.edit;
 
+import dev.crucible.exec.WorkspacePaths;
+
 /**
  * A path as a model writes it ({@code /workspace/app.py}, {@code app.py}, {@code ./src/x.js}, {@code /etc/app.conf})
  * as {@link EditFiles} takes it: relative to the session's {@code /workspace} for a relative path or one under
@@ -16,7 +18,7 @@ final class EditPaths {
     static String of(String path) {
         String p = path == null ? "" : path.strip();
         if (p.startsWith("/")) {
-            p = dev.crucible.exec.WorkspacePaths.cleanAbsolute(p); // /workspace/.. is / and .. stops at /
+            p = WorkspacePaths.cleanAbsolute(p); // /workspace/.. is / and .. stops at /
         }
         if (p.equals(WORKSPACE) || p.equals(WORKSPACE + "/") || p.equals(".") || p.equals("./")) {
             return "";

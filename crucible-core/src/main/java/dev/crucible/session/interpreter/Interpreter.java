@@ -10,9 +10,12 @@ import java.nio.file.Path;
 import java.security.SecureRandom;
 import java.util.HexFormat;
 import java.util.concurrent.BlockingQueue;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 import tools.jackson.databind.node.ObjectNode;
@@ -226,7 +229,7 @@ public final class Interpreter implements AutoCloseable {
             }
             return true;
         }
-        java.util.concurrent.CompletableFuture<Void> written = new java.util.concurrent.CompletableFuture<>();
+        CompletableFuture<Void> written = new CompletableFuture<>();
         Thread.ofPlatform().daemon().name("crucible-session-writer").start(() -> {
             try {
                 synchronized (requests) {
@@ -241,10 +244,10 @@ public final class Interpreter implements AutoCloseable {
         try {
             written.get(timeoutMs, TimeUnit.MILLISECONDS);
             return true;
-        } catch (java.util.concurrent.TimeoutException e) {
+        } catch (TimeoutException e) {
             box.close(); // the writer's pipe breaks with it: its thread ends
             return false;
-        } catch (java.util.concurrent.ExecutionException e) {
+        } catch (ExecutionException e) {
             throw e.getCause() instanceof IOException io ? io : new IOException(e.getCause());
         }
     }

@@ -5,9 +5,11 @@ import java.io.IOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.SocketChannel;
 import java.util.ArrayDeque;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 
@@ -63,7 +65,7 @@ public final class KeptConnections {
             if (box.alive() && kept.size() < KEPT_PER_PORT && all < KEPT_PER_SANDBOX) {
                 kept.addLast(new Kept(channel, System.nanoTime()));
                 if (sweeper == null) { // once a second: what was unused for KEPT_MS, or is of an ended sandbox, closed
-                    sweeper = java.util.concurrent.Executors.newSingleThreadScheduledExecutor(
+                    sweeper = Executors.newSingleThreadScheduledExecutor(
                             Thread.ofPlatform().daemon().name("crucible-kept-ports").factory());
                     sweeper.scheduleWithFixedDelay(KeptConnections::sweep, 1, 1, TimeUnit.SECONDS);
                 }
@@ -74,7 +76,7 @@ public final class KeptConnections {
     }
 
     private static void sweep() {
-        List<SocketChannel> ended = new java.util.ArrayList<>();
+        List<SocketChannel> ended = new ArrayList<>();
         long oldest = System.nanoTime() - TimeUnit.MILLISECONDS.toNanos(KEPT_MS);
         synchronized (KEPT) {
             KEPT.entrySet().removeIf(e -> {

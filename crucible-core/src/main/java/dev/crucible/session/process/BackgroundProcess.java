@@ -4,6 +4,7 @@ import java.nio.ByteBuffer;
 import java.time.Instant;
 import java.util.List;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.atomic.AtomicInteger;
 
 /**
  * A command started with {@code background: true}: it runs on after its request, its output kept in a ring for
@@ -20,7 +21,7 @@ public final class BackgroundProcess {
     private volatile boolean timedOut;
     private volatile boolean use = true;
     private volatile Terminal pty;
-    private final java.util.concurrent.atomic.AtomicInteger terminals = new java.util.concurrent.atomic.AtomicInteger();
+    private final AtomicInteger terminals = new AtomicInteger();
 
     /** @param ended called when it ends (or its sandbox does), before a reader can see it ended */
     BackgroundProcess(Command command, long startedAtMs, boolean stdinOpen, int ringBytes,

@@ -4,6 +4,7 @@ import dev.crucible.error.ErrorCode;
 import dev.crucible.error.RequestException;
 import dev.crucible.session.store.SessionStore;
 import java.io.IOException;
+import java.io.UncheckedIOException;
 import java.nio.ByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
@@ -24,6 +25,7 @@ import java.util.Comparator;
 import java.util.HexFormat;
 import java.util.List;
 import java.util.Optional;
+import java.util.concurrent.TimeUnit;
 import java.util.regex.Pattern;
 import tools.jackson.databind.json.JsonMapper;
 
@@ -142,7 +144,7 @@ public final class SnapshotStore {
     public synchronized long totalBytes() {
         long changed;
         try {
-            changed = Files.getLastModifiedTime(root, NOFOLLOW).to(java.util.concurrent.TimeUnit.NANOSECONDS);
+            changed = Files.getLastModifiedTime(root, NOFOLLOW).to(TimeUnit.NANOSECONDS);
         } catch (IOException e) {
             changed = Long.MIN_VALUE; // read it
         }
@@ -302,7 +304,7 @@ public final class SnapshotStore {
             for (Path p : walk.sorted(Comparator.reverseOrder()).toList()) {
                 Files.deleteIfExists(p);
             }
-        } catch (IOException | java.io.UncheckedIOException e) {
+        } catch (IOException | UncheckedIOException e) {
             LOG.log(System.Logger.Level.WARNING, "cannot remove all of " + dir + ": " + e.getMessage());
         }
     }

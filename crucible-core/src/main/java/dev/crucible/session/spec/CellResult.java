@@ -2,7 +2,9 @@ package dev.crucible.session.spec;
 
 import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonProperty;
+import java.util.ArrayList;
 import java.util.List;
+import tools.jackson.databind.JsonNode;
 
 /**
  * The answer to one cell.
@@ -49,12 +51,12 @@ public record CellResult(
      * {@code display}, {@code error}, {@code execution_count}); {@code byTimeout} when it answered only after the
      * timeout's interrupt, which makes an interrupted, finished or failed cell a {@code timeout}.
      */
-    public static CellResult fromAnswer(tools.jackson.databind.JsonNode a, boolean byTimeout, long timeout, long wallMs,
+    public static CellResult fromAnswer(JsonNode a, boolean byTimeout, long timeout, long wallMs,
             boolean restarted, boolean resumed, Integer replayed) {
         CellStatus status = CellStatus.fromAgent(a.path("status").asString(""));
         CellError error = null;
         if (a.hasNonNull("error")) {
-            tools.jackson.databind.JsonNode e = a.get("error");
+            JsonNode e = a.get("error");
             error = new CellError(e.path("name").asString(""), e.path("message").asString(""),
                     e.path("traceback").asString(""));
         }
@@ -65,10 +67,10 @@ public record CellResult(
             error = error == null ? new CellError("TimeoutError", why, "")
                     : new CellError(error.name(), why, error.traceback());
         }
-        java.util.List<Display> display = null;
+        List<Display> display = null;
         if (a.hasNonNull("display")) {
-            display = new java.util.ArrayList<>();
-            for (tools.jackson.databind.JsonNode d : a.get("display")) {
+            display = new ArrayList<>();
+            for (JsonNode d : a.get("display")) {
                 display.add(new Display(d.path("mime").asString(""), d.path("data").asString("")));
             }
         }

@@ -3,6 +3,8 @@ package dev.crucible.session.spec;
 import dev.crucible.sandbox.uid.UidLayout;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.Collections;
+import java.util.List;
 
 /**
  * How sessions are kept.
@@ -35,7 +37,7 @@ import java.time.Duration;
 public record SessionConfig(
         Path dataDir, int maxSessions, int maxPerOwner, Duration idleTimeout, Duration maxLifetime, int maxCellBytes,
         long maxFileBytes, long workspaceQuota, Duration grace, SessionLimits limits, Duration reapEvery,
-        long memoryBudgetMb, long diskBudgetBytes, long memoryRequestMb, java.util.List<Spare> spares) {
+        long memoryBudgetMb, long diskBudgetBytes, long memoryRequestMb, List<Spare> spares) {
     /**
      * One session kept made ahead: what a create asks for to take it. {@code language} null is the default (Python),
      * {@code image} null the host's file system, {@code isolation} null the runtime's own tier; the limits are always
@@ -61,7 +63,7 @@ public record SessionConfig(
         if (maxSessions < 1 || maxSessions > UidLayout.MAX_SESSIONS) { // each has a uid of its own
             throw new IllegalArgumentException("maxSessions must be between 1 and " + UidLayout.MAX_SESSIONS);
         }
-        spares = spares == null ? java.util.List.of() : java.util.List.copyOf(spares);
+        spares = spares == null ? List.of() : List.copyOf(spares);
         if (spares.size() > 16) {
             throw new IllegalArgumentException("spare sessions must be between 0 and 16");
         }
@@ -74,7 +76,7 @@ public record SessionConfig(
     public static SessionConfig defaults(Path dataDir) {
         return new SessionConfig(dataDir, 3000, 250, Duration.ofMinutes(30), Duration.ofHours(24), 1024 * 1024,
                 32L * 1024 * 1024, 1024L * 1024 * 1024, Duration.ofSeconds(2), SessionLimits.DEFAULT, Duration.ofSeconds(5), 0, 0,
-                DEFAULT_MEMORY_REQUEST_MB, java.util.List.of());
+                DEFAULT_MEMORY_REQUEST_MB, List.of());
     }
 
     public SessionConfig withDataDir(Path dir) {
@@ -102,11 +104,11 @@ public record SessionConfig(
         if (n < 0 || n > 16) {
             throw new IllegalArgumentException("spare sessions must be between 0 and 16");
         }
-        return withSpares(java.util.Collections.nCopies(n, Spare.PYTHON));
+        return withSpares(Collections.nCopies(n, Spare.PYTHON));
     }
 
     /** Keeps these sessions made ahead, one each (a kind listed twice is kept twice). */
-    public SessionConfig withSpares(java.util.List<Spare> kept) {
+    public SessionConfig withSpares(List<Spare> kept) {
         return new SessionConfig(dataDir, maxSessions, maxPerOwner, idleTimeout, maxLifetime, maxCellBytes, maxFileBytes,
                 workspaceQuota, grace, limits, reapEvery, memoryBudgetMb, diskBudgetBytes, memoryRequestMb, kept);
     }

@@ -1,5 +1,6 @@
 package dev.crucible.session.spec;
 
+import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonProperty;
 import dev.crucible.egress.EgressReport;
 import dev.crucible.session.process.ProcessInfo;
@@ -40,7 +41,7 @@ public record SessionInfo(
         @JsonProperty("processes") List<ProcessInfo> processes,
         @JsonProperty("ports") List<PortInfo> ports,
         @JsonProperty("on_idle") String onIdle,
-        @com.fasterxml.jackson.annotation.JsonInclude(com.fasterxml.jackson.annotation.JsonInclude.Include.NON_NULL)
+        @JsonInclude(JsonInclude.Include.NON_NULL)
         @JsonProperty("restored") String restored,
         @JsonProperty("isolation") String isolation) {
 

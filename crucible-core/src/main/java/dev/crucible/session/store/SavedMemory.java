@@ -1,10 +1,13 @@
 package dev.crucible.session.store;
 
 import java.io.IOException;
+import java.nio.file.FileSystemException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
 
@@ -44,9 +47,9 @@ public final class SavedMemory {
         for (Path p : files.subList(1, files.size())) {
             try {
                 Files.createLink(fork.resolve(p.getFileName()), p);
-            } catch (java.nio.file.FileSystemException crossDevice) { // another file system: a copy, the server's too
+            } catch (FileSystemException crossDevice) { // another file system: a copy, the server's too
                 Files.copy(p, fork.resolve(p.getFileName()), LinkOption.NOFOLLOW_LINKS,
-                        java.nio.file.StandardCopyOption.COPY_ATTRIBUTES);
+                        StandardCopyOption.COPY_ATTRIBUTES);
             }
             bytes += Files.size(p);
         }
@@ -83,7 +86,7 @@ public final class SavedMemory {
         if (!Files.isDirectory(memory, NOFOLLOW)) {
             throw new IOException("no saved sandbox at " + memory);
         }
-        List<Path> all = new java.util.ArrayList<>(List.of(memory));
+        List<Path> all = new ArrayList<>(List.of(memory));
         try (var entries = Files.list(memory)) {
             for (Path p : entries.toList()) {
                 if (!Files.isRegularFile(p, NOFOLLOW)) {

@@ -6,6 +6,7 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.util.Optional;
 import java.util.concurrent.atomic.AtomicBoolean;
 
@@ -44,8 +45,8 @@ public final class SessionLease implements AutoCloseable {
                 // lock stays on the file this descriptor opened, kept apart from the name)
                 Path name = dir.resolve(FILE + ".tmp");
                 Files.writeString(name, replica, StandardCharsets.UTF_8);
-                Files.move(name, dir.resolve(FILE + ".name"), java.nio.file.StandardCopyOption.ATOMIC_MOVE,
-                        java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+                Files.move(name, dir.resolve(FILE + ".name"), StandardCopyOption.ATOMIC_MOVE,
+                        StandardCopyOption.REPLACE_EXISTING);
                 return Optional.of(new SessionLease(fd));
             }
             return Optional.empty();

@@ -2,6 +2,7 @@ package dev.crucible.session.store;
 
 import dev.crucible.os.Linux;
 import dev.crucible.runtime.RuntimeImage;
+import dev.crucible.sandbox.SandboxRoot;
 import dev.crucible.session.spec.SessionLimits;
 import dev.crucible.session.workspace.DiskOwners;
 import dev.crucible.session.workspace.Workspace;
@@ -19,7 +20,9 @@ import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.function.Consumer;
+import java.util.function.IntConsumer;
 import tools.jackson.databind.json.JsonMapper;
 
 /**
@@ -66,7 +69,7 @@ public final class SessionStore {
     private final JsonMapper json;
     private final WorkspaceDisk disk;
     private final boolean perSessionUids;
-    private volatile java.util.function.IntConsumer made = number -> {};
+    private volatile IntConsumer made = number -> {};
     private final GrowingWorkspaces numbers = new GrowingWorkspaces();
 
     /**
@@ -119,7 +122,7 @@ public final class SessionStore {
     }
 
     /** Has {@code made} hear a session's number once its workspace's room is taken, and {@code grows} admit grows. */
-    public void onWorkspaceMade(java.util.function.IntConsumer made, Grows grows) {
+    public void onWorkspaceMade(IntConsumer made, Grows grows) {
         this.made = made;
         disk.admitGrowths(numbers.byDirectory(grows));
     }
@@ -160,7 +163,7 @@ public final class SessionStore {
      * layers ({@link #ROOT_LAYERS}) and the directory of the launcher's mount points; null for a session on the shared
      * read-only root.
      */
-    public dev.crucible.sandbox.SandboxRoot.Overlaid rootOf(Stored stored) {
+    public SandboxRoot.Overlaid rootOf(Stored stored) {
         return OwnRoot.of(dir(stored.id()));
     }
 
@@ -224,17 +227,17 @@ public final class SessionStore {
     }
 
     /** The stored record of session {@code id} (a well-formed id), or empty when there is none or it does not load. */
-    public java.util.Optional<Stored> read(String id) {
+    public Optional<Stored> read(String id) {
         Path file = dir(id).resolve("session.json");
         if (!Files.isRegularFile(file, NOFOLLOW)) {
-            return java.util.Optional.empty();
+            return Optional.empty();
         }
         try {
             Stored stored = json.readValue(file.toFile(), Stored.class);
-            return stored.id().equals(id) ? java.util.Optional.of(stored) : java.util.Optional.empty();
+            return stored.id().equals(id) ? Optional.of(stored) : Optional.empty();
         } catch (RuntimeException e) {
             LOG.log(System.Logger.Level.WARNING, "cannot load the session in " + dir(id) + ": " + e.getMessage());
-            return java.util.Optional.empty();
+            return Optional.empty();
         }
     }
 

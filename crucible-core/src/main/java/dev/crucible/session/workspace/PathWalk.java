@@ -1,21 +1,25 @@
 package dev.crucible.session.workspace;
 
+import static dev.crucible.os.Linux.AT_REMOVEDIR;
+import static dev.crucible.os.Linux.O_CLOEXEC;
+import static dev.crucible.os.Linux.O_DIRECTORY;
+import static dev.crucible.os.Linux.O_NOFOLLOW;
+import static dev.crucible.os.Linux.O_PATH;
+import static dev.crucible.os.Linux.RESOLVE_STRICT;
+
 import dev.crucible.error.ErrorCode;
 import dev.crucible.error.RequestException;
-import dev.crucible.os.Linux.ErrnoException;
 import dev.crucible.os.Linux;
+import dev.crucible.os.Linux.ErrnoException;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.attribute.BasicFileAttributes;
+import java.nio.file.attribute.FileTime;
+import java.util.Arrays;
 import java.util.List;
-import static dev.crucible.os.Linux.AT_REMOVEDIR;
-import static dev.crucible.os.Linux.RESOLVE_STRICT;
-import static dev.crucible.os.Linux.O_CLOEXEC;
-import static dev.crucible.os.Linux.O_DIRECTORY;
-import static dev.crucible.os.Linux.O_NOFOLLOW;
-import static dev.crucible.os.Linux.O_PATH;
+import java.util.Map;
 
 /**
  * How {@link Workspace} walks a path: every directory opened from the root in one {@code openat2} with the root's
@@ -65,7 +69,7 @@ final class PathWalk {
                     Linux.close(current);
                 }
                 current = next;
-                refuseKernelFiles(current, String.join("/", java.util.Arrays.copyOf(parts, i + 1)));
+                refuseKernelFiles(current, String.join("/", Arrays.copyOf(parts, i + 1)));
             }
             return current;
         } catch (IOException | RuntimeException e) {
@@ -82,7 +86,7 @@ final class PathWalk {
 
     /** The directory named by the first {@code count} components, every one resolved as the root resolves them. */
     int openDirectory(int rootFd, String[] parts, int count) throws ErrnoException {
-        String prefix = String.join("/", java.util.Arrays.copyOf(parts, count));
+        String prefix = String.join("/", Arrays.copyOf(parts, count));
         return asOwner(() -> Linux.openat2(rootFd, prefix, O_PATH | O_DIRECTORY | lastLink() | O_CLOEXEC, 0,
                 root.resolve()));
     }
@@ -254,13 +258,13 @@ final class PathWalk {
 
     private static Workspace.Entry entry(Path p, String shown, IoCall<String> target, LinkOption... options)
             throws IOException {
-        java.util.Map<String, Object> a = Files.readAttributes(p, "unix:mode,uid,size,lastModifiedTime,isRegularFile,"
+        Map<String, Object> a = Files.readAttributes(p, "unix:mode,uid,size,lastModifiedTime,isRegularFile,"
                 + "isDirectory,isSymbolicLink", options);
         boolean file = (Boolean) a.get("isRegularFile");
         boolean link = (Boolean) a.get("isSymbolicLink");
         String type = file ? "file" : (Boolean) a.get("isDirectory") ? "directory" : link ? "symlink" : "other";
         return new Workspace.Entry(shown, type, file ? (Long) a.get("size") : 0,
-                ((java.nio.file.attribute.FileTime) a.get("lastModifiedTime")).toMillis(), (Integer) a.get("mode"),
+                ((FileTime) a.get("lastModifiedTime")).toMillis(), (Integer) a.get("mode"),
                 Integer.toUnsignedLong((Integer) a.get("uid")), link ? target.call() : null);
     }
 

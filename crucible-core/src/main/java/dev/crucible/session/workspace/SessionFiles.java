@@ -2,6 +2,7 @@ package dev.crucible.session.workspace;
 
 import dev.crucible.error.ErrorCode;
 import dev.crucible.error.RequestException;
+import dev.crucible.exec.WorkspacePaths;
 import dev.crucible.session.edit.EditFiles;
 import java.util.List;
 
@@ -67,7 +68,7 @@ public final class SessionFiles {
         if (cleaned.isEmpty() || cleaned.equals("/") || cleaned.equals(WORKSPACE)) {
             throw isADirectory(path);
         }
-        dev.crucible.exec.WorkspacePaths.validate(cleaned.startsWith("/") ? cleaned.substring(1) : cleaned);
+        WorkspacePaths.validate(cleaned.startsWith("/") ? cleaned.substring(1) : cleaned);
     }
 
     /**
@@ -84,7 +85,7 @@ public final class SessionFiles {
             return "";
         }
         if (path.startsWith("/")) {
-            return dev.crucible.exec.WorkspacePaths.cleanAbsolute(path);
+            return WorkspacePaths.cleanAbsolute(path);
         }
         for (String part : path.split("/")) {
             if (part.equals("..")) {
@@ -135,7 +136,7 @@ public final class SessionFiles {
     private Target rooted(String path) {
         String relative = path.substring(1);
         if (!relative.isEmpty()) {
-            dev.crucible.exec.WorkspacePaths.validate(relative); // the same rules as a workspace path, under /
+            WorkspacePaths.validate(relative); // the same rules as a workspace path, under /
         }
         try {
             // the workspace by any name counts against its quota, whoever writes there

@@ -1,21 +1,5 @@
 package dev.crucible.session.workspace;
 
-import dev.crucible.error.ErrorCode;
-import dev.crucible.error.RequestException;
-import dev.crucible.exec.WorkspacePaths;
-import dev.crucible.os.Linux.ErrnoException;
-import dev.crucible.os.Linux;
-import java.io.IOException;
-import java.io.InputStream;
-import java.io.OutputStream;
-import java.nio.file.Files;
-import java.nio.file.Path;
-import java.nio.file.attribute.BasicFileAttributes;
-import java.util.ArrayList;
-import java.util.HexFormat;
-import java.util.List;
-import java.util.concurrent.ThreadLocalRandom;
-import static dev.crucible.os.Linux.AT_REMOVEDIR;
 import static dev.crucible.os.Linux.O_CLOEXEC;
 import static dev.crucible.os.Linux.O_CREAT;
 import static dev.crucible.os.Linux.O_DIRECTORY;
@@ -26,6 +10,23 @@ import static dev.crucible.os.Linux.O_PATH;
 import static dev.crucible.os.Linux.O_RDONLY;
 import static dev.crucible.os.Linux.O_WRONLY;
 import static dev.crucible.os.Linux.RESOLVE_STRICT;
+
+import dev.crucible.error.ErrorCode;
+import dev.crucible.error.RequestException;
+import dev.crucible.exec.WorkspacePaths;
+import dev.crucible.os.Linux;
+import dev.crucible.os.Linux.ErrnoException;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.BasicFileAttributes;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HexFormat;
+import java.util.List;
+import java.util.concurrent.ThreadLocalRandom;
 
 /**
  * A session's files (its workspace, or its sandbox's whole root: {@link FileRoot}), reached from the host without ever following a path the sandbox could have planted: every
@@ -188,7 +189,7 @@ public final class Workspace {
                     }
                     return null;
                 });
-                entries.sort(java.util.Comparator.comparing(Entry::path));
+                entries.sort(Comparator.comparing(Entry::path));
                 return entries;
             } finally {
                 if (fd != rootFd && fd >= 0) {

@@ -2,8 +2,10 @@ package dev.crucible.session.workspace;
 
 import dev.crucible.error.ErrorCode;
 import dev.crucible.error.RequestException;
-import dev.crucible.os.Linux.ErrnoException;
 import dev.crucible.os.Linux;
+import dev.crucible.os.Linux.ErrnoException;
+import java.nio.file.AccessDeniedException;
+import java.nio.file.NoSuchFileException;
 import java.util.concurrent.Callable;
 import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
@@ -41,10 +43,10 @@ final class WorkspaceCalls {
             if (cause instanceof ErrnoException ee) {
                 throw fromErrno(ee, path);
             }
-            if (cause instanceof java.nio.file.NoSuchFileException) {
+            if (cause instanceof NoSuchFileException) {
                 throw new RequestException(ErrorCode.FILE_NOT_FOUND, "no such file: '" + path + "'");
             }
-            if (cause instanceof java.nio.file.AccessDeniedException) {
+            if (cause instanceof AccessDeniedException) {
                 throw new RequestException(ErrorCode.PERMISSION_DENIED, "the session's user may not do that to '" + path
                         + "'");
             }

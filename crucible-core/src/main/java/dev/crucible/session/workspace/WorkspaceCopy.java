@@ -1,5 +1,11 @@
 package dev.crucible.session.workspace;
 
+import static dev.crucible.os.Linux.O_CLOEXEC;
+import static dev.crucible.os.Linux.O_DIRECTORY;
+import static dev.crucible.os.Linux.O_NOFOLLOW;
+import static dev.crucible.os.Linux.O_PATH;
+import static dev.crucible.os.Linux.RESOLVE_STRICT;
+
 import dev.crucible.os.Linux;
 import dev.crucible.os.Linux.ErrnoException;
 import java.io.IOException;
@@ -9,11 +15,6 @@ import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.BasicFileAttributes;
-import static dev.crucible.os.Linux.O_CLOEXEC;
-import static dev.crucible.os.Linux.O_DIRECTORY;
-import static dev.crucible.os.Linux.O_NOFOLLOW;
-import static dev.crucible.os.Linux.O_PATH;
-import static dev.crucible.os.Linux.RESOLVE_STRICT;
 
 /**
  * A copy of a session's workspace (issue 30: a fork's, a snapshot's, a session made from a snapshot): directories,

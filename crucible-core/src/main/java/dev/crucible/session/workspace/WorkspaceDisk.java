@@ -1,13 +1,18 @@
 package dev.crucible.session.workspace;
 
-import dev.crucible.os.Linux;
 import dev.crucible.os.Mounts;
 import dev.crucible.util.Once;
 import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.List;
+import java.util.concurrent.atomic.AtomicReference;
+import java.util.function.Consumer;
 
 /**
  * What bounds the bytes a session's workspace can hold against writes from <em>inside</em> its sandbox, not only
@@ -49,12 +54,12 @@ public sealed interface WorkspaceDisk {
      * the launcher's mount points ({@code mnt}) beside it.
      */
     static boolean rooted(Path sessionDir) {
-        return layered(sessionDir) && Files.isDirectory(sessionDir.resolve("mnt"), java.nio.file.LinkOption.NOFOLLOW_LINKS);
+        return layered(sessionDir) && Files.isDirectory(sessionDir.resolve("mnt"), LinkOption.NOFOLLOW_LINKS);
     }
 
     /** Whether the image of the session in {@code sessionDir} is mounted at {@code disk}, its workspace in {@code w}. */
     private static boolean layered(Path sessionDir) {
-        return Files.isDirectory(sessionDir.resolve(DISK), java.nio.file.LinkOption.NOFOLLOW_LINKS);
+        return Files.isDirectory(sessionDir.resolve(DISK), LinkOption.NOFOLLOW_LINKS);
     }
 
     /**
@@ -121,8 +126,8 @@ public sealed interface WorkspaceDisk {
      * As {@link #detect}, probed on a thread of its own at a lower priority (off the path to a server's first answer);
      * each call waits for the probe, then {@code found} hears what it found.
      */
-    static WorkspaceDisk detectWhenIdle(Path dataDir, boolean root, java.util.function.Consumer<WorkspaceDisk> found) {
-        var grows = new java.util.concurrent.atomic.AtomicReference<>(Growth.ANY);
+    static WorkspaceDisk detectWhenIdle(Path dataDir, boolean root, Consumer<WorkspaceDisk> found) {
+        var grows = new AtomicReference<>(Growth.ANY);
         Once<WorkspaceDisk> probed = new Once<>(() -> {
             WorkspaceDisk disk = detect(dataDir, root, grows);
             found.accept(disk);
@@ -133,7 +138,7 @@ public sealed interface WorkspaceDisk {
     }
 
     /** A disk still being probed: every call waits for the probe, then goes to what it found. */
-    record Probed(Once<WorkspaceDisk> disk, java.util.concurrent.atomic.AtomicReference<Growth> grows)
+    record Probed(Once<WorkspaceDisk> disk, AtomicReference<Growth> grows)
             implements WorkspaceDisk {
         @Override
         public void createRooted(Path sessionDir, long bytes, Runnable allocated) throws IOException {
@@ -183,10 +188,10 @@ public sealed interface WorkspaceDisk {
 
     /** The loop-mounted image when this host can, else {@link Unbounded} with the reason. */
     static WorkspaceDisk detect(Path dataDir, boolean root) {
-        return detect(dataDir, root, new java.util.concurrent.atomic.AtomicReference<>(Growth.ANY));
+        return detect(dataDir, root, new AtomicReference<>(Growth.ANY));
     }
 
-    private static WorkspaceDisk detect(Path dataDir, boolean root, java.util.concurrent.atomic.AtomicReference<Growth>
+    private static WorkspaceDisk detect(Path dataDir, boolean root, AtomicReference<Growth>
             grows) {
         Path mkfs = List.of(Path.of("/usr/sbin/mkfs.ext4"), Path.of("/sbin/mkfs.ext4")).stream()
                 .filter(Files::isExecutable).findFirst().orElse(null);
@@ -220,7 +225,7 @@ public sealed interface WorkspaceDisk {
     }
 
     /** Each workspace a loop-mounted ext4 image of its quota, allocated as far as it has grown. */
-    record Loop(Path mkfs, java.util.concurrent.atomic.AtomicReference<Growth> growth) implements WorkspaceDisk {
+    record Loop(Path mkfs, AtomicReference<Growth> growth) implements WorkspaceDisk {
         @Override
         public void create(Path sessionDir, long bytes, Runnable allocated) throws IOException {
             make(sessionDir, bytes, allocated, false);
@@ -277,8 +282,8 @@ public sealed interface WorkspaceDisk {
             Files.createFile(image, PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
             long size = Math.max(MIN_BYTES, bytes);
             if (!DiskCalls.allocate(image, size)) {
-                try (var file = java.nio.channels.FileChannel.open(image, java.nio.file.StandardOpenOption.WRITE)) {
-                    file.write(java.nio.ByteBuffer.allocate(1), size - 1); // sparse
+                try (var file = FileChannel.open(image, StandardOpenOption.WRITE)) {
+                    file.write(ByteBuffer.allocate(1), size - 1); // sparse
                 }
             }
             allocated.run();
@@ -297,7 +302,7 @@ public sealed interface WorkspaceDisk {
         public void attach(Path sessionDir) throws IOException {
             Path image = sessionDir.resolve(IMAGE);
             Path workspace = sessionDir.resolve("workspace");
-            if (Files.isRegularFile(image, java.nio.file.LinkOption.NOFOLLOW_LINKS) && !DiskCalls.mounted(workspace)) {
+            if (Files.isRegularFile(image, LinkOption.NOFOLLOW_LINKS) && !DiskCalls.mounted(workspace)) {
                 if (layered(sessionDir)) { // holes under its balloon, if it has one: allocated as far as it grew
                     Path disk = sessionDir.resolve(DISK);
                     if (!DiskCalls.mounted(disk)) {

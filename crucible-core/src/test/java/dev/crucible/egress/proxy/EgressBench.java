@@ -1,9 +1,18 @@
 package dev.crucible.egress.proxy;
 
+import com.sun.management.OperatingSystemMXBean;
 import dev.crucible.egress.policy.EgressPolicy;
 import dev.crucible.os.Splice;
 import java.io.IOException;
 import java.io.OutputStream;
+import java.lang.foreign.Arena;
+import java.lang.foreign.FunctionDescriptor;
+import java.lang.foreign.Linker;
+import java.lang.foreign.MemorySegment;
+import java.lang.foreign.ValueLayout;
+import java.lang.invoke.MethodHandle;
+import java.lang.management.ManagementFactory;
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.net.ServerSocket;
 import java.net.Socket;
@@ -130,24 +139,24 @@ final class EgressBench {
 
     /** CPU time this JVM (the proxy) has used, user and system. */
     private static long cpuNanos() {
-        return ((com.sun.management.OperatingSystemMXBean) java.lang.management.ManagementFactory
+        return ((OperatingSystemMXBean) ManagementFactory
                 .getOperatingSystemMXBean()).getProcessCpuTime();
     }
 
     /** CPU time of this JVM's children that ended (curl, reaped by the JDK), by {@code getrusage(RUSAGE_CHILDREN)}. */
     private static long childrenCpuNanos() {
-        try (java.lang.foreign.Arena arena = java.lang.foreign.Arena.ofConfined()) {
-            java.lang.foreign.Linker linker = java.lang.foreign.Linker.nativeLinker();
-            java.lang.invoke.MethodHandle getrusage = linker.downcallHandle(
-                    linker.defaultLookup().find("getrusage").orElseThrow(), java.lang.foreign.FunctionDescriptor.of(
-                            java.lang.foreign.ValueLayout.JAVA_INT, java.lang.foreign.ValueLayout.JAVA_INT,
-                            java.lang.foreign.ValueLayout.ADDRESS));
-            java.lang.foreign.MemorySegment usage = arena.allocate(144, 8); // struct rusage: two timevals first
+        try (Arena arena = Arena.ofConfined()) {
+            Linker linker = Linker.nativeLinker();
+            MethodHandle getrusage = linker.downcallHandle(
+                    linker.defaultLookup().find("getrusage").orElseThrow(), FunctionDescriptor.of(
+                            ValueLayout.JAVA_INT, ValueLayout.JAVA_INT,
+                            ValueLayout.ADDRESS));
+            MemorySegment usage = arena.allocate(144, 8); // struct rusage: two timevals first
             int ignored = (int) getrusage.invokeExact(-1, usage); // RUSAGE_CHILDREN
             long nanos = 0;
             for (int timeval = 0; timeval < 2; timeval++) {
-                nanos += usage.get(java.lang.foreign.ValueLayout.JAVA_LONG, timeval * 16L) * 1_000_000_000L
-                        + usage.get(java.lang.foreign.ValueLayout.JAVA_LONG, timeval * 16L + 8) * 1_000L;
+                nanos += usage.get(ValueLayout.JAVA_LONG, timeval * 16L) * 1_000_000_000L
+                        + usage.get(ValueLayout.JAVA_LONG, timeval * 16L + 8) * 1_000L;
             }
             return nanos;
         } catch (Throwable t) {
@@ -163,7 +172,7 @@ final class EgressBench {
     }
 
     private static int freePort() throws IOException {
-        try (ServerSocket socket = new ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+        try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
             return socket.getLocalPort();
         }
     }

@@ -10,8 +10,10 @@ import dev.crucible.egress.policy.EgressPolicy;
 import dev.crucible.egress.policy.EgressReason;
 import dev.crucible.testhost.NetnsHost;
 import java.io.IOException;
+import java.io.InputStream;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.net.SocketException;
 import java.net.StandardProtocolFamily;
 import java.net.UnixDomainSocketAddress;
 import java.net.UnknownHostException;
@@ -378,13 +380,13 @@ class EgressProxyTest {
                         });
                 proxy.close();
                 tunnel.socket().setSoTimeout(10_000); // a read that hangs fails the test
-                java.io.InputStream in = tunnel.socket().getInputStream();
+                InputStream in = tunnel.socket().getInputStream();
                 long after = 0;
                 for (int n; (n = in.read(some.array())) >= 0;) {
                     after += n;
                     assertThat(after).as("the stream ended with the proxy").isLessThan(256L << 20);
                 }
-            } catch (java.net.SocketException e) {
+            } catch (SocketException e) {
                 // a reset also ends the stream
             }
             await("the tunnel's threads ended").atMost(Duration.ofSeconds(10)).pollInterval(Duration.ofMillis(10))

@@ -1,5 +1,8 @@
 package dev.crucible.image.archive;
 
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.catchThrowableOfType;
+
 import dev.crucible.image.layer.CraftedLayer;
 import dev.crucible.image.layer.UnpackBesideSentinels;
 import dev.crucible.image.spec.ImageException;
@@ -16,8 +19,6 @@ import org.apache.commons.compress.archivers.tar.TarArchiveEntry;
 import org.apache.commons.compress.archivers.tar.TarArchiveOutputStream;
 import org.apache.commons.compress.archivers.tar.TarConstants;
 import org.junit.jupiter.api.Test;
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
 /**
  * A review of image import as an attacker would go at it: archive entry names and layout index digests that name paths

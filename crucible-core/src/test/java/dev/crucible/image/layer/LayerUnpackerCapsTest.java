@@ -1,5 +1,8 @@
 package dev.crucible.image.layer;
 
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.catchThrowableOfType;
+
 import dev.crucible.image.spec.ImageException;
 import dev.crucible.image.spec.ImageException.Failure;
 import io.airlift.compress.v3.zstd.ZstdOutputStream;
@@ -19,9 +22,8 @@ import java.util.zip.GZIPOutputStream;
 import org.apache.commons.compress.archivers.tar.TarArchiveEntry;
 import org.apache.commons.compress.archivers.tar.TarArchiveOutputStream;
 import org.apache.commons.compress.compressors.bzip2.BZip2CompressorOutputStream;
+import org.junit.jupiter.api.Assertions;
 import org.junit.jupiter.api.Test;
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
 /**
  * {@link LayerUnpacker}'s caps (entries, bytes, name lengths, decompression bombs, header budgets) and its reading of
@@ -100,7 +102,7 @@ class LayerUnpackerCapsTest extends UnpackBesideSentinels {
         long size = 512L << 20;
         try (InputStream bomb = streamed(compressor, size)) {
             // a deadline, not a timing: reading the whole bomb through would take minutes on a loaded host
-            ImageException e = org.junit.jupiter.api.Assertions.assertTimeoutPreemptively(Duration.ofSeconds(60),
+            ImageException e = Assertions.assertTimeoutPreemptively(Duration.ofSeconds(60),
                     () -> catchThrowableOfType(ImageException.class, () -> unpacker.apply(bomb, digest)));
 
             assertThat(e).isNotNull();

@@ -1,5 +1,10 @@
 package dev.crucible.image.layer;
 
+import static dev.crucible.image.layer.Sentinels.mode;
+import static dev.crucible.image.layer.Sentinels.names;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.catchThrowableOfType;
+
 import dev.crucible.image.spec.ImageException;
 import dev.crucible.image.spec.ImageException.Failure;
 import java.io.ByteArrayInputStream;
@@ -16,10 +21,6 @@ import java.util.stream.Stream;
 import org.apache.commons.compress.archivers.tar.TarArchiveEntry;
 import org.apache.commons.compress.archivers.tar.TarConstants;
 import org.junit.jupiter.api.Test;
-import static dev.crucible.image.layer.Sentinels.mode;
-import static dev.crucible.image.layer.Sentinels.names;
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
 /**
  * A review of how {@link LayerUnpacker} reads a tar as an attacker would write one, beyond {@link LayerUnpackerTest}:

@@ -1,5 +1,11 @@
 package dev.crucible.image.layer;
 
+import static dev.crucible.image.layer.Sentinels.inode;
+import static dev.crucible.image.layer.Sentinels.mode;
+import static dev.crucible.image.layer.Sentinels.names;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+
 import dev.crucible.testhost.Capability;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
@@ -20,11 +26,6 @@ import org.apache.commons.compress.archivers.tar.TarArchiveOutputStream;
 import org.apache.commons.compress.archivers.tar.TarConstants;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
-import static dev.crucible.image.layer.Sentinels.inode;
-import static dev.crucible.image.layer.Sentinels.mode;
-import static dev.crucible.image.layer.Sentinels.names;
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 /**
  * What {@link LayerUnpacker} makes of an image's shape: skipped entry types, the modes and owner it keeps, no extended

@@ -1,7 +1,13 @@
 package dev.crucible.image.layer;
 
-import dev.crucible.image.spec.ImageException.Failure;
+import static dev.crucible.image.layer.Sentinels.inode;
+import static dev.crucible.image.layer.Sentinels.mode;
+import static dev.crucible.image.layer.Sentinels.names;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.catchThrowableOfType;
+
 import dev.crucible.image.spec.ImageException;
+import dev.crucible.image.spec.ImageException.Failure;
 import dev.crucible.testhost.Capability;
 import java.io.ByteArrayInputStream;
 import java.io.IOException;
@@ -13,11 +19,6 @@ import java.util.function.Consumer;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
-import static dev.crucible.image.layer.Sentinels.inode;
-import static dev.crucible.image.layer.Sentinels.mode;
-import static dev.crucible.image.layer.Sentinels.names;
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
 /**
  * {@link LayerUnpacker} against crafted hostile layers, on real files: every test has a sentinel tree beside the

@@ -1,5 +1,12 @@
 package dev.crucible.image.layer;
 
+import static dev.crucible.image.layer.Sentinels.inode;
+import static dev.crucible.image.layer.Sentinels.mode;
+import static dev.crucible.image.layer.Sentinels.names;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.catchThrowableOfType;
+import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
+
 import dev.crucible.image.spec.ImageException;
 import dev.crucible.image.spec.ImageException.Failure;
 import dev.crucible.image.store.StoreFiles;
@@ -12,12 +19,6 @@ import java.time.Duration;
 import java.util.List;
 import org.apache.commons.compress.archivers.tar.TarConstants;
 import org.junit.jupiter.api.Test;
-import static dev.crucible.image.layer.Sentinels.inode;
-import static dev.crucible.image.layer.Sentinels.mode;
-import static dev.crucible.image.layer.Sentinels.names;
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.catchThrowableOfType;
-import static org.junit.jupiter.api.Assertions.assertTimeoutPreemptively;
 
 /**
  * A review of the trees {@link LayerUnpacker} builds as an attacker would go at them, beyond

@@ -21,6 +21,7 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Predicate;
 import java.util.function.UnaryOperator;
 
@@ -30,9 +31,9 @@ import java.util.function.UnaryOperator;
  * blob GETs with a redirect to "storage" it serves itself under another host name (as registries redirect to S3).
  */
 public final class TestProxy implements AutoCloseable {
-    private final java.util.concurrent.atomic.AtomicInteger blobsNow = new java.util.concurrent.atomic.AtomicInteger();
-    private final java.util.concurrent.atomic.AtomicInteger maxBlobsAtOnce =
-            new java.util.concurrent.atomic.AtomicInteger();
+    private final AtomicInteger blobsNow = new AtomicInteger();
+    private final AtomicInteger maxBlobsAtOnce =
+            new AtomicInteger();
     /** A request as it reached the proxy. */
     public record Seen(String method, String path, String range, String authorization) {
         public boolean isBlob() {

@@ -1,5 +1,7 @@
 package dev.crucible.image.registry;
 
+import static org.awaitility.Awaitility.await;
+
 import dev.crucible.image.spec.Digests;
 import dev.crucible.image.spec.ImageException;
 import dev.crucible.image.spec.ImageFormats;
@@ -23,7 +25,6 @@ import java.util.List;
 import java.util.concurrent.TimeUnit;
 import org.awaitility.core.ConditionTimeoutException;
 import org.awaitility.core.TerminalFailureException;
-import static org.awaitility.Awaitility.await;
 
 /**
  * A real OCI registry for tests: Debian's {@code docker-registry} (CNCF distribution 2.8) serving its own config (not
@@ -132,7 +133,7 @@ public final class TestRegistry implements AutoCloseable {
      */
     public String pushLayout(Path layout, String tag, String repository, String... options)
             throws IOException, InterruptedException {
-        dev.crucible.testhost.Capability.SKOPEO.require();
+        Capability.SKOPEO.require();
         Path policy = dir.resolve("policy.json");
         Files.writeString(policy, "{\"default\": [{\"type\": \"insecureAcceptAnything\"}]}");
         List<String> command = new ArrayList<>(List.of("skopeo", "--policy", policy.toString(), "copy", "--quiet",

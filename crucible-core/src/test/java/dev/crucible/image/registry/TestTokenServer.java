@@ -3,6 +3,7 @@ package dev.crucible.image.registry;
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
 import dev.crucible.image.store.StoreFixtures;
+import dev.crucible.testhost.Capability;
 import java.io.IOException;
 import java.io.UncheckedIOException;
 import java.net.InetAddress;
@@ -64,7 +65,7 @@ final class TestTokenServer implements AutoCloseable {
 
     /** Starts a token service in {@code dir} (its key and certificate go there) for one login. */
     static TestTokenServer start(Path dir, String user, String password) throws IOException, InterruptedException {
-        dev.crucible.testhost.Capability.OPENSSL.require();
+        Capability.OPENSSL.require();
         return new TestTokenServer(dir, user, password);
     }
 

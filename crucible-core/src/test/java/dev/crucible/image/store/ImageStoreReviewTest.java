@@ -1,5 +1,10 @@
 package dev.crucible.image.store;
 
+import static dev.crucible.image.layer.Sentinels.names;
+import static org.assertj.core.api.Assertions.assertThat;
+import static org.assertj.core.api.Assertions.assertThatThrownBy;
+import static org.assertj.core.api.Assertions.catchThrowableOfType;
+
 import dev.crucible.image.layer.CraftedLayer;
 import dev.crucible.image.layer.LayerUnpacker;
 import dev.crucible.image.layer.UnpackBesideSentinels;
@@ -21,10 +26,6 @@ import java.nio.file.attribute.PosixFilePermissions;
 import java.util.List;
 import java.util.zip.GZIPOutputStream;
 import org.junit.jupiter.api.Test;
-import static dev.crucible.image.layer.Sentinels.names;
-import static org.assertj.core.api.Assertions.assertThat;
-import static org.assertj.core.api.Assertions.assertThatThrownBy;
-import static org.assertj.core.api.Assertions.catchThrowableOfType;
 
 /**
  * A review of the image store as an attacker would go at it: trees deeper than PATH_MAX or made unreadable by a layer,

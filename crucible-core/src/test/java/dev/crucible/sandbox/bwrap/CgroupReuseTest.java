@@ -12,9 +12,15 @@ import dev.crucible.sandbox.cgroup.CgroupV1;
 import dev.crucible.sandbox.cgroup.Cgroups;
 import dev.crucible.sandbox.zygote.ZygoteTest;
 import dev.crucible.testhost.Capability;
+import java.nio.ByteBuffer;
+import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
@@ -22,6 +28,7 @@ import java.util.TreeSet;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 
 /**
  * A slot's cgroups serve its runs one after another where the host allows it (cgroup v1): each run is measured as if
@@ -45,7 +52,7 @@ class CgroupReuseTest {
         SandboxSpec spec = ZygoteTest.poolSpec(limits, Map.of());
         SandboxResult r = sandbox.launch(spec, false).complete(WarmPool.payload(code, List.of(), ""), limits,
                 OutputListener.NONE);
-        assertThat(sandbox.awaitIdle(java.time.Duration.ofSeconds(10))).as("the slot came back").isTrue();
+        assertThat(sandbox.awaitIdle(Duration.ofSeconds(10))).as("the slot came back").isTrue();
         return r;
     }
 
@@ -87,19 +94,19 @@ class CgroupReuseTest {
      * short by it (the kernel reclaims it under the next run's limit): such groups are not used again.
      */
     @Test
-    void aRunAfterOneThatReadMuchReportsItsWholePeak(@org.junit.jupiter.api.io.TempDir Path dir) throws Exception {
+    void aRunAfterOneThatReadMuchReportsItsWholePeak(@TempDir Path dir) throws Exception {
         Path big = dir.resolve("big.bin");
-        try (var out = java.nio.channels.FileChannel.open(big, java.nio.file.StandardOpenOption.CREATE,
-                java.nio.file.StandardOpenOption.WRITE)) {
+        try (var out = FileChannel.open(big, StandardOpenOption.CREATE,
+                StandardOpenOption.WRITE)) {
             byte[] chunk = new byte[1 << 20];
             for (int i = 0; i < 64; i++) {
-                java.util.Arrays.fill(chunk, (byte) i);
-                out.write(java.nio.ByteBuffer.wrap(chunk));
+                Arrays.fill(chunk, (byte) i);
+                out.write(ByteBuffer.wrap(chunk));
             }
             out.force(true); // clean pages: only those can be dropped from the cache
         }
-        Files.setPosixFilePermissions(dir, java.nio.file.attribute.PosixFilePermissions.fromString("rwxr-xr-x"));
-        Files.setPosixFilePermissions(big, java.nio.file.attribute.PosixFilePermissions.fromString("rw-r--r--"));
+        Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwxr-xr-x"));
+        Files.setPosixFilePermissions(big, PosixFilePermissions.fromString("rw-r--r--"));
         // out of the page cache, so that the run's read charges it to the run's memory group
         Process drop = new ProcessBuilder("dd", "if=" + big, "iflag=nocache", "count=0", "status=none").start();
         assertThat(drop.waitFor()).isZero();
@@ -108,7 +115,7 @@ class CgroupReuseTest {
         SandboxResult read = sandbox.launch(reader, false).complete(WarmPool.payload(
                 "print(len(open('/data/big.bin', 'rb').read()) >> 20)", List.of(), ""), limits, OutputListener.NONE);
         assertThat(new String(read.stdout(), StandardCharsets.UTF_8)).as(read.sandboxError()).isEqualTo("64\n");
-        assertThat(sandbox.awaitIdle(java.time.Duration.ofSeconds(10))).isTrue();
+        assertThat(sandbox.awaitIdle(Duration.ofSeconds(10))).isTrue();
         SandboxResult hog = run(HOG, 128);
         assertThat(hog.oomKilled()).isTrue();
         assertThat(hog.memoryBytes()).as("the hog's whole peak, not less the earlier run's page cache")

@@ -13,11 +13,14 @@ import java.io.BufferedReader;
 import java.io.IOException;
 import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.FileAlreadyExistsException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.util.List;
 import java.util.Map;
 import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -41,9 +44,9 @@ class GvisorCheckpointTest {
     }
 
     /** A line-at-a-time Python: each line is run, and what it prints is flushed. */
-    @org.junit.jupiter.api.BeforeEach
+    @BeforeEach
     void traversable() throws IOException { // the session's uid reaches its workspace through it, as the data directory
-        Files.setPosixFilePermissions(dir, java.nio.file.attribute.PosixFilePermissions.fromString("rwx--x--x"));
+        Files.setPosixFilePermissions(dir, PosixFilePermissions.fromString("rwx--x--x"));
     }
 
     private static SandboxSpec session(Path workspace, Isolation tier) {
@@ -100,7 +103,7 @@ class GvisorCheckpointTest {
                     .hasMessageContaining("ended");
             Sandbox.Interactive restored = back;
             assertThatThrownBy(() -> restored.checkpoint(image)).as("never over what was saved").isInstanceOf(
-                    java.nio.file.FileAlreadyExistsException.class);
+                    FileAlreadyExistsException.class);
             assertThat(ask(back, again, "print(x + 3)")).as("a refused save leaves it running").isEqualTo("44");
             assertThat(image.resolve("checkpoint.img")).as("and what was saved there as it was").exists();
         } finally {

@@ -3,13 +3,20 @@ package dev.crucible.sandbox.bwrap;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.crucible.TestHost;
+import dev.crucible.pool.WarmPool;
 import dev.crucible.sandbox.Isolation;
 import dev.crucible.sandbox.Limits;
+import dev.crucible.sandbox.OutputListener;
 import dev.crucible.sandbox.Sandbox;
 import dev.crucible.sandbox.SandboxResult;
 import dev.crucible.sandbox.SandboxSpec;
+import dev.crucible.sandbox.launch.Gvisor;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 
@@ -28,8 +35,8 @@ class GvisorTierTest {
     }
 
     private static SandboxResult python(String code, byte[] stdin, Limits limits) throws Exception {
-        return sandbox.run(new SandboxSpec(List.of("/usr/bin/python3", "-c", code), java.util.Map.of("MARK", "m"),
-                java.util.Map.of(), null, false, List.of(), null, stdin, limits).withIsolation(Isolation.GVISOR));
+        return sandbox.run(new SandboxSpec(List.of("/usr/bin/python3", "-c", code), Map.of("MARK", "m"),
+                Map.of(), null, false, List.of(), null, stdin, limits).withIsolation(Isolation.GVISOR));
     }
 
     private static String out(SandboxResult r) {
@@ -51,7 +58,7 @@ class GvisorTierTest {
                 "sys.exit(3)"), "in".getBytes(StandardCharsets.UTF_8), Limits.DEFAULT);
         assertThat(r.sandboxError()).isNull();
         assertThat(r.exitCode()).as(new String(r.stderr(), StandardCharsets.UTF_8)).isEqualTo(3);
-        String host = new String(java.nio.file.Files.readAllBytes(java.nio.file.Path.of("/proc/version")),
+        String host = new String(Files.readAllBytes(Path.of("/proc/version")),
                 StandardCharsets.UTF_8).split(" ")[2];
         assertThat(out(r).lines().toList()).containsExactly("in m 0 /workspace",
                 out(r).lines().toList().get(1), "['f']", "ro True", "1", "no network");
@@ -74,16 +81,16 @@ class GvisorTierTest {
     @Test
     void aSandboxStartedAheadBehindGvisorStandsReadyAndTakesItsProgram() throws Exception {
         var runtime = TestHost.crucible().runtimes().find("python").orElseThrow().withIsolation(Isolation.GVISOR);
-        Sandbox.Launch launch = sandbox.launch(dev.crucible.pool.WarmPool.launchSpec(runtime), true);
+        Sandbox.Launch launch = sandbox.launch(WarmPool.launchSpec(runtime), true);
         try {
             assertThat(launch.awaitReady(30_000)).as("a warm pool hands out only a ready sandbox")
                     .isEqualTo(Sandbox.Launch.Readiness.READY);
-            SandboxResult r = launch.complete(dev.crucible.pool.WarmPool.payload(
+            SandboxResult r = launch.complete(WarmPool.payload(
                     "print(open('/proc/version').read().split()[2])", List.of(), null), Limits.DEFAULT,
-                    dev.crucible.sandbox.OutputListener.NONE);
+                    OutputListener.NONE);
             assertThat(r.exitCode()).as(new String(r.stderr(), StandardCharsets.UTF_8)).isZero();
             assertThat(out(r).strip()).as("gVisor's kernel answers").isNotEmpty().isNotEqualTo(new String(
-                    java.nio.file.Files.readAllBytes(java.nio.file.Path.of("/proc/version")),
+                    Files.readAllBytes(Path.of("/proc/version")),
                     StandardCharsets.UTF_8).split(" ")[2]);
         } finally {
             launch.abandon();
@@ -93,9 +100,9 @@ class GvisorTierTest {
     @Test
     void aWarmGvisorSandboxIsReadyUntilItsKernelDiesNotWhenALauncherHelperEnds() throws Exception {
         var runtime = TestHost.crucible().runtimes().find("python").orElseThrow().withIsolation(Isolation.GVISOR);
-        Launched launch = (Launched) sandbox.launch(dev.crucible.pool.WarmPool.launchSpec(runtime), true);
+        Launched launch = (Launched) sandbox.launch(WarmPool.launchSpec(runtime), true);
         try {
-            List<Sandbox.Launch.Readiness> seen = new java.util.ArrayList<>();
+            List<Sandbox.Launch.Readiness> seen = new ArrayList<>();
             long deadline = System.nanoTime() + 30_000_000_000L;
             Sandbox.Launch.Readiness now;
             do { // polled from the very start, as the pool does: the launcher's passing helpers come and go meanwhile
@@ -105,7 +112,7 @@ class GvisorTierTest {
             assertThat(seen).as("never taken for ended while it started").doesNotContain(
                     Sandbox.Launch.Readiness.ENDED).endsWith(Sandbox.Launch.Readiness.READY);
             long sentry = launch.members().stream().filter(p -> ProcessHandle.of(p).flatMap(ProcessHandle::parent)
-                    .map(ProcessHandle::pid).filter(q -> dev.crucible.sandbox.launch.Gvisor.isSentry(p, q)).isPresent())
+                    .map(ProcessHandle::pid).filter(q -> Gvisor.isSentry(p, q)).isPresent())
                     .findFirst().orElseThrow();
             ProcessHandle.of(sentry).orElseThrow().destroyForcibly();
             assertThat(launch.awaitReady(30_000)).as("its kernel killed from outside, it is ended")

@@ -3,6 +3,7 @@ package dev.crucible.sandbox.bwrap;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.crucible.TestDirs;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
@@ -50,7 +51,7 @@ class RootSkeletonTest {
         RootSkeleton.copyTree(host, to, true);
 
         Process list = new ProcessBuilder("/usr/bin/python3", "-c", names, to.toString()).start();
-        assertThat(new String(list.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8).strip())
+        assertThat(new String(list.getInputStream().readAllBytes(), StandardCharsets.UTF_8).strip())
                 .isEqualTo("[b'F\\xf5tan\\xfas.pem']");
     }
 }

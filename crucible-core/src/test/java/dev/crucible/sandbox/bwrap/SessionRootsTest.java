@@ -4,6 +4,8 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.crucible.TestHost;
 import dev.crucible.testhost.Capability;
+import java.nio.file.Files;
+import java.nio.file.Path;
 import org.junit.jupiter.api.Test;
 
 /** Whether a host can give sessions a root of their own: the kernel's release, and crucible-launch's probe. */
@@ -21,15 +23,15 @@ class SessionRootsTest {
     @Test
     void theProbeTellsAnIdmappableFileSystemFromOneThatIsNot() throws Exception {
         Capability.ROOT.require();
-        java.nio.file.Path helper = TestHost.crucible().sandbox().host().workRoot().resolve("crucible-launch");
-        Capability.GCC.require(java.nio.file.Files.isExecutable(helper) ? null
+        Path helper = TestHost.crucible().sandbox().host().workRoot().resolve("crucible-launch");
+        Capability.GCC.require(Files.isExecutable(helper) ? null
                 : "this build has no crucible-launch (no C compiler when it was built)");
         assertThat(probe(helper, "/proc")).as("procfs has no idmapped mounts").isNotZero();
         Capability.SESSION_ROOTS.require(probe(helper, "/usr") == 0 ? null : "this host's /usr cannot be idmapped");
         assertThat(TestHost.crucible().sandbox().rootUnavailable()).isNull();
     }
 
-    private static int probe(java.nio.file.Path helper, String dir) throws Exception {
+    private static int probe(Path helper, String dir) throws Exception {
         Process p = new ProcessBuilder(helper.toString(), "--probe-idmap", dir).redirectErrorStream(true).start();
         p.getInputStream().readAllBytes();
         return p.waitFor();

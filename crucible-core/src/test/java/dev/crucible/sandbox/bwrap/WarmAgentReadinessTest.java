@@ -4,18 +4,25 @@ import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.crucible.os.Processes;
 import dev.crucible.pool.WarmPool;
+import dev.crucible.sandbox.Limits;
 import dev.crucible.sandbox.OutputListener;
-import dev.crucible.sandbox.Sandbox.Launch.Readiness;
 import dev.crucible.sandbox.Sandbox;
+import dev.crucible.sandbox.Sandbox.Launch.Readiness;
 import dev.crucible.sandbox.SandboxConfig;
 import dev.crucible.sandbox.SandboxResult;
 import dev.crucible.sandbox.SandboxSpec;
 import dev.crucible.sandbox.zygote.ZygoteTest;
 import dev.crucible.testhost.Capability;
+import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
 import java.util.List;
 import java.util.Set;
 import java.util.stream.Collectors;
+import org.awaitility.Awaitility;
+import org.junit.jupiter.api.Test;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
 
@@ -55,12 +62,12 @@ class WarmAgentReadinessTest {
             long agent = waiting.pid();
             assertThat(Processes.kill(agent, SIGSTOP)).isTrue();
             // between the dequeue of a SIGSTOP and the stop, /proc shows neither a pending stop nor state T: wait
-            org.awaitility.Awaitility.await("the agent stopped").atMost(java.time.Duration.ofMinutes(1))
-                    .pollInterval(java.time.Duration.ofMillis(5)).until(launch::readiness, r -> r == Readiness.STOPPED);
+            Awaitility.await("the agent stopped").atMost(Duration.ofMinutes(1))
+                    .pollInterval(Duration.ofMillis(5)).until(launch::readiness, r -> r == Readiness.STOPPED);
             assertThat(Processes.kill(agent, SIGCONT)).isTrue();
             // SIGCONT clears a pending stop at once; a stop already taken ends when the agent is scheduled
-            org.awaitility.Awaitility.await("the agent continued").atMost(java.time.Duration.ofMinutes(1))
-                    .pollInterval(java.time.Duration.ofMillis(5)).until(launch::readiness, r -> r == Readiness.READY);
+            Awaitility.await("the agent continued").atMost(Duration.ofMinutes(1))
+                    .pollInterval(Duration.ofMillis(5)).until(launch::readiness, r -> r == Readiness.READY);
             SandboxResult r = launch.complete(WarmPool.payload("print(6 * 7)", List.of(), ""), spec.limits(),
                     OutputListener.NONE);
             assertThat(new String(r.stdout(), StandardCharsets.UTF_8)).as(r.toString()).isEqualTo("42\n");
@@ -72,36 +79,36 @@ class WarmAgentReadinessTest {
      * freezer: a busy host, made certain) is behind, not stuck: it is not killed as untaken after 2 s, and a run that
      * never got the CPU by its deadline says so as a sandbox error, not as the program's timeout.
      */
-    @org.junit.jupiter.api.Test
+    @Test
     void anAgentThatGetsNoCpuIsBehindNotStuckAndItsRunSaysItNeverRan() throws Exception {
-        java.nio.file.Path freezers = java.nio.file.Path.of("/sys/fs/cgroup/freezer");
-        Capability.CGROUP_V1.require(java.nio.file.Files.isWritable(freezers) ? null
+        Path freezers = Path.of("/sys/fs/cgroup/freezer");
+        Capability.CGROUP_V1.require(Files.isWritable(freezers) ? null
                 : "no writable cgroup v1 freezer here (it freezes the agent to starve it with certainty)");
         try (BwrapSandbox sandbox = BwrapSandbox.create(SandboxConfig.defaults().withSlots(2).withZygote(false))) {
             SandboxSpec spec = ZygoteTest.poolSpec();
             Waiting waiting = waitingAgent(sandbox, spec);
             Sandbox.Launch launch = waiting.launch();
             long agent = waiting.pid();
-            java.nio.file.Path freezer = java.nio.file.Files.createDirectory(freezers.resolve("crucible-test-behind-"
+            Path freezer = Files.createDirectory(freezers.resolve("crucible-test-behind-"
                     + agent));
             try {
-                java.nio.file.Files.writeString(freezer.resolve("cgroup.procs"), Long.toString(agent));
-                java.nio.file.Files.writeString(freezer.resolve("freezer.state"), "FROZEN");
-                org.awaitility.Awaitility.await("the agent frozen").atMost(java.time.Duration.ofMinutes(1))
-                        .until(() -> java.nio.file.Files.readString(freezer.resolve("freezer.state")).strip(),
+                Files.writeString(freezer.resolve("cgroup.procs"), Long.toString(agent));
+                Files.writeString(freezer.resolve("freezer.state"), "FROZEN");
+                Awaitility.await("the agent frozen").atMost(Duration.ofMinutes(1))
+                        .until(() -> Files.readString(freezer.resolve("freezer.state")).strip(),
                                 "FROZEN"::equals);
                 assertThat(launch.readiness()).as("frozen is not stopped").isEqualTo(Readiness.READY);
                 SandboxResult r = launch.complete(WarmPool.payload("print(1)", List.of(), ""),
-                        new dev.crucible.sandbox.Limits(2 * Launched.TAKE_MS + 500, 10_000, 256, 1 << 20, 64),
+                        new Limits(2 * Launched.TAKE_MS + 500, 10_000, 256, 1 << 20, 64),
                         OutputListener.NONE);
                 assertThat(r.neverRan()).as(r.toString()).isFalse(); // not taken for stuck and run again
                 assertThat(r.sandboxError()).as(r.toString()).contains("got no CPU", "never ran");
                 assertThat(r.wallMs()).isGreaterThanOrEqualTo(2 * Launched.TAKE_MS + 500);
             } finally {
-                java.nio.file.Files.writeString(freezer.resolve("freezer.state"), "THAWED");
-                org.awaitility.Awaitility.await("the agent gone").atMost(java.time.Duration.ofMinutes(1))
-                        .until(() -> java.nio.file.Files.readString(freezer.resolve("cgroup.procs")).isBlank());
-                java.nio.file.Files.delete(freezer);
+                Files.writeString(freezer.resolve("freezer.state"), "THAWED");
+                Awaitility.await("the agent gone").atMost(Duration.ofMinutes(1))
+                        .until(() -> Files.readString(freezer.resolve("cgroup.procs")).isBlank());
+                Files.delete(freezer);
             }
         }
     }
@@ -131,9 +138,9 @@ class WarmAgentReadinessTest {
         for (long pid : ((Launched) launch).members()) {
             b.append(pid).append(' ').append(ProcessHandle.of(pid).flatMap(p -> p.info().commandLine()).orElse("?"));
             try {
-                b.append(java.nio.file.Files.readString(java.nio.file.Path.of("/proc", Long.toString(pid), "status"))
+                b.append(Files.readString(Path.of("/proc", Long.toString(pid), "status"))
                         .lines().filter(l -> l.startsWith("State") || l.contains("Pnd")).toList());
-            } catch (java.io.IOException e) {
+            } catch (IOException e) {
                 b.append(" gone");
             }
         }
@@ -152,8 +159,8 @@ class WarmAgentReadinessTest {
      * Ready means its process is in its cgroup, which a spawned agent joins before it executes python3.
      */
     private static long newPython(Set<Long> before) {
-        List<Long> fresh = org.awaitility.Awaitility.await("the launch's agent").atMost(java.time.Duration.ofMinutes(1))
-                .pollInterval(java.time.Duration.ofMillis(5))
+        List<Long> fresh = Awaitility.await("the launch's agent").atMost(Duration.ofMinutes(1))
+                .pollInterval(Duration.ofMillis(5))
                 .until(() -> pythons().stream().filter(pid -> !before.contains(pid)).toList(), l -> !l.isEmpty());
         assertThat(fresh).as("the launch's agent").hasSize(1);
         return fresh.getFirst();

@@ -1,13 +1,12 @@
 package dev.crucible.sandbox.cgroup;
 
-import dev.crucible.testhost.Capability;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.crucible.sandbox.Limits;
+import dev.crucible.testhost.Capability;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.concurrent.TimeUnit;
-import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.Test;
 
 /**

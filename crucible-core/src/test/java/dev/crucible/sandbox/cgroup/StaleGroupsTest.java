@@ -1,14 +1,15 @@
 package dev.crucible.sandbox.cgroup;
 
-import dev.crucible.testhost.Capability;
 import static org.assertj.core.api.Assertions.assertThat;
 
 import dev.crucible.sandbox.Sandbox;
 import dev.crucible.sandbox.SandboxConfig;
 import dev.crucible.sandbox.bwrap.BwrapSandbox;
+import dev.crucible.testhost.Capability;
 import java.nio.file.Files;
 import java.nio.file.Path;
-import org.junit.jupiter.api.Assumptions;
+import java.time.Duration;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 
 /** Run groups left by a Crucible process that was killed (kill -9) are removed when the next one starts. */
@@ -23,7 +24,7 @@ class StaleGroupsTest {
         try {
             try (Sandbox sandbox = BwrapSandbox.create(SandboxConfig.defaults().withSlots(1))) {
                 // the start-up self-test's own group goes in the background
-                assertThat(sandbox.awaitIdle(java.time.Duration.ofSeconds(10))).isTrue();
+                assertThat(sandbox.awaitIdle(Duration.ofSeconds(10))).isTrue();
                 assertThat(sandbox.host().liveRunGroups()).isZero();
             }
             assertThat(Files.exists(stale)).isFalse();
@@ -44,9 +45,9 @@ class StaleGroupsTest {
         try {
             Files.writeString(stale.resolve("cgroup.procs"), Long.toString(orphan.pid()));
             try (Sandbox sandbox = BwrapSandbox.create(SandboxConfig.defaults().withSlots(1))) {
-                assertThat(sandbox.awaitIdle(java.time.Duration.ofSeconds(10))).isTrue();
+                assertThat(sandbox.awaitIdle(Duration.ofSeconds(10))).isTrue();
             }
-            assertThat(orphan.waitFor(5, java.util.concurrent.TimeUnit.SECONDS)).as("the orphan was killed").isTrue();
+            assertThat(orphan.waitFor(5, TimeUnit.SECONDS)).as("the orphan was killed").isTrue();
             assertThat(Files.exists(stale)).isFalse();
         } finally {
             orphan.destroyForcibly();

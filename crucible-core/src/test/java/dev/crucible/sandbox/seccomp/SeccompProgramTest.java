@@ -7,6 +7,8 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.Arrays;
+import java.util.List;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -28,16 +30,16 @@ class SeccompProgramTest {
     void theCachedProgramIsTheOneLibseccompBuildsAndIsUsedOnceThere(@TempDir Path dir) throws Exception {
         UserCache cache = new UserCache(dir);
         byte[] built = SeccompProgram.build();
-        assertThat(java.util.Arrays.equals(SeccompProgram.cachedOrBuilt(cache), built)).as("libseccomp's program").isTrue();
+        assertThat(Arrays.equals(SeccompProgram.cachedOrBuilt(cache), built)).as("libseccomp's program").isTrue();
         Path file = dir.resolve(SeccompProgram.cacheName());
         assertThat(file).exists();
-        assertThat(java.util.Arrays.equals(Files.readAllBytes(file), built)).as("the cache file").isTrue();
+        assertThat(Arrays.equals(Files.readAllBytes(file), built)).as("the cache file").isTrue();
 
         // what is there is what is loaded: a different (well-formed) program in the cache comes back as it is
         byte[] other = built.clone();
         other[other.length - 1] ^= 1;
         Files.write(file, other);
-        assertThat(java.util.Arrays.equals(SeccompProgram.cachedOrBuilt(cache), other)).as("the cached program").isTrue();
+        assertThat(Arrays.equals(SeccompProgram.cachedOrBuilt(cache), other)).as("the cached program").isTrue();
     }
 
     @Test
@@ -45,19 +47,19 @@ class SeccompProgramTest {
         UserCache cache = new UserCache(dir);
         byte[] built = SeccompProgram.build();
         Path file = dir.resolve(SeccompProgram.cacheName());
-        cache.write(SeccompProgram.cacheName(), java.util.Arrays.copyOf(built, built.length - 3)); // cut mid-instruction
-        assertThat(java.util.Arrays.equals(SeccompProgram.cachedOrBuilt(cache), built)).as("libseccomp's program").isTrue();
-        assertThat(java.util.Arrays.equals(Files.readAllBytes(file), built)).as("the cache file").isTrue();
+        cache.write(SeccompProgram.cacheName(), Arrays.copyOf(built, built.length - 3)); // cut mid-instruction
+        assertThat(Arrays.equals(SeccompProgram.cachedOrBuilt(cache), built)).as("libseccomp's program").isTrue();
+        assertThat(Arrays.equals(Files.readAllBytes(file), built)).as("the cache file").isTrue();
 
-        byte[] noPrefix = java.util.Arrays.copyOfRange(built, 11 * 8, built.length); // libseccomp's part alone
+        byte[] noPrefix = Arrays.copyOfRange(built, 11 * 8, built.length); // libseccomp's part alone
         cache.write(SeccompProgram.cacheName(), noPrefix);
-        assertThat(java.util.Arrays.equals(SeccompProgram.cachedOrBuilt(cache), built)).as("libseccomp's program").isTrue();
+        assertThat(Arrays.equals(SeccompProgram.cachedOrBuilt(cache), built)).as("libseccomp's program").isTrue();
     }
 
     @Test
     void aDeniedNameMayBeUnknownOnlyWhenItIsKnowinglySo() {
         // the build itself throws for any other unknown name; here: the list of exceptions stays small and named
-        assertThat(SeccompProgram.DENIED).containsAll(java.util.List.of("modify_ldt", "uselib", "open_tree",
+        assertThat(SeccompProgram.DENIED).containsAll(List.of("modify_ldt", "uselib", "open_tree",
                 "open_tree_attr", "move_mount", "fsopen"));
         assertThat(SeccompProgram.MAY_BE_UNKNOWN).allMatch(SeccompProgram.DENIED::contains);
     }

@@ -17,7 +17,9 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -106,7 +108,7 @@ class UidLeaseTest {
 
     @Test
     void whenEveryRangeTriedIsTakenTheErrorNamesThemAndSaysHowToGoOn(@TempDir Path dir) {
-        List<UidLease> all = new java.util.ArrayList<>();
+        List<UidLease> all = new ArrayList<>();
         try {
             for (int i = 0; i < UidLease.BLOCKS; i++) {
                 all.add(UidLease.acquire(dir, 70000));
@@ -139,7 +141,7 @@ class UidLeaseTest {
     void twoRunningLaunchersNeverShareASandboxUid() throws Exception {
         Capability.ROOT.require(); // only root runs sandboxes as per-slot uids
         try (Sandbox a = BwrapSandbox.create(SandboxConfig.defaults().withSlots(2))) {
-            SandboxConfig inside = SandboxConfig.fromEnvironment(java.util.Map.of("CRUCIBLE_SLOT_UID_BASE",
+            SandboxConfig inside = SandboxConfig.fromEnvironment(Map.of("CRUCIBLE_SLOT_UID_BASE",
                     Integer.toString(a.host().uidBase() + 1))).withSlots(2);
             try (Sandbox b = BwrapSandbox.create(inside)) {
                 assertThat(Math.abs(a.host().uidBase() - b.host().uidBase())).isGreaterThanOrEqualTo(UidLayout.SIZE);

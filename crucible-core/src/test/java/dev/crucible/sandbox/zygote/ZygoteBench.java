@@ -7,7 +7,6 @@ import dev.crucible.sandbox.SandboxSpec;
 import dev.crucible.sandbox.bwrap.BwrapSandbox;
 import java.util.Arrays;
 import java.util.List;
-import java.util.Map;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;

@@ -11,11 +11,20 @@ import dev.crucible.sandbox.SandboxResult;
 import dev.crucible.sandbox.SandboxRoot;
 import dev.crucible.sandbox.SandboxSpec;
 import dev.crucible.sandbox.bwrap.BwrapSandbox;
-import dev.crucible.sandbox.uid.UidLayout;
 import dev.crucible.sandbox.launch.LaunchCommand;
+import dev.crucible.sandbox.uid.UidLayout;
+import java.io.IOException;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
@@ -39,7 +48,7 @@ public class ZygoteTest {
     }
 
     /** The warm-pool agent's launch with {@code limits} and {@code files} (sandbox path to host file) bound in. */
-    public static SandboxSpec poolSpec(Limits limits, Map<String, java.nio.file.Path> files) {
+    public static SandboxSpec poolSpec(Limits limits, Map<String, Path> files) {
         return new SandboxSpec(List.of("/usr/bin/python3", "-c", Zygotes.PYTHON_AGENT, "main.py"), Map.of(), files,
                 null, false, List.of(), SandboxRoot.HOST, null, limits);
     }
@@ -151,14 +160,14 @@ public class ZygoteTest {
         SandboxSpec spec = poolSpec();
         Sandbox.Launch holder = sandbox.launch(spec, false);
         Sandbox.Launch prober = sandbox.launch(spec, false);
-        java.util.concurrent.CountDownLatch ready = new java.util.concurrent.CountDownLatch(1);
-        var held = java.util.concurrent.Executors.newSingleThreadExecutor().submit(() -> holder.complete(
+        CountDownLatch ready = new CountDownLatch(1);
+        var held = Executors.newSingleThreadExecutor().submit(() -> holder.complete(
                 WarmPool.payload(HOLDER, List.of(), ""), spec.limits(), (err, bytes, n) -> {
                     if (new String(bytes, 0, n, StandardCharsets.UTF_8).contains("ready")) {
                         ready.countDown();
                     }
                 }));
-        assertThat(ready.await(30, java.util.concurrent.TimeUnit.SECONDS)).as("the holder started").isTrue();
+        assertThat(ready.await(30, TimeUnit.SECONDS)).as("the holder started").isTrue();
         SandboxResult probed = prober.complete(WarmPool.payload(PROBER, List.of(), ""), spec.limits(),
                 OutputListener.NONE);
         assertThat(new String(probed.stdout(), StandardCharsets.UTF_8)).as(new String(probed.stderr(),
@@ -188,7 +197,7 @@ public class ZygoteTest {
                 """, List.of(), ""), spec.limits(), OutputListener.NONE);
         assertThat(new String(left.stdout(), StandardCharsets.UTF_8)).as(new String(left.stderr(),
                 StandardCharsets.UTF_8)).isEqualTo("left 1\n");
-        java.util.Set<String> namespaces = new java.util.HashSet<>();
+        Set<String> namespaces = new HashSet<>();
         int runs = 12;
         for (int i = 0; i < runs; i++) {
             SandboxResult r = sandbox.launch(spec, false).complete(WarmPool.payload("""
@@ -226,18 +235,18 @@ public class ZygoteTest {
                 print('left a daemon', flush=True)
                 """, List.of(), ""), spec.limits(), OutputListener.NONE);
         assertThat(new String(r.stdout(), StandardCharsets.UTF_8)).isEqualTo("left a daemon\n");
-        assertThat(sandbox.awaitIdle(java.time.Duration.ofSeconds(10))).isTrue();
+        assertThat(sandbox.awaitIdle(Duration.ofSeconds(10))).isTrue();
         int base = sandbox.host().uidBase();
         assertThat(slotProcesses(base, 4)).as("processes of the slots' uids left").isZero();
     }
 
     /** Processes whose uid is one of the {@code slots} slot uids from {@code base}. */
-    static long slotProcesses(int base, int slots) throws java.io.IOException {
+    static long slotProcesses(int base, int slots) throws IOException {
         long n = 0;
-        try (var procs = java.nio.file.Files.list(java.nio.file.Path.of("/proc"))) {
+        try (var procs = Files.list(Path.of("/proc"))) {
             for (var p : procs.filter(p -> p.getFileName().toString().matches("\\d+")).toList()) {
                 try {
-                    for (String line : java.nio.file.Files.readAllLines(p.resolve("status"))) {
+                    for (String line : Files.readAllLines(p.resolve("status"))) {
                         if (line.startsWith("Uid:")) {
                             int uid = Integer.parseInt(line.split("\\s+")[1]);
                             if (uid >= base && uid < base + slots) {
@@ -245,7 +254,7 @@ public class ZygoteTest {
                             }
                         }
                     }
-                } catch (java.io.IOException e) {
+                } catch (IOException e) {
                     // gone
                 }
             }
@@ -266,8 +275,8 @@ public class ZygoteTest {
                 .filter(p -> p.info().command().orElse("").contains("python3") // not its bwrap, whose argv holds it too
                         && p.info().commandLine().orElse("").contains("Crucible's Python zygote")).toList();
         assertThat(zygotes).hasSize(1);
-        List<String> status = java.nio.file.Files.readAllLines(
-                java.nio.file.Path.of("/proc", Long.toString(zygotes.getFirst().pid()), "status"));
+        List<String> status = Files.readAllLines(
+                Path.of("/proc", Long.toString(zygotes.getFirst().pid()), "status"));
         long kill = 1L << 5, setgid = 1L << 6, setuid = 1L << 7, setpcap = 1L << 8, sysAdmin = 1L << 21;
         assertThat(status).contains("Seccomp:\t2", "NoNewPrivs:\t1",
                 "CapEff:\t" + String.format("%016x", kill | setgid | setuid | setpcap | sysAdmin));

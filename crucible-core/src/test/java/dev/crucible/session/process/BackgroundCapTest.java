@@ -11,6 +11,7 @@ import java.nio.channels.SocketChannel;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.InstantSource;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
@@ -73,7 +74,7 @@ class BackgroundCapTest {
         AtomicInteger started = new AtomicInteger();
         AtomicInteger most = new AtomicInteger();
         try (ExecutorService threads = Executors.newFixedThreadPool(THREADS)) {
-            List<Future<?>> all = new java.util.ArrayList<>();
+            List<Future<?>> all = new ArrayList<>();
             for (int i = 0; i < THREADS; i++) {
                 all.add(threads.submit(() -> {
                     go.await();

@@ -14,6 +14,7 @@ import dev.crucible.testhost.Capability;
 import java.io.File;
 import java.io.IOException;
 import java.io.OutputStream;
+import java.nio.channels.FileChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -240,7 +241,7 @@ class WorkspaceGrowthTest {
                     }
                 }
             }
-            try (var channel = java.nio.channels.FileChannel.open(filler, StandardOpenOption.WRITE)) {
+            try (var channel = FileChannel.open(filler, StandardOpenOption.WRITE)) {
                 channel.force(true);
             }
         }

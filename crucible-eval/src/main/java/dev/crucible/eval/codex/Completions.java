@@ -1,6 +1,7 @@
 package dev.crucible.eval.codex;
 
 import java.io.IOException;
+import java.net.ConnectException;
 import java.net.URI;
 import java.net.http.HttpClient;
 import java.net.http.HttpRequest;
@@ -155,7 +156,7 @@ public final class Completions {
         for (Throwable t = e; t != null && message == null; t = t.getCause()) {
             message = t.getMessage();
         }
-        if (e instanceof java.net.ConnectException) {
+        if (e instanceof ConnectException) {
             return "cannot connect (" + (message != null ? message : "connection refused, or no route to the host")
                     + "; " + e.getClass().getName() + ")";
         }

@@ -18,6 +18,7 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.ArrayList;
 import java.util.Collection;
+import java.util.Collections;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -222,7 +223,7 @@ public final class DatasetRun {
         AtomicReference<Throwable> failure = new AtomicReference<>();
         ConcurrentLinkedQueue<Todo> queue = new ConcurrentLinkedQueue<>(todo);
         Map<SampleId, SampleResult> fresh = new ConcurrentHashMap<>();
-        List<Unjudged> unjudged = java.util.Collections.synchronizedList(new ArrayList<>());
+        List<Unjudged> unjudged = Collections.synchronizedList(new ArrayList<>());
         ConcurrencyLimit limit = new ConcurrencyLimit(target::concurrency);
         try (BufferedWriter writer = Files.newBufferedWriter(o.out(), StandardCharsets.UTF_8, StandardOpenOption.CREATE,
                 StandardOpenOption.APPEND)) {

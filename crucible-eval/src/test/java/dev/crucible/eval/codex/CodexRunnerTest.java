@@ -5,7 +5,9 @@ import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
 import com.sun.net.httpserver.HttpServer;
 import dev.crucible.TestHost;
+import java.net.InetAddress;
 import java.net.InetSocketAddress;
+import java.net.ServerSocket;
 import java.net.URI;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -19,6 +21,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
+import tools.jackson.databind.node.ArrayNode;
 import tools.jackson.databind.node.ObjectNode;
 
 /** The Codex Runner workflow: its TOML both ways, run-tests in the sandbox, the CSV, and completions over HTTP. */
@@ -48,7 +51,7 @@ class CodexRunnerTest {
     void runTestsRecordsResultsInBothSchemasAndTheReportScoresThem(@TempDir Path dir) throws Exception {
         CodexRunner runner = new CodexRunner(TestHost.crucible().executor());
         ObjectNode v2 = CodexRunner.read(data("readme_example_v2_full.toml"));
-        ((tools.jackson.databind.node.ArrayNode) v2.get("questions").get(0).get("completions")).addObject()
+        ((ArrayNode) v2.get("questions").get(0).get("completions")).addObject()
                 .put("code", "def greeting(name):\n    print('Hi', name)\n");
         CodexRunner.Summary s = runner.runTests(v2, 5_000);
         assertThat(s.tests()).isEqualTo(4);
@@ -161,7 +164,7 @@ class CodexRunnerTest {
     @Test
     void anUnreachableApiIsReportedWithTheUrlAndWhatFailed() throws Exception {
         int closed;
-        try (java.net.ServerSocket socket = new java.net.ServerSocket(0, 1, java.net.InetAddress.getLoopbackAddress())) {
+        try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
             closed = socket.getLocalPort();
         }
         ObjectNode root = CodexRunner.read(data("readme_example_v2_full.toml"));

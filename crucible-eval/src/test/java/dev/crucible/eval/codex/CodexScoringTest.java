@@ -8,6 +8,7 @@ import dev.crucible.eval.codex.CodexScoring.TestStrategy;
 import java.util.Collections;
 import java.util.List;
 import java.util.Random;
+import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import tools.jackson.databind.json.JsonMapper;
 import tools.jackson.databind.node.ObjectNode;
@@ -25,7 +26,7 @@ class CodexScoringTest {
     }
 
     static List<Double> concat(List<Double> a, List<Double> b) {
-        return java.util.stream.Stream.concat(a.stream(), b.stream()).toList();
+        return Stream.concat(a.stream(), b.stream()).toList();
     }
 
     @Test

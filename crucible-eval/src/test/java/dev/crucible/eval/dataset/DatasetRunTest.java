@@ -6,6 +6,9 @@ import static org.assertj.core.api.Assertions.within;
 import dev.crucible.Crucible;
 import dev.crucible.TestHost;
 import dev.crucible.eval.Judge;
+import dev.crucible.exec.ExecuteRequest;
+import dev.crucible.exec.ExecuteResult;
+import dev.crucible.image.store.TestImages;
 import java.io.IOException;
 import java.io.InputStream;
 import java.net.URISyntaxException;
@@ -16,7 +19,10 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
+import java.util.TreeSet;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.stream.Collectors;
+import java.util.zip.GZIPInputStream;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -54,7 +60,7 @@ class DatasetRunTest {
 
     @Test
     void aDatasetRunsInAnImage(@TempDir Path dir) throws Exception {
-        dev.crucible.image.store.TestImages.debianPython(TestHost.images());
+        TestImages.debianPython(TestHost.images());
         Path problems = dir.resolve("problems.jsonl");
         Files.writeString(problems, JSON.writeValueAsString(Map.of("task_id", "t/0", "prompt", "def f():\n",
                 "test", "def check(c):\n    assert c() == 'tabulate'\n", "entry_point", "f")) + "\n");
@@ -62,7 +68,7 @@ class DatasetRunTest {
         Files.writeString(samples, JSON.writeValueAsString(Map.of("task_id", "t/0",
                 "completion", "    import tabulate\n    return tabulate.__name__\n")) + "\n");
         DatasetRun.Summary inImage = runner.run(new DatasetRun.Options("humaneval", problems, samples, List.of(1),
-                dir.resolve("image.jsonl"), 2, 10_000, dev.crucible.image.store.TestImages.DEBIAN_PYTHON),
+                dir.resolve("image.jsonl"), 2, 10_000, TestImages.DEBIAN_PYTHON),
                 DatasetRun.Progress.NONE, new ArrayList<>());
         assertThat(inImage.passed()).as("the sample imports what only the image has").isEqualTo(1);
         DatasetRun.Summary onHost = runner.run(new DatasetRun.Options("humaneval", problems, samples, List.of(1),
@@ -187,7 +193,7 @@ class DatasetRunTest {
         try (InputStream in = Files.newInputStream(data("reference_check_local.json"))) {
             reference = JSON.readTree(in).get("problems");
         }
-        Set<String> good = new java.util.TreeSet<>();
+        Set<String> good = new TreeSet<>();
         reference.properties().forEach(e -> {
             if (e.getValue().get("status").asString().equals("pass_exact")) {
                 good.add(e.getKey());
@@ -215,11 +221,11 @@ class DatasetRunTest {
         Path samples = dir.resolve("samples.jsonl");
         Files.write(samples, List.of(JSON.writeValueAsString(Map.of("task_id", "test/0", "completion",
                 "    import sys\n    sys.stderr.write('bwrap: forged set-up failure\\n')\n    sys.exit(1)\n"))));
-        java.util.concurrent.atomic.AtomicInteger runs = new java.util.concurrent.atomic.AtomicInteger();
+        AtomicInteger runs = new AtomicInteger();
         Sandboxes real = Sandboxes.local(new Judge(TestHost.crucible().executor()), 2);
         Sandboxes counted = new Sandboxes() { // the real engine, each request counted
             @Override
-            public dev.crucible.exec.ExecuteResult execute(dev.crucible.exec.ExecuteRequest request)
+            public ExecuteResult execute(ExecuteRequest request)
                     throws InterruptedException, NoVerdict {
                 runs.incrementAndGet();
                 return real.execute(request);
@@ -288,7 +294,7 @@ class DatasetRunTest {
         // the data README's negative control for js: every body `return undefined;}` fails
         Path samples = dir.resolve("undefined.jsonl");
         List<String> lines = new ArrayList<>();
-        for (String l : new String(new java.util.zip.GZIPInputStream(Files.newInputStream(data("humaneval-js.jsonl.gz")))
+        for (String l : new String(new GZIPInputStream(Files.newInputStream(data("humaneval-js.jsonl.gz")))
                 .readAllBytes(), StandardCharsets.UTF_8).lines().toList()) {
             lines.add(JSON.writeValueAsString(Map.of("task_id", JSON.readTree(l).get("name").asString(),
                     "completion", "  return undefined;\n}\nfunction leftover() {}\n")));

@@ -2,6 +2,7 @@ package dev.crucible.eval.dataset;
 
 import com.sun.net.httpserver.HttpExchange;
 import com.sun.net.httpserver.HttpServer;
+import dev.crucible.error.RequestException;
 import dev.crucible.eval.Judge;
 import dev.crucible.exec.ExecuteRequest;
 import java.io.IOException;
@@ -74,7 +75,7 @@ final class FlakyFront implements AutoCloseable {
                     Thread.currentThread().interrupt();
                     ex.close();
                     return;
-                } catch (dev.crucible.error.RequestException e) {
+                } catch (RequestException e) {
                     answer(ex, e.code().httpStatus(), Dataset.JSON.writeValueAsString(Map.of("error",
                             Map.of("code", e.code().wireName(), "message", e.getMessage()))));
                     return;

@@ -3,6 +3,10 @@ package dev.crucible.eval.dataset;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.within;
 
+import java.math.BigDecimal;
+import java.math.BigInteger;
+import java.math.MathContext;
+import java.util.Arrays;
 import java.util.List;
 import org.junit.jupiter.api.Test;
 
@@ -12,16 +16,16 @@ class PassAtKTest {
         if (n - c < k) {
             return 1.0;
         }
-        java.math.BigInteger num = binomial(n - c, k);
-        java.math.BigInteger den = binomial(n, k);
-        return 1.0 - new java.math.BigDecimal(num).divide(new java.math.BigDecimal(den), java.math.MathContext.DECIMAL64)
+        BigInteger num = binomial(n - c, k);
+        BigInteger den = binomial(n, k);
+        return 1.0 - new BigDecimal(num).divide(new BigDecimal(den), MathContext.DECIMAL64)
                 .doubleValue();
     }
 
-    static java.math.BigInteger binomial(int n, int k) {
-        java.math.BigInteger r = java.math.BigInteger.ONE;
+    static BigInteger binomial(int n, int k) {
+        BigInteger r = BigInteger.ONE;
         for (int i = 0; i < k; i++) {
-            r = r.multiply(java.math.BigInteger.valueOf(n - i)).divide(java.math.BigInteger.valueOf(i + 1));
+            r = r.multiply(BigInteger.valueOf(n - i)).divide(BigInteger.valueOf(i + 1));
         }
         return r;
     }
@@ -30,7 +34,7 @@ class PassAtKTest {
     void matchesTheBinomialDefinition() {
         for (int[] nck : new int[][] {{200, 0, 1}, {200, 13, 1}, {200, 13, 10}, {200, 13, 100}, {10, 3, 5}, {5, 5, 1},
                 {6, 3, 1}, {100, 1, 100}}) {
-            assertThat(PassAtK.estimate(nck[0], nck[1], nck[2])).as(java.util.Arrays.toString(nck))
+            assertThat(PassAtK.estimate(nck[0], nck[1], nck[2])).as(Arrays.toString(nck))
                     .isCloseTo(exact(nck[0], nck[1], nck[2]), within(1e-9));
         }
         assertThat(PassAtK.estimate(6, 3, 1)).isCloseTo(0.5, within(1e-12)); // human-eval's example: 3 of 6 samples pass

@@ -14,6 +14,8 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Function;
 import java.util.stream.Collectors;
 import org.junit.jupiter.api.AfterAll;
@@ -66,7 +68,7 @@ class RemoteDatasetRunTest {
 
     /** {@code fault} on each program's first try (a retry resends the same body), then answers. */
     static Function<String, Fault> firstTryFails(Function<String, Fault> fault) {
-        Map<String, Integer> tries = new java.util.concurrent.ConcurrentHashMap<>();
+        Map<String, Integer> tries = new ConcurrentHashMap<>();
         return body -> tries.merge(body, 1, Integer::sum) > 1 ? Fault.NONE : fault.apply(body);
     }
 
@@ -105,7 +107,7 @@ class RemoteDatasetRunTest {
         assertThat(verdicts(dir.resolve("remote.jsonl"))).isEqualTo(verdicts(dir.resolve("local.jsonl"))).hasSize(90);
         assertThat(sampleLines(dir.resolve("remote.jsonl"))).as("each sample written once").isEqualTo(90);
         assertThat(remote.retries()).containsKeys("http 502", "http 503", "http 429", "io");
-        assertThat(front.runs.values().stream().mapToInt(java.util.concurrent.atomic.AtomicInteger::get).sum())
+        assertThat(front.runs.values().stream().mapToInt(AtomicInteger::get).sum())
                 .as("an answer lost after its run was run again: harmless, and written once").isGreaterThan(90);
     }
 

@@ -11,6 +11,7 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.Map;
+import java.util.Random;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 
@@ -79,7 +80,7 @@ class ResultsMergeTest {
         }
         Map<Integer, Double> first = PassAtK.mean(problems, List.of(1, 5, 10));
         for (long seed = 0; seed < 20; seed++) {
-            Collections.shuffle(problems, new java.util.Random(seed));
+            Collections.shuffle(problems, new Random(seed));
             assertThat(PassAtK.mean(problems, List.of(1, 5, 10))).isEqualTo(first);
         }
     }

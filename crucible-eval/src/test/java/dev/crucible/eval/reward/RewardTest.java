@@ -2,7 +2,6 @@ package dev.crucible.eval.reward;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
-import dev.crucible.error.RequestException;
 import dev.crucible.TestHost;
 import dev.crucible.eval.Judge;
 import java.util.List;

@@ -4,6 +4,9 @@ import dev.crucible.error.ErrorCode;
 import dev.crucible.error.RequestException;
 import java.nio.charset.StandardCharsets;
 import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.Base64;
+import java.util.HexFormat;
 import java.util.List;
 import java.util.Set;
 
@@ -68,7 +71,7 @@ public final class Auth {
                         + BEARER_PROTOCOL + "…: the first one offered is the one the server answers with");
             }
             try {
-                return "Bearer " + new String(java.util.Base64.getUrlDecoder().decode(
+                return "Bearer " + new String(Base64.getUrlDecoder().decode(
                         p.substring(BEARER_PROTOCOL.length())), StandardCharsets.UTF_8);
             } catch (IllegalArgumentException e) {
                 throw new RequestException(ErrorCode.INVALID_REQUEST, "the subprotocol " + BEARER_PROTOCOL
@@ -89,8 +92,8 @@ public final class Auth {
         try {
             byte[] digest = MessageDigest.getInstance("SHA-256").digest(authorization.substring(7).strip()
                     .getBytes(StandardCharsets.UTF_8));
-            return java.util.HexFormat.of().formatHex(digest);
-        } catch (java.security.NoSuchAlgorithmException e) {
+            return HexFormat.of().formatHex(digest);
+        } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException("SHA-256 is missing from this JDK", e);
         }
     }

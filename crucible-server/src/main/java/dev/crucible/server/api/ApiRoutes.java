@@ -1,10 +1,10 @@
 package dev.crucible.server.api;
 
 import com.fasterxml.jackson.annotation.JsonProperty;
-import dev.crucible.error.ErrorCode;
-import dev.crucible.error.RequestException;
 import dev.crucible.client.ToolOutcome;
 import dev.crucible.client.Tools;
+import dev.crucible.error.ErrorCode;
+import dev.crucible.error.RequestException;
 import dev.crucible.eval.Judge;
 import dev.crucible.eval.reward.Reward;
 import dev.crucible.exec.ExecuteRequest;

@@ -10,6 +10,7 @@ import java.nio.charset.CharsetDecoder;
 import java.nio.charset.CodingErrorAction;
 import java.nio.charset.StandardCharsets;
 import java.util.LinkedHashMap;
+import java.util.Locale;
 import java.util.Map;
 import tools.jackson.databind.json.JsonMapper;
 
@@ -41,7 +42,7 @@ public final class StreamWriter implements OutputListener {
 
     /** Whether {@code Accept} asks for a stream, and which: {@code "sse"}, {@code "ndjson"} or null for none. */
     public static String kind(String accept) {
-        String a = accept == null ? "" : accept.toLowerCase(java.util.Locale.ROOT);
+        String a = accept == null ? "" : accept.toLowerCase(Locale.ROOT);
         return a.contains("text/event-stream") ? "sse" : a.contains("application/x-ndjson") ? "ndjson" : null;
     }
 

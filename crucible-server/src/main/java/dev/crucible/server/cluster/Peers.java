@@ -1,7 +1,10 @@
 package dev.crucible.server.cluster;
 
+import java.io.IOException;
 import java.net.Inet6Address;
 import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.Socket;
 import java.net.URI;
 import java.net.UnknownHostException;
 import java.net.http.HttpClient;
@@ -13,12 +16,15 @@ import java.util.List;
 import java.util.Map;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.concurrent.atomic.AtomicLong;
+import java.util.concurrent.locks.LockSupport;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 
@@ -51,8 +57,8 @@ public final class Peers implements AutoCloseable {
     private final Map<String, URI> byName = new ConcurrentHashMap<>();
     private final AtomicLong askedAt = new AtomicLong(System.nanoTime() - REASK.toNanos());
     /** Rounds begun so far, the latest of them to have ended, and the lock callers waiting for a name take turns on. */
-    private final java.util.concurrent.atomic.AtomicInteger rounds = new java.util.concurrent.atomic.AtomicInteger();
-    private final java.util.concurrent.atomic.AtomicInteger ended = new java.util.concurrent.atomic.AtomicInteger();
+    private final AtomicInteger rounds = new AtomicInteger();
+    private final AtomicInteger ended = new AtomicInteger();
     private final Object waiting = new Object();
     private volatile String conflict;
     private volatile ScheduledExecutorService checks;
@@ -124,7 +130,7 @@ public final class Peers implements AutoCloseable {
             }
             long wait;
             while ((wait = askedAt.get() + REASK.toNanos() - System.nanoTime()) > 0) {
-                java.util.concurrent.locks.LockSupport.parkNanos(wait);
+                LockSupport.parkNanos(wait);
                 if (Thread.currentThread().isInterrupted()) {
                     return null;
                 }
@@ -136,11 +142,11 @@ public final class Peers implements AutoCloseable {
 
     /** Whether something accepts connections at {@code base}'s host and port (within a second). */
     static boolean reachable(URI base) {
-        try (java.net.Socket socket = new java.net.Socket()) {
-            socket.connect(new java.net.InetSocketAddress(base.getHost().replace("[", "").replace("]", ""),
+        try (Socket socket = new Socket()) {
+            socket.connect(new InetSocketAddress(base.getHost().replace("[", "").replace("]", ""),
                     base.getPort() < 0 ? 80 : base.getPort()), 1000);
             return true;
-        } catch (java.io.IOException e) {
+        } catch (IOException e) {
             return false;
         }
     }
@@ -188,7 +194,7 @@ public final class Peers implements AutoCloseable {
         } catch (InterruptedException e) {
             Thread.currentThread().interrupt();
             return;
-        } catch (java.util.concurrent.ExecutionException e) {
+        } catch (ExecutionException e) {
             return; // ask() answers null for every failure it expects: a bug, but no reason to stop checking
         }
         noteConflict(clash);
@@ -207,7 +213,7 @@ public final class Peers implements AutoCloseable {
             JsonNode id = body.get("instance");
             return name == null || !name.isString() ? null
                     : new Answer(name.asString(), id != null && id.isString() ? id.asString() : null);
-        } catch (java.io.IOException | RuntimeException e) {
+        } catch (IOException | RuntimeException e) {
             return null;
         }
     }

@@ -2,6 +2,7 @@ package dev.crucible.server.cluster;
 
 import dev.crucible.error.ErrorCode;
 import dev.crucible.error.RequestException;
+import dev.crucible.sandbox.Limits;
 import dev.crucible.session.SessionManager;
 import io.javalin.http.Context;
 import io.javalin.http.Handler;
@@ -15,9 +16,12 @@ import java.net.http.HttpClient;
 import java.net.http.HttpConnectTimeoutException;
 import java.net.http.HttpRequest;
 import java.net.http.HttpResponse;
+import java.net.http.HttpTimeoutException;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import dev.crucible.sandbox.Limits;
 import java.util.List;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
  * Sessions across replicas: a request for a session another replica holds is forwarded to it — method, path, query,
@@ -145,7 +149,7 @@ public final class SessionRouter {
                 } catch (ConnectException | HttpConnectTimeoutException e) {
                     throw new RequestException(ErrorCode.INTERPRETER_UNAVAILABLE, "the replica that holds this session ("
                             + name + ") stopped answering; retry");
-                } catch (java.net.http.HttpTimeoutException e) {
+                } catch (HttpTimeoutException e) {
                     throw new RequestException(ErrorCode.PEER_TIMEOUT, "the replica that holds this session (" + name
                             + ") accepted the request but did not answer within " + e.getMessage().replaceAll("\\D+", "")
                             + " ms: it may be stopped or overloaded. The session is still its: retry once its /readyz"
@@ -226,8 +230,8 @@ public final class SessionRouter {
             return CALL_MS;
         }
         long timeout = Limits.MAXIMUM.timeoutMs();
-        java.util.regex.Matcher m = TIMEOUT.matcher(new String(body, 0, Math.min(body.length, 1 << 20),
-                java.nio.charset.StandardCharsets.UTF_8));
+        Matcher m = TIMEOUT.matcher(new String(body, 0, Math.min(body.length, 1 << 20),
+                StandardCharsets.UTF_8));
         if (m.find()) {
             try {
                 timeout = Math.min(timeout, Long.parseLong(m.group(1)));
@@ -238,7 +242,7 @@ public final class SessionRouter {
         return timeout + 2 * Limits.GRACE_MS;
     }
 
-    private static final java.util.regex.Pattern TIMEOUT = java.util.regex.Pattern.compile(
+    private static final Pattern TIMEOUT = Pattern.compile(
             "\"timeout_ms\"\\s*:\\s*(\\d{1,12})");
 
     /** The client that forwards: short to connect (a gone replica is told fast), each request bounded by its own. */

@@ -8,12 +8,16 @@ import dev.crucible.exec.Executor;
 import dev.crucible.exec.FileInput;
 import dev.crucible.runtime.LanguageRuntime;
 import dev.crucible.runtime.LimitsSpec;
+import dev.crucible.sandbox.OutputListener;
 import dev.crucible.sandbox.Verdict;
 import dev.crucible.server.http.JsonObject;
 import io.javalin.http.Context;
+import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Base64;
+import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Locale;
@@ -214,9 +218,9 @@ public final class CompatRoutes {
     }
 
     /** stdout and stderr in the order the program wrote them, as Piston's {@code output} (bounded). */
-    private static final class Interleaved implements dev.crucible.sandbox.OutputListener {
+    private static final class Interleaved implements OutputListener {
         private static final int CAP = 32 * 1024 * 1024;
-        private final java.io.ByteArrayOutputStream bytes = new java.io.ByteArrayOutputStream();
+        private final ByteArrayOutputStream bytes = new ByteArrayOutputStream();
 
         @Override
         public synchronized void chunk(boolean stderr, byte[] data, int length) {
@@ -234,8 +238,8 @@ public final class CompatRoutes {
         String encoding = text(file, "encoding");
         try {
             return switch (encoding == null ? "utf8" : encoding) {
-                case "base64" -> new String(java.util.Base64.getMimeDecoder().decode(content), StandardCharsets.UTF_8);
-                case "hex" -> new String(java.util.HexFormat.of().parseHex(content), StandardCharsets.UTF_8);
+                case "base64" -> new String(Base64.getMimeDecoder().decode(content), StandardCharsets.UTF_8);
+                case "hex" -> new String(HexFormat.of().parseHex(content), StandardCharsets.UTF_8);
                 default -> content;
             };
         } catch (IllegalArgumentException e) {

@@ -9,7 +9,9 @@ import java.io.DataInputStream;
 import java.io.EOFException;
 import java.io.IOException;
 import java.io.OutputStream;
+import java.util.Locale;
 import java.util.Map;
+import tools.jackson.core.JacksonException;
 import tools.jackson.databind.DeserializationFeature;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
@@ -43,7 +45,7 @@ final class Connect {
         }
 
         String wire() {
-            return name().toLowerCase(java.util.Locale.ROOT);
+            return name().toLowerCase(Locale.ROOT);
         }
     }
 
@@ -82,7 +84,7 @@ final class Connect {
     /** A unary request's message: its body, one JSON object and nothing after it (an empty body is {@code {}}). */
     JsonNode unary(HttpServletRequest req) throws IOException {
         String type = req.getContentType();
-        if (type == null || !type.toLowerCase(java.util.Locale.ROOT).startsWith("application/json")) {
+        if (type == null || !type.toLowerCase(Locale.ROOT).startsWith("application/json")) {
             throw new Failure(Code.INVALID_ARGUMENT, "a unary call is application/json here (the JSON codec), not "
                     + type);
         }
@@ -99,7 +101,7 @@ final class Connect {
      */
     JsonNode streamRequest(HttpServletRequest req) throws IOException {
         String type = req.getContentType();
-        if (type == null || !type.toLowerCase(java.util.Locale.ROOT).startsWith(STREAM_TYPE)) {
+        if (type == null || !type.toLowerCase(Locale.ROOT).startsWith(STREAM_TYPE)) {
             throw new Failure(Code.INVALID_ARGUMENT, "a streaming call is " + STREAM_TYPE + " here, not " + type);
         }
         DataInputStream in = new DataInputStream(req.getInputStream());
@@ -137,7 +139,7 @@ final class Connect {
                 throw new Failure(Code.INVALID_ARGUMENT, "the message is not a JSON object");
             }
             return node;
-        } catch (tools.jackson.core.JacksonException e) {
+        } catch (JacksonException e) {
             throw new Failure(Code.INVALID_ARGUMENT, "the message is not one JSON value: " + e.getOriginalMessage());
         }
     }

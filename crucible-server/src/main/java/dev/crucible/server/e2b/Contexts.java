@@ -17,8 +17,10 @@ import java.io.IOException;
 import java.nio.file.Path;
 import java.security.SecureRandom;
 import java.util.HexFormat;
+import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.Optional;
 import java.util.concurrent.ConcurrentHashMap;
 import tools.jackson.databind.json.JsonMapper;
 import tools.jackson.databind.node.ObjectNode;
@@ -89,9 +91,9 @@ final class Contexts {
     }
 
     /** The context {@code id} of sandbox {@code s}; empty for another sandbox's or none. */
-    java.util.Optional<Context> get(E2bSandboxes.Sandbox s, String id) {
+    Optional<Context> get(E2bSandboxes.Sandbox s, String id) {
         Context c = id == null ? null : byId.get(id);
-        return c != null && c.sandbox.equals(s.id()) ? java.util.Optional.of(c) : java.util.Optional.empty();
+        return c != null && c.sandbox.equals(s.id()) ? Optional.of(c) : Optional.empty();
     }
 
     /** The first context of {@code language} in {@code s}, made when it has none (a cell given a language alone). */
@@ -175,7 +177,7 @@ final class Contexts {
         LanguageRuntime runtime = runtime(c.language);
         Limits limits = new Limits(Limits.MAXIMUM.timeoutMs(), Limits.MAXIMUM.cpuMs(), s.limits().memoryMb(),
                 64 * 1024, s.limits().pids());
-        Map<String, String> env = new java.util.LinkedHashMap<>(runtime.env());
+        Map<String, String> env = new LinkedHashMap<>(runtime.env());
         env.putAll(s.envVars());
         env.putIfAbsent("HOME", s.home());
         SessionProcesses processes = sessions.processes(s.owner(), s.id());

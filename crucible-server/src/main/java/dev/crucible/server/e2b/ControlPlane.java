@@ -1,11 +1,12 @@
 package dev.crucible.server.e2b;
 
+import dev.crucible.egress.NetworkRequest;
 import dev.crucible.error.ErrorCode;
 import dev.crucible.error.RequestException;
-import dev.crucible.egress.NetworkRequest;
 import dev.crucible.server.desktop.DesktopRoot;
 import dev.crucible.server.http.JsonObject;
 import dev.crucible.session.SessionManager;
+import dev.crucible.session.spec.CellStatus;
 import dev.crucible.session.spec.SessionConfig;
 import dev.crucible.session.spec.SessionInfo;
 import dev.crucible.session.workspace.DataDirFull;
@@ -187,7 +188,7 @@ final class ControlPlane {
         if (!env.isEmpty()) {
             try {
                 var set = sessions.execute(owner, info.id(), envCell, null, null);
-                if (set.status() != dev.crucible.session.spec.CellStatus.OK) {
+                if (set.status() != CellStatus.OK) {
                     throw new RequestException(ErrorCode.INVALID_REQUEST, "envVars could not be set in the "
                             + info.language() + " sandbox: " + (set.error() == null ? set.status() : set.error().message()));
                 }

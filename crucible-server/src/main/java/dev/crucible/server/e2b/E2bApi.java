@@ -18,12 +18,14 @@ import jakarta.servlet.ServletResponse;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import java.io.IOException;
-import java.security.MessageDigest;
 import java.nio.charset.StandardCharsets;
+import java.security.MessageDigest;
 import java.time.Clock;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
+import java.util.zip.ZipException;
+import tools.jackson.core.JacksonException;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
 
@@ -202,7 +204,7 @@ public final class E2bApi implements Filter, AutoCloseable {
             if (!res.isCommitted()) {
                 error(res, 503, "the server is stopping: retry");
             }
-        } catch (tools.jackson.core.JacksonException | java.util.zip.ZipException e) {
+        } catch (JacksonException | ZipException e) {
             if (!res.isCommitted()) { // a field of another type than E2B's, or a gzip body that is not one
                 error(res, 400, "the request is malformed: " + e.getMessage());
             }
@@ -375,7 +377,7 @@ public final class E2bApi implements Filter, AutoCloseable {
                 throw new RequestException(ErrorCode.INVALID_JSON, "the body is not a JSON object");
             }
             return node;
-        } catch (tools.jackson.core.JacksonException e) {
+        } catch (JacksonException e) {
             throw new RequestException(ErrorCode.INVALID_JSON, "the body is not JSON: " + e.getOriginalMessage());
         }
     }

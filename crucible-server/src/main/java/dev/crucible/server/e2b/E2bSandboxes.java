@@ -3,11 +3,17 @@ package dev.crucible.server.e2b;
 import com.fasterxml.jackson.annotation.JsonProperty;
 import dev.crucible.error.RequestException;
 import dev.crucible.session.SessionManager;
+import dev.crucible.session.spec.SessionLimits;
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.security.MessageDigest;
+import java.security.SecureRandom;
 import java.time.Clock;
+import java.util.Comparator;
+import java.util.HexFormat;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
@@ -15,6 +21,9 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.function.Consumer;
+import java.util.function.Function;
+import java.util.function.UnaryOperator;
 import tools.jackson.databind.json.JsonMapper;
 
 /**
@@ -25,7 +34,7 @@ import tools.jackson.databind.json.JsonMapper;
  */
 final class E2bSandboxes implements AutoCloseable {
     private static final System.Logger LOG = System.getLogger("crucible.e2b");
-    private static final java.security.SecureRandom RANDOM = new java.security.SecureRandom();
+    private static final SecureRandom RANDOM = new SecureRandom();
 
     /**
      * One sandbox; its id, language and limits are its session's (kept here: asking the session costs a scan).
@@ -38,7 +47,7 @@ final class E2bSandboxes implements AutoCloseable {
             @JsonProperty("owner") String owner,
             @JsonProperty("template_id") String templateId,
             @JsonProperty("language") String language,
-            @JsonProperty("limits") dev.crucible.session.spec.SessionLimits limits,
+            @JsonProperty("limits") SessionLimits limits,
             @JsonProperty("metadata") Map<String, String> metadata,
             @JsonProperty("env_vars") Map<String, String> envVars,
             @JsonProperty("home") String home,
@@ -64,7 +73,7 @@ final class E2bSandboxes implements AutoCloseable {
     static String newNonce() {
         byte[] b = new byte[16];
         RANDOM.nextBytes(b);
-        return java.util.HexFormat.of().formatHex(b);
+        return HexFormat.of().formatHex(b);
     }
 
     private final Path dir;
@@ -73,11 +82,11 @@ final class E2bSandboxes implements AutoCloseable {
     private final Clock clock;
     private final Map<String, Sandbox> byId = new ConcurrentHashMap<>();
     private final ScheduledExecutorService reaper;
-    private final java.util.function.Consumer<String> gone;
+    private final Consumer<String> gone;
 
     /** @param gone told the id of each sandbox forgotten (its contexts go with it) */
     E2bSandboxes(Path dataDir, JsonMapper json, SessionManager sessions, Clock clock,
-            java.util.function.Consumer<String> gone) throws IOException {
+            Consumer<String> gone) throws IOException {
         this.gone = gone;
         this.dir = Files.createDirectories(dataDir.resolve("e2b"));
         this.json = json;
@@ -112,7 +121,7 @@ final class E2bSandboxes implements AutoCloseable {
      * two changes racing (a rotation of its traffic tokens and a timeout set at once) both hold; empty when it is gone
      * (forgotten meanwhile: a change never brings it back).
      */
-    synchronized Optional<Sandbox> update(String id, java.util.function.UnaryOperator<Sandbox> change)
+    synchronized Optional<Sandbox> update(String id, UnaryOperator<Sandbox> change)
             throws IOException {
         Sandbox now = byId.get(id);
         if (now == null) {
@@ -147,17 +156,17 @@ final class E2bSandboxes implements AutoCloseable {
     }
 
     /** The live sandbox whose access token is {@code token} (for SDKs that leave {@code E2b-Sandbox-Id} out). */
-    Optional<Sandbox> byToken(java.util.function.Function<String, String> tokenOf, String token) {
-        byte[] given = token.strip().getBytes(java.nio.charset.StandardCharsets.US_ASCII);
-        return byId.values().stream().filter(s -> java.security.MessageDigest.isEqual(
-                tokenOf.apply(s.id()).getBytes(java.nio.charset.StandardCharsets.US_ASCII), given))
+    Optional<Sandbox> byToken(Function<String, String> tokenOf, String token) {
+        byte[] given = token.strip().getBytes(StandardCharsets.US_ASCII);
+        return byId.values().stream().filter(s -> MessageDigest.isEqual(
+                tokenOf.apply(s.id()).getBytes(StandardCharsets.US_ASCII), given))
                 .findFirst().filter(this::alive);
     }
 
     /** {@code owner}'s live sandboxes, oldest first. */
     List<Sandbox> list(String owner) {
         return byId.values().stream().filter(s -> s.owner().equals(owner) && alive(s))
-                .sorted(java.util.Comparator.comparingLong(Sandbox::startedAtMs).thenComparing(Sandbox::id)).toList();
+                .sorted(Comparator.comparingLong(Sandbox::startedAtMs).thenComparing(Sandbox::id)).toList();
     }
 
     /** Forgets {@code id} (its session is deleted by the caller). */

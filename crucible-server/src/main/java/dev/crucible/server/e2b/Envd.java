@@ -2,20 +2,25 @@ package dev.crucible.server.e2b;
 
 import dev.crucible.error.ErrorCode;
 import dev.crucible.error.RequestException;
+import dev.crucible.exec.WorkspacePaths;
 import dev.crucible.server.http.Download;
 import dev.crucible.server.http.JsonObject;
-import dev.crucible.session.workspace.SessionFiles;
 import dev.crucible.session.SessionManager;
+import dev.crucible.session.workspace.SessionFiles;
 import jakarta.servlet.MultipartConfigElement;
+import jakarta.servlet.ServletException;
 import jakarta.servlet.http.HttpServletRequest;
 import jakarta.servlet.http.HttpServletResponse;
 import jakarta.servlet.http.Part;
+import java.io.ByteArrayInputStream;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.Base64;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
+import java.util.zip.GZIPInputStream;
 import tools.jackson.databind.json.JsonMapper;
 
 /**
@@ -122,7 +127,7 @@ final class Envd {
     private void upload(HttpServletRequest req, HttpServletResponse res, Call call) throws IOException {
         String asked = req.getParameter("path");
         List<Map<String, Object>> written = new ArrayList<>();
-        String type = req.getContentType() == null ? "" : req.getContentType().toLowerCase(java.util.Locale.ROOT);
+        String type = req.getContentType() == null ? "" : req.getContentType().toLowerCase(Locale.ROOT);
         long cap = call.files().maxFileBytes();
         if (type.startsWith("multipart/form-data")) {
             // every part spooled to disk (none held in memory), the whole request at most four files' worth
@@ -131,7 +136,7 @@ final class Envd {
             List<Part> parts;
             try {
                 parts = new ArrayList<>(req.getParts());
-            } catch (jakarta.servlet.ServletException | IllegalStateException e) {
+            } catch (ServletException | IllegalStateException e) {
                 throw new RequestException(ErrorCode.INVALID_REQUEST, "the multipart body cannot be read: "
                         + e.getMessage());
             }
@@ -150,7 +155,7 @@ final class Envd {
             String path = call.path(asked);
             byte[] data = req.getInputStream().readNBytes((int) Math.min(Integer.MAX_VALUE - 8, cap + 1));
             if ("gzip".equalsIgnoreCase(req.getHeader("Content-Encoding"))) {
-                try (var in = new java.util.zip.GZIPInputStream(new java.io.ByteArrayInputStream(data))) {
+                try (var in = new GZIPInputStream(new ByteArrayInputStream(data))) {
                     data = in.readNBytes((int) Math.min(Integer.MAX_VALUE - 8, cap + 1));
                 }
             }
@@ -214,7 +219,7 @@ final class Envd {
             String home = sandbox.home() == null ? "/workspace" : sandbox.home();
             String p = path == null || path.isEmpty() || path.equals("~") ? home
                     : path.startsWith("~/") ? home + path.substring(1) : path.startsWith("/") ? path : home + "/" + path;
-            return dev.crucible.exec.WorkspacePaths.cleanAbsolute(p); // '..' at / stays at /
+            return WorkspacePaths.cleanAbsolute(p); // '..' at / stays at /
         }
 
         SessionFiles files() {

@@ -1,5 +1,7 @@
 package dev.crucible.server.e2b;
 
+import dev.crucible.error.ErrorCode;
+import dev.crucible.error.RequestException;
 import java.util.Map;
 import tools.jackson.databind.json.JsonMapper;
 
@@ -33,7 +35,7 @@ final class Environment {
             StringBuilder cell = new StringBuilder();
             for (Map.Entry<String, String> e : env.entrySet()) {
                 if (!e.getKey().matches("[A-Za-z_][A-Za-z0-9_]*")) {
-                    throw new dev.crucible.error.RequestException(dev.crucible.error.ErrorCode.INVALID_REQUEST,
+                    throw new RequestException(ErrorCode.INVALID_REQUEST,
                             "envVars name " + e.getKey().replaceAll("\\p{Cntrl}", "?") + " is not a shell variable's");
                 }
                 cell.append("export ").append(e.getKey()).append("='").append(e.getValue().replace("'", "'\\''"))

@@ -14,6 +14,7 @@ import java.time.Instant;
 import java.util.ArrayList;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import tools.jackson.databind.JsonNode;
 import tools.jackson.databind.json.JsonMapper;
@@ -181,7 +182,7 @@ final class Jupyter {
     }
 
     private static boolean sameLanguage(String asked, String language) {
-        String a = asked.toLowerCase(java.util.Locale.ROOT);
+        String a = asked.toLowerCase(Locale.ROOT);
         return a.equals(language) || (a.equals("js") && language.equals("javascript"));
     }
 

@@ -4,6 +4,7 @@ import dev.crucible.error.RequestException;
 import dev.crucible.sandbox.Sandbox;
 import dev.crucible.session.SessionProcesses;
 import dev.crucible.session.process.BackgroundProcess;
+import dev.crucible.session.process.Supervisor;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.InterruptedIOException;
@@ -20,7 +21,7 @@ import java.util.Deque;
  */
 final class ProcessBox implements Sandbox.Interactive {
     private static final long WAIT_MS = 60_000;
-    private static final int CHUNK = dev.crucible.session.process.Supervisor.RING_BYTES;
+    private static final int CHUNK = Supervisor.RING_BYTES;
 
     private final SessionProcesses processes;
     private final BackgroundProcess process;

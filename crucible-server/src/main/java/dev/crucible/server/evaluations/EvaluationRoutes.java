@@ -7,6 +7,7 @@ import dev.crucible.server.http.Bodies;
 import dev.crucible.server.http.JsonObject;
 import io.javalin.http.Context;
 import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.Map;
 
@@ -51,7 +52,7 @@ public final class EvaluationRoutes {
         }
         try {
             ctx.result(Files.newInputStream(results));
-        } catch (java.nio.file.NoSuchFileException e) {
+        } catch (NoSuchFileException e) {
             throw new RequestException(ErrorCode.NOT_FOUND, "evaluation " + ctx.pathParam("id") + " was deleted");
         }
     }

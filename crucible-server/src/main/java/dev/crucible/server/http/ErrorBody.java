@@ -1,12 +1,13 @@
 package dev.crucible.server.http;
 
+import com.fasterxml.jackson.annotation.JsonInclude;
 import com.fasterxml.jackson.annotation.JsonProperty;
 import dev.crucible.error.ErrorCode;
 
 /** The body of every error answer: {@code {"error": {"code": "...", "message": "..."}}}. */
 public record ErrorBody(@JsonProperty("error") Detail error) {
     /** {@code retry_after_s}: when asking again may succeed (as {@code Retry-After}); absent when it would not help. */
-    @com.fasterxml.jackson.annotation.JsonInclude(com.fasterxml.jackson.annotation.JsonInclude.Include.NON_NULL)
+    @JsonInclude(JsonInclude.Include.NON_NULL)
     public record Detail(@JsonProperty("code") String code, @JsonProperty("message") String message,
             @JsonProperty("retry_after_s") Integer retryAfterS) {}
 

@@ -1,8 +1,8 @@
 package dev.crucible.server.mcp;
 
-import dev.crucible.error.RequestException;
 import dev.crucible.client.ToolOutcome;
 import dev.crucible.client.Tools;
+import dev.crucible.error.RequestException;
 import dev.crucible.server.access.Auth;
 import dev.crucible.server.access.BrowserGuard;
 import dev.crucible.server.http.ErrorBody;

@@ -2,11 +2,13 @@ package dev.crucible.server.metrics;
 
 import dev.crucible.egress.policy.EgressReason;
 import dev.crucible.exec.Executor;
+import dev.crucible.health.PartStatus;
+import dev.crucible.health.Replacements;
 import dev.crucible.pool.WarmPool;
 import dev.crucible.sandbox.Verdict;
 import dev.crucible.server.access.Admission;
-import dev.crucible.session.spec.CellStatus;
 import dev.crucible.session.SessionManager;
+import dev.crucible.session.spec.CellStatus;
 import dev.crucible.util.FairTurns;
 import io.micrometer.core.instrument.Counter;
 import io.micrometer.core.instrument.FunctionCounter;
@@ -15,22 +17,27 @@ import io.micrometer.core.instrument.Timer;
 import io.micrometer.prometheusmetrics.PrometheusConfig;
 import io.micrometer.prometheusmetrics.PrometheusMeterRegistry;
 import java.time.Duration;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
 
 /** The Prometheus metrics of {@code GET /metrics}: requests, latency, verdicts, pool, queue. Thread-safe. */
 public final class Metrics {
     private final PrometheusMeterRegistry registry = new PrometheusMeterRegistry(PrometheusConfig.DEFAULT);
 
     /** The latest state level of each part seen by a scrape (0 ok, 1 degraded, 2 down), read by its gauge. */
-    private final java.util.Map<String, Integer> partStates = new java.util.concurrent.ConcurrentHashMap<>();
+    private final Map<String, Integer> partStates = new ConcurrentHashMap<>();
     /** By route, method and status: the routes are the route table's (unmatched requests share one), so few. */
-    private final java.util.Map<String, Counter> requests = new java.util.concurrent.ConcurrentHashMap<>();
-    private final java.util.Map<String, Timer> durations = new java.util.concurrent.ConcurrentHashMap<>();
+    private final Map<String, Counter> requests = new ConcurrentHashMap<>();
+    private final Map<String, Timer> durations = new ConcurrentHashMap<>();
 
-    public Metrics(Admission admission, Executor executor, dev.crucible.health.Replacements replacements) {
-        for (var part : dev.crucible.health.Replacements.Part.values()) {
-            for (var reason : dev.crucible.health.Replacements.Reason.values()) {
+    public Metrics(Admission admission, Executor executor, Replacements replacements) {
+        for (var part : Replacements.Part.values()) {
+            for (var reason : Replacements.Reason.values()) {
                 FunctionCounter.builder("crucible_part_replacements", replacements,
-                                r -> r.counts().getOrDefault(part.label(), java.util.Map.of())
+                                r -> r.counts().getOrDefault(part.label(), Map.of())
                                         .getOrDefault(reason.label(), 0L))
                         .tag("part", part.label()).tag("reason", reason.label())
                         .description("stuck or dead parts replaced by the server itself, by part and reason")
@@ -85,7 +92,7 @@ public final class Metrics {
                 .tag("turns", what).description("time requests waited for their turns, in all").register(registry);
         for (var why : FairTurns.Refusal.values()) {
             FunctionCounter.builder("crucible_turns_refused", turns, t -> t.stats().refused(why)).tag("turns", what)
-                    .tag("reason", why.name().toLowerCase(java.util.Locale.ROOT))
+                    .tag("reason", why.name().toLowerCase(Locale.ROOT))
                     .description("requests refused a turn, by reason").register(registry);
         }
     }
@@ -119,7 +126,7 @@ public final class Metrics {
         durations.computeIfAbsent(route, key -> Timer.builder("crucible_http_request_duration").tag("route", route)
                 .publishPercentileHistogram().minimumExpectedValue(Duration.ofMillis(1))
                 .maximumExpectedValue(Duration.ofSeconds(120)).register(registry)).record(nanos,
-                        java.util.concurrent.TimeUnit.NANOSECONDS);
+                        TimeUnit.NANOSECONDS);
     }
 
     /** One stateless run's outcome. */
@@ -142,7 +149,7 @@ public final class Metrics {
     }
 
     /** The metrics now, with each part's state of {@code parts} as {@code crucible_part_state{part}}. */
-    public String scrape(java.util.List<dev.crucible.health.PartStatus> parts) {
+    public String scrape(List<PartStatus> parts) {
         for (var part : parts) {
             if (partStates.put(part.part(), part.state().level()) == null) {
                 Gauge.builder("crucible_part_state", partStates, m -> m.getOrDefault(part.part(), 0))

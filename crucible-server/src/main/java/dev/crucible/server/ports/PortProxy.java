@@ -9,12 +9,16 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.net.Socket;
+import java.net.SocketTimeoutException;
 import java.nio.charset.StandardCharsets;
 import java.util.Arrays;
 import java.util.Collections;
 import java.util.Locale;
 import java.util.Set;
 import java.util.stream.Collectors;
+import org.eclipse.jetty.ee10.servlet.ServletContextRequest;
+import org.eclipse.jetty.server.HttpStream;
+import org.eclipse.jetty.server.Request;
 
 /**
  * One HTTP exchange with a server in a session, over a connection made in the session's network namespace (kept alive
@@ -90,7 +94,7 @@ final class PortProxy {
                     head = readFinalHead(in, upgrade != null);
                     break;
                 } catch (IOException e) {
-                    if (!connection.reused() || e instanceof java.net.SocketTimeoutException
+                    if (!connection.reused() || e instanceof SocketTimeoutException
                             || !(e instanceof UpstreamResponse.NoAnswer || e instanceof SentNothing)) {
                         throw e;
                     }
@@ -104,9 +108,9 @@ final class PortProxy {
                 }
                 UpstreamHeaders.copy(head, res, origin);
                 // Jetty sends the 101 when the request ends, then gives the connection to the relay
-                org.eclipse.jetty.server.Request core =
-                        org.eclipse.jetty.ee10.servlet.ServletContextRequest.getServletContextRequest(req);
-                core.setAttribute(org.eclipse.jetty.server.HttpStream.UPGRADE_CONNECTION_ATTRIBUTE, new UpgradeRelay(
+                Request core =
+                        ServletContextRequest.getServletContextRequest(req);
+                core.setAttribute(HttpStream.UPGRADE_CONNECTION_ATTRIBUTE, new UpgradeRelay(
                         core.getConnectionMetaData().getConnection().getEndPoint(),
                         core.getConnectionMetaData().getConnector().getExecutor(), connection, in));
                 res.setHeader("Upgrade", head.header("Upgrade") != null ? head.header("Upgrade") : upgrade);

@@ -5,6 +5,7 @@ import com.fasterxml.jackson.annotation.JsonProperty;
 import dev.crucible.error.ErrorCode;
 import dev.crucible.error.RequestException;
 import dev.crucible.server.access.Auth;
+import dev.crucible.server.http.ErrorBody;
 import dev.crucible.server.session.SessionRoutes;
 import dev.crucible.session.SessionManager;
 import dev.crucible.session.SessionPorts;
@@ -13,6 +14,7 @@ import io.javalin.http.HttpStatus;
 import java.time.Instant;
 import java.time.InstantSource;
 import java.util.List;
+import java.util.Map;
 import java.util.function.Predicate;
 
 /**
@@ -65,7 +67,7 @@ public final class PortRoutes {
 
     /** The ports the session's servers listen on. */
     public void list(Context ctx) {
-        ctx.json(java.util.Map.of("ports", sessions.ports(owner(ctx), ctx.pathParam("id")).list()));
+        ctx.json(Map.of("ports", sessions.ports(owner(ctx), ctx.pathParam("id")).list()));
     }
 
     /** Proxies a bearer client's request to the session's port. */
@@ -142,7 +144,7 @@ public final class PortRoutes {
         String target = rest + (ctx.queryString() == null ? "" : "?" + ctx.queryString());
         ctx.status(PortProxy.exchange(ctx.req(), ctx.res(), ports, port, target, prefix, PortProxy.Origin.API));
         // the answer is the app's, whatever its status: the server's own 404 and 405 pages must not be written over it
-        ctx.attribute(dev.crucible.server.http.ErrorBody.ANSWERED, Boolean.TRUE);
+        ctx.attribute(ErrorBody.ANSWERED, Boolean.TRUE);
     }
 
     /** The raw path past its first {@code skip} segments ({@code /a/b/rest}), or null when nothing follows them. */

@@ -11,7 +11,9 @@ import java.nio.file.attribute.PosixFilePermissions;
 import java.security.GeneralSecurityException;
 import java.security.MessageDigest;
 import java.security.SecureRandom;
+import java.time.Instant;
 import java.util.Base64;
+import java.util.HexFormat;
 import java.util.function.Predicate;
 import javax.crypto.Mac;
 import javax.crypto.spec.SecretKeySpec;
@@ -156,7 +158,7 @@ public final class PreviewTokens {
         }
         long expires = Long.parseLong(f[3]);
         if (nowMs >= expires) {
-            throw invalid("it expired at " + java.time.Instant.ofEpochMilli(expires) + "; ask for a new one");
+            throw invalid("it expired at " + Instant.ofEpochMilli(expires) + "; ask for a new one");
         }
         return new Grant(f[4], f[1], Integer.parseInt(f[2]), expires, f[5]);
     }
@@ -166,7 +168,7 @@ public final class PreviewTokens {
      * preview tokens by its {@code purpose} (an E2B sandbox's access token: nothing to store, the same after a restart).
      */
     public String derive(String purpose, String value) {
-        return java.util.HexFormat.of().formatHex(mac((purpose + "\0" + value).getBytes(StandardCharsets.UTF_8)));
+        return HexFormat.of().formatHex(mac((purpose + "\0" + value).getBytes(StandardCharsets.UTF_8)));
     }
 
     private byte[] mac(byte[] payload) {

@@ -5,6 +5,7 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.nio.ByteBuffer;
+import java.util.concurrent.Executor;
 import java.util.concurrent.atomic.AtomicBoolean;
 import org.eclipse.jetty.io.AbstractConnection;
 import org.eclipse.jetty.io.Connection;
@@ -26,7 +27,7 @@ final class UpgradeRelay extends AbstractConnection implements Connection.Upgrad
     private final AtomicBoolean ended = new AtomicBoolean();
 
     /** @param rest the session's side as read so far (what came past its {@code 101} head first) */
-    UpgradeRelay(EndPoint client, java.util.concurrent.Executor executor, SessionPorts.Connection upstream,
+    UpgradeRelay(EndPoint client, Executor executor, SessionPorts.Connection upstream,
             InputStream rest) throws IOException {
         super(client, executor);
         this.upstream = upstream;

@@ -4,10 +4,13 @@ import dev.crucible.error.ErrorCode;
 import dev.crucible.error.RequestException;
 import java.io.IOException;
 import java.io.InputStream;
+import java.net.SocketTimeoutException;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
+import java.util.Arrays;
 import java.util.List;
 import java.util.Locale;
+import java.util.regex.Pattern;
 
 /**
  * The head of a response from a server in a session, read with caps: the status line and the header fields as sent,
@@ -26,11 +29,11 @@ record UpstreamResponse(int status, List<Field> headers, boolean http11) {
     record Field(String name, String value) {}
 
     // compiled once: String.matches compiles its pattern on every call, per field of every answer
-    private static final java.util.regex.Pattern VERSION = java.util.regex.Pattern.compile("HTTP/1\\.[01]");
-    private static final java.util.regex.Pattern STATUS = java.util.regex.Pattern.compile("[1-5][0-9][0-9]");
-    private static final java.util.regex.Pattern TOKEN =
-            java.util.regex.Pattern.compile("[!#$%&'*+.^_`|~0-9A-Za-z-]+");
-    private static final java.util.regex.Pattern LENGTH = java.util.regex.Pattern.compile("[0-9]{1,18}");
+    private static final Pattern VERSION = Pattern.compile("HTTP/1\\.[01]");
+    private static final Pattern STATUS = Pattern.compile("[1-5][0-9][0-9]");
+    private static final Pattern TOKEN =
+            Pattern.compile("[!#$%&'*+.^_`|~0-9A-Za-z-]+");
+    private static final Pattern LENGTH = Pattern.compile("[0-9]{1,18}");
 
     /** The connection ended (or was reset) before the first byte of an answer: nothing of the exchange came back. */
     static final class NoAnswer extends IOException {
@@ -42,7 +45,7 @@ record UpstreamResponse(int status, List<Field> headers, boolean http11) {
     /** Whether the server keeps the connection after this answer: HTTP/1.1 without {@code Connection: close}. */
     boolean persistent() {
         return http11 && headers.stream().filter(f -> f.name().equalsIgnoreCase("Connection"))
-                .flatMap(f -> java.util.Arrays.stream(f.value().split(",")))
+                .flatMap(f -> Arrays.stream(f.value().split(",")))
                 .noneMatch(t -> t.strip().equalsIgnoreCase("close"));
     }
 
@@ -76,7 +79,7 @@ record UpstreamResponse(int status, List<Field> headers, boolean http11) {
             int b;
             try {
                 b = in.read();
-            } catch (java.net.SocketTimeoutException e) {
+            } catch (SocketTimeoutException e) {
                 throw e;
             } catch (IOException e) {
                 throw n == 0 ? new NoAnswer("the server in the session reset the connection without answering", e) : e;
@@ -90,7 +93,7 @@ record UpstreamResponse(int status, List<Field> headers, boolean http11) {
                 throw invalid("its head is longer than " + HEAD_LIMIT + " bytes");
             }
             if (n == buf.length) {
-                buf = java.util.Arrays.copyOf(buf, Math.min(HEAD_LIMIT, buf.length * 2));
+                buf = Arrays.copyOf(buf, Math.min(HEAD_LIMIT, buf.length * 2));
             }
             buf[n++] = (byte) b;
         }

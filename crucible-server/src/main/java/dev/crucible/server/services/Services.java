@@ -6,6 +6,7 @@ import dev.crucible.eval.reward.Reward;
 import dev.crucible.exec.ExecuteRequest;
 import dev.crucible.exec.ExecuteResult;
 import dev.crucible.exec.Executor;
+import dev.crucible.sandbox.Limits;
 import dev.crucible.server.access.Admission;
 import dev.crucible.server.access.Fairness;
 import dev.crucible.server.evaluations.EvaluationRuns;
@@ -206,7 +207,7 @@ public final class Services implements AutoCloseable {
      */
     public static long turnTimeout(ExecuteRequest request) {
         return request.limits() != null && request.limits().timeoutMs() != null ? request.limits().timeoutMs()
-                : dev.crucible.sandbox.Limits.DEFAULT.timeoutMs();
+                : Limits.DEFAULT.timeoutMs();
     }
 
     /** Stops the sessions' interpreters; their files stay. The engine is left to its owner. */

@@ -1,23 +1,25 @@
 package dev.crucible.server.session;
 
 import com.fasterxml.jackson.annotation.JsonProperty;
+import dev.crucible.egress.NetworkRequest;
 import dev.crucible.error.ErrorCode;
 import dev.crucible.error.RequestException;
-import dev.crucible.egress.NetworkRequest;
+import dev.crucible.exec.WorkspacePaths;
+import dev.crucible.sandbox.Isolation;
 import dev.crucible.server.access.Auth;
 import dev.crucible.server.http.Download;
 import dev.crucible.server.http.JsonObject;
 import dev.crucible.server.metrics.Metrics;
-import dev.crucible.sandbox.Isolation;
+import dev.crucible.session.SessionManager;
 import dev.crucible.session.spec.CellMode;
 import dev.crucible.session.spec.CellResult;
 import dev.crucible.session.spec.IdleAction;
 import dev.crucible.session.spec.RestoreMode;
-import dev.crucible.session.workspace.SessionFiles;
 import dev.crucible.session.spec.SessionLimits;
-import dev.crucible.session.SessionManager;
+import dev.crucible.session.workspace.SessionFiles;
 import io.javalin.http.Context;
 import java.io.IOException;
+import java.time.Instant;
 import java.util.Map;
 
 /**
@@ -181,7 +183,7 @@ public final class SessionRoutes {
         SessionFiles files = files(ctx);
         String dir = ctx.queryParam("dir") == null ? "" : ctx.queryParam("dir");
         ctx.json(JsonObject.of("dir", dir, "files", files.list(dir).stream().map(e -> JsonObject.of("path", e.path(), "type",
-                e.type(), "size", e.size(), "modified_at", java.time.Instant.ofEpochMilli(e.modifiedMs()).toString()))
+                e.type(), "size", e.size(), "modified_at", Instant.ofEpochMilli(e.modifiedMs()).toString()))
                 .toList()));
     }
 
@@ -229,7 +231,7 @@ public final class SessionRoutes {
             throw new RequestException(ErrorCode.INVALID_FILE, "a path in the route is relative to /workspace; name"
                     + " any path of the session's file system as ?path=, e.g. /v1/sessions/{id}/files?path=/etc/hosts");
         }
-        return dev.crucible.exec.WorkspacePaths.validate(path);
+        return WorkspacePaths.validate(path);
     }
 
     private static String queryPath(Context ctx) {

@@ -1,15 +1,16 @@
 package dev.crucible.server.tools;
 
-import dev.crucible.error.RequestException;
 import dev.crucible.client.ToolOutcome;
 import dev.crucible.client.Tools;
+import dev.crucible.error.RequestException;
 import dev.crucible.exec.ExecuteRequest;
 import dev.crucible.exec.ExecuteResult;
 import dev.crucible.exec.Executor;
 import dev.crucible.runtime.LanguageRuntime;
 import dev.crucible.server.http.RuntimeInfo;
-import dev.crucible.session.spec.CellResult;
 import dev.crucible.session.SessionManager;
+import dev.crucible.session.edit.EditFiles;
+import dev.crucible.session.spec.CellResult;
 import dev.crucible.session.workspace.Workspace;
 import java.nio.ByteBuffer;
 import java.nio.charset.CharacterCodingException;
@@ -220,7 +221,7 @@ public final class ToolDispatcher {
         return id;
     }
 
-    private dev.crucible.session.edit.EditFiles filesOf(String owner, JsonNode args, DefaultSession defaultSession)
+    private EditFiles filesOf(String owner, JsonNode args, DefaultSession defaultSession)
             throws InterruptedException {
         return sessions.files(owner, sessionOf(owner, args, defaultSession)).forEditing();
     }

@@ -3,10 +3,11 @@ package dev.crucible.server.access;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
-import dev.crucible.error.ErrorCode;
 import dev.crucible.FakeClock;
+import dev.crucible.error.ErrorCode;
 import dev.crucible.error.RequestException;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
@@ -18,7 +19,7 @@ class AdmissionTest {
     /** Drains until {@code grace} from the clock's time now (read here, so the test's advances all count). */
     private CompletableFuture<Boolean> drainInBackground(Admission admission, Duration grace) {
         CompletableFuture<Boolean> drained = new CompletableFuture<>();
-        java.time.Instant deadline = clock.instant().plus(grace);
+        Instant deadline = clock.instant().plus(grace);
         Thread.ofVirtual().start(() -> {
             try {
                 drained.complete(admission.awaitDrainedUntil(deadline));

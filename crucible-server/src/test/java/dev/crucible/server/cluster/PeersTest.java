@@ -2,6 +2,7 @@ package dev.crucible.server.cluster;
 
 import static org.assertj.core.api.Assertions.assertThat;
 
+import dev.crucible.TestDirs;
 import dev.crucible.TestHost;
 import dev.crucible.server.CrucibleServer;
 import dev.crucible.server.ServerConfig;
@@ -27,7 +28,7 @@ class PeersTest {
             port = free.getLocalPort();
         }
         String url = "http://127.0.0.1:" + port;
-        ServerConfig config = ServerConfig.defaults().withDataDir(dev.crucible.TestDirs.create("crucible-peers-"));
+        ServerConfig config = ServerConfig.defaults().withDataDir(TestDirs.create("crucible-peers-"));
         config = config.withSessions(config.sessions().withSpares(0)).withPool(Map.of()).withTokens(Set.of())
                 .withPort(port).withCluster(new ServerConfig.Cluster("a", List.of(url)));
         try (CrucibleServer a = CrucibleServer.start(config, TestHost.crucible());

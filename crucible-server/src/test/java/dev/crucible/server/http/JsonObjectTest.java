@@ -3,6 +3,7 @@ package dev.crucible.server.http;
 import static org.assertj.core.api.Assertions.assertThat;
 import static org.assertj.core.api.Assertions.assertThatThrownBy;
 
+import java.util.List;
 import org.junit.jupiter.api.Test;
 import tools.jackson.databind.json.JsonMapper;
 
@@ -10,7 +11,7 @@ class JsonObjectTest {
     @Test
     void anAnswerPrintsItsFieldsInTheOrderWritten() {
         assertThat(JsonMapper.builder().build().writeValueAsString(
-                JsonObject.of("pid", 9, "signalled", true, "b", null, "a", "x", "processes", java.util.List.of())))
+                JsonObject.of("pid", 9, "signalled", true, "b", null, "a", "x", "processes", List.of())))
                 .isEqualTo("{\"pid\":9,\"signalled\":true,\"b\":null,\"a\":\"x\",\"processes\":[]}");
     }
 

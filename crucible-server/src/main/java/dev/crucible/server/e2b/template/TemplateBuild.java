@@ -11,6 +11,7 @@ import java.io.InputStream;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Locale;
@@ -155,7 +156,7 @@ final class TemplateBuild {
             } catch (IOException e) {
                 build.log("warn", "could not remove the build's context: " + e.getMessage(), null);
             }
-            build.finished = java.time.Instant.now();
+            build.finished = Instant.now();
         }
     }
 

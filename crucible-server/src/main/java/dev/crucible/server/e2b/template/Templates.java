@@ -8,10 +8,12 @@ import java.util.ArrayList;
 import java.util.HexFormat;
 import java.util.LinkedHashMap;
 import java.util.List;
+import java.util.Locale;
 import java.util.Map;
 import java.util.Optional;
 import java.util.UUID;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
 
 /**
  * The templates of every token, in memory: each template its id, owner, names ({@code name} and {@code name:tag}),
@@ -27,7 +29,7 @@ final class Templates {
         WAITING, BUILDING, READY, ERROR;
 
         String wire() {
-            return name().toLowerCase(java.util.Locale.ROOT);
+            return name().toLowerCase(Locale.ROOT);
         }
     }
 
@@ -46,7 +48,7 @@ final class Templates {
         volatile Instant finished;
         boolean started;
         /** The tags asked for at the request, given to the build when it succeeds. */
-        final List<String> tags = new java.util.concurrent.CopyOnWriteArrayList<>();
+        final List<String> tags = new CopyOnWriteArrayList<>();
 
         Build(String id, Instant created) {
             this.id = id;
