@@ -170,6 +170,11 @@ class ContainerIT {
         expect(called, "DELETE", s + "/files?path=%2Fworkspace%2Fany.txt", null, 200);
         assertThat(expect(called, "GET", s + "/files?path=%2Fetc%2Fhostname", null, 503).body())
                 .contains("cannot be reached");
+        // a desktop needs a root of its own, which a session in this container has not: refused saying so
+        assertThat(expect(called, "POST", s + "/desktop", "{}", 422).body()).contains("root of its own");
+        expect(called, "POST", s + "/desktop/screenshot", "{}", 404);
+        expect(called, "POST", s + "/desktop/actions", "{\"actions\": [{\"action\": \"mouse_move\","
+                + " \"coordinate\": [1, 1]}]}", 404);
         expect(called, "DELETE", s, null, 200);
 
         assertThat(expect(called, "POST", "/v1/evaluate", "{\"language\": \"python\", \"code\": \"print(int(input()) * 2)\","
