@@ -4,7 +4,6 @@ import static org.assertj.core.api.Assertions.assertThat;
 import static org.awaitility.Awaitility.await;
 
 import dev.crucible.session.SessionManager;
-import dev.crucible.session.spec.CellResult;
 import java.io.File;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -20,28 +19,6 @@ import org.junit.jupiter.api.io.TempDir;
  */
 class GrowthSharesTest {
     static final long QUOTA = 256L << 20;
-
-    /** Writes {@code mib} MiB of seeded bytes to {@code name} as {@code owner}; its sha256, or the errno's name. */
-    static String write(SessionManager sessions, String owner, String id, String name, int mib) throws Exception {
-        CellResult r = sessions.execute(owner, id, """
-                import errno, hashlib, os, random
-                rng = random.Random('%s')
-                h = hashlib.sha256()
-                try:
-                    with open('/workspace/%s', 'wb') as f:
-                        for _ in range(%d):
-                            chunk = rng.randbytes(1 << 20)
-                            f.write(chunk)
-                            h.update(chunk)
-                        f.flush()
-                        os.fsync(f.fileno())
-                    print(h.hexdigest())
-                except OSError as e:
-                    print(errno.errorcode[e.errno])
-                """.formatted(name, name, mib), null, 120_000L);
-        assertThat(r.status().wireName()).as(r.toString()).isEqualTo("ok");
-        return r.stdout().strip();
-    }
 
     @Test
     void aTenantGrowingEveryWorkspaceItHasLeavesAnotherTheRoomToGrowToItsShare(@TempDir Path dir) throws Exception {
@@ -71,8 +48,9 @@ class GrowthSharesTest {
                 for (int i = 0; written < 200; i++) { // a slower writer: each write once the grower kept its room
                     await("the other tenant's workspace grown").atMost(WorkspaceGrowthTest.GROWN).until(() ->
                             new File(mount.toString()).getUsableSpace() >= WorkspaceGrowth.LOW);
-                    assertThat(write(sessions, "other", other, "part" + i, chunk)).as("written %d MiB (%d MiB free on"
-                            + " the data disk after the greedy grows)", written, free >> 20).hasSize(64);
+                    assertThat(WorkspaceGrowthTest.write(sessions, "other", other, "part" + i, chunk))
+                            .as("written %d MiB (%d MiB free on the data disk after the greedy grows)", written,
+                                    free >> 20).hasSize(64);
                     written += chunk;
                 }
                 assertThat(greedyHeld).as("the greedy tenant was held to its share: its four quotas would fit")

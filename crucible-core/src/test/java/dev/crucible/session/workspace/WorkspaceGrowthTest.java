@@ -55,7 +55,12 @@ class WorkspaceGrowthTest {
 
     /** Writes {@code mib} MiB of seeded bytes to {@code name} from inside; prints its sha256, or the errno's name. */
     static String write(SessionManager sessions, String id, String name, int mib) throws Exception {
-        CellResult r = sessions.execute(ME, id, """
+        return write(sessions, ME, id, name, mib);
+    }
+
+    /** As {@link #write(SessionManager, String, String, int)}, in a session of {@code owner}'s. */
+    static String write(SessionManager sessions, String owner, String id, String name, int mib) throws Exception {
+        CellResult r = sessions.execute(owner, id, """
                 import errno, hashlib, os, random
                 rng = random.Random('%s')
                 h = hashlib.sha256()
